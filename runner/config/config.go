@@ -1,0 +1,291 @@
+// Package config turns the runner's flags and REPLAY_* environment variables
+// into a validated Config. It is pure Go (no cgo, no Kafka client) so that the
+// launcher shares the exact names and the target and scope grammar with the
+// runner instead of restating them.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// EnvPrefix is the prefix of every runner environment variable.
+const EnvPrefix = "REPLAY"
+
+// Environment variable names. These, the flag names and the ReplayRequest
+// fields are one contract: the launcher builds Jobs from these constants.
+const (
+	EnvBootstrapServers       = "REPLAY_BOOTSTRAP_SERVERS"
+	EnvGroup                  = "REPLAY_GROUP"
+	EnvTopics                 = "REPLAY_TOPICS"
+	EnvTo                     = "REPLAY_TO"
+	EnvDryRun                 = "REPLAY_DRY_RUN"
+	EnvKafkaConfigDir         = "REPLAY_KAFKA_CONFIG_DIR"
+	EnvResultFile             = "REPLAY_RESULT_FILE"
+	EnvTerminationMessagePath = "REPLAY_TERMINATION_MESSAGE_PATH"
+	EnvRunID                  = "REPLAY_RUN_ID"
+	EnvWaitForEmpty           = "REPLAY_WAIT_FOR_EMPTY"
+	EnvOutput                 = "REPLAY_OUTPUT"
+	EnvTimeout                = "REPLAY_TIMEOUT"
+)
+
+// Flag names (without dashes).
+const (
+	FlagBootstrapServers = "bootstrap-servers"
+	FlagGroup            = "group"
+	FlagTopic            = "topic"
+	FlagTo               = "to"
+	FlagDryRun           = "dry-run"
+	FlagKafkaConfigDir   = "kafka-config-dir"
+	FlagResultFile       = "result-file"
+	FlagRunID            = "run-id"
+	FlagWaitForEmpty     = "wait-for-empty"
+	FlagOutput           = "output"
+	FlagTimeout          = "timeout"
+)
+
+// Output formats for stdout.
+const (
+	OutputTable = "table"
+	OutputJSON  = "json"
+)
+
+// DefaultTerminationMessagePath is where Kubernetes reads a container's
+// termination message from.
+const DefaultTerminationMessagePath = "/dev/termination-log"
+
+// Config is the runner's whole configuration. Field tags name the
+// environment variables (under EnvPrefix); config_test.go checks that they
+// match the Env* constants.
+type Config struct {
+	BootstrapServers       string        `envconfig:"BOOTSTRAP_SERVERS"`
+	Group                  string        `envconfig:"GROUP"`
+	Topics                 TopicList     `envconfig:"TOPICS"`
+	To                     string        `envconfig:"TO"`
+	DryRun                 bool          `envconfig:"DRY_RUN"`
+	KafkaConfigDir         string        `envconfig:"KAFKA_CONFIG_DIR"`
+	ResultFile             string        `envconfig:"RESULT_FILE"`
+	TerminationMessagePath string        `envconfig:"TERMINATION_MESSAGE_PATH" default:"/dev/termination-log"`
+	RunID                  string        `envconfig:"RUN_ID"`
+	WaitForEmpty           time.Duration `envconfig:"WAIT_FOR_EMPTY"`
+	Output                 string        `envconfig:"OUTPUT" default:"table"`
+	Timeout                time.Duration `envconfig:"TIMEOUT" default:"2m"`
+
+	// Parsed forms, filled by Validate.
+	Target Target `ignored:"true"`
+	Scope  Scope  `ignored:"true"`
+	// KafkaProperties holds the config directory's properties.
+	KafkaProperties Properties `ignored:"true"`
+}
+
+// TopicList is REPLAY_TOPICS: entries separated by whitespace, because an
+// entry such as orders:0,1,2 contains commas (envconfig's default separator).
+type TopicList []string
+
+// Decode implements envconfig.Decoder.
+func (l *TopicList) Decode(v string) error {
+	*l = strings.Fields(v)
+	return nil
+}
+
+// FieldError is an invalid input, named the way the user gave it.
+type FieldError struct {
+	Flag string // without dashes; empty if the field has no flag
+	Env  string
+	Msg  string
+}
+
+func (e *FieldError) Error() string {
+	switch {
+	case e.Flag != "" && e.Env != "":
+		return fmt.Sprintf("--%s (%s): %s", e.Flag, e.Env, e.Msg)
+	case e.Flag != "":
+		return "--" + e.Flag + ": " + e.Msg
+	default:
+		return e.Env + ": " + e.Msg
+	}
+}
+
+// Errors collects every invalid input, so a user fixes them in one go.
+type Errors []*FieldError
+
+func (es Errors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// IsInvalidInput reports whether err is an input error (exit code 2).
+func IsInvalidInput(err error) bool {
+	var es Errors
+	var fe *FieldError
+	return errors.As(err, &es) || errors.As(err, &fe)
+}
+
+// ErrHelp is returned by Load when --help was asked for; usage was printed.
+var ErrHelp = flag.ErrHelp
+
+// Load reads the environment, then the flags (which win), then validates.
+// It never contacts Kafka. On invalid input it still returns the Config as
+// far as it could be read, so the caller can write the failure to the
+// configured result file and termination message.
+func Load(args []string, stderr io.Writer) (*Config, error) {
+	c := Config{TerminationMessagePath: DefaultTerminationMessagePath, Output: OutputTable}
+	if err := envconfig.Process(EnvPrefix, &c); err != nil {
+		// Return what was read: it may name the result file to report to.
+		c.Output = OutputTable
+		return &c, Errors{envError(err)}
+	}
+	fs, aliases := c.flagSet(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, ErrHelp
+		}
+		return &c, Errors{{Msg: err.Error()}}
+	}
+	var errs Errors
+	if fs.NArg() > 0 {
+		errs = append(errs, &FieldError{Msg: fmt.Sprintf("unexpected argument %q; every setting is a --flag", fs.Arg(0))})
+	}
+	if err := aliases.apply(&c, fs); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Validate(); err != nil {
+		var ves Errors
+		if errors.As(err, &ves) {
+			errs = append(errs, ves...)
+		} else {
+			return nil, err
+		}
+	}
+	if len(errs) > 0 {
+		return &c, errs
+	}
+	return &c, nil
+}
+
+func envError(err error) *FieldError {
+	var pe *envconfig.ParseError
+	if errors.As(err, &pe) {
+		return &FieldError{Env: EnvPrefix + "_" + pe.KeyName, Msg: fmt.Sprintf("%q is not a valid %s", pe.Value, pe.TypeName)}
+	}
+	return &FieldError{Msg: err.Error()}
+}
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,128}$`)
+
+// Validate checks every field and fills the parsed forms. All problems are
+// returned together as Errors.
+func (c *Config) Validate() error {
+	var errs Errors
+	bad := func(flagName, env, format string, a ...any) {
+		errs = append(errs, &FieldError{Flag: flagName, Env: env, Msg: fmt.Sprintf(format, a...)})
+	}
+	if err := ValidateBootstrapServers(c.BootstrapServers); err != nil {
+		bad(FlagBootstrapServers, EnvBootstrapServers, "%v", err)
+	}
+	if err := ValidateGroup(c.Group); err != nil {
+		bad(FlagGroup, EnvGroup, "%v", err)
+	}
+	scope, err := ParseScope(c.Topics)
+	if err != nil {
+		bad(FlagTopic, EnvTopics, "%v", err)
+	}
+	c.Scope = scope
+	if strings.TrimSpace(c.To) == "" {
+		bad(FlagTo, EnvTo, "is required: earliest, latest, time:<RFC3339>, ago:<duration>, offset:<N>, shift:<+N|-N>, file:<path> or group:<name>")
+	} else if t, err := ParseTarget(c.To); err != nil {
+		bad(FlagTo, EnvTo, "%v", err)
+	} else {
+		c.Target = t
+		switch {
+		case t.Kind == KindGroup && t.Group == c.Group:
+			bad(FlagTo, EnvTo, "group:%s is the group being repositioned; name a different source group", t.Group)
+		case t.Kind == KindFile && !c.Scope.Empty():
+			bad(FlagTopic, EnvTopics, "conflicts with --to file:, whose entries already choose the partitions; leave the topics empty")
+		}
+	}
+	switch c.Output {
+	case OutputTable, OutputJSON:
+	default:
+		bad(FlagOutput, EnvOutput, "%q is not one of table, json", c.Output)
+	}
+	if c.WaitForEmpty < 0 {
+		bad(FlagWaitForEmpty, EnvWaitForEmpty, "must not be negative, got %s", c.WaitForEmpty)
+	}
+	if c.Timeout <= 0 {
+		bad(FlagTimeout, EnvTimeout, "must be positive, got %s", c.Timeout)
+	}
+	if c.RunID != "" && !runIDPattern.MatchString(c.RunID) {
+		bad(FlagRunID, EnvRunID, "must be 1-128 characters of letters, digits and ._:/-")
+	}
+	if c.ResultFile != "" {
+		if err := checkWritableDir(filepath.Dir(c.ResultFile)); err != nil {
+			bad(FlagResultFile, EnvResultFile, "%v", err)
+		}
+	}
+	if c.KafkaConfigDir != "" {
+		props, err := LoadProperties(c.KafkaConfigDir)
+		if err != nil {
+			bad(FlagKafkaConfigDir, EnvKafkaConfigDir, "%v", err)
+		}
+		c.KafkaProperties = props
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+func checkWritableDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("directory %s: %w", dir, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// ValidateBootstrapServers checks a comma-separated host:port list.
+func ValidateBootstrapServers(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("is required, as host:port[,host:port...]")
+	}
+	for _, hp := range strings.Split(s, ",") {
+		hp = strings.TrimSpace(hp)
+		// librdkafka also accepts a protocol prefix such as SSL://host:9093.
+		if i := strings.Index(hp, "://"); i >= 0 {
+			hp = hp[i+3:]
+		}
+		i := strings.LastIndex(hp, ":")
+		if i <= 0 {
+			return fmt.Errorf("%q is not host:port", hp)
+		}
+		host, port := hp[:i], hp[i+1:]
+		if strings.HasPrefix(host, "[") != strings.HasSuffix(host, "]") {
+			return fmt.Errorf("%q has an unbalanced IPv6 bracket", hp)
+		}
+		if strings.ContainsAny(host, " /\t") {
+			return fmt.Errorf("%q has an invalid host", hp)
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q has an invalid port", hp)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Aliases that mirror kafka-consumer-groups.sh --reset-offsets, so that
+// operators can reuse what their fingers know. Each one is a spelling of a
+// --to target; giving two of them (or one and --to) is an error.
+const (
+	FlagBootstrapServerAlias = "bootstrap-server"
+	FlagToEarliest           = "to-earliest"
+	FlagToLatest             = "to-latest"
+	FlagToDatetime           = "to-datetime"
+	FlagToOffset             = "to-offset"
+	FlagShiftBy              = "shift-by"
+	FlagByDuration           = "by-duration"
+	FlagFromFile             = "from-file"
+)
+
+type targetAliases struct {
+	earliest, latest                                 bool
+	datetime, offset, shiftBy, byDuration, fromFile string
+	topics                                           []string
+}
+
+func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
+	fs := flag.NewFlagSet("kafka-replay-runner", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	a := &targetAliases{}
+	env := map[string]string{}
+	str := func(p *string, name, envName, usage string) {
+		fs.StringVar(p, name, *p, usage)
+		env[name] = envName
+	}
+	str(&c.BootstrapServers, FlagBootstrapServers, EnvBootstrapServers, "Kafka bootstrap list, host:port[,host:port...]")
+	fs.StringVar(&c.BootstrapServers, FlagBootstrapServerAlias, c.BootstrapServers, "alias of --bootstrap-servers (kafka-consumer-groups.sh)")
+	str(&c.Group, FlagGroup, EnvGroup, "consumer group to reposition")
+	fs.Func(FlagTopic, "scope: orders, or orders:0,1,2 for chosen partitions; repeatable (env: separated by spaces); empty means every topic the group has committed", func(v string) error {
+		a.topics = append(a.topics, v)
+		return nil
+	})
+	env[FlagTopic] = EnvTopics
+	str(&c.To, FlagTo, EnvTo, "target: earliest | latest | time:<RFC3339 with zone|unix ms> | ago:<duration> | offset:<N> | shift:<+N|-N> | file:<path> | group:<other-group>")
+	fs.BoolVar(&c.DryRun, FlagDryRun, c.DryRun, "plan only: print what would change and commit nothing")
+	env[FlagDryRun] = EnvDryRun
+	str(&c.KafkaConfigDir, FlagKafkaConfigDir, EnvKafkaConfigDir, "directory of librdkafka properties, one file per property (a mounted Secret or ConfigMap)")
+	str(&c.ResultFile, FlagResultFile, EnvResultFile, "also write the JSON result here, even when the run fails (an Argo output parameter)")
+	str(&c.RunID, FlagRunID, EnvRunID, "idempotency key recorded in the commit metadata; in a pod, the Job's UID (default: random)")
+	fs.DurationVar(&c.WaitForEmpty, FlagWaitForEmpty, c.WaitForEmpty, "if the group has active members, wait up to this long for it to become empty (0: fail at once)")
+	env[FlagWaitForEmpty] = EnvWaitForEmpty
+	str(&c.Output, FlagOutput, EnvOutput, "stdout format: table or json")
+	fs.DurationVar(&c.Timeout, FlagTimeout, c.Timeout, "bound on Kafka reads and the commit, retries included (not on --wait-for-empty)")
+	env[FlagTimeout] = EnvTimeout
+
+	fs.BoolVar(&a.earliest, FlagToEarliest, false, "alias of --to earliest")
+	fs.BoolVar(&a.latest, FlagToLatest, false, "alias of --to latest")
+	fs.StringVar(&a.datetime, FlagToDatetime, "", "alias of --to time:<RFC3339 with zone>")
+	fs.StringVar(&a.offset, FlagToOffset, "", "alias of --to offset:<N>")
+	fs.StringVar(&a.shiftBy, FlagShiftBy, "", "alias of --to shift:<N> (a number without sign moves forward, as in Kafka)")
+	fs.StringVar(&a.byDuration, FlagByDuration, "", "alias of --to ago:<duration>; Go (2h) or ISO-8601 (PT2H)")
+	fs.StringVar(&a.fromFile, FlagFromFile, "", "alias of --to file:<path>")
+
+	fs.Usage = func() { usage(fs, env) }
+	return fs, a
+}
+
+func usage(fs *flag.FlagSet, env map[string]string) {
+	w := fs.Output()
+	_, _ = fmt.Fprint(w, `kafka-replay runner: reposition a Kafka consumer group's committed offsets, once, safely.
+
+Every flag can also be set through its environment variable; a flag wins over
+its variable. Aliases mirror kafka-consumer-groups.sh --reset-offsets.
+
+`)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "FLAG\tENVIRONMENT\tMEANING")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	sort.SliceStable(names, func(i, j int) bool {
+		// Flags with an environment variable first, then the aliases.
+		_, ei := env[names[i]]
+		_, ej := env[names[j]]
+		return ei && !ej
+	})
+	for _, n := range names {
+		f := fs.Lookup(n)
+		e := env[n]
+		if e == "" {
+			e = "-"
+		}
+		name := "--" + n
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0s" {
+			name += " (default " + f.DefValue + ")"
+		}
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\n", name, e, f.Usage)
+	}
+	_, _ = fmt.Fprintf(tw, "-\t%s\twhere to write the compact result for the pod status (default %s)\n", EnvTerminationMessagePath, DefaultTerminationMessagePath)
+	_ = tw.Flush()
+	_, _ = fmt.Fprint(w, `
+Exit codes:
+  0  applied, already applied (same run ID), or dry run
+  1  internal error
+  2  invalid input; nothing changed
+  3  the group has active members; nothing changed
+  4  Kafka error before the commit; nothing changed, safe to retry
+  5  partially applied: the result names the partitions that failed
+  6  interrupted (SIGTERM/SIGINT) before the commit; nothing changed
+`)
+}
+
+// apply folds the Kafka-style aliases and repeated --topic flags into c.
+func (a *targetAliases) apply(c *Config, fs *flag.FlagSet) *FieldError {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set[FlagTopic] {
+		c.Topics = a.topics // flags win over REPLAY_TOPICS as a whole
+	}
+	var given []string
+	if set[FlagTo] {
+		given = append(given, "--"+FlagTo)
+	}
+	to := ""
+	add := func(name, target string) {
+		if set[name] {
+			given = append(given, "--"+name)
+			to = target
+		}
+	}
+	if a.earliest {
+		add(FlagToEarliest, string(KindEarliest))
+	}
+	if a.latest {
+		add(FlagToLatest, string(KindLatest))
+	}
+	add(FlagToDatetime, "time:"+a.datetime)
+	add(FlagToOffset, "offset:"+a.offset)
+	shift := a.shiftBy
+	if shift != "" && shift[0] != '-' && shift[0] != '+' {
+		shift = "+" + shift
+	}
+	add(FlagShiftBy, "shift:"+shift)
+	if set[FlagByDuration] {
+		d, err := parseAnyDuration(a.byDuration)
+		if err != nil {
+			return &FieldError{Flag: FlagByDuration, Msg: err.Error()}
+		}
+		add(FlagByDuration, "ago:"+d.String())
+	}
+	add(FlagFromFile, "file:"+a.fromFile)
+	if len(given) > 1 {
+		return &FieldError{Flag: FlagTo, Env: EnvTo, Msg: "conflicting flags " + strings.Join(given, ", ") + ": give exactly one target"}
+	}
+	if to != "" {
+		c.To = to
+	}
+	return nil
+}
+
+var isoDuration = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)
+
+// parseAnyDuration accepts a Go duration (2h30m) or the ISO-8601 form that
+// kafka-consumer-groups.sh --by-duration takes (PT2H30M, P1DT2H).
+func parseAnyDuration(s string) (time.Duration, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	m := isoDuration.FindStringSubmatch(strings.ToUpper(s))
+	if m == nil || s == "P" || strings.HasSuffix(strings.ToUpper(s), "T") {
+		return 0, fmt.Errorf("%q is neither a Go duration (2h) nor ISO-8601 (PT2H)", s)
+	}
+	var d time.Duration
+	units := []time.Duration{24 * time.Hour, time.Hour, time.Minute}
+	for i, u := range units {
+		if m[i+1] != "" {
+			n, err := strconv.ParseInt(m[i+1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%q: %v", s, err)
+			}
+			d += time.Duration(n) * u
+		}
+	}
+	if m[4] != "" {
+		f, err := strconv.ParseFloat(m[4], 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %v", s, err)
+		}
+		d += time.Duration(f * float64(time.Second))
+	}
+	return d, nil
+}

@@ -1,0 +1,165 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Properties are librdkafka configuration properties from a config directory.
+type Properties map[string]string
+
+// reservedProperties are set by the runner itself; a config directory that
+// sets them is almost certainly a mistake, so it is refused rather than
+// silently overridden.
+var reservedProperties = map[string]string{
+	"bootstrap.servers": "use --bootstrap-servers",
+	"metadata.broker.list": "use --bootstrap-servers",
+	"group.id":          "use --group",
+}
+
+var propertyName = regexp.MustCompile(`^[a-z][a-z0-9_.]*$`)
+
+// MaxPropertyBytes bounds a single property file.
+const MaxPropertyBytes = 1 << 20
+
+// LoadProperties reads a directory laid out like a Kubernetes Secret or
+// ConfigMap volume: each regular file is one property, named by the file and
+// valued by its content. Kubernetes' own bookkeeping entries (..data and the
+// timestamped directories) start with ".." and are skipped; the visible names
+// are symlinks into them, which are followed.
+//
+// Error messages name files, never their content.
+func LoadProperties(dir string) (Properties, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the config directory: %w", unwrapPath(err))
+	}
+	props := Properties{}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		st, err := os.Stat(path) // follows the volume's symlinks
+		if err != nil {
+			return nil, fmt.Errorf("property file %s: %w", name, unwrapPath(err))
+		}
+		if st.IsDir() {
+			continue
+		}
+		if !propertyName.MatchString(name) {
+			return nil, fmt.Errorf("file %q is not a librdkafka property name (lowercase, dotted, such as sasl.mechanism)", name)
+		}
+		if why, reserved := reservedProperties[name]; reserved {
+			return nil, fmt.Errorf("property %s must not be set in the config directory: %s", name, why)
+		}
+		if st.Size() > MaxPropertyBytes {
+			return nil, fmt.Errorf("property file %s is larger than %d bytes", name, MaxPropertyBytes)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("property file %s: %w", name, unwrapPath(err))
+		}
+		// `kubectl create secret --from-file` and editors keep a trailing
+		// newline that would become part of a password. PEM values keep it:
+		// it is part of their format and harmless.
+		v := string(b)
+		if !strings.HasSuffix(name, ".pem") {
+			v = strings.TrimRight(v, "\r\n")
+		}
+		props[name] = v
+	}
+	return props, nil
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// sensitiveFragments mark property names whose values are secret. librdkafka
+// marks the same ones sensitive (sasl.password, ssl.key.password, ssl.key.pem,
+// sasl.oauthbearer.client.secret, sasl.oauthbearer.config, ...); matching
+// fragments rather than a fixed list also covers properties added later.
+var sensitiveFragments = []string{"password", "secret", "key", "pem", "jaas", "token", "credential", "oauthbearer.config"}
+
+// IsSensitive reports whether a property's value must never be shown.
+func IsSensitive(name string) bool {
+	for _, f := range sensitiveFragments {
+		if strings.Contains(name, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Names returns the property names, sorted; safe to log.
+func (p Properties) Names() []string {
+	names := make([]string, 0, len(p))
+	for n := range p {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Redactor removes secret values from text that leaves the process.
+type Redactor struct {
+	r *strings.Replacer
+}
+
+// minRedactLen avoids replacing a trivially short "secret" such as "1" in
+// every number the runner prints. Real secrets are longer.
+const minRedactLen = 4
+
+// Redactor returns a Redactor for the sensitive values in p. Each value is
+// also redacted line by line, so that a multi-line PEM key quoted partially in
+// an error is still caught.
+func (p Properties) Redactor() *Redactor {
+	var pairs []string
+	seen := map[string]bool{}
+	add := func(v string) {
+		v = strings.TrimSpace(v)
+		if len(v) < minRedactLen || seen[v] {
+			return
+		}
+		seen[v] = true
+		pairs = append(pairs, v, "[redacted]")
+	}
+	for name, v := range p {
+		if !IsSensitive(name) {
+			continue
+		}
+		add(v)
+		for _, line := range strings.Split(v, "\n") {
+			add(line)
+		}
+	}
+	// Longest first, so a value is never partly replaced by a shorter one.
+	type pair struct{ old, new string }
+	ps := make([]pair, 0, len(pairs)/2)
+	for i := 0; i < len(pairs); i += 2 {
+		ps = append(ps, pair{pairs[i], pairs[i+1]})
+	}
+	sort.Slice(ps, func(i, j int) bool { return len(ps[i].old) > len(ps[j].old) })
+	flat := make([]string, 0, len(pairs))
+	for _, x := range ps {
+		flat = append(flat, x.old, x.new)
+	}
+	return &Redactor{r: strings.NewReplacer(flat...)}
+}
+
+// Redact returns s without any secret value.
+func (r *Redactor) Redact(s string) string {
+	if r == nil || r.r == nil {
+		return s
+	}
+	return r.r.Replace(s)
+}

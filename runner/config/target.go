@@ -1,0 +1,270 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TargetKind names one form of the target grammar.
+type TargetKind string
+
+// The target kinds, spelled as their prefixes in the grammar.
+const (
+	KindEarliest TargetKind = "earliest"
+	KindLatest   TargetKind = "latest"
+	KindTime     TargetKind = "time"
+	KindAgo      TargetKind = "ago"
+	KindOffset   TargetKind = "offset"
+	KindShift    TargetKind = "shift"
+	KindFile     TargetKind = "file"
+	KindGroup    TargetKind = "group"
+)
+
+// Target is a parsed REPLAY_TO value.
+//
+// Grammar:
+//
+//	earliest | latest
+//	time:<RFC3339 with a zone> | time:<unix milliseconds>
+//	ago:<Go duration>              resolved once, against the run's start
+//	offset:<N>                     the same absolute offset on every partition
+//	shift:<+N|-N>                  relative to the committed offset
+//	file:<path>                    JSON [{"topic","partition","offset"}]
+//	group:<other-group>            copy another group's committed offsets
+type Target struct {
+	Kind TargetKind
+	// Given is the text as the user wrote it.
+	Given string
+	// Time is set for time targets; ago targets get it from Resolve.
+	Time time.Time
+	// Ago is the duration of an ago target.
+	Ago time.Duration
+	// Offset is the absolute offset of an offset target.
+	Offset int64
+	// Shift is the signed distance of a shift target.
+	Shift int64
+	// File is the path of a file target, and Offsets its parsed content.
+	File    string
+	Offsets []PartitionOffset
+	// Group is the source group of a group target.
+	Group string
+}
+
+// PartitionOffset is one entry of a file target.
+type PartitionOffset struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+}
+
+// MaxTargetFileBytes bounds a file target so a wrong path (a log file, say)
+// fails fast instead of exhausting memory.
+const MaxTargetFileBytes = 64 << 20
+
+var (
+	// An RFC3339 timestamp without its zone designator, which we refuse to
+	// interpret rather than silently assume UTC.
+	zonelessTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$`)
+	allDigits    = regexp.MustCompile(`^\d+$`)
+)
+
+// ParseTarget parses the target grammar. A file target's file is read and
+// validated here, so every input error surfaces before Kafka is contacted.
+func ParseTarget(s string) (Target, error) {
+	t := Target{Given: s}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return t, errors.New("is empty; use earliest, latest, time:<RFC3339>, ago:<duration>, offset:<N>, shift:<+N|-N>, file:<path> or group:<name>")
+	}
+	kind, arg, hasArg := strings.Cut(s, ":")
+	t.Kind = TargetKind(strings.ToLower(kind))
+	switch t.Kind {
+	case KindEarliest, KindLatest:
+		if hasArg {
+			return t, fmt.Errorf("%q takes no argument", t.Kind)
+		}
+		return t, nil
+	}
+	if !hasArg || arg == "" {
+		switch t.Kind {
+		case KindTime, KindAgo, KindOffset, KindShift, KindFile, KindGroup:
+			return t, fmt.Errorf("%q needs an argument, as in %s", t.Kind, example(t.Kind))
+		}
+		return t, fmt.Errorf("unknown target %q; use earliest, latest, time:, ago:, offset:, shift:, file: or group:", s)
+	}
+	switch t.Kind {
+	case KindTime:
+		tm, err := ParseTime(arg)
+		if err != nil {
+			return t, err
+		}
+		t.Time = tm
+	case KindAgo:
+		d, err := time.ParseDuration(arg)
+		if err != nil {
+			return t, fmt.Errorf("ago: %q is not a Go duration such as 90m or 2h30m", arg)
+		}
+		if d <= 0 {
+			return t, fmt.Errorf("ago: duration must be positive, got %s", arg)
+		}
+		t.Ago = d
+	case KindOffset:
+		n, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil || n < 0 {
+			return t, fmt.Errorf("offset: %q must be a whole number ≥ 0", arg)
+		}
+		t.Offset = n
+	case KindShift:
+		if arg[0] != '+' && arg[0] != '-' {
+			return t, fmt.Errorf("shift: %q needs an explicit sign: +N moves forward (skips), -N moves back (re-consumes)", arg)
+		}
+		n, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil {
+			return t, fmt.Errorf("shift: %q is not a signed whole number", arg)
+		}
+		if n == 0 {
+			return t, errors.New("shift: must not be 0, which would change nothing")
+		}
+		t.Shift = n
+	case KindFile:
+		t.File = arg
+		offs, err := ReadOffsetsFile(arg)
+		if err != nil {
+			return t, err
+		}
+		t.Offsets = offs
+	case KindGroup:
+		if err := ValidateGroup(arg); err != nil {
+			return t, fmt.Errorf("group: %w", err)
+		}
+		t.Group = arg
+	default:
+		return t, fmt.Errorf("unknown target kind %q; use earliest, latest, time:, ago:, offset:, shift:, file: or group:", kind)
+	}
+	return t, nil
+}
+
+func example(k TargetKind) string {
+	switch k {
+	case KindTime:
+		return "time:2026-03-01T09:30:00+01:00"
+	case KindAgo:
+		return "ago:2h"
+	case KindOffset:
+		return "offset:0"
+	case KindShift:
+		return "shift:-100"
+	case KindFile:
+		return "file:/plan/offsets.json"
+	default:
+		return "group:orders-consumer"
+	}
+}
+
+// ParseTime accepts RFC3339 (with a zone) or Unix milliseconds.
+func ParseTime(s string) (time.Time, error) {
+	if allDigits.MatchString(s) {
+		ms, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("time: %q is out of range for Unix milliseconds", s)
+		}
+		return time.UnixMilli(ms).UTC(), nil
+	}
+	if zonelessTime.MatchString(s) {
+		return time.Time{}, fmt.Errorf("time: %q has no time zone; add Z for UTC or an offset such as +02:00 (the runner never assumes one)", s)
+	}
+	tm, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("time: %q is neither RFC3339 with a zone (2026-03-01T09:30:00Z) nor Unix milliseconds", s)
+	}
+	if tm.UnixMilli() < 0 {
+		return time.Time{}, fmt.Errorf("time: %q is before 1970", s)
+	}
+	return tm, nil
+}
+
+// ReadOffsetsFile reads and validates a file target.
+func ReadOffsetsFile(path string) ([]PartitionOffset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	if st.Size() > MaxTargetFileBytes {
+		return nil, fmt.Errorf("file: %s is %d bytes, more than the %d allowed", path, st.Size(), MaxTargetFileBytes)
+	}
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	var offs []PartitionOffset
+	if err := dec.Decode(&offs); err != nil {
+		return nil, fmt.Errorf("file: %s is not a JSON list of {\"topic\",\"partition\",\"offset\"}: %v", path, err)
+	}
+	return offs, ValidateOffsets(offs, "file: "+path)
+}
+
+// ValidateOffsets checks explicit per-partition offsets: valid topics, no
+// negative numbers, and no partition listed twice (which would be ambiguous).
+func ValidateOffsets(offs []PartitionOffset, where string) error {
+	if len(offs) == 0 {
+		return fmt.Errorf("%s: lists no partitions", where)
+	}
+	seen := make(map[TopicPartition]int, len(offs))
+	for i, o := range offs {
+		if err := ValidateTopic(o.Topic); err != nil {
+			return fmt.Errorf("%s: entry %d: topic: %w", where, i, err)
+		}
+		if o.Partition < 0 {
+			return fmt.Errorf("%s: entry %d: partition %d is negative", where, i, o.Partition)
+		}
+		if o.Offset < 0 {
+			return fmt.Errorf("%s: entry %d: offset %d is negative", where, i, o.Offset)
+		}
+		tp := TopicPartition{o.Topic, o.Partition}
+		if j, dup := seen[tp]; dup {
+			return fmt.Errorf("%s: entries %d and %d both name %s", where, j, i, tp)
+		}
+		seen[tp] = i
+	}
+	return nil
+}
+
+// Resolve fixes relative parts of the target against the run's start time, so
+// that an ago target means the same instant for the whole run and in the
+// result.
+func (t *Target) Resolve(start time.Time) {
+	if t.Kind == KindAgo {
+		t.Time = start.Add(-t.Ago).UTC().Truncate(time.Millisecond)
+	}
+}
+
+// IsTime reports whether the target resolves through offsets-for-times.
+func (t *Target) IsTime() bool { return t.Kind == KindTime || t.Kind == KindAgo }
+
+// Canonical is the normalised, absolute form of the target, as recorded in
+// the result.
+func (t *Target) Canonical() string {
+	switch t.Kind {
+	case KindTime, KindAgo:
+		return "time:" + t.Time.UTC().Format(time.RFC3339Nano)
+	case KindOffset:
+		return "offset:" + strconv.FormatInt(t.Offset, 10)
+	case KindShift:
+		return fmt.Sprintf("shift:%+d", t.Shift)
+	case KindFile:
+		return fmt.Sprintf("file:%s (%d partitions)", t.File, len(t.Offsets))
+	case KindGroup:
+		return "group:" + t.Group
+	default:
+		return string(t.Kind)
+	}
+}

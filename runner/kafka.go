@@ -1,0 +1,346 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+)
+
+// kafkaClient wraps one librdkafka admin client. Every call is a single
+// batched admin request (librdkafka fans it out per broker at most), so the
+// number of Kafka requests a run makes does not grow with partitions.
+type kafkaClient struct {
+	// The admin client is derived from a producer because only producers and
+	// consumers can hand librdkafka's log lines to Go. Nothing is produced.
+	producer *kafka.Producer
+	admin    *kafka.AdminClient
+	log   *slog.Logger
+	logs  chan kafka.LogEvent
+	done  chan struct{}
+}
+
+// clientID names the runner's connections in broker logs and quotas.
+const clientID = "kafka-replay-runner"
+
+func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) {
+	cm := kafka.ConfigMap{
+		"bootstrap.servers": cfg.BootstrapServers,
+		"client.id":         clientID,
+		// Route librdkafka's own log lines through our (redacting) logger
+		// instead of letting the C library write to stderr directly.
+		"go.logs.channel.enable": true,
+		"go.delivery.reports":    false,
+	}
+	for k, v := range cfg.KafkaProperties {
+		cm[k] = v
+	}
+	producer, err := kafka.NewProducer(&cm)
+	if err != nil {
+		// librdkafka's message names the property; the redactor removes any
+		// value it might quote.
+		return nil, &inputError{"--" + config.FlagKafkaConfigDir, err.Error()}
+	}
+	admin, err := kafka.NewAdminClientFromProducer(producer)
+	if err != nil {
+		producer.Close()
+		return nil, err
+	}
+	k := &kafkaClient{producer: producer, admin: admin, log: log, logs: producer.Logs(), done: make(chan struct{})}
+	go k.forwardLogs()
+	return k, nil
+}
+
+func (k *kafkaClient) forwardLogs() {
+	defer close(k.done)
+	for ev := range k.logs {
+		// syslog levels: 0-3 are errors, 4 warnings; the rest is debug noise.
+		lvl := slog.LevelDebug
+		switch {
+		case ev.Level <= 3:
+			lvl = slog.LevelError
+		case ev.Level == 4:
+			lvl = slog.LevelWarn
+		}
+		k.log.Log(context.Background(), lvl, "librdkafka: "+ev.Message, "tag", ev.Tag)
+	}
+}
+
+func (k *kafkaClient) Close() {
+	k.admin.Close()
+	k.producer.Close() // closes the log channel
+	<-k.done
+}
+
+// attemptTimeout bounds one attempt, so that a request lost to a dead broker
+// is retried instead of eating the whole --timeout.
+const attemptTimeout = 15 * time.Second
+
+// retry runs op with bounded exponential backoff until it succeeds, fails
+// with a non-retriable error, or ctx ends.
+func retry[T any](ctx context.Context, log *slog.Logger, what string, op func(context.Context) (T, error)) (T, error) {
+	backoff := 100 * time.Millisecond
+	const maxBackoff = 3 * time.Second
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		v, err := op(actx)
+		cancel()
+		if err == nil || !retriable(err) {
+			return v, err
+		}
+		if ctx.Err() != nil {
+			return v, fmt.Errorf("%s: %w (gave up: %v)", what, err, context.Cause(ctx))
+		}
+		// Full jitter, so parallel runners do not retry in lockstep.
+		sleep := time.Duration(rand.Int64N(int64(backoff))) + backoff/2
+		log.Warn("kafka request failed, retrying", "request", what, "attempt", attempt, "error", err.Error(), "backoff", sleep.Round(time.Millisecond).String())
+		select {
+		case <-ctx.Done():
+			return v, fmt.Errorf("%s: %w (gave up: %v)", what, err, context.Cause(ctx))
+		case <-time.After(sleep):
+		}
+		backoff = min(backoff*2, maxBackoff)
+	}
+}
+
+func retriable(err error) bool {
+	var ke kafka.Error
+	if !errors.As(err, &ke) {
+		return false
+	}
+	if ke.IsRetriable() || ke.IsTimeout() {
+		return true
+	}
+	switch ke.Code() {
+	case kafka.ErrTransport, kafka.ErrAllBrokersDown, kafka.ErrTimedOut, kafka.ErrRequestTimedOut,
+		kafka.ErrNetworkException, kafka.ErrCoordinatorLoadInProgress, kafka.ErrCoordinatorNotAvailable,
+		kafka.ErrNotCoordinator, kafka.ErrLeaderNotAvailable, kafka.ErrNotLeaderForPartition:
+		return true
+	}
+	return false
+}
+
+// groupActiveError means the group had live members when it mattered.
+type groupActiveError struct{ info GroupInfo }
+
+func (e *groupActiveError) Error() string {
+	return "group is active (" + e.info.Describe() + "); stop its consumers first, or use --wait-for-empty"
+}
+
+func (k *kafkaClient) describeGroup(ctx context.Context, group string) (GroupInfo, error) {
+	return retry(ctx, k.log, "describe group", func(ctx context.Context) (GroupInfo, error) {
+		res, err := k.admin.DescribeConsumerGroups(ctx, []string{group}, kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+		if err != nil {
+			return GroupInfo{}, err
+		}
+		if len(res.ConsumerGroupDescriptions) != 1 {
+			return GroupInfo{}, fmt.Errorf("describe group: got %d descriptions", len(res.ConsumerGroupDescriptions))
+		}
+		d := res.ConsumerGroupDescriptions[0]
+		switch d.Error.Code() {
+		case kafka.ErrNoError:
+		case kafka.ErrGroupIDNotFound:
+			return GroupInfo{State: "Dead"}, nil // never existed: safe to create
+		default:
+			return GroupInfo{}, d.Error
+		}
+		info := GroupInfo{State: groupState(d.State)}
+		for _, m := range d.Members {
+			info.Members = append(info.Members, Member{ClientID: m.ClientID, ConsumerID: m.ConsumerID, Host: m.Host})
+		}
+		return info, nil
+	})
+}
+
+// groupState spells librdkafka's state names the way Kafka's tools do.
+func groupState(s kafka.ConsumerGroupState) string {
+	switch s {
+	case kafka.ConsumerGroupStateEmpty:
+		return "Empty"
+	case kafka.ConsumerGroupStateDead:
+		return "Dead"
+	case kafka.ConsumerGroupStateStable:
+		return "Stable"
+	case kafka.ConsumerGroupStatePreparingRebalance:
+		return "PreparingRebalance"
+	case kafka.ConsumerGroupStateCompletingRebalance:
+		return "CompletingRebalance"
+	case kafka.ConsumerGroupStateUnknown:
+		return "Unknown"
+	}
+	return s.String()
+}
+
+// committed lists a group's committed offsets: all of them when tps is nil.
+func (k *kafkaClient) committed(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
+	return retry(ctx, k.log, "list committed offsets of "+group, func(ctx context.Context) (map[TP]Committed, error) {
+		req := kafka.ConsumerGroupTopicPartitions{Group: group, Partitions: toKafkaTPs(tps)}
+		res, err := k.admin.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{req},
+			kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+		if err != nil {
+			return nil, err
+		}
+		out := map[TP]Committed{}
+		for _, g := range res.ConsumerGroupsTopicPartitions {
+			for _, p := range g.Partitions {
+				if p.Error != nil {
+					return nil, fmt.Errorf("%s/%d: %w", *p.Topic, p.Partition, p.Error)
+				}
+				if p.Offset < 0 { // OffsetInvalid: asked for, never committed
+					continue
+				}
+				c := Committed{Offset: int64(p.Offset)}
+				if p.Metadata != nil {
+					c.Metadata = *p.Metadata
+				}
+				out[TP{Topic: *p.Topic, Partition: p.Partition}] = c
+			}
+		}
+		return out, nil
+	})
+}
+
+// describeTopics returns the partition count of each topic that exists.
+func (k *kafkaClient) describeTopics(ctx context.Context, topics []string) (map[string]int32, error) {
+	if len(topics) == 0 {
+		return map[string]int32{}, nil
+	}
+	return retry(ctx, k.log, "describe topics", func(ctx context.Context) (map[string]int32, error) {
+		res, err := k.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(topics),
+			kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]int32{}
+		for _, d := range res.TopicDescriptions {
+			switch d.Error.Code() {
+			case kafka.ErrNoError:
+				out[d.Name] = int32(len(d.Partitions))
+			case kafka.ErrUnknownTopicOrPart:
+				// absent from the map: the planner names it
+			default:
+				return nil, fmt.Errorf("topic %s: %w", d.Name, d.Error)
+			}
+		}
+		return out, nil
+	})
+}
+
+// listOffsets resolves one offset spec for every partition in a single
+// batched call (one ListOffsets request per partition leader).
+func (k *kafkaClient) listOffsets(ctx context.Context, what string, tps []TP, spec kafka.OffsetSpec) (map[TP]int64, error) {
+	return retry(ctx, k.log, what, func(ctx context.Context) (map[TP]int64, error) {
+		req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(tps))
+		for _, tp := range tps {
+			topic := tp.Topic
+			req[kafka.TopicPartition{Topic: &topic, Partition: tp.Partition}] = spec
+		}
+		res, err := k.admin.ListOffsets(ctx, req, kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[TP]int64, len(res.ResultInfos))
+		for ktp, info := range res.ResultInfos {
+			tp := TP{Topic: *ktp.Topic, Partition: ktp.Partition}
+			if info.Error.Code() != kafka.ErrNoError {
+				return nil, fmt.Errorf("%s: %w", tp, info.Error)
+			}
+			out[tp] = int64(info.Offset)
+		}
+		for _, tp := range tps {
+			if _, ok := out[tp]; !ok {
+				return nil, fmt.Errorf("%s: no answer for %s", what, tp)
+			}
+		}
+		return out, nil
+	})
+}
+
+// alter commits offsets for the group in one OffsetCommit request and
+// returns the per-partition errors. A top-level error means nothing was
+// committed by this call.
+func (k *kafkaClient) alter(ctx context.Context, group string, offsets map[TP]int64, metadata string) (map[TP]error, error) {
+	return retry(ctx, k.log, "commit offsets", func(ctx context.Context) (map[TP]error, error) {
+		parts := make([]kafka.TopicPartition, 0, len(offsets))
+		for tp, off := range offsets {
+			topic, md := tp.Topic, metadata
+			parts = append(parts, kafka.TopicPartition{Topic: &topic, Partition: tp.Partition, Offset: kafka.Offset(off), Metadata: &md})
+		}
+		res, err := k.admin.AlterConsumerGroupOffsets(ctx,
+			[]kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}},
+			kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+		if err != nil {
+			return nil, err
+		}
+		failed := map[TP]error{}
+		for _, g := range res.ConsumerGroupsTopicPartitions {
+			for _, p := range g.Partitions {
+				if p.Error != nil {
+					failed[TP{Topic: *p.Topic, Partition: p.Partition}] = p.Error
+				}
+			}
+		}
+		// If every partition failed with the same retriable error (the
+		// coordinator moved, say), the whole commit can be retried: the
+		// offsets are absolute, so committing them twice is harmless.
+		if len(failed) == len(offsets) {
+			for _, e := range failed {
+				if retriable(e) {
+					return nil, e
+				}
+				break
+			}
+		}
+		return failed, nil
+	})
+}
+
+// isGroupActiveErr recognises the broker refusing an admin commit because
+// consumers joined the group after it was described.
+func isGroupActiveErr(err error) bool {
+	var ke kafka.Error
+	if !errors.As(err, &ke) {
+		return false
+	}
+	switch ke.Code() {
+	case kafka.ErrUnknownMemberID, kafka.ErrIllegalGeneration, kafka.ErrRebalanceInProgress:
+		return true
+	}
+	return false
+}
+
+// requestTimeout gives each admin request the time left in ctx (librdkafka
+// otherwise applies its own, shorter default).
+func requestTimeout(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		if d := time.Until(dl); d > 0 {
+			return d
+		}
+		return time.Millisecond
+	}
+	return 60 * time.Second
+}
+
+func toKafkaTPs(tps []TP) []kafka.TopicPartition {
+	if tps == nil {
+		return nil
+	}
+	out := make([]kafka.TopicPartition, len(tps))
+	for i, tp := range tps {
+		topic := tp.Topic
+		out[i] = kafka.TopicPartition{Topic: &topic, Partition: tp.Partition}
+	}
+	return out
+}
+
+// errString renders an error on one line.
+func errString(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}

@@ -1,0 +1,305 @@
+// Package report is the contract between the runner and everything that reads
+// its outcome: the launcher, Argo output parameters and humans with jq.
+//
+// It is deliberately free of cgo and of Kafka client code, so the launcher can
+// import it and still build with CGO_ENABLED=0. Every fact about the result
+// format, the exit codes and the failure reasons lives here and only here.
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Schema identifies the version of the result format. Readers reject results
+// whose schema they do not know rather than guess at their meaning.
+const Schema = "kafkareplay.dev/result/v1"
+
+// MaxTerminationMessageBytes is the kubelet's limit for a container's
+// termination message; anything longer is cut by the kubelet mid-JSON.
+const MaxTerminationMessageBytes = 4096
+
+// ExitCode is the runner's process exit status. The launcher's Job pod failure
+// policy and Argo's retry and branch conditions key on these numbers, so they
+// are part of the contract and never change meaning.
+type ExitCode int
+
+const (
+	// ExitOK means the plan was applied, was already applied, or was a dry run.
+	ExitOK ExitCode = 0
+	// ExitInternal is an unexpected failure inside the runner. Offsets may
+	// only have changed if the result lists applied partitions.
+	ExitInternal ExitCode = 1
+	// ExitInvalidInput means the configuration, target or scope was rejected.
+	// Nothing was changed. Retrying with the same input cannot help.
+	ExitInvalidInput ExitCode = 2
+	// ExitGroupActive means the group has live members (and any wait for it to
+	// become empty ran out). Nothing was changed.
+	ExitGroupActive ExitCode = 3
+	// ExitKafkaError means Kafka could not be read or the commit was refused
+	// as a whole. Nothing was changed; a retry may succeed.
+	ExitKafkaError ExitCode = 4
+	// ExitPartiallyApplied means some partitions were committed and others were
+	// not, or the read-back could not confirm them. The result names each one.
+	ExitPartiallyApplied ExitCode = 5
+	// ExitInterrupted means the runner was stopped by a signal before it
+	// committed anything. Nothing was changed.
+	ExitInterrupted ExitCode = 6
+)
+
+// Reason is a one-word, CamelCase summary of an outcome, suitable for a
+// metav1.Condition reason.
+type Reason string
+
+const (
+	ReasonApplied          Reason = "Applied"
+	ReasonAlreadyApplied   Reason = "AlreadyApplied"
+	ReasonDryRun           Reason = "DryRun"
+	ReasonInternalError    Reason = "InternalError"
+	ReasonInvalidInput     Reason = "InvalidInput"
+	ReasonGroupActive      Reason = "GroupActive"
+	ReasonKafkaError       Reason = "KafkaError"
+	ReasonPartiallyApplied Reason = "PartiallyApplied"
+	ReasonInterrupted      Reason = "Interrupted"
+)
+
+var failureReasons = map[ExitCode]Reason{
+	ExitInternal:         ReasonInternalError,
+	ExitInvalidInput:     ReasonInvalidInput,
+	ExitGroupActive:      ReasonGroupActive,
+	ExitKafkaError:       ReasonKafkaError,
+	ExitPartiallyApplied: ReasonPartiallyApplied,
+	ExitInterrupted:      ReasonInterrupted,
+}
+
+// ReasonForExitCode maps a failed runner's exit code to its reason. It is how a
+// reader that only has the container's exit code (the result was lost, say)
+// still explains the failure. Unknown codes map to InternalError.
+func ReasonForExitCode(code ExitCode) Reason {
+	if r, ok := failureReasons[code]; ok {
+		return r
+	}
+	return ReasonInternalError
+}
+
+// Retryable reports whether running the same input again could succeed.
+// Invalid input and an active group fail fast; everything else may be retried
+// (a retry is safe: the run ID makes it idempotent).
+func (c ExitCode) Retryable() bool {
+	return c != ExitOK && c != ExitInvalidInput && c != ExitGroupActive
+}
+
+// Result is everything a run decided and did.
+type Result struct {
+	// Schema is always [Schema].
+	Schema string `json:"schema"`
+	// Group is the consumer group that was repositioned.
+	Group string `json:"group"`
+	// RunID is the idempotency key recorded in every committed offset's metadata.
+	RunID string `json:"runId"`
+	// Target is the target as given and as resolved.
+	Target Target `json:"target"`
+	// DryRun is true when the plan was only printed.
+	DryRun bool `json:"dryRun"`
+	// AlreadyApplied is true when every partition in scope already carried
+	// this run ID, so nothing was committed again.
+	AlreadyApplied bool `json:"alreadyApplied"`
+	// ExitCode is the process exit status that goes with this result.
+	ExitCode ExitCode `json:"exitCode"`
+	// Reason summarises the outcome in one word.
+	Reason Reason `json:"reason"`
+	// Partitions is the per-partition plan and outcome, sorted by topic and
+	// partition. A truncated result may omit some or all of them.
+	Partitions []Partition `json:"partitions"`
+	// Totals summarise Partitions and are never truncated.
+	Totals Totals `json:"totals"`
+	// Warnings are things an operator should read, such as clamped targets.
+	Warnings []string `json:"warnings,omitempty"`
+	// StartedAt is when the run began; relative targets are resolved against it.
+	StartedAt time.Time `json:"startedAt"`
+	// FinishedAt is when the result was written.
+	FinishedAt time.Time `json:"finishedAt"`
+	// Error explains a failure. Empty on success.
+	Error string `json:"error,omitempty"`
+	// Truncated is true when partitions were left out to fit a size limit.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Target is the requested position, as given and as resolved.
+type Target struct {
+	// Given is the target exactly as configured, for example "ago:2h".
+	Given string `json:"given"`
+	// Resolved is the canonical form actually used: relative times become an
+	// absolute "time:<RFC3339 UTC>", everything else is normalised.
+	Resolved string `json:"resolved,omitempty"`
+	// Time is the absolute instant for time and ago targets.
+	Time *time.Time `json:"time,omitempty"`
+}
+
+// Partition is one partition's plan and, after a commit, its outcome.
+type Partition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// PreviousOffset is the committed offset before the run; null when the
+	// group had never committed this partition.
+	PreviousOffset *int64 `json:"previousOffset"`
+	// NewOffset is the offset the group is (or, in a dry run, would be) at.
+	NewOffset int64 `json:"newOffset"`
+	// Delta is PreviousOffset minus NewOffset: positive means that many
+	// messages will be consumed again, negative means they are skipped.
+	// Null when there was no previous offset.
+	Delta *int64 `json:"delta"`
+	// LogStartOffset and LogEndOffset bound the partition at planning time.
+	LogStartOffset int64 `json:"logStartOffset"`
+	LogEndOffset   int64 `json:"logEndOffset"`
+	// Clamped is true when the target fell outside [log start, log end].
+	Clamped bool `json:"clamped,omitempty"`
+	// Note explains anything unusual about this partition in a few words.
+	Note string `json:"note,omitempty"`
+	// Error is set when committing this partition failed or could not be
+	// verified.
+	Error string `json:"error,omitempty"`
+}
+
+// Totals summarise a result's partitions.
+type Totals struct {
+	Partitions int `json:"partitions"`
+	// MessagesToReconsume is the sum of the positive deltas.
+	MessagesToReconsume int64 `json:"messagesToReconsume"`
+	// MessagesSkipped is the sum of the negative deltas, as a positive number.
+	MessagesSkipped int64 `json:"messagesSkipped"`
+	// Clamped counts partitions whose target was clamped to the log bounds.
+	Clamped int `json:"clamped,omitempty"`
+	// NoPreviousOffset counts partitions the group had never committed.
+	NoPreviousOffset int `json:"noPreviousOffset,omitempty"`
+	// Failed counts partitions whose commit failed or could not be verified.
+	Failed int `json:"failed,omitempty"`
+}
+
+// Summarize recomputes Totals from Partitions. Call it whenever partitions
+// change so the two can never disagree.
+func (r *Result) Summarize() {
+	t := Totals{Partitions: len(r.Partitions)}
+	for _, p := range r.Partitions {
+		if p.Delta != nil {
+			if *p.Delta > 0 {
+				t.MessagesToReconsume += *p.Delta
+			} else {
+				t.MessagesSkipped -= *p.Delta
+			}
+		}
+		if p.Clamped {
+			t.Clamped++
+		}
+		if p.PreviousOffset == nil {
+			t.NoPreviousOffset++
+		}
+		if p.Error != "" {
+			t.Failed++
+		}
+	}
+	r.Totals = t
+}
+
+// Succeeded reports whether the run ended well (applied, already applied or a
+// dry run).
+func (r *Result) Succeeded() bool { return r.ExitCode == ExitOK }
+
+// Marshal encodes the full result as indented JSON, for files and stdout.
+func Marshal(r *Result) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Compact encodes the result in at most limit bytes, for a container's
+// termination message. When the whole result does not fit, it keeps the
+// partitions that failed first, then as many others as fit, and sets
+// Truncated; totals always survive. limit must leave room for the totals
+// (a few hundred bytes); the error message is shortened if it alone is too long.
+func Compact(r *Result, limit int) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) <= limit {
+		return b, nil
+	}
+	c := *r
+	c.Truncated = true
+	// Failed partitions matter most to whoever reads a truncated result.
+	keep := make([]Partition, 0, len(r.Partitions))
+	for _, p := range r.Partitions {
+		if p.Error != "" {
+			keep = append(keep, p)
+		}
+	}
+	for _, p := range r.Partitions {
+		if p.Error == "" {
+			keep = append(keep, p)
+		}
+	}
+	// Binary search the longest prefix of keep that fits.
+	lo, hi := 0, len(keep)
+	var best []byte
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		c.Partitions = keep[:mid]
+		b, err := json.Marshal(&c)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) <= limit {
+			best, lo = b, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if best != nil {
+		return best, nil
+	}
+	// Even the totals alone do not fit: the strings must be too long.
+	c.Partitions = []Partition{}
+	c.Warnings = nil
+	for n := 1024; n >= 0; n /= 2 {
+		c.Error = shorten(r.Error, n)
+		c.Target.Given = shorten(r.Target.Given, n)
+		if b, err := json.Marshal(&c); err == nil && len(b) <= limit {
+			return b, nil
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return nil, fmt.Errorf("result does not fit in %d bytes", limit)
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary so the JSON stays valid UTF-8.
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// ErrUnknownSchema is returned by Decode for results of another schema.
+var ErrUnknownSchema = errors.New("unknown result schema")
+
+// Decode parses a full or compact result and checks its schema.
+func Decode(b []byte) (*Result, error) {
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decode result: %w", err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%w %q (want %q)", ErrUnknownSchema, r.Schema, Schema)
+	}
+	return &r, nil
+}

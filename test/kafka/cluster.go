@@ -1,0 +1,319 @@
+// Package kafkatest holds what every Kafka test (and the demo) shares: an
+// embedded multi-broker Kafka cluster that speaks the real wire protocol
+// (franz-go's kfake), seeding with timestamped records, an independent client
+// to commit and read offsets, a live group member, and request counting.
+//
+// The independent client is franz-go, not librdkafka, so tests of the runner
+// (which uses librdkafka) never check librdkafka against itself.
+//
+// Set KAFKA_REPLAY_TEST_BOOTSTRAP to run the same tests against a real
+// cluster; tests that need kfake's hooks (request counts, injected faults)
+// say so and are skipped there.
+package kafkatest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ExternalEnv names a real cluster to test against instead of kfake.
+const ExternalEnv = "KAFKA_REPLAY_TEST_BOOTSTRAP"
+
+// Cluster is a Kafka cluster for tests: embedded kfake by default.
+type Cluster struct {
+	// Fake is the embedded cluster; nil when testing an external one.
+	Fake      *kfake.Cluster
+	bootstrap []string
+	client    *kgo.Client
+	admin     *kadm.Client
+
+	countMu sync.Mutex
+	counts  map[string]int
+}
+
+// Start starts an embedded cluster of brokers (or connects to the external
+// one named by KAFKA_REPLAY_TEST_BOOTSTRAP). Extra kfake options apply only to
+// the embedded cluster.
+func Start(brokers int, opts ...kfake.Opt) (*Cluster, error) {
+	c := &Cluster{counts: map[string]int{}}
+	if ext := os.Getenv(ExternalEnv); ext != "" {
+		c.bootstrap = strings.Split(ext, ",")
+	} else {
+		fake, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokers)}, opts...)...)
+		if err != nil {
+			return nil, err
+		}
+		c.Fake = fake
+		c.bootstrap = fake.ListenAddrs()
+		c.observe()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap...), kgo.ClientID("kafkatest-admin"))
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.client, c.admin = cl, kadm.NewClient(cl)
+	return c, nil
+}
+
+// New starts a cluster for one test and closes it when the test ends.
+func New(t testing.TB, brokers int, opts ...kfake.Opt) *Cluster {
+	t.Helper()
+	c, err := Start(brokers, opts...)
+	if err != nil {
+		t.Fatalf("start kafka: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Close stops the cluster and the helper client.
+func (c *Cluster) Close() {
+	if c.client != nil {
+		c.client.Close()
+	}
+	if c.Fake != nil {
+		c.Fake.Close()
+	}
+}
+
+// Bootstrap is the comma-separated bootstrap list.
+func (c *Cluster) Bootstrap() string { return strings.Join(c.bootstrap, ",") }
+
+// RequireFake skips tests that need kfake's hooks when running against an
+// external cluster, where those hooks do not exist.
+func (c *Cluster) RequireFake(t testing.TB) {
+	t.Helper()
+	if c.Fake == nil {
+		t.Skipf("needs the embedded cluster's control hooks; %s points at an external cluster", ExternalEnv)
+	}
+}
+
+// observe counts every request by kind. The observer never handles a
+// request, so the cluster serves it as usual.
+func (c *Cluster) observe() {
+	c.Fake.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.Fake.KeepControl()
+		c.countMu.Lock()
+		c.counts[kmsg.NameForKey(req.Key())]++
+		c.countMu.Unlock()
+		return nil, nil, false
+	})
+}
+
+// RequestCounts is a snapshot of requests served, by kind.
+type RequestCounts map[string]int
+
+// Total sums all kinds.
+func (rc RequestCounts) Total() int {
+	n := 0
+	for _, v := range rc {
+		n += v
+	}
+	return n
+}
+
+// String lists kinds alphabetically, for logs and benchmark reports.
+func (rc RequestCounts) String() string {
+	keys := make([]string, 0, len(rc))
+	for k := range rc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, rc[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// Requests returns the request counts since the last ResetRequests.
+func (c *Cluster) Requests() RequestCounts {
+	c.countMu.Lock()
+	defer c.countMu.Unlock()
+	out := RequestCounts{}
+	for k, v := range c.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// ResetRequests zeroes the request counts.
+func (c *Cluster) ResetRequests() {
+	c.countMu.Lock()
+	c.counts = map[string]int{}
+	c.countMu.Unlock()
+}
+
+// CreateTopic creates a topic with the given partitions.
+func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int32) error {
+	resp, err := c.admin.CreateTopic(ctx, partitions, 1, nil, topic)
+	if err != nil {
+		return err
+	}
+	return resp.Err
+}
+
+// Seed creates topic with partitions and produces perPartition records to
+// each, record i of every partition stamped base + i*step. It returns the
+// timestamp of record i, so tests can aim at exact offsets.
+func (c *Cluster) Seed(ctx context.Context, topic string, partitions int32, perPartition int, base time.Time, step time.Duration) error {
+	if err := c.CreateTopic(ctx, topic, partitions); err != nil {
+		return fmt.Errorf("create %s: %w", topic, err)
+	}
+	if perPartition == 0 {
+		return nil
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap...), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0), kgo.MaxBufferedRecords(1<<20))
+	if err != nil {
+		return err
+	}
+	defer prod.Close()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for p := int32(0); p < partitions; p++ {
+		for i := 0; i < perPartition; i++ {
+			wg.Add(1)
+			r := &kgo.Record{
+				Partition: p,
+				Key:       []byte(fmt.Sprintf("k%d", i)),
+				Value:     []byte(fmt.Sprintf("%s/%d/%d", topic, p, i)),
+				Timestamp: base.Add(time.Duration(i) * step),
+			}
+			prod.Produce(ctx, r, func(_ *kgo.Record, err error) {
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+				wg.Done()
+			})
+		}
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// Offsets are per-partition offsets keyed by topic then partition.
+type Offsets map[string]map[int32]int64
+
+// Commit commits offsets for group, as an admin commit with metadata.
+func (c *Cluster) Commit(ctx context.Context, group string, offs Offsets, metadata string) error {
+	var os kadm.Offsets
+	for t, ps := range offs {
+		for p, o := range ps {
+			os.Add(kadm.Offset{Topic: t, Partition: p, At: o, LeaderEpoch: -1, Metadata: metadata})
+		}
+	}
+	resp, err := c.admin.CommitOffsets(ctx, group, os)
+	if err != nil {
+		return err
+	}
+	return resp.Error()
+}
+
+// CommittedOffset is one committed offset as the independent client sees it.
+type CommittedOffset struct {
+	Offset   int64
+	Metadata string
+}
+
+// Committed reads a group's committed offsets with the independent client.
+func (c *Cluster) Committed(ctx context.Context, group string) (map[string]map[int32]CommittedOffset, error) {
+	resp, err := c.admin.FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	if err := resp.Error(); err != nil {
+		return nil, err
+	}
+	out := map[string]map[int32]CommittedOffset{}
+	resp.Each(func(o kadm.OffsetResponse) {
+		if out[o.Topic] == nil {
+			out[o.Topic] = map[int32]CommittedOffset{}
+		}
+		out[o.Topic][o.Partition] = CommittedOffset{Offset: o.At, Metadata: o.Metadata}
+	})
+	return out, nil
+}
+
+// DeleteRecords moves a partition's log start forward, as retention would.
+func (c *Cluster) DeleteRecords(ctx context.Context, topic string, partition int32, before int64) error {
+	var os kadm.Offsets
+	os.Add(kadm.Offset{Topic: topic, Partition: partition, At: before})
+	resp, err := c.admin.DeleteRecords(ctx, os)
+	if err != nil {
+		return err
+	}
+	return resp.Error()
+}
+
+// Member is a live consumer group member: a real client that joined the
+// group and heartbeats until Leave.
+type Member struct {
+	client *kgo.Client
+}
+
+// Join starts a consumer in group on topics and waits until the group is
+// stable with it as a member.
+func (c *Cluster) Join(ctx context.Context, group, clientID string, topics ...string) (*Member, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...),
+		kgo.ClientID(clientID), kgo.DisableAutoCommit(), kgo.SessionTimeout(6*time.Second), kgo.HeartbeatInterval(500*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	m := &Member{client: cl}
+	// Polling drives the join; run it until the member leaves.
+	go func() {
+		for {
+			fs := cl.PollFetches(context.Background())
+			if fs.IsClientClosed() {
+				return
+			}
+		}
+	}()
+	for {
+		groups, err := c.admin.DescribeGroups(ctx, group)
+		if err == nil {
+			if g, ok := groups[group]; ok && g.State == "Stable" && len(g.Members) > 0 {
+				return m, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			cl.Close()
+			return nil, fmt.Errorf("member %s did not join %s: %w", clientID, group, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Leave makes the member leave the group (a clean LeaveGroup).
+func (m *Member) Leave() { m.client.Close() }
+
+// GroupState describes a group with the independent client.
+func (c *Cluster) GroupState(ctx context.Context, group string) (string, int, error) {
+	groups, err := c.admin.DescribeGroups(ctx, group)
+	if err != nil {
+		return "", 0, err
+	}
+	g := groups[group]
+	return g.State, len(g.Members), g.Err
+}
