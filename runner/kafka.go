@@ -184,6 +184,12 @@ func (k *kafkaClient) committed(ctx context.Context, group string, tps []TP) (ma
 		req := kafka.ConsumerGroupTopicPartitions{Group: group, Partitions: toKafkaTPs(tps)}
 		res, err := k.admin.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{req},
 			kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+		var ke kafka.Error
+		if errors.As(err, &ke) && ke.Code() == kafka.ErrGroupIDNotFound {
+			// Newer brokers say so instead of listing nothing: a group
+			// that never committed has no offsets.
+			return map[TP]Committed{}, nil
+		}
 		if err != nil {
 			return nil, err
 		}

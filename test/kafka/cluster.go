@@ -13,6 +13,7 @@ package kafkatest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -237,14 +239,17 @@ type CommittedOffset struct {
 
 // Committed reads a group's committed offsets with the independent client.
 func (c *Cluster) Committed(ctx context.Context, group string) (map[string]map[int32]CommittedOffset, error) {
+	out := map[string]map[int32]CommittedOffset{}
 	resp, err := c.admin.FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return out, nil // a group that never committed
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := resp.Error(); err != nil {
 		return nil, err
 	}
-	out := map[string]map[int32]CommittedOffset{}
 	resp.Each(func(o kadm.OffsetResponse) {
 		if out[o.Topic] == nil {
 			out[o.Topic] = map[int32]CommittedOffset{}
