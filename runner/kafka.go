@@ -22,9 +22,9 @@ type kafkaClient struct {
 	// consumers can hand librdkafka's log lines to Go. Nothing is produced.
 	producer *kafka.Producer
 	admin    *kafka.AdminClient
-	log   *slog.Logger
-	logs  chan kafka.LogEvent
-	done  chan struct{}
+	log      *slog.Logger
+	logs     chan kafka.LogEvent
+	done     chan struct{}
 }
 
 // clientID names the runner's connections in broker logs and quotas.

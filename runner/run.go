@@ -227,8 +227,14 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	}
 	s.Partitions = parts
 
-	g.Go(func() (err error) { s.LogStart, err = k.listOffsets(ctx, "list log start offsets", parts, kafka.EarliestOffsetSpec); return })
-	g.Go(func() (err error) { s.LogEnd, err = k.listOffsets(ctx, "list log end offsets", parts, kafka.LatestOffsetSpec); return })
+	g.Go(func() (err error) {
+		s.LogStart, err = k.listOffsets(ctx, "list log start offsets", parts, kafka.EarliestOffsetSpec)
+		return
+	})
+	g.Go(func() (err error) {
+		s.LogEnd, err = k.listOffsets(ctx, "list log end offsets", parts, kafka.LatestOffsetSpec)
+		return
+	})
 	if cfg.Target.IsTime() {
 		spec := kafka.NewOffsetSpecForTimestamp(cfg.Target.Time.UnixMilli())
 		g.Go(func() (err error) { s.ForTime, err = k.listOffsets(ctx, "list offsets for time", parts, spec); return })
