@@ -92,8 +92,11 @@ func retry[T any](ctx context.Context, log *slog.Logger, what string, op func(co
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		v, err := op(actx)
 		cancel()
-		if err == nil || !retriable(err) {
-			return v, err
+		if err == nil {
+			return v, nil
+		}
+		if !retriable(err) {
+			return v, fmt.Errorf("%s: %w", what, err)
 		}
 		if ctx.Err() != nil {
 			return v, fmt.Errorf("%s: %w (gave up: %v)", what, err, context.Cause(ctx))

@@ -260,6 +260,16 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 	}
 	r.log.Info("committing", "partitions", len(offsets))
 	failed, commitErr := k.alter(ctx, cfg.Group, offsets, commitMetadata(cfg.RunID, res.StartedAt))
+	if commitErr == nil && len(failed) == len(offsets) {
+		// Brokers refuse a commit to a group with members per partition;
+		// treat a refusal of every partition for that reason as the whole.
+		for _, e := range failed {
+			if isGroupActiveErr(e) {
+				commitErr = e
+			}
+			break
+		}
+	}
 	if commitErr != nil && isGroupActiveErr(commitErr) {
 		// Consumers joined between the describe and the commit; the broker
 		// refused the whole commit, so nothing changed.
@@ -304,7 +314,7 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 		// Read back proves nothing changed: a plain Kafka failure.
 		err := commitErr
 		if err == nil {
-			err = fmt.Errorf("no partition was committed")
+			err = fmt.Errorf("refused for every partition: %s", failedList(res.Partitions))
 		}
 		return r.fail(res, fmt.Errorf("commit: %w", err))
 	}

@@ -35,24 +35,40 @@ const ExternalEnv = "KAFKA_REPLAY_TEST_BOOTSTRAP"
 // Cluster is a Kafka cluster for tests: embedded kfake by default.
 type Cluster struct {
 	// Fake is the embedded cluster; nil when testing an external one.
-	Fake      *kfake.Cluster
-	bootstrap []string
-	client    *kgo.Client
+	Fake       *kfake.Cluster
+	bootstrap  []string
+	clientOpts []kgo.Opt
+	client     *kgo.Client
 	admin     *kadm.Client
 
 	countMu sync.Mutex
 	counts  map[string]int
 }
 
+// Options configure a test cluster.
+type Options struct {
+	// Brokers is the number of embedded brokers.
+	Brokers int
+	// Fake are extra kfake options (SASL, TLS, ...), for the embedded cluster.
+	Fake []kfake.Opt
+	// Client are options for every helper client (credentials, TLS).
+	Client []kgo.Opt
+}
+
 // Start starts an embedded cluster of brokers (or connects to the external
 // one named by KAFKA_REPLAY_TEST_BOOTSTRAP). Extra kfake options apply only to
 // the embedded cluster.
 func Start(brokers int, opts ...kfake.Opt) (*Cluster, error) {
-	c := &Cluster{counts: map[string]int{}}
+	return StartWith(Options{Brokers: brokers, Fake: opts})
+}
+
+// StartWith starts a cluster with full options.
+func StartWith(o Options) (*Cluster, error) {
+	c := &Cluster{counts: map[string]int{}, clientOpts: o.Client}
 	if ext := os.Getenv(ExternalEnv); ext != "" {
 		c.bootstrap = strings.Split(ext, ",")
 	} else {
-		fake, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokers)}, opts...)...)
+		fake, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(o.Brokers)}, o.Fake...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -60,7 +76,7 @@ func Start(brokers int, opts ...kfake.Opt) (*Cluster, error) {
 		c.bootstrap = fake.ListenAddrs()
 		c.observe()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap...), kgo.ClientID("kafkatest-admin"))
+	cl, err := c.newClient(kgo.ClientID("kafkatest-admin"))
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -72,12 +88,23 @@ func Start(brokers int, opts ...kfake.Opt) (*Cluster, error) {
 // New starts a cluster for one test and closes it when the test ends.
 func New(t testing.TB, brokers int, opts ...kfake.Opt) *Cluster {
 	t.Helper()
-	c, err := Start(brokers, opts...)
+	return NewWith(t, Options{Brokers: brokers, Fake: opts})
+}
+
+// NewWith is New with full options.
+func NewWith(t testing.TB, o Options) *Cluster {
+	t.Helper()
+	c, err := StartWith(o)
 	if err != nil {
 		t.Fatalf("start kafka: %v", err)
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+func (c *Cluster) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	all := append([]kgo.Opt{kgo.SeedBrokers(c.bootstrap...)}, c.clientOpts...)
+	return kgo.NewClient(append(all, opts...)...)
 }
 
 // Close stops the cluster and the helper client.
@@ -177,7 +204,7 @@ func (c *Cluster) Seed(ctx context.Context, topic string, partitions int32, perP
 	if perPartition == 0 {
 		return nil
 	}
-	prod, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap...), kgo.DefaultProduceTopic(topic),
+	prod, err := c.newClient(kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0), kgo.MaxBufferedRecords(1<<20))
 	if err != nil {
 		return err
@@ -279,7 +306,7 @@ type Member struct {
 // Join starts a consumer in group on topics and waits until the group is
 // stable with it as a member.
 func (c *Cluster) Join(ctx context.Context, group, clientID string, topics ...string) (*Member, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...),
+	cl, err := c.newClient(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...),
 		kgo.ClientID(clientID), kgo.DisableAutoCommit(), kgo.SessionTimeout(6*time.Second), kgo.HeartbeatInterval(500*time.Millisecond))
 	if err != nil {
 		return nil, err
