@@ -39,7 +39,7 @@ type Cluster struct {
 	bootstrap  []string
 	clientOpts []kgo.Opt
 	client     *kgo.Client
-	admin     *kadm.Client
+	admin      *kadm.Client
 
 	countMu sync.Mutex
 	counts  map[string]int
