@@ -64,22 +64,25 @@ const (
 // termination message from.
 const DefaultTerminationMessagePath = "/dev/termination-log"
 
-// Config is the runner's whole configuration. Field tags name the
-// environment variables (under EnvPrefix); config_test.go checks that they
-// match the Env* constants.
+// Config is the runner's whole configuration. Field tags are the full
+// environment variable names, processed with an empty envconfig prefix:
+// envconfig falls back to a tag's bare name when the prefixed variable is
+// unset, so tags such as "GROUP" under the prefix REPLAY would silently read
+// GROUP, TO or OUTPUT from the pod's environment. config_test.go checks that
+// the tags match the Env* constants.
 type Config struct {
-	BootstrapServers       string        `envconfig:"BOOTSTRAP_SERVERS"`
-	Group                  string        `envconfig:"GROUP"`
-	Topics                 TopicList     `envconfig:"TOPICS"`
-	To                     string        `envconfig:"TO"`
-	DryRun                 bool          `envconfig:"DRY_RUN"`
-	KafkaConfigDir         string        `envconfig:"KAFKA_CONFIG_DIR"`
-	ResultFile             string        `envconfig:"RESULT_FILE"`
-	TerminationMessagePath string        `envconfig:"TERMINATION_MESSAGE_PATH" default:"/dev/termination-log"`
-	RunID                  string        `envconfig:"RUN_ID"`
-	WaitForEmpty           time.Duration `envconfig:"WAIT_FOR_EMPTY"`
-	Output                 string        `envconfig:"OUTPUT" default:"table"`
-	Timeout                time.Duration `envconfig:"TIMEOUT" default:"2m"`
+	BootstrapServers       string        `envconfig:"REPLAY_BOOTSTRAP_SERVERS"`
+	Group                  string        `envconfig:"REPLAY_GROUP"`
+	Topics                 TopicList     `envconfig:"REPLAY_TOPICS"`
+	To                     string        `envconfig:"REPLAY_TO"`
+	DryRun                 bool          `envconfig:"REPLAY_DRY_RUN"`
+	KafkaConfigDir         string        `envconfig:"REPLAY_KAFKA_CONFIG_DIR"`
+	ResultFile             string        `envconfig:"REPLAY_RESULT_FILE"`
+	TerminationMessagePath string        `envconfig:"REPLAY_TERMINATION_MESSAGE_PATH" default:"/dev/termination-log"`
+	RunID                  string        `envconfig:"REPLAY_RUN_ID"`
+	WaitForEmpty           time.Duration `envconfig:"REPLAY_WAIT_FOR_EMPTY"`
+	Output                 string        `envconfig:"REPLAY_OUTPUT" default:"table"`
+	Timeout                time.Duration `envconfig:"REPLAY_TIMEOUT" default:"2m"`
 
 	// Parsed forms, filled by Validate.
 	Target Target `ignored:"true"`
@@ -111,8 +114,10 @@ func (e *FieldError) Error() string {
 		return fmt.Sprintf("--%s (%s): %s", e.Flag, e.Env, e.Msg)
 	case e.Flag != "":
 		return "--" + e.Flag + ": " + e.Msg
-	default:
+	case e.Env != "":
 		return e.Env + ": " + e.Msg
+	default:
+		return e.Msg
 	}
 }
 
@@ -143,8 +148,13 @@ var ErrHelp = flag.ErrHelp
 // configured result file and termination message.
 func Load(args []string, stderr io.Writer) (*Config, error) {
 	c := Config{TerminationMessagePath: DefaultTerminationMessagePath, Output: OutputTable}
-	if err := envconfig.Process(EnvPrefix, &c); err != nil {
-		// Return what was read: it may name the result file to report to.
+	// The empty prefix is deliberate: the tags carry the full names (see Config).
+	if err := envconfig.Process("", &c); err != nil {
+		// envconfig stops at the first bad variable, so the rest of the
+		// configuration is unknown and is not validated. The flags are still
+		// read, as they may name the result file the failure is written to.
+		fs, _ := c.flagSet(io.Discard)
+		_ = fs.Parse(args)
 		c.Output = OutputTable
 		return &c, Errors{envError(err)}
 	}
@@ -176,10 +186,27 @@ func Load(args []string, stderr io.Writer) (*Config, error) {
 	return &c, nil
 }
 
+// envFlags maps each environment variable to its flag, so an error about a
+// variable also names the flag that overrides it.
+var envFlags = map[string]string{
+	EnvBootstrapServers: FlagBootstrapServers,
+	EnvGroup:            FlagGroup,
+	EnvTopics:           FlagTopic,
+	EnvTo:               FlagTo,
+	EnvDryRun:           FlagDryRun,
+	EnvKafkaConfigDir:   FlagKafkaConfigDir,
+	EnvResultFile:       FlagResultFile,
+	EnvRunID:            FlagRunID,
+	EnvWaitForEmpty:     FlagWaitForEmpty,
+	EnvOutput:           FlagOutput,
+	EnvTimeout:          FlagTimeout,
+}
+
 func envError(err error) *FieldError {
 	var pe *envconfig.ParseError
 	if errors.As(err, &pe) {
-		return &FieldError{Env: EnvPrefix + "_" + pe.KeyName, Msg: fmt.Sprintf("%q is not a valid %s", pe.Value, pe.TypeName)}
+		// KeyName is already the full variable name (REPLAY_...).
+		return &FieldError{Flag: envFlags[pe.KeyName], Env: pe.KeyName, Msg: fmt.Sprintf("%q is not a valid %s", pe.Value, pe.TypeName)}
 	}
 	return &FieldError{Msg: err.Error()}
 }

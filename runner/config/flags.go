@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -27,9 +28,9 @@ const (
 )
 
 type targetAliases struct {
-	earliest, latest                                 bool
+	earliest, latest                                bool
 	datetime, offset, shiftBy, byDuration, fromFile string
-	topics                                           []string
+	topics                                          []string
 }
 
 func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
@@ -177,23 +178,21 @@ func parseAnyDuration(s string) (time.Duration, error) {
 	if m == nil || s == "P" || strings.HasSuffix(strings.ToUpper(s), "T") {
 		return 0, fmt.Errorf("%q is neither a Go duration (2h) nor ISO-8601 (PT2H)", s)
 	}
-	var d time.Duration
-	units := []time.Duration{24 * time.Hour, time.Hour, time.Minute}
+	// Sum in float64 and check the range: an integer product such as
+	// 200000 days would silently wrap around time.Duration.
+	var total float64
+	units := []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second}
 	for i, u := range units {
 		if m[i+1] != "" {
-			n, err := strconv.ParseInt(m[i+1], 10, 64)
+			f, err := strconv.ParseFloat(m[i+1], 64)
 			if err != nil {
 				return 0, fmt.Errorf("%q: %v", s, err)
 			}
-			d += time.Duration(n) * u
+			total += f * float64(u)
 		}
 	}
-	if m[4] != "" {
-		f, err := strconv.ParseFloat(m[4], 64)
-		if err != nil {
-			return 0, fmt.Errorf("%q: %v", s, err)
-		}
-		d += time.Duration(f * float64(time.Second))
+	if total >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is too long for a duration (at most %s)", s, time.Duration(math.MaxInt64))
 	}
-	return d, nil
+	return time.Duration(total), nil
 }

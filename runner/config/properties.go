@@ -1,11 +1,13 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -16,9 +18,9 @@ type Properties map[string]string
 // sets them is almost certainly a mistake, so it is refused rather than
 // silently overridden.
 var reservedProperties = map[string]string{
-	"bootstrap.servers": "use --bootstrap-servers",
+	"bootstrap.servers":    "use --bootstrap-servers",
 	"metadata.broker.list": "use --bootstrap-servers",
-	"group.id":          "use --group",
+	"group.id":             "use --group",
 }
 
 var propertyName = regexp.MustCompile(`^[a-z][a-z0-9_.]*$`)
@@ -127,11 +129,18 @@ func (p Properties) Redactor() *Redactor {
 	seen := map[string]bool{}
 	add := func(v string) {
 		v = strings.TrimSpace(v)
-		if len(v) < minRedactLen || seen[v] {
+		if len(v) < minRedactLen {
 			return
 		}
-		seen[v] = true
-		pairs = append(pairs, v, "[redacted]")
+		// The runner redacts JSON (the result) and quoted text (%q, slog), where
+		// a value with a quote, backslash, newline, '<', '>' or '&' appears
+		// escaped; redact those spellings too.
+		for _, form := range []string{v, jsonEscaped(v), goQuoted(v)} {
+			if !seen[form] {
+				seen[form] = true
+				pairs = append(pairs, form, "[redacted]")
+			}
+		}
 	}
 	for name, v := range p {
 		if !IsSensitive(name) {
@@ -162,4 +171,19 @@ func (r *Redactor) Redact(s string) string {
 		return s
 	}
 	return r.r.Replace(s)
+}
+
+// jsonEscaped is v as encoding/json writes it inside a string, without quotes.
+func jsonEscaped(v string) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	return string(b[1 : len(b)-1])
+}
+
+// goQuoted is v as %q writes it, without quotes.
+func goQuoted(v string) string {
+	q := strconv.Quote(v)
+	return q[1 : len(q)-1]
 }

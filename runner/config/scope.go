@@ -118,6 +118,9 @@ func parsePartitionList(list string) ([]int32, error) {
 	}
 	var out []int32
 	for _, item := range strings.Split(list, ",") {
+		if strings.HasPrefix(item, "-") || strings.HasPrefix(item, "+") {
+			return nil, fmt.Errorf("partition %q must be a whole number ≥ 0", item)
+		}
 		lo, hi, isRange := strings.Cut(item, "-")
 		a, err := parsePartition(lo)
 		if err != nil {
@@ -135,8 +138,10 @@ func parsePartitionList(list string) ([]int32, error) {
 		if int(b-a)+len(out) >= MaxPartitionsPerEntry {
 			return nil, fmt.Errorf("more than %d partitions in one entry", MaxPartitionsPerEntry)
 		}
-		for p := a; p <= b; p++ {
-			out = append(out, p)
+		// Count in int: p++ on an int32 p wraps at 2147483647, so p <= b
+		// would never end for that partition.
+		for p := int(a); p <= int(b); p++ {
+			out = append(out, int32(p))
 		}
 	}
 	return out, nil

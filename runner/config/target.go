@@ -167,12 +167,16 @@ func example(k TargetKind) string {
 	}
 }
 
+// maxTimeMillis is 9999-12-31T23:59:59.999Z, the last instant that RFC3339
+// (and so the canonical form and the JSON result) can express.
+const maxTimeMillis = 253402300799999
+
 // ParseTime accepts RFC3339 (with a zone) or Unix milliseconds.
 func ParseTime(s string) (time.Time, error) {
 	if allDigits.MatchString(s) {
 		ms, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("time: %q is out of range for Unix milliseconds", s)
+		if err != nil || ms > maxTimeMillis {
+			return time.Time{}, fmt.Errorf("time: %q is out of range for Unix milliseconds (after year 9999)", s)
 		}
 		return time.UnixMilli(ms).UTC(), nil
 	}
@@ -240,10 +244,14 @@ func ValidateOffsets(offs []PartitionOffset, where string) error {
 
 // Resolve fixes relative parts of the target against the run's start time, so
 // that an ago target means the same instant for the whole run and in the
-// result.
+// result. An ago reaching before 1970 resolves to the Unix epoch: a negative
+// timestamp would mean something else to Kafka (-1 is latest, -2 earliest).
 func (t *Target) Resolve(start time.Time) {
 	if t.Kind == KindAgo {
 		t.Time = start.Add(-t.Ago).UTC().Truncate(time.Millisecond)
+		if t.Time.UnixMilli() < 0 {
+			t.Time = time.UnixMilli(0).UTC()
+		}
 	}
 }
 

@@ -266,8 +266,13 @@ func Compact(r *Result, limit int) ([]byte, error) {
 	c.Partitions = []Partition{}
 	c.Warnings = nil
 	for n := 1024; n >= 0; n /= 2 {
+		// Every free-form string may be long: on invalid input the group and
+		// target are whatever the user gave.
 		c.Error = shorten(r.Error, n)
 		c.Target.Given = shorten(r.Target.Given, n)
+		c.Target.Resolved = shorten(r.Target.Resolved, n)
+		c.Group = shorten(r.Group, n)
+		c.RunID = shorten(r.RunID, n)
 		if b, err := json.Marshal(&c); err == nil && len(b) <= limit {
 			return b, nil
 		}

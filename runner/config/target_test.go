@@ -1,0 +1,352 @@
+package config
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeFile writes content to name inside a fresh temporary directory and
+// returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustTime(t *testing.T, layout, s string) time.Time {
+	t.Helper()
+	tm, err := time.Parse(layout, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+func TestParseTargetValid(t *testing.T) {
+	offsets := []PartitionOffset{
+		{Topic: "orders", Partition: 0, Offset: 10},
+		{Topic: "orders", Partition: 1, Offset: 0},
+		{Topic: "payments.v2", Partition: 3, Offset: 1 << 40},
+	}
+	js, err := json.Marshal(offsets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, "offsets.json", string(js))
+
+	zulu := mustTime(t, time.RFC3339, "2026-03-01T09:30:00Z")
+	plus2 := mustTime(t, time.RFC3339, "2026-03-01T09:30:00+02:00")
+	nano := mustTime(t, time.RFC3339Nano, "2026-03-01T09:30:00.123456789-05:30")
+	const ms = int64(1772357400123)
+
+	tests := []struct {
+		in   string
+		want Target
+	}{
+		{"earliest", Target{Kind: KindEarliest}},
+		{"latest", Target{Kind: KindLatest}},
+		{"  latest  ", Target{Kind: KindLatest}},
+		{"EARLIEST", Target{Kind: KindEarliest}},
+		{"time:2026-03-01T09:30:00Z", Target{Kind: KindTime, Time: zulu}},
+		{"time:2026-03-01T09:30:00+02:00", Target{Kind: KindTime, Time: plus2}},
+		{"time:2026-03-01T09:30:00.123456789-05:30", Target{Kind: KindTime, Time: nano}},
+		{"time:" + strconv.FormatInt(ms, 10), Target{Kind: KindTime, Time: time.UnixMilli(ms).UTC()}},
+		{"time:0", Target{Kind: KindTime, Time: time.UnixMilli(0).UTC()}},
+		{"ago:2h", Target{Kind: KindAgo, Ago: 2 * time.Hour}},
+		{"ago:90m30s", Target{Kind: KindAgo, Ago: 90*time.Minute + 30*time.Second}},
+		{"offset:0", Target{Kind: KindOffset, Offset: 0}},
+		{"offset:9223372036854775807", Target{Kind: KindOffset, Offset: 1<<63 - 1}},
+		{"shift:+100", Target{Kind: KindShift, Shift: 100}},
+		{"shift:-100", Target{Kind: KindShift, Shift: -100}},
+		{"shift:-9223372036854775808", Target{Kind: KindShift, Shift: -1 << 63}},
+		{"file:" + file, Target{Kind: KindFile, File: file, Offsets: offsets}},
+		{"group:orders-consumer", Target{Kind: KindGroup, Group: "orders-consumer"}},
+		{"group:with:colon", Target{Kind: KindGroup, Group: "with:colon"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseTarget(tt.in)
+			if err != nil {
+				t.Fatalf("ParseTarget(%q): %v", tt.in, err)
+			}
+			if got.Given != tt.in {
+				t.Errorf("Given = %q, want the input %q", got.Given, tt.in)
+			}
+			tt.want.Given = tt.in
+			// time.Time carries a location; compare instants separately.
+			if !got.Time.Equal(tt.want.Time) {
+				t.Errorf("Time = %v, want %v", got.Time, tt.want.Time)
+			}
+			got.Time, tt.want.Time = time.Time{}, time.Time{}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ParseTarget(%q) = %+v, want %+v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseTargetTimeKeepsOffset(t *testing.T) {
+	got, err := ParseTarget("time:2026-03-01T09:30:00+02:00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Time.UTC().Hour() != 7 {
+		t.Errorf("09:30+02:00 is %v in UTC, want 07:30", got.Time.UTC())
+	}
+	if !got.IsTime() {
+		t.Error("IsTime() = false for a time target")
+	}
+}
+
+func TestParseTargetInvalid(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "does-not-exist.json")
+	malformed := writeFile(t, "malformed.json", `[{"topic":"orders","partition":0,"offset":1}`)
+	notList := writeFile(t, "object.json", `{"topic":"orders","partition":0,"offset":1}`)
+	negOffset := writeFile(t, "neg.json", `[{"topic":"orders","partition":0,"offset":-5}]`)
+	negPartition := writeFile(t, "negp.json", `[{"topic":"orders","partition":-1,"offset":5}]`)
+	dup := writeFile(t, "dup.json", `[{"topic":"orders","partition":2,"offset":5},{"topic":"orders","partition":2,"offset":7}]`)
+	badTopic := writeFile(t, "badtopic.json", `[{"topic":"orders/eu","partition":0,"offset":5}]`)
+	unknownField := writeFile(t, "unknown.json", `[{"topic":"orders","partition":0,"offset":5,"metadata":"x"}]`)
+	empty := writeFile(t, "empty.json", `[]`)
+	stringOffset := writeFile(t, "stroff.json", `[{"topic":"orders","partition":0,"offset":"5"}]`)
+
+	tests := []struct {
+		in       string
+		wantMsgs []string // each must appear in the error
+	}{
+		{"", []string{"empty"}},
+		{"   ", []string{"empty"}},
+		{"earliest:foo", []string{"takes no argument"}},
+		{"latest:", []string{"takes no argument"}},
+		{"beginning", []string{"unknown target"}},
+		{"timestamp:123", []string{"unknown target kind", "timestamp"}},
+		{"time:", []string{"needs an argument"}},
+		{"time", []string{"needs an argument"}},
+		{"time:2026-03-01T09:30:00", []string{"zone"}},
+		{"time:2026-03-01T09:30", []string{"zone"}},
+		{"time:2026-03-01 09:30:00", []string{"zone"}},
+		{"time:2026-03-01T09:30:00.5", []string{"zone"}},
+		{"time:2026-03-01", []string{"zone"}},
+		{"time:yesterday", []string{"RFC3339"}},
+		{"time:2026-03-01T09:30:00+25:00", []string{"RFC3339"}},
+		{"time:1969-12-31T23:59:59Z", []string{"before 1970"}},
+		{"time:-1000", []string{"RFC3339"}},
+		{"time:99999999999999999999", []string{"out of range"}},
+		{"time:253402300800000", []string{"out of range"}}, // year 10000
+		{"ago:", []string{"needs an argument"}},
+		{"ago:2", []string{"Go duration"}},
+		{"ago:two hours", []string{"Go duration"}},
+		{"ago:-1h", []string{"positive"}},
+		{"ago:0s", []string{"positive"}},
+		{"offset:-1", []string{"≥ 0"}},
+		{"offset:abc", []string{"whole number"}},
+		{"offset:1.5", []string{"whole number"}},
+		{"offset:9223372036854775808", []string{"whole number"}},
+		{"shift:0", []string{"shift:"}},
+		{"shift:+0", []string{"must not be 0"}},
+		{"shift:-0", []string{"must not be 0"}},
+		{"shift:100", []string{"explicit sign"}},
+		{"shift:+", []string{"signed whole number"}},
+		{"shift:+1e3", []string{"signed whole number"}},
+		{"shift:+9223372036854775808", []string{"signed whole number"}},
+		{"file:", []string{"needs an argument"}},
+		{"file:" + missing, []string{"file:", "no such file"}},
+		{"file:" + dir, []string{"file:"}},
+		{"file:" + malformed, []string{"malformed.json", "JSON list"}},
+		{"file:" + notList, []string{"JSON list"}},
+		{"file:" + negOffset, []string{"entry 0", "offset -5 is negative"}},
+		{"file:" + negPartition, []string{"entry 0", "partition -1 is negative"}},
+		{"file:" + dup, []string{"entries 0 and 1", "orders/2"}},
+		{"file:" + badTopic, []string{"entry 0", "topic"}},
+		{"file:" + unknownField, []string{"unknown field", "metadata"}},
+		{"file:" + empty, []string{"lists no partitions"}},
+		{"file:" + stringOffset, []string{"JSON list"}},
+		{"group:", []string{"needs an argument"}},
+		{"group: padded", []string{"group:", "spaces"}},
+		{"group:a\tb", []string{"group:", "control character"}},
+		{"group:" + strings.Repeat("g", 256), []string{"group:", "256 bytes"}},
+	}
+	for _, tt := range tests {
+		name := tt.in
+		if len(name) > 60 {
+			name = name[:60]
+		}
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseTarget(tt.in)
+			if err == nil {
+				t.Fatalf("ParseTarget(%q) = %+v, want an error", tt.in, got)
+			}
+			for _, m := range tt.wantMsgs {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("ParseTarget(%q) error %q does not mention %q", tt.in, err, m)
+				}
+			}
+			if got.Given != tt.in {
+				t.Errorf("Given = %q on error, want the input %q", got.Given, tt.in)
+			}
+		})
+	}
+}
+
+func TestParseTargetRefusesOversizedFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.json")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sparse file: large on paper, nothing written.
+	if err := f.Truncate(MaxTargetFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ParseTarget("file:" + p)
+	if err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("oversized file: err = %v, want a size error", err)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 987654321, time.FixedZone("CET", 3600))
+
+	ago, err := ParseTarget("ago:2h30m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ago.Resolve(start)
+	want := start.Add(-150 * time.Minute).Truncate(time.Millisecond)
+	if !ago.Time.Equal(want) {
+		t.Errorf("ago:2h30m from %v resolved to %v, want %v", start, ago.Time, want)
+	}
+	if ago.Time.Location() != time.UTC {
+		t.Errorf("resolved time is in %v, want UTC", ago.Time.Location())
+	}
+	if ago.Time.Nanosecond()%int(time.Millisecond) != 0 {
+		t.Errorf("resolved time %v has sub-millisecond precision, which Kafka cannot use", ago.Time)
+	}
+	if !ago.IsTime() {
+		t.Error("IsTime() = false for an ago target")
+	}
+
+	// Resolving twice against the same start is stable; a later start moves it.
+	first := ago.Time
+	ago.Resolve(start)
+	if !ago.Time.Equal(first) {
+		t.Errorf("second Resolve moved the time from %v to %v", first, ago.Time)
+	}
+	ago.Resolve(start.Add(time.Hour))
+	if got := ago.Time.Sub(first); got != time.Hour {
+		t.Errorf("Resolve an hour later moved the time by %v, want 1h", got)
+	}
+
+	// Other kinds are left alone.
+	for _, in := range []string{"earliest", "latest", "offset:5", "shift:-3", "group:other", "time:2026-01-01T00:00:00Z"} {
+		tg, err := ParseTarget(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := tg
+		tg.Resolve(start)
+		if !reflect.DeepEqual(tg, before) {
+			t.Errorf("Resolve changed %q: %+v -> %+v", in, before, tg)
+		}
+		if wantIsTime := tg.Kind == KindTime; tg.IsTime() != wantIsTime {
+			t.Errorf("%q: IsTime() = %v", in, tg.IsTime())
+		}
+	}
+}
+
+func TestResolveBeforeEpochClampsToEpoch(t *testing.T) {
+	// A negative timestamp means something else to Kafka (-1 latest, -2
+	// earliest), so an ago that reaches before 1970 must stop at the epoch.
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	tg, err := ParseTarget("ago:2000000h") // about 228 years
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Resolve(start)
+	if ms := tg.Time.UnixMilli(); ms != 0 {
+		t.Errorf("ago:2000000h from %v resolved to %v (%d ms), want the Unix epoch", start, tg.Time, ms)
+	}
+	re, err := ParseTarget(tg.Canonical())
+	if err != nil {
+		t.Fatalf("canonical form %q of a clamped ago does not parse: %v", tg.Canonical(), err)
+	}
+	if !re.Time.Equal(tg.Time) {
+		t.Errorf("canonical %q re-parsed to %v, want %v", tg.Canonical(), re.Time, tg.Time)
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	file := writeFile(t, "o.json", `[{"topic":"a","partition":0,"offset":1},{"topic":"a","partition":1,"offset":2}]`)
+	tests := []struct {
+		in, want string
+	}{
+		{"earliest", "earliest"},
+		{"LATEST", "latest"},
+		{"time:2026-03-01T09:30:00+02:00", "time:2026-03-01T07:30:00Z"},
+		{"time:2026-03-01T09:30:00.250-01:00", "time:2026-03-01T10:30:00.25Z"},
+		{"time:1772357400123", "time:" + time.UnixMilli(1772357400123).UTC().Format(time.RFC3339Nano)},
+		{"ago:2h", "time:2026-03-01T10:00:00Z"},
+		{"ago:1ms", "time:2026-03-01T11:59:59.999Z"},
+		{"offset:42", "offset:42"},
+		{"offset:+42", "offset:42"},
+		{"shift:+7", "shift:+7"},
+		{"shift:-7", "shift:-7"},
+		{"group:source", "group:source"},
+		{"file:" + file, "file:" + file + " (2 partitions)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			tg, err := ParseTarget(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg.Resolve(start)
+			got := tg.Canonical()
+			if got != tt.want {
+				t.Errorf("Canonical() = %q, want %q", got, tt.want)
+			}
+			if tg.Kind == KindFile {
+				return
+			}
+			// The canonical form is itself a valid target meaning the same.
+			re, err := ParseTarget(got)
+			if err != nil {
+				t.Fatalf("canonical %q does not parse: %v", got, err)
+			}
+			wantKind := tg.Kind
+			if wantKind == KindAgo {
+				wantKind = KindTime
+			}
+			if re.Kind != wantKind || !re.Time.Equal(tg.Time) || re.Offset != tg.Offset || re.Shift != tg.Shift || re.Group != tg.Group {
+				t.Errorf("canonical %q re-parsed to %+v, want the same target as %+v", got, re, tg)
+			}
+		})
+	}
+}
+
+func TestValidateOffsets(t *testing.T) {
+	if err := ValidateOffsets([]PartitionOffset{{"a", 0, 0}, {"a", 1, 0}, {"b", 0, 5}}, "here"); err != nil {
+		t.Errorf("valid offsets rejected: %v", err)
+	}
+	err := ValidateOffsets([]PartitionOffset{{"a", 0, 0}, {"b", 1, 0}, {"a", 0, 3}}, "here")
+	if err == nil || !strings.HasPrefix(err.Error(), "here: ") || !strings.Contains(err.Error(), "entries 0 and 2") {
+		t.Errorf("duplicate error = %v, want it to start with the location and name entries 0 and 2", err)
+	}
+	if err := ValidateOffsets(nil, "here"); err == nil {
+		t.Error("no offsets accepted")
+	}
+}
