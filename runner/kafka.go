@@ -38,6 +38,9 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 		// instead of letting the C library write to stderr directly.
 		"go.logs.channel.enable": true,
 		"go.delivery.reports":    false,
+		// A one-shot run has no use for KIP-714 client metrics; pushing
+		// them costs two requests. The config directory can turn it back on.
+		"enable.metrics.push": false,
 	}
 	for k, v := range cfg.KafkaProperties {
 		cm[k] = v

@@ -1,0 +1,136 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kafka-replay/kafka-replay/runner"
+	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
+)
+
+// scaleWorld seeds topics × partitions, each partition with perPart records
+// one second apart from base, and commits the group at the log end.
+func scaleWorld(tb testing.TB, topics int, parts int32, perPart int) (*kafkatest.Cluster, []string) {
+	tb.Helper()
+	c := kafkatest.New(tb, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var args []string
+	offs := kafkatest.Offsets{}
+	for i := 0; i < topics; i++ {
+		name := fmt.Sprintf("t%03d", i)
+		if err := c.Seed(ctx, name, parts, perPart, base, time.Second); err != nil {
+			tb.Fatal(err)
+		}
+		offs[name] = map[int32]int64{}
+		for p := int32(0); p < parts; p++ {
+			offs[name][p] = int64(perPart)
+		}
+		args = append(args, "--topic", name)
+	}
+	if err := c.Commit(ctx, group, offs, ""); err != nil {
+		tb.Fatal(err)
+	}
+	return c, args
+}
+
+// countedRun runs the runner once and returns the Kafka requests it made.
+func countedRun(tb testing.TB, c *kafkatest.Cluster, runID string, scope []string) kafkatest.RequestCounts {
+	tb.Helper()
+	c.ResetRequests()
+	args := append([]string{"--bootstrap-servers", c.Bootstrap(), "--group", group, "--run-id", runID,
+		"--to", "time:" + base.Add(5*time.Second).Format(time.RFC3339)}, scope...)
+	if code := runner.Main(context.Background(), args, io.Discard, io.Discard); code != 0 {
+		tb.Fatalf("runner exit %d", code)
+	}
+	return c.Requests()
+}
+
+// TestRequestsDoNotGrowWithPartitions is the performance contract: a run's
+// Kafka requests depend on the number of brokers, not of partitions.
+func TestRequestsDoNotGrowWithPartitions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	t.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", "")
+	small, smallScope := scaleWorld(t, 10, 10, 10)
+	small.RequireFake(t)
+	large, largeScope := scaleWorld(t, 10, 100, 10)
+	s := countedRun(t, small, "s", smallScope)
+	l := countedRun(t, large, "l", largeScope)
+	t.Logf("100 partitions:  %d requests: %s", s.Total(), s)
+	t.Logf("1000 partitions: %d requests: %s", l.Total(), l)
+	const brokers = 3
+	// Fixed per run: describe, committed offsets + read-back, one commit.
+	// Per broker at most: log start, log end and offsets-for-time lookups.
+	// Metadata and FindCoordinator vary a little with librdkafka's own
+	// refresh timing, never with partitions.
+	bounds := map[string]int{"OffsetCommit": 1, "OffsetFetch": 2, "DescribeGroups": 1, "ListOffsets": 3 * brokers, "Metadata": 6, "FindCoordinator": 3}
+	for kind, bound := range bounds {
+		if s[kind] > bound || l[kind] > bound {
+			t.Errorf("%s: %d requests for 100 partitions and %d for 1000; bound %d", kind, s[kind], l[kind], bound)
+		}
+	}
+	if l.Total() > s.Total()+2 {
+		t.Errorf("1000 partitions took %d requests, 100 took %d", l.Total(), s.Total())
+	}
+}
+
+// BenchmarkReplay plans and commits a time target for 1,000 and 10,000
+// partitions on a 3-broker cluster, reporting requests by kind per run and
+// the peak RSS of a real runner process.
+func BenchmarkReplay(b *testing.B) {
+	b.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", "")
+	for _, size := range []struct {
+		topics int
+		parts  int32
+	}{{10, 100}, {100, 100}} {
+		n := size.topics * int(size.parts)
+		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
+			c, scope := scaleWorld(b, size.topics, size.parts, 10)
+			c.RequireFake(b)
+			totals := kafkatest.RequestCounts{}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				for k, v := range countedRun(b, c, fmt.Sprintf("bench-%d", i), scope) {
+					totals[k] += v
+				}
+			}
+			b.StopTimer()
+			kinds := make([]string, 0, len(totals))
+			for k := range totals {
+				kinds = append(kinds, k)
+			}
+			sort.Strings(kinds)
+			for _, k := range kinds {
+				b.ReportMetric(float64(totals[k])/float64(b.N), k+"/op")
+			}
+			b.ReportMetric(float64(totals.Total())/float64(b.N), "requests/op")
+			b.ReportMetric(peakRSS(b, c, scope), "peak-RSS-MiB")
+		})
+	}
+}
+
+// peakRSS runs the real runner binary once and returns its peak resident
+// memory, as the kernel accounted it.
+func peakRSS(b *testing.B, c *kafkatest.Cluster, scope []string) float64 {
+	b.Helper()
+	args := append([]string{"--bootstrap-servers", c.Bootstrap(), "--group", group, "--run-id", "rss",
+		"--to", "time:" + base.Add(5*time.Second).Format(time.RFC3339)}, scope...)
+	cmd := exec.Command(runnerBin, args...)
+	cmd.Env = append(os.Environ(), "REPLAY_TERMINATION_MESSAGE_PATH=")
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("runner: %v\n%s", err, out[max(0, len(out)-2000):])
+	}
+	b.ReportMetric(float64(time.Since(start).Milliseconds()), "process-wall-ms")
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return float64(ru.Maxrss) / 1024 // Maxrss is in KiB on Linux
+}
