@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,7 +49,28 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	res.FinishedAt = r.now().UTC()
 	res.Summarize()
 	emit(cfg, res, stdout, log, red)
+	// The last line says what the run cost, to size the Job's resources.
+	attrs := []any{"exitCode", int(res.ExitCode), "reason", res.Reason, "duration", res.FinishedAt.Sub(res.StartedAt).Round(time.Millisecond).String()}
+	if kib, ok := peakRSSKiB(); ok {
+		attrs = append(attrs, "peakRSSKiB", kib)
+	}
+	log.Info("finished", attrs...)
 	return int(res.ExitCode)
+}
+
+// peakRSSKiB reads the process's peak resident memory (Linux VmHWM).
+func peakRSSKiB() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 type run struct {
