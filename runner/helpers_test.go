@@ -3,6 +3,7 @@ package runner_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -200,6 +201,10 @@ var runnerBin string
 // TestMain builds the runner binary once, for the tests that need a real
 // process (signals, stdout/stderr of the whole program, peak memory).
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // unit tests only: no binary needed
+	}
 	dir, err := os.MkdirTemp("", "kafka-replay-runner-bin")
 	if err != nil {
 		panic(err)

@@ -178,6 +178,7 @@ func MakePlan(s *Snapshot, target config.Target, runID string) *Plan {
 	for _, o := range target.Offsets {
 		fileOffsets[TP{Topic: o.Topic, Partition: o.Partition}] = o.Offset
 	}
+	var noPrev, noSource []string // partitions left alone, for the warnings
 	for _, tp := range s.Partitions {
 		prev, hasPrev := s.Committed[tp]
 		start, end := s.LogStart[tp], s.LogEnd[tp]
@@ -209,19 +210,23 @@ func MakePlan(s *Snapshot, target config.Target, runID string) *Plan {
 			want = target.Offset
 		case config.KindShift:
 			if !hasPrev {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("%s has no committed offset to shift from; left alone", tp))
+				noPrev = append(noPrev, tp.String())
 				continue
 			}
 			want = prev.Offset + target.Shift
-			if target.Shift < 0 && want > prev.Offset { // overflow guard
+			// Overflow guards: an absurd shift lands on the log bound it
+			// points at, not on the opposite one.
+			if target.Shift < 0 && want > prev.Offset {
 				want = start
+			} else if target.Shift > 0 && want < prev.Offset {
+				want = end
 			}
 		case config.KindFile:
 			want = fileOffsets[tp]
 		case config.KindGroup:
 			src, ok := s.Source[tp]
 			if !ok {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("%s has no committed offset in source group %s; left alone", tp, target.Group))
+				noSource = append(noSource, tp.String())
 				continue
 			}
 			want = src.Offset
@@ -248,37 +253,40 @@ func MakePlan(s *Snapshot, target config.Target, runID string) *Plan {
 	}
 	// One summary line per kind of anomaly: a warning per partition would
 	// drown the log (and the termination message) for a large group.
-	if w := summarize(p.Partitions, func(rp report.Partition) bool { return rp.Clamped }); w != "" {
-		p.Warnings = append(p.Warnings, "target outside the log, clamped to its bounds: "+w)
+	var clamped, pastEnd []string
+	for _, rp := range p.Partitions {
+		name := fmt.Sprintf("%s/%d", rp.Topic, rp.Partition)
+		if rp.Clamped {
+			clamped = append(clamped, name)
+		}
+		if strings.HasPrefix(rp.Note, "no message at or after") {
+			pastEnd = append(pastEnd, name)
+		}
 	}
-	if w := summarize(p.Partitions, func(rp report.Partition) bool { return strings.HasPrefix(rp.Note, "no message at or after") }); w != "" {
-		p.Warnings = append(p.Warnings, "no message at or after "+target.Time.UTC().Format(time.RFC3339)+", moved to the log end: "+w)
+	warn := func(what string, names []string) {
+		if len(names) > 0 {
+			p.Warnings = append(p.Warnings, what+": "+summarize(names))
+		}
 	}
+	warn("target outside the log, clamped to its bounds", clamped)
+	if target.IsTime() {
+		warn("no message at or after "+target.Time.UTC().Format(time.RFC3339)+", moved to the log end", pastEnd)
+	}
+	warn("no committed offset to shift from, left alone", noPrev)
+	warn("no committed offset in source group "+target.Group+", left alone", noSource)
 	return p
 }
 
 // maxNamed is how many partitions a summary warning names before it counts.
 const maxNamed = 10
 
-func summarize(ps []report.Partition, match func(report.Partition) bool) string {
-	var names []string
-	n := 0
-	for _, p := range ps {
-		if match(p) {
-			if n < maxNamed {
-				names = append(names, fmt.Sprintf("%s/%d", p.Topic, p.Partition))
-			}
-			n++
-		}
+// summarize counts names and lists the first few.
+func summarize(names []string) string {
+	s := strings.Join(names[:min(len(names), maxNamed)], ", ")
+	if len(names) > maxNamed {
+		s += fmt.Sprintf(" and %d more", len(names)-maxNamed)
 	}
-	if n == 0 {
-		return ""
-	}
-	s := strings.Join(names, ", ")
-	if n > maxNamed {
-		s += fmt.Sprintf(" and %d more", n-maxNamed)
-	}
-	return fmt.Sprintf("%d partition(s): %s", n, s)
+	return fmt.Sprintf("%d partition(s): %s", len(names), s)
 }
 
 func ptr[T any](v T) *T { return &v }
