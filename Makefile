@@ -47,24 +47,19 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 ##@ Test
 
 .PHONY: test
-test: vet test-unit test-integration ## The whole suite CI runs (README's test command).
+test: vet test-runner ## The whole suite CI runs (the README's test command).
 
 .PHONY: test-fast
-test-fast: ## Unit tests only: pure packages, no Kafka, no cluster.
-	$(GO) test -short ./runner/config/... ./runner/report/...
-	$(GO) test -short -run 'Unit' ./runner/
-
-.PHONY: test-unit
-test-unit: ## Unit tests of every package (short mode).
+test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no cluster.
 	$(GO) test -short -count=1 ./...
 
-.PHONY: test-integration
-test-integration: ## Runner against a 3-broker kfake cluster through real librdkafka.
+.PHONY: test-runner
+test-runner: ## Runner: unit tests, then integration tests on a 3-broker kfake cluster through real librdkafka.
 	$(GO) test -count=1 -timeout 15m ./runner/... ./test/kafka/...
 
 .PHONY: bench
 bench: ## Benchmarks: plan+commit for 1,000 and 10,000 partitions; requests by kind, wall time, peak memory.
-	$(GO) test -run '^$$' -bench . -benchtime 5x -timeout 30m ./runner/
+	$(GO) test -run '^$$' -bench BenchmarkReplay -benchtime 5x -timeout 30m ./runner/
 
 .PHONY: fuzz
 fuzz: ## Fuzz the target and scope parsers for 30s each.
@@ -75,6 +70,30 @@ fuzz: ## Fuzz the target and scope parsers for 30s each.
 demo: ## Embedded 3-broker Kafka, then the runner: dry run, real run, idempotent rerun.
 	$(GO) build -o $(BIN)/runner ./cmd/runner
 	$(GO) run ./test/demo --runner $(BIN)/runner
+
+##@ Launcher
+
+# Real kube-apiserver and etcd for envtest, built from the Go module proxy by
+# test/tools/build.sh and cached by version (kube-apiserver: ~7 min cold).
+KUBE_VERSION      ?= v1.37.2
+KUBE_ASSETS       ?= $(HOME)/.cache/kafka-replay/kube-$(KUBE_VERSION)
+KUBEBUILDER_ASSETS = $(KUBE_ASSETS)
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, the ReplayRequest CRD (charts/kafka-replay/crds) and the launcher RBAC (charts/kafka-replay/files/rbac).
+	test/tools/generate.sh $(CONTROLLER_GEN)
+
+.PHONY: envtest-assets
+envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest.
+	KUBE_VERSION=$(KUBE_VERSION) KUBE_ASSETS_DIR=$(KUBE_ASSETS) test/tools/build.sh etcd kube-apiserver
+
+.PHONY: test-envtest
+test-envtest: $(CONTROLLER_GEN) envtest-assets ## Launcher: unit tests, generated-files check, envtest suite on a real apiserver + etcd.
+	CONTROLLER_GEN=$(CONTROLLER_GEN) KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 20m ./launcher/...
+
+.PHONY: bench-launcher
+bench-launcher: envtest-assets ## Launcher on envtest: 1,000 requests over 100 groups; latencies and peak memory.
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -run '^$$' -bench BenchmarkLauncher -benchtime 1x -timeout 30m ./launcher/
 
 ##@ Tools
 
