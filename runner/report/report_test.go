@@ -1,0 +1,477 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func ptr(v int64) *int64 { return &v }
+
+// part builds a partition whose delta is derived the way the runner derives
+// it: previous − new.
+func part(topic string, p int32, prev *int64, next int64) Partition {
+	pp := Partition{Topic: topic, Partition: p, PreviousOffset: prev, NewOffset: next, LogEndOffset: next + 10}
+	if prev != nil {
+		pp.Delta = ptr(*prev - next)
+	}
+	return pp
+}
+
+func TestSummarize(t *testing.T) {
+	failed := part("orders", 4, ptr(10), 10)
+	failed.Error = "NOT_COORDINATOR"
+	clamped := part("orders", 5, ptr(3), 0)
+	clamped.Clamped = true
+	r := &Result{Partitions: []Partition{
+		part("orders", 0, ptr(100), 40), // back 60: re-consume
+		part("orders", 1, ptr(50), 80),  // forward 30: skip
+		part("orders", 2, nil, 7),       // never committed
+		part("orders", 3, ptr(9), 9),    // unchanged
+		failed,
+		clamped, // back 3
+		part("payments", 0, nil, 0),
+	}}
+	r.Summarize()
+	want := Totals{
+		Partitions:          7,
+		MessagesToReconsume: 60 + 3,
+		MessagesSkipped:     30,
+		Clamped:             1,
+		NoPreviousOffset:    2,
+		Failed:              1,
+	}
+	if r.Totals != want {
+		t.Errorf("Totals = %+v, want %+v", r.Totals, want)
+	}
+
+	// Summarize replaces stale totals rather than adding to them.
+	r.Partitions = r.Partitions[:2]
+	r.Summarize()
+	if want := (Totals{Partitions: 2, MessagesToReconsume: 60, MessagesSkipped: 30}); r.Totals != want {
+		t.Errorf("after removing partitions Totals = %+v, want %+v", r.Totals, want)
+	}
+
+	empty := &Result{Totals: Totals{Partitions: 9, Failed: 3}}
+	empty.Summarize()
+	if empty.Totals != (Totals{}) {
+		t.Errorf("no partitions: Totals = %+v, want zero", empty.Totals)
+	}
+}
+
+func TestSummarizeUsesDeltaNotOffsets(t *testing.T) {
+	// A partition with a previous offset but no delta (the runner could not
+	// compute one) counts in neither sum.
+	r := &Result{Partitions: []Partition{{Topic: "a", PreviousOffset: ptr(5), NewOffset: 1}}}
+	r.Summarize()
+	if r.Totals.MessagesToReconsume != 0 || r.Totals.MessagesSkipped != 0 || r.Totals.NoPreviousOffset != 0 {
+		t.Errorf("Totals = %+v", r.Totals)
+	}
+}
+
+func sampleResult() *Result {
+	tm := time.Date(2026, 3, 1, 7, 30, 0, 0, time.UTC)
+	failed := part("orders", 1, ptr(20), 5)
+	failed.Error = "REBALANCE_IN_PROGRESS"
+	r := &Result{
+		Schema:         Schema,
+		Group:          "orders-consumer",
+		RunID:          "2f0c-uid",
+		Target:         Target{Given: "ago:2h", Resolved: "time:2026-03-01T07:30:00Z", Time: &tm},
+		DryRun:         false,
+		AlreadyApplied: true,
+		ExitCode:       ExitPartiallyApplied,
+		Reason:         ReasonPartiallyApplied,
+		Partitions:     []Partition{part("orders", 0, ptr(10), 3), failed, part("orders", 2, nil, 0)},
+		Warnings:       []string{"orders/0 clamped"},
+		StartedAt:      time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC),
+		FinishedAt:     time.Date(2026, 3, 1, 9, 30, 1, 500_000_000, time.UTC),
+		Error:          "1 partition failed",
+	}
+	r.Partitions[0].Clamped = true
+	r.Partitions[0].Note = "clamped from 1 to log start 3"
+	r.Summarize()
+	return r
+}
+
+func TestMarshalDecodeRoundTrip(t *testing.T) {
+	r := sampleResult()
+	b, err := Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(b, []byte("}\n")) {
+		t.Errorf("Marshal output does not end with a newline: %q", b[len(b)-3:])
+	}
+	if !json.Valid(b) {
+		t.Fatal("Marshal output is not valid JSON")
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, r) {
+		t.Errorf("round trip changed the result:\n got %+v\nwant %+v", got, r)
+	}
+	// Compact output decodes to the same result when it fits.
+	c, err := Compact(r, MaxTerminationMessageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = Decode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, r) {
+		t.Errorf("compact round trip changed the result:\n got %+v\nwant %+v", got, r)
+	}
+}
+
+func TestJSONFieldNames(t *testing.T) {
+	b, err := Marshal(sampleResult())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema", "group", "runId", "target", "dryRun", "alreadyApplied", "exitCode", "reason", "partitions", "totals", "warnings", "startedAt", "finishedAt", "error"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("result JSON has no %q: %s", k, b)
+		}
+	}
+	if _, ok := m["truncated"]; ok {
+		t.Error("an untruncated result carries \"truncated\"")
+	}
+	target := m["target"].(map[string]any)
+	for _, k := range []string{"given", "resolved", "time"} {
+		if _, ok := target[k]; !ok {
+			t.Errorf("target has no %q", k)
+		}
+	}
+	parts := m["partitions"].([]any)
+	never := parts[2].(map[string]any)
+	for _, k := range []string{"previousOffset", "delta"} {
+		v, ok := never[k]
+		if !ok || v != nil {
+			t.Errorf("a never-committed partition must carry %q: null, got %v (present %v)", k, v, ok)
+		}
+	}
+	totals := m["totals"].(map[string]any)
+	for _, k := range []string{"partitions", "messagesToReconsume", "messagesSkipped"} {
+		if _, ok := totals[k]; !ok {
+			t.Errorf("totals have no %q", k)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		unknown bool
+	}{
+		{`{"schema":"kafkareplay.dev/result/v2","group":"g"}`, true},
+		{`{"group":"g"}`, true},
+		{`{"schema":"","group":"g"}`, true},
+		{`not json`, false},
+		{`{"schema":"` + Schema + `","partitions":"nope"}`, false},
+		{``, false},
+	} {
+		r, err := Decode([]byte(tc.in))
+		if err == nil {
+			t.Errorf("Decode(%q) = %+v, want an error", tc.in, r)
+			continue
+		}
+		if errors.Is(err, ErrUnknownSchema) != tc.unknown {
+			t.Errorf("Decode(%q): errors.Is(ErrUnknownSchema) = %v, want %v (%v)", tc.in, !tc.unknown, tc.unknown, err)
+		}
+		if r != nil {
+			t.Errorf("Decode(%q) returned a result with an error", tc.in)
+		}
+	}
+	if _, err := Decode([]byte(`{"schema":"` + Schema + `","unknownField":1}`)); err != nil {
+		t.Errorf("a newer writer's extra field was rejected: %v", err)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	reasons := map[ExitCode]Reason{
+		ExitInternal:         ReasonInternalError,
+		ExitInvalidInput:     ReasonInvalidInput,
+		ExitGroupActive:      ReasonGroupActive,
+		ExitKafkaError:       ReasonKafkaError,
+		ExitPartiallyApplied: ReasonPartiallyApplied,
+		ExitInterrupted:      ReasonInterrupted,
+	}
+	numbers := map[ExitCode]int{ExitOK: 0, ExitInternal: 1, ExitInvalidInput: 2, ExitGroupActive: 3, ExitKafkaError: 4, ExitPartiallyApplied: 5, ExitInterrupted: 6}
+	for code, n := range numbers {
+		if int(code) != n {
+			t.Errorf("exit code %v is %d, the contract says %d", code, int(code), n)
+		}
+	}
+	for code, want := range reasons {
+		if got := ReasonForExitCode(code); got != want {
+			t.Errorf("ReasonForExitCode(%d) = %q, want %q", code, got, want)
+		}
+	}
+	for _, code := range []ExitCode{7, 42, 137, 143, 255, -1} {
+		if got := ReasonForExitCode(code); got != ReasonInternalError {
+			t.Errorf("ReasonForExitCode(%d) = %q, want %q", code, got, ReasonInternalError)
+		}
+	}
+	// Reasons are distinct: a reader can tell the failures apart.
+	seen := map[Reason]ExitCode{}
+	for code, r := range reasons {
+		if prev, dup := seen[r]; dup {
+			t.Errorf("codes %d and %d share reason %q", prev, code, r)
+		}
+		seen[r] = code
+	}
+
+	retryable := map[ExitCode]bool{
+		ExitOK:               false,
+		ExitInternal:         true,
+		ExitInvalidInput:     false,
+		ExitGroupActive:      false,
+		ExitKafkaError:       true,
+		ExitPartiallyApplied: true,
+		ExitInterrupted:      true,
+		137:                  true, // OOM-killed: the run ID makes a retry safe
+	}
+	for code, want := range retryable {
+		if got := code.Retryable(); got != want {
+			t.Errorf("ExitCode(%d).Retryable() = %v, want %v", code, got, want)
+		}
+	}
+	if !(&Result{ExitCode: ExitOK}).Succeeded() || (&Result{ExitCode: ExitKafkaError}).Succeeded() {
+		t.Error("Succeeded does not follow the exit code")
+	}
+}
+
+func TestCompactSmallIsWhole(t *testing.T) {
+	r := sampleResult()
+	full, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Compact(r, MaxTerminationMessageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, full) {
+		t.Errorf("a result that fits was changed:\n got %s\nwant %s", got, full)
+	}
+	if r.Truncated {
+		t.Error("Compact modified its argument")
+	}
+}
+
+func bigResult(n int, failedEvery int) *Result {
+	r := sampleResult()
+	r.Partitions = make([]Partition, 0, n)
+	for i := range n {
+		p := part(fmt.Sprintf("topic-%02d", i%10), int32(i/10), ptr(int64(1000+i)), int64(i))
+		if failedEvery > 0 && i%failedEvery == failedEvery-1 {
+			p.Error = "NOT_COORDINATOR"
+		}
+		if i%7 == 0 {
+			p.Clamped = true
+		}
+		r.Partitions = append(r.Partitions, p)
+	}
+	r.Summarize()
+	return r
+}
+
+func TestCompactManyPartitions(t *testing.T) {
+	r := bigResult(10000, 997)
+	orig := append([]Partition(nil), r.Partitions...)
+	b, err := Compact(r, MaxTerminationMessageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxTerminationMessageBytes {
+		t.Fatalf("compact result is %d bytes, limit %d", len(b), MaxTerminationMessageBytes)
+	}
+	if !json.Valid(b) || !utf8.Valid(b) {
+		t.Fatal("compact result is not valid UTF-8 JSON")
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Truncated {
+		t.Error("Truncated = false though partitions were left out")
+	}
+	if got.Totals != r.Totals {
+		t.Errorf("Totals = %+v, want the full result's %+v", got.Totals, r.Totals)
+	}
+	if got.Totals.Partitions != 10000 || got.Totals.Failed != 10 {
+		t.Errorf("totals do not describe the whole result: %+v", got.Totals)
+	}
+	if got.Group != r.Group || got.RunID != r.RunID || got.Error != r.Error || got.ExitCode != r.ExitCode || got.Reason != r.Reason {
+		t.Errorf("identifying fields lost: %+v", got)
+	}
+	nFailed := r.Totals.Failed
+	if len(got.Partitions) <= nFailed {
+		t.Fatalf("kept %d partitions; want the %d failed ones and as many others as fit", len(got.Partitions), nFailed)
+	}
+	// Failed partitions first, in their original order, then the others.
+	var wantFailed []Partition
+	for _, p := range orig {
+		if p.Error != "" {
+			wantFailed = append(wantFailed, p)
+		}
+	}
+	if !reflect.DeepEqual(got.Partitions[:nFailed], wantFailed) {
+		t.Errorf("the first %d partitions are not the failed ones: %+v", nFailed, got.Partitions[:nFailed])
+	}
+	rest := got.Partitions[nFailed:]
+	j := 0
+	for _, p := range orig {
+		if p.Error == "" && j < len(rest) {
+			if !reflect.DeepEqual(rest[j], p) {
+				t.Fatalf("kept partition %d is %+v, want %+v", nFailed+j, rest[j], p)
+			}
+			j++
+		}
+	}
+	// As many as fit: one more would not.
+	more := *got
+	more.Partitions = append(append([]Partition(nil), got.Partitions...), orig[len(got.Partitions)])
+	if mb, _ := json.Marshal(&more); len(mb) <= MaxTerminationMessageBytes {
+		t.Errorf("one more partition would still fit (%d bytes); Compact kept too few", len(mb))
+	}
+	if !reflect.DeepEqual(r.Partitions, orig) || r.Truncated {
+		t.Error("Compact modified its argument")
+	}
+}
+
+func TestCompactOnlyFailedFit(t *testing.T) {
+	// More failed partitions than fit: the kept ones are all failed.
+	r := bigResult(2000, 1)
+	b, err := Compact(r, MaxTerminationMessageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxTerminationMessageBytes || !got.Truncated || got.Totals.Failed != 2000 {
+		t.Errorf("len %d, truncated %v, totals %+v", len(b), got.Truncated, got.Totals)
+	}
+	for _, p := range got.Partitions {
+		if p.Error == "" {
+			t.Errorf("partition %s/%d kept without an error", p.Topic, p.Partition)
+		}
+	}
+}
+
+func TestCompactEnormousStrings(t *testing.T) {
+	tests := map[string]func(r *Result){
+		"error":           func(r *Result) { r.Error = strings.Repeat("broker said no. ", 100000) },
+		"escaped error":   func(r *Result) { r.Error = strings.Repeat("<\x01>", 20000) },
+		"given target":    func(r *Result) { r.Target.Given = "group:" + strings.Repeat("g", 10000) },
+		"group":           func(r *Result) { r.Group = strings.Repeat("g", 10000) },
+		"run id":          func(r *Result) { r.RunID = strings.Repeat("r", 10000) },
+		"resolved target": func(r *Result) { r.Target.Resolved = "file:/" + strings.Repeat("d/", 3000) + "o.json (1 partitions)" },
+		"warnings":        func(r *Result) { r.Warnings = []string{strings.Repeat("w", 5000)} },
+		"everything at once": func(r *Result) {
+			r.Error = strings.Repeat("e", 9000)
+			r.Group = strings.Repeat("g", 9000)
+			r.RunID = strings.Repeat("r", 9000)
+			r.Target.Given = strings.Repeat("t", 9000)
+			r.Target.Resolved = strings.Repeat("t", 9000)
+			r.Warnings = []string{strings.Repeat("w", 9000)}
+		},
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := bigResult(500, 50)
+			mutate(r)
+			b, err := Compact(r, MaxTerminationMessageBytes)
+			if err != nil {
+				t.Fatalf("Compact: %v", err)
+			}
+			if len(b) > MaxTerminationMessageBytes {
+				t.Fatalf("%d bytes, limit %d", len(b), MaxTerminationMessageBytes)
+			}
+			got, err := Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Truncated || got.Totals != r.Totals {
+				t.Errorf("truncated %v, totals %+v, want true and %+v", got.Truncated, got.Totals, r.Totals)
+			}
+			// Shortened strings are prefixes of the originals.
+			for _, pair := range [][2]string{{got.Error, r.Error}, {got.Group, r.Group}, {got.RunID, r.RunID}, {got.Target.Given, r.Target.Given}, {got.Target.Resolved, r.Target.Resolved}} {
+				short := strings.TrimSuffix(pair[0], "…")
+				if !strings.HasPrefix(pair[1], short) {
+					t.Errorf("%.40q is not a shortening of %.40q", pair[0], pair[1])
+				}
+			}
+		})
+	}
+}
+
+func TestCompactMultiByteError(t *testing.T) {
+	for _, unit := range []string{"é", "日本語", "🦀", "aé日🦀"} {
+		r := sampleResult()
+		r.Error = strings.Repeat(unit, 5000)
+		b, err := Compact(r, MaxTerminationMessageBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > MaxTerminationMessageBytes || !utf8.Valid(b) {
+			t.Fatalf("%q: %d bytes, valid UTF-8 %v", unit, len(b), utf8.Valid(b))
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		short := strings.TrimSuffix(got.Error, "…")
+		if short == got.Error {
+			t.Errorf("%q: error was not marked as shortened", unit)
+		}
+		if strings.ContainsRune(got.Error, utf8.RuneError) {
+			t.Errorf("%q: a rune was cut in half: %q", unit, got.Error[len(got.Error)-12:])
+		}
+		if !strings.HasPrefix(r.Error, short) {
+			t.Errorf("%q: shortened error is not a prefix of the original", unit)
+		}
+	}
+}
+
+func TestShorten(t *testing.T) {
+	s := "aé日🦀z" // 1 + 2 + 3 + 4 + 1 bytes
+	for n := 0; n <= len(s)+1; n++ {
+		got := shorten(s, n)
+		if !utf8.ValidString(got) {
+			t.Errorf("shorten(%q, %d) = %q is not valid UTF-8", s, n, got)
+		}
+		if n >= len(s) {
+			if got != s {
+				t.Errorf("shorten(%q, %d) = %q, want it unchanged", s, n, got)
+			}
+			continue
+		}
+		body := strings.TrimSuffix(got, "…")
+		if body == got || len(body) > n || !strings.HasPrefix(s, body) {
+			t.Errorf("shorten(%q, %d) = %q", s, n, got)
+		}
+	}
+}
+
+func TestCompactLimitTooSmall(t *testing.T) {
+	if b, err := Compact(sampleResult(), 50); err == nil {
+		t.Errorf("Compact with a 50-byte limit returned %d bytes and no error", len(b))
+	}
+}
