@@ -106,14 +106,14 @@ func retry[T any](ctx context.Context, log *slog.Logger, what string, op func(co
 			return v, fmt.Errorf("%s: %w", what, err)
 		}
 		if ctx.Err() != nil {
-			return v, fmt.Errorf("%s: %w (gave up: %v)", what, err, context.Cause(ctx))
+			return v, fmt.Errorf("%s: %w (gave up: %w)", what, err, context.Cause(ctx))
 		}
 		// Full jitter, so parallel runners do not retry in lockstep.
 		sleep := time.Duration(rand.Int64N(int64(backoff))) + backoff/2
 		log.Warn("kafka request failed, retrying", "request", what, "attempt", attempt, "error", err.Error(), "backoff", sleep.Round(time.Millisecond).String())
 		select {
 		case <-ctx.Done():
-			return v, fmt.Errorf("%s: %w (gave up: %v)", what, err, context.Cause(ctx))
+			return v, fmt.Errorf("%s: %w (gave up: %w)", what, err, context.Cause(ctx))
 		case <-time.After(sleep):
 		}
 		backoff = min(backoff*2, maxBackoff)

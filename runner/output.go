@@ -54,7 +54,8 @@ func emit(cfg *config.Config, res *report.Result, stdout io.Writer, log *slog.Lo
 			err = writeTerminationMessage(termPath, compact)
 		}
 		// Outside a pod the default path does not exist; that is normal.
-		if err != nil && !(termPath == config.DefaultTerminationMessagePath && os.IsNotExist(err)) {
+		outsidePod := termPath == config.DefaultTerminationMessagePath && os.IsNotExist(err)
+		if err != nil && !outsidePod {
 			log.Warn("cannot write the termination message", "path", termPath, "error", err.Error())
 		}
 	}

@@ -149,7 +149,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	// Last point of no return: a signal that arrived during planning still
 	// aborts cleanly.
 	if sigCtx.Err() != nil {
-		return r.fail(res, fmt.Errorf("%w before the commit (%v)", errInterrupted, context.Cause(sigCtx)))
+		return r.fail(res, fmt.Errorf("%w before the commit (%w)", errInterrupted, context.Cause(sigCtx)))
 	}
 	// From here on, a signal must not cut the commit or its verification
 	// short: the outcome has to be known and reported.
@@ -372,7 +372,7 @@ func failedList(ps []report.Partition) string {
 // interruption, whatever the Kafka client made of the cancellation.
 func (r *run) failCtx(sigCtx context.Context, res *report.Result, err error) *report.Result {
 	if sigCtx.Err() != nil {
-		err = fmt.Errorf("%w before the commit (%v)", errInterrupted, context.Cause(sigCtx))
+		err = fmt.Errorf("%w before the commit (%w)", errInterrupted, context.Cause(sigCtx))
 	}
 	return r.fail(res, err)
 }

@@ -153,8 +153,10 @@ func Load(args []string, stderr io.Writer) (*Config, error) {
 		// envconfig stops at the first bad variable, so the rest of the
 		// configuration is unknown and is not validated. The flags are still
 		// read, as they may name the result file the failure is written to.
-		fs, _ := c.flagSet(io.Discard)
-		_ = fs.Parse(args)
+		fs, _ := c.flagSet(stderr)
+		if errors.Is(fs.Parse(args), flag.ErrHelp) {
+			return nil, ErrHelp
+		}
 		c.Output = OutputTable
 		return &c, Errors{envError(err)}
 	}

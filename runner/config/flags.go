@@ -186,7 +186,7 @@ func parseAnyDuration(s string) (time.Duration, error) {
 		if m[i+1] != "" {
 			f, err := strconv.ParseFloat(m[i+1], 64)
 			if err != nil {
-				return 0, fmt.Errorf("%q: %v", s, err)
+				return 0, fmt.Errorf("%q: %w", s, err)
 			}
 			total += f * float64(u)
 		}

@@ -105,9 +105,9 @@ func ParseScope(entries []string) (Scope, error) {
 		if cur, seen := s.Topics[topic]; seen && cur == nil {
 			continue // already the whole topic
 		}
-		merged := append(s.Topics[topic], parts...)
-		slices.Sort(merged)
-		s.Topics[topic] = slices.Compact(merged)
+		s.Topics[topic] = append(s.Topics[topic], parts...)
+		slices.Sort(s.Topics[topic])
+		s.Topics[topic] = slices.Compact(s.Topics[topic])
 	}
 	return s, nil
 }

@@ -96,7 +96,7 @@ func ParseTarget(s string) (Target, error) {
 		case KindTime, KindAgo, KindOffset, KindShift, KindFile, KindGroup:
 			return t, fmt.Errorf("%q needs an argument, as in %s", t.Kind, example(t.Kind))
 		}
-		return t, fmt.Errorf("unknown target %q; use earliest, latest, time:, ago:, offset:, shift:, file: or group:", s)
+		return t, fmt.Errorf("unknown target %q (kinds: earliest, latest, time, ago, offset, shift, file, group)", s)
 	}
 	switch t.Kind {
 	case KindTime:
@@ -145,7 +145,7 @@ func ParseTarget(s string) (Target, error) {
 		}
 		t.Group = arg
 	default:
-		return t, fmt.Errorf("unknown target kind %q; use earliest, latest, time:, ago:, offset:, shift:, file: or group:", kind)
+		return t, fmt.Errorf("unknown target kind %q (kinds: earliest, latest, time, ago, offset, shift, file, group)", kind)
 	}
 	return t, nil
 }
@@ -211,7 +211,7 @@ func ReadOffsetsFile(path string) ([]PartitionOffset, error) {
 	dec.DisallowUnknownFields()
 	var offs []PartitionOffset
 	if err := dec.Decode(&offs); err != nil {
-		return nil, fmt.Errorf("file: %s is not a JSON list of {\"topic\",\"partition\",\"offset\"}: %v", path, err)
+		return nil, fmt.Errorf("file: %s is not a JSON list of {\"topic\",\"partition\",\"offset\"}: %w", path, err)
 	}
 	return offs, ValidateOffsets(offs, "file: "+path)
 }

@@ -1,0 +1,165 @@
+// Command launcher runs the kafka-replay launcher: the controller that turns
+// each ReplayRequest into a Job of the runner and records the outcome.
+//
+// Every setting is a flag and an environment variable (prefix LAUNCHER_);
+// flags win. The logic lives in package launcher; this is wiring only.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
+)
+
+// settings are the launcher's configuration. The envconfig tags name the
+// environment variables under the LAUNCHER_ prefix.
+type settings struct {
+	MetricsBindAddress      string        `envconfig:"METRICS_BIND_ADDRESS" default:":8080"`
+	HealthProbeBindAddress  string        `envconfig:"HEALTH_PROBE_BIND_ADDRESS" default:":8081"`
+	LeaderElect             bool          `envconfig:"LEADER_ELECT" default:"true"`
+	LeaderElectionNamespace string        `envconfig:"LEADER_ELECTION_NAMESPACE"`
+	LeaderElectionID        string        `envconfig:"LEADER_ELECTION_ID" default:"launcher.kafkareplay.dev"`
+	RunnerImage             string        `envconfig:"RUNNER_IMAGE"`
+	RunnerImagePullPolicy   string        `envconfig:"RUNNER_IMAGE_PULL_POLICY" default:"IfNotPresent"`
+	RunnerServiceAccount    string        `envconfig:"RUNNER_SERVICE_ACCOUNT"`
+	BackoffLimit            int           `envconfig:"BACKOFF_LIMIT" default:"2"`
+	ActiveDeadline          time.Duration `envconfig:"ACTIVE_DEADLINE" default:"10m"`
+	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
+	Workers                 int           `envconfig:"WORKERS" default:"4"`
+}
+
+const envPrefix = "LAUNCHER"
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "launcher:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	defaults := launcher.DefaultOptions()
+	s := settings{RunnerImage: defaults.RunnerImage}
+	if err := envconfig.Process(envPrefix, &s); err != nil {
+		return err
+	}
+	if s.RunnerImage == "" {
+		s.RunnerImage = defaults.RunnerImage
+	}
+
+	fs := flag.NewFlagSet("launcher", flag.ContinueOnError)
+	env := func(name string) string { return " (env " + envPrefix + "_" + name + ")" }
+	fs.StringVar(&s.MetricsBindAddress, "metrics-bind-address", s.MetricsBindAddress, "address of the Prometheus /metrics endpoint; 0 disables it"+env("METRICS_BIND_ADDRESS"))
+	fs.StringVar(&s.HealthProbeBindAddress, "health-probe-bind-address", s.HealthProbeBindAddress, "address of /healthz and /readyz"+env("HEALTH_PROBE_BIND_ADDRESS"))
+	fs.BoolVar(&s.LeaderElect, "leader-elect", s.LeaderElect, "elect one active launcher among replicas, through a Lease"+env("LEADER_ELECT"))
+	fs.StringVar(&s.LeaderElectionNamespace, "leader-election-namespace", s.LeaderElectionNamespace, "namespace of the leader election Lease; default: the pod's own"+env("LEADER_ELECTION_NAMESPACE"))
+	fs.StringVar(&s.LeaderElectionID, "leader-election-id", s.LeaderElectionID, "name of the leader election Lease"+env("LEADER_ELECTION_ID"))
+	fs.StringVar(&s.RunnerImage, "runner-image", s.RunnerImage, "runner container image, unless a request overrides it"+env("RUNNER_IMAGE"))
+	fs.StringVar(&s.RunnerImagePullPolicy, "runner-image-pull-policy", s.RunnerImagePullPolicy, "Always, IfNotPresent or Never"+env("RUNNER_IMAGE_PULL_POLICY"))
+	fs.StringVar(&s.RunnerServiceAccount, "runner-service-account", s.RunnerServiceAccount, "ServiceAccount of runner pods; default: the namespace's default"+env("RUNNER_SERVICE_ACCOUNT"))
+	fs.IntVar(&s.BackoffLimit, "backoff-limit", s.BackoffLimit, "retries of a retryable runner failure (never for invalid input or an active group)"+env("BACKOFF_LIMIT"))
+	fs.DurationVar(&s.ActiveDeadline, "active-deadline", s.ActiveDeadline, "bound on a runner Job, retries included; a request's waitTimeout is added"+env("ACTIVE_DEADLINE"))
+	fs.IntVar(&s.HistoryLimit, "history-limit", s.HistoryLimit, "finished requests and Jobs kept per namespace and group, oldest deleted first; 0 keeps all"+env("HISTORY_LIMIT"))
+	fs.IntVar(&s.Workers, "workers", s.Workers, "requests reconciled concurrently"+env("WORKERS"))
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; every setting is a --flag", fs.Arg(0))
+	}
+	if err := validate(&s); err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	opts := defaults
+	opts.RunnerImage = s.RunnerImage
+	opts.RunnerImagePullPolicy = corev1.PullPolicy(s.RunnerImagePullPolicy)
+	opts.RunnerServiceAccount = s.RunnerServiceAccount
+	opts.BackoffLimit = int32(s.BackoffLimit)
+	opts.ActiveDeadline = s.ActiveDeadline
+	opts.HistoryLimit = s.HistoryLimit
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        launcher.NewScheme(),
+		Cache:                         launcher.CacheOptions(),
+		Metrics:                       metricsserver.Options{BindAddress: s.MetricsBindAddress},
+		HealthProbeBindAddress:        s.HealthProbeBindAddress,
+		LeaderElection:                s.LeaderElect,
+		LeaderElectionID:              s.LeaderElectionID,
+		LeaderElectionNamespace:       s.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := launcher.Setup(ctx, mgr, opts, s.Workers); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	// Ready once the caches have synced: before that the launcher cannot
+	// tell which Jobs already exist.
+	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	ctrl.Log.WithName("launcher").Info("starting", "runnerImage", opts.RunnerImage, "historyLimit", opts.HistoryLimit, "workers", s.Workers)
+	return mgr.Start(ctx)
+}
+
+func validate(s *settings) error {
+	var errs []string
+	switch corev1.PullPolicy(s.RunnerImagePullPolicy) {
+	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		errs = append(errs, fmt.Sprintf("--runner-image-pull-policy: %q is not Always, IfNotPresent or Never", s.RunnerImagePullPolicy))
+	}
+	if s.RunnerImage == "" {
+		errs = append(errs, "--runner-image: is required")
+	}
+	if s.BackoffLimit < 0 {
+		errs = append(errs, "--backoff-limit: must not be negative")
+	}
+	if s.ActiveDeadline < time.Second {
+		errs = append(errs, "--active-deadline: must be at least 1s")
+	}
+	if s.HistoryLimit < 0 {
+		errs = append(errs, "--history-limit: must not be negative")
+	}
+	if s.Workers < 1 {
+		errs = append(errs, "--workers: must be at least 1")
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
