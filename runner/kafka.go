@@ -326,7 +326,9 @@ func isGroupActiveErr(err error) bool {
 		return false
 	}
 	switch ke.Code() {
-	case kafka.ErrUnknownMemberID, kafka.ErrIllegalGeneration, kafka.ErrRebalanceInProgress:
+	case kafka.ErrUnknownMemberID, kafka.ErrIllegalGeneration, kafka.ErrRebalanceInProgress,
+		// The same refusal from a KIP-848 (consumer protocol) group.
+		kafka.ErrStaleMemberEpoch, kafka.ErrFencedMemberEpoch, kafka.ErrNonEmptyGroup:
 		return true
 	}
 	return false

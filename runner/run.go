@@ -146,8 +146,8 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		r.log.Warn("nothing to commit: every partition in scope was left alone")
 		return res
 	}
-	// Last point of no return: a signal that arrived during planning still
-	// aborts cleanly.
+	// The last moment to abort cleanly: a signal that arrived while
+	// planning still stops the run with nothing changed.
 	if sigCtx.Err() != nil {
 		return r.fail(res, fmt.Errorf("%w before the commit (%w)", errInterrupted, context.Cause(sigCtx)))
 	}
