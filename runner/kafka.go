@@ -192,8 +192,10 @@ func groupState(s kafka.ConsumerGroupState) string {
 func (k *kafkaClient) committed(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
 	return retry(ctx, k.log, "list committed offsets of "+group, func(ctx context.Context) (map[TP]Committed, error) {
 		req := kafka.ConsumerGroupTopicPartitions{Group: group, Partitions: toKafkaTPs(tps)}
+		// Stable offsets only: a transactional commit still pending would
+		// otherwise be read as the previous offset and then overwritten.
 		res, err := k.admin.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{req},
-			kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+			kafka.SetAdminRequestTimeout(requestTimeout(ctx)), kafka.SetAdminRequireStableOffsets(true))
 		var ke kafka.Error
 		if errors.As(err, &ke) && ke.Code() == kafka.ErrGroupIDNotFound {
 			// Newer brokers say so instead of listing nothing: a group
