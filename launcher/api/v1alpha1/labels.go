@@ -1,0 +1,73 @@
+package v1alpha1
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Labels and annotations on runner Jobs and their pods. They are the same
+// whichever way a replay was started (a ReplayRequest, or a Job created from
+// one of the chart's runbook CronJobs), so that
+// `kubectl get jobs -l kafkareplay.dev/group=<group>` lists a group's history
+// and the launcher records results on every runner Job.
+const (
+	// LabelRunner marks every runner Job and pod with the value "true". The
+	// launcher's cache only holds Jobs and pods that carry it.
+	LabelRunner = "kafkareplay.dev/runner"
+	// LabelRunnerValue is the value of LabelRunner.
+	LabelRunnerValue = "true"
+	// LabelRequest names the ReplayRequest a launcher-made Job runs, through
+	// LabelValue (so long names are hashed). Runbook Jobs do not have it.
+	LabelRequest = "kafkareplay.dev/request"
+	// LabelGroup is the consumer group, through LabelValue: the group itself
+	// when it is a valid label value, otherwise a hash of it. The full name is
+	// in AnnotationGroup.
+	LabelGroup = "kafkareplay.dev/group"
+	// LabelStage says which step of a request a Job performs. Today every Job
+	// is StageApply; review before apply will add a planning stage.
+	LabelStage = "kafkareplay.dev/stage"
+
+	// AnnotationGroup holds the consumer group's full name.
+	AnnotationGroup = "kafkareplay.dev/group"
+	// AnnotationRequest holds the ReplayRequest's full name.
+	AnnotationRequest = "kafkareplay.dev/request"
+	// AnnotationOffsets, on the pod template, holds the JSON list of explicit
+	// offsets of an `offsets` target. A downward API volume turns it into the
+	// file that the runner's file: target reads.
+	AnnotationOffsets = "kafkareplay.dev/offsets"
+
+	// Result annotations, written on the Job when it has finished, so that
+	// the Job alone tells what happened after the request is gone.
+
+	// AnnotationOutcome is Succeeded or Failed.
+	AnnotationOutcome = "kafkareplay.dev/outcome"
+	// AnnotationReason is the one-word reason, as in the Succeeded condition.
+	AnnotationReason = "kafkareplay.dev/reason"
+	// AnnotationResult is the runner's compact JSON result (at most 4096
+	// bytes), when the runner wrote one.
+	AnnotationResult = "kafkareplay.dev/result"
+	// AnnotationMessagesReconsumed is the number of messages the group will
+	// consume again.
+	AnnotationMessagesReconsumed = "kafkareplay.dev/messages-reconsumed"
+	// AnnotationFinishedAt is when the Job finished, RFC3339.
+	AnnotationFinishedAt = "kafkareplay.dev/finished-at"
+)
+
+// HashedLabelPrefix starts a label value that stands for a longer or
+// otherwise invalid name. The chart computes the same value with
+// `printf "sha256-%s" (sha256sum $name | trunc 48)`.
+const HashedLabelPrefix = "sha256-"
+
+// LabelValue returns name itself when it is a valid label value, otherwise
+// "sha256-" and the first 48 hex digits of its SHA-256. Consumer group names
+// may be up to 255 bytes of nearly anything, and request names up to 253
+// characters; label values are at most 63 characters of [A-Za-z0-9._-].
+func LabelValue(name string) string {
+	if len(validation.IsValidLabelValue(name)) == 0 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return HashedLabelPrefix + hex.EncodeToString(sum[:])[:48]
+}

@@ -1,0 +1,480 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ReplayRequest asks for one Kafka consumer group's committed offsets to be
+// moved to a target, once. The launcher runs it as a Job of the runner, in the
+// request's namespace, and writes the outcome back into status. The whole spec
+// is immutable: to replay again, create another request.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=rr,categories=kafka
+// +kubebuilder:printcolumn:name="Group",type=string,JSONPath=`.spec.group`,description="Consumer group being repositioned"
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.resolvedTarget`,description="Target as given to the runner; ago is resolved to a time"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Messages",type=integer,JSONPath=`.status.result.totals.messagesToReconsume`,description="Messages the group will consume again"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ReplayRequest struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says which group to move, where to, and how to reach Kafka.
+	// It is immutable after creation.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable after creation; create a new ReplayRequest instead"
+	Spec ReplayRequestSpec `json:"spec"`
+
+	// status is written by the launcher.
+	// +optional
+	Status ReplayRequestStatus `json:"status,omitempty"`
+}
+
+// ReplayRequestSpec is the desired replay.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.target.fromGroup) || self.target.fromGroup != self.group",message="target.fromGroup must name a different group than group",fieldPath=".target.fromGroup"
+// +kubebuilder:validation:XValidation:rule="!has(self.target.offsets) || !has(self.topics) || size(self.topics) == 0",message="topics must be empty when target.offsets is set: the offsets already choose the partitions",fieldPath=".topics"
+// +kubebuilder:validation:XValidation:rule="!has(self.waitTimeout) || self.whenGroupActive == 'Wait'",message="waitTimeout is only allowed with whenGroupActive: Wait",fieldPath=".waitTimeout"
+// +kubebuilder:validation:XValidation:rule="self.whenGroupActive != 'Wait' || has(self.waitTimeout)",message="whenGroupActive: Wait needs a waitTimeout",fieldPath=".whenGroupActive"
+type ReplayRequestSpec struct {
+	// kafka says how to reach the Kafka cluster.
+	// +required
+	Kafka KafkaConnection `json:"kafka"`
+
+	// group is the consumer group whose committed offsets are moved. The group
+	// must be empty (no active members) when the runner starts; see
+	// whenGroupActive.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$')`,message="group must be non-empty, with no leading or trailing spaces and no control characters"
+	Group string `json:"group"`
+
+	// topics limits the replay to these topics (and, per topic, partitions).
+	// Empty means every topic the group has committed offsets for.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=1000
+	Topics []TopicSelector `json:"topics,omitempty"`
+
+	// target is where the group's offsets go. Set exactly one field.
+	// +required
+	Target Target `json:"target"`
+
+	// dryRun plans the replay and records the plan in status.result without
+	// committing anything.
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
+
+	// whenGroupActive says what to do when the group has active members:
+	// Fail (the default) ends the request Failed with reason GroupActive and
+	// changes nothing; Wait waits up to waitTimeout for the group to become
+	// empty, then fails the same way.
+	// +optional
+	// +kubebuilder:default=Fail
+	WhenGroupActive GroupActivePolicy `json:"whenGroupActive,omitempty"`
+
+	// waitTimeout bounds the wait of whenGroupActive: Wait, as a Go duration
+	// such as 5m. Required with Wait, not allowed with Fail.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) > duration('0s') && duration(self) <= duration('24h')`,message="waitTimeout must be a positive Go duration of at most 24h, such as 5m"
+	WaitTimeout *metav1.Duration `json:"waitTimeout,omitempty"`
+
+	// runner overrides how the runner Job is run. Defaults come from the
+	// launcher's configuration.
+	// +optional
+	Runner *RunnerOverrides `json:"runner,omitempty"`
+}
+
+// KafkaConnection says how the runner reaches Kafka.
+type KafkaConnection struct {
+	// bootstrapServers is a comma-separated list of host:port.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.split(',').all(s, s.trim().matches('^([A-Za-z][A-Za-z0-9+.-]*://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$'))`,message="kafka.bootstrapServers must be a comma-separated list of host:port, with ports 1-65535"
+	BootstrapServers string `json:"bootstrapServers"`
+
+	// configMapRef names a ConfigMap in the request's namespace. Every key is
+	// a librdkafka property (security.protocol, sasl.mechanism, ...) and its
+	// value the property's value. It is mounted into the runner as part of
+	// its config directory; the launcher never reads it.
+	// +optional
+	ConfigMapRef *LocalObjectReference `json:"configMapRef,omitempty"`
+
+	// secretRef names a Secret in the request's namespace, laid out like
+	// configMapRef, for credentials such as sasl.password or ssl.key.pem. It
+	// is mounted read-only into the runner's config directory; the launcher
+	// has no access to Secrets and never sees the values.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// LocalObjectReference names an object in the request's own namespace.
+type LocalObjectReference struct {
+	// name of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+}
+
+// TopicSelector chooses a topic and, optionally, some of its partitions.
+type TopicSelector struct {
+	// name is the topic, following Kafka's rules: 1-249 ASCII letters,
+	// digits, '.', '_' and '-', and not "." or "..".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=249
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-zA-Z0-9._-]+$') && self != '.' && self != '..'`,message="topics[].name must be a Kafka topic name: ASCII letters, digits, '.', '_' and '-', not '.' or '..'"
+	Name string `json:"name"`
+
+	// partitions limits the replay to these partitions of the topic. Empty
+	// means every partition.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=10000
+	// +kubebuilder:validation:items:Minimum=0
+	Partitions []int32 `json:"partitions,omitempty"`
+}
+
+// Target is where the group's offsets go. Exactly one field is set; the
+// meanings are the runner's (see REPLAY_TO).
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.time), has(self.ago), has(self.position), has(self.offset), has(self.shiftBy), has(self.offsets), has(self.fromGroup)].filter(x, x).size() == 1",message="target must set exactly one of time, ago, position, offset, shiftBy, offsets or fromGroup"
+type Target struct {
+	// time moves each partition to the first message at or after this
+	// instant, in RFC3339 with a zone (2026-03-01T09:30:00Z or
+	// 2026-03-01T10:30:00+01:00). A time after the last message moves to the
+	// end of the log.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$')`,message="target.time must be RFC3339 with a zone, such as 2026-03-01T09:30:00Z; a time without a zone is never assumed to be UTC"
+	Time *string `json:"time,omitempty"`
+
+	// ago is a time relative to when the launcher accepts the request, as a
+	// Go duration such as 2h or 90m. It is resolved once, on acceptance, and
+	// the absolute time is kept in status.resolvedTarget, so a retry or a
+	// restart never moves the target.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) > duration('0s')`,message="target.ago must be a positive Go duration such as 2h or 90m"
+	Ago *metav1.Duration `json:"ago,omitempty"`
+
+	// position moves to the start (Earliest) or the end (Latest) of each
+	// partition's log.
+	// +optional
+	Position *Position `json:"position,omitempty"`
+
+	// offset moves every partition in scope to this absolute offset, clamped
+	// to the partition's log.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Offset *int64 `json:"offset,omitempty"`
+
+	// shiftBy moves each partition relative to its committed offset:
+	// negative re-consumes that many messages, positive skips them. Not 0.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self != 0",message="target.shiftBy must not be 0, which would change nothing"
+	ShiftBy *int64 `json:"shiftBy,omitempty"`
+
+	// offsets sets explicit offsets per partition. The partitions listed are
+	// the scope, so topics must be empty.
+	// +optional
+	// +listType=map
+	// +listMapKey=topic
+	// +listMapKey=partition
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=2000
+	Offsets []PartitionOffset `json:"offsets,omitempty"`
+
+	// fromGroup copies another group's committed offsets.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$')`,message="target.fromGroup must be a consumer group name with no leading or trailing spaces and no control characters"
+	FromGroup *string `json:"fromGroup,omitempty"`
+}
+
+// PartitionOffset is one explicit offset of an offsets target.
+type PartitionOffset struct {
+	// topic is the partition's topic.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=249
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-zA-Z0-9._-]+$') && self != '.' && self != '..'`,message="target.offsets[].topic must be a Kafka topic name: ASCII letters, digits, '.', '_' and '-', not '.' or '..'"
+	Topic string `json:"topic"`
+	// partition is the partition number.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Partition int32 `json:"partition"`
+	// offset is the offset to commit, clamped to the partition's log.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Offset int64 `json:"offset"`
+}
+
+// Position is the start or the end of a partition's log.
+// +kubebuilder:validation:Enum=Earliest;Latest
+type Position string
+
+const (
+	// PositionEarliest is the log start offset.
+	PositionEarliest Position = "Earliest"
+	// PositionLatest is the log end offset.
+	PositionLatest Position = "Latest"
+)
+
+// GroupActivePolicy is what to do when the group has active members.
+// +kubebuilder:validation:Enum=Fail;Wait
+type GroupActivePolicy string
+
+const (
+	// GroupActiveFail fails at once, changing nothing.
+	GroupActiveFail GroupActivePolicy = "Fail"
+	// GroupActiveWait waits up to waitTimeout for the group to become empty.
+	GroupActiveWait GroupActivePolicy = "Wait"
+)
+
+// RunnerOverrides change how the runner Job runs for this request. Whoever may
+// create ReplayRequests in a namespace may choose these, so grant that
+// permission as you would grant creating Jobs there.
+type RunnerOverrides struct {
+	// image is the runner's container image, instead of the launcher's
+	// default.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// serviceAccountName runs the runner pod as this ServiceAccount of the
+	// request's namespace. The runner needs no Kubernetes API access, and
+	// its pod does not mount a token.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// resources are the runner container's requests and limits, instead of
+	// the launcher's defaults.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// activeDeadlineSeconds bounds the whole Job, retries included; when it
+	// runs out the request fails with reason DeadlineExceeded.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=604800
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+}
+
+// ReplayRequestStatus is what the launcher observed and did.
+type ReplayRequestStatus struct {
+	// conditions are Accepted, Running and, once finished, Succeeded (True
+	// or False, with a one-word reason such as GroupActive, InvalidInput,
+	// KafkaError, PartiallyApplied, JobDeleted or DeadlineExceeded).
+	// `kubectl wait --for=condition=Succeeded` waits for success.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// phase summarises the conditions for people and printer columns:
+	// Pending, Running, Succeeded or Failed. Tools should read conditions.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// observedGeneration is the metadata.generation the launcher last acted
+	// on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// jobName is the runner Job in the request's namespace.
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+
+	// startTime is when the launcher created the Job.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the request reached its final state.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// resolvedTarget is the target as the runner gets it, in the runner's
+	// grammar: earliest, latest, time:<RFC3339>, offset:<N>, shift:<+N|-N>,
+	// group:<name>, or offsets:<count> for explicit offsets (which reach the
+	// runner as a file). An ago target appears as the absolute time it was
+	// resolved to when the launcher accepted the request.
+	// +optional
+	ResolvedTarget string `json:"resolvedTarget,omitempty"`
+
+	// result is the runner's result: per partition the previous and new
+	// offsets and the delta, and totals. With dryRun it is the plan.
+	// +optional
+	Result *ReplayResult `json:"result,omitempty"`
+
+	// logTail is the end of the runner's log, at most 4 KiB.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	LogTail string `json:"logTail,omitempty"`
+
+	// message explains the current state in a sentence.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
+}
+
+// Phase is a one-word summary of a request's conditions.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type Phase string
+
+const (
+	// PhasePending: accepted or waiting for the group; no Job yet.
+	PhasePending Phase = "Pending"
+	// PhaseRunning: the Job exists and has not finished.
+	PhaseRunning Phase = "Running"
+	// PhaseSucceeded: Succeeded is True.
+	PhaseSucceeded Phase = "Succeeded"
+	// PhaseFailed: Succeeded is False.
+	PhaseFailed Phase = "Failed"
+)
+
+// Condition types.
+const (
+	// ConditionAccepted is True once the launcher has validated the request
+	// and resolved its target. While another replay of the same group runs
+	// its reason is WaitingForGroup and its message names that request.
+	ConditionAccepted = "Accepted"
+	// ConditionRunning is True while the runner Job runs.
+	ConditionRunning = "Running"
+	// ConditionSucceeded is set once the request has finished: True on
+	// success, False with the failure's reason.
+	ConditionSucceeded = "Succeeded"
+)
+
+// ReplayResult is the runner's result as recorded in status. It mirrors the
+// runner's result format (kafkareplay.dev/result/v1); per-partition entries
+// may be truncated, the totals never are.
+type ReplayResult struct {
+	// runId is the idempotency key the runner recorded in the commit
+	// metadata: the Job's UID.
+	// +optional
+	RunID string `json:"runId,omitempty"`
+	// reason is the runner's one-word outcome (Applied, AlreadyApplied,
+	// DryRun, GroupActive, ...).
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// exitCode is the runner's exit status.
+	// +optional
+	ExitCode int32 `json:"exitCode,omitempty"`
+	// dryRun is true when nothing was committed by design.
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
+	// alreadyApplied is true when a retried run found its own commit and
+	// did not apply again.
+	// +optional
+	AlreadyApplied bool `json:"alreadyApplied,omitempty"`
+	// target is the target as the runner resolved it.
+	// +optional
+	Target string `json:"target,omitempty"`
+	// partitions are the per-partition offsets, sorted by topic and
+	// partition. They may be truncated (see truncated); totals are not.
+	// +optional
+	// +listType=atomic
+	Partitions []PartitionResult `json:"partitions,omitempty"`
+	// totals summarise every partition.
+	// +optional
+	Totals ResultTotals `json:"totals,omitzero"`
+	// warnings are things an operator should read, such as clamped targets.
+	// +optional
+	// +listType=atomic
+	Warnings []string `json:"warnings,omitempty"`
+	// truncated is true when some partitions were left out to fit the
+	// container's 4 KiB termination message.
+	// +optional
+	Truncated bool `json:"truncated,omitempty"`
+	// error explains a failure.
+	// +optional
+	Error string `json:"error,omitempty"`
+	// startedAt is when the runner started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// finishedAt is when the runner finished.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+}
+
+// PartitionResult is one partition's outcome.
+type PartitionResult struct {
+	// topic of the partition.
+	Topic string `json:"topic"`
+	// partition number.
+	Partition int32 `json:"partition"`
+	// previousOffset is the committed offset before the run; absent when the
+	// group had never committed this partition.
+	// +optional
+	PreviousOffset *int64 `json:"previousOffset,omitempty"`
+	// newOffset is the offset the group is at now (or, in a dry run, would be).
+	NewOffset int64 `json:"newOffset"`
+	// delta is previousOffset minus newOffset: positive means that many
+	// messages will be consumed again, negative that they are skipped.
+	// +optional
+	Delta *int64 `json:"delta,omitempty"`
+	// clamped is true when the target fell outside the log and was moved to
+	// its start or end.
+	// +optional
+	Clamped bool `json:"clamped,omitempty"`
+	// note explains anything unusual about this partition.
+	// +optional
+	Note string `json:"note,omitempty"`
+	// error is set when committing this partition failed.
+	// +optional
+	Error string `json:"error,omitempty"`
+}
+
+// ResultTotals summarise a result's partitions.
+type ResultTotals struct {
+	// partitions in scope.
+	// +optional
+	Partitions int32 `json:"partitions,omitempty"`
+	// messagesToReconsume is the sum of the positive deltas.
+	// +optional
+	MessagesToReconsume int64 `json:"messagesToReconsume"`
+	// messagesSkipped is the sum of the negative deltas, as a positive number.
+	// +optional
+	MessagesSkipped int64 `json:"messagesSkipped,omitempty"`
+	// clamped counts partitions whose target was clamped.
+	// +optional
+	Clamped int32 `json:"clamped,omitempty"`
+	// noPreviousOffset counts partitions the group had never committed.
+	// +optional
+	NoPreviousOffset int32 `json:"noPreviousOffset,omitempty"`
+	// failed counts partitions whose commit failed.
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+}
+
+// ReplayRequestList is a list of ReplayRequests.
+//
+// +kubebuilder:object:root=true
+type ReplayRequestList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the requests.
+	Items []ReplayRequest `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ReplayRequest{}, &ReplayRequestList{})
+}

@@ -1,0 +1,297 @@
+package launcher
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// Outcome values of the kafkareplay.dev/outcome annotation.
+const (
+	OutcomeSucceeded = "Succeeded"
+	OutcomeFailed    = "Failed"
+)
+
+// ResultAnnotations are the annotations that record an outcome on its Job, so
+// that the Job alone tells what happened once the request is gone, and so that
+// runbook Jobs (made from the chart's CronJobs, with no request) have the
+// same record. They hold the runner's compact result, which never contains
+// credentials, and nothing from the request's Kafka configuration.
+func ResultAnnotations(o Outcome) map[string]string {
+	a := map[string]string{
+		v1alpha1.AnnotationOutcome: OutcomeFailed,
+		v1alpha1.AnnotationReason:  o.Reason,
+	}
+	if o.Succeeded {
+		a[v1alpha1.AnnotationOutcome] = OutcomeSucceeded
+	}
+	if !o.FinishedAt.IsZero() {
+		a[v1alpha1.AnnotationFinishedAt] = o.FinishedAt.UTC().Format(time.RFC3339)
+	}
+	if o.Result != nil {
+		if b, err := report.Compact(o.Result, report.MaxTerminationMessageBytes); err == nil {
+			a[v1alpha1.AnnotationResult] = string(b)
+		}
+		a[v1alpha1.AnnotationMessagesReconsumed] = strconv.FormatInt(o.Result.Totals.MessagesToReconsume, 10)
+	}
+	return a
+}
+
+// IsRecorded reports whether a Job already carries its outcome.
+func IsRecorded(job *batchv1.Job) bool {
+	_, ok := job.Annotations[v1alpha1.AnnotationOutcome]
+	return ok
+}
+
+// recordOnJob writes the outcome annotations on a finished Job. With
+// release, it also removes the request's owner reference: while the Job runs
+// the reference makes a deleted request take its Job (and pod) with it; once
+// the outcome is recorded the Job is the history of the group, and outlives
+// the request until the history limit removes it.
+func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o Outcome, release bool) error {
+	patched := job.DeepCopy()
+	if patched.Annotations == nil {
+		patched.Annotations = map[string]string{}
+	}
+	for k, v := range ResultAnnotations(o) {
+		patched.Annotations[k] = v
+	}
+	if release {
+		patched.OwnerReferences = slices.DeleteFunc(patched.OwnerReferences, func(r metav1.OwnerReference) bool {
+			return r.Kind == "ReplayRequest" && r.APIVersion == v1alpha1.GroupVersion.String()
+		})
+	}
+	return c.Patch(ctx, patched, client.MergeFrom(job))
+}
+
+// finishedAt is when a request or Job finished, for retention order.
+func requestFinishedAt(rr *v1alpha1.ReplayRequest) time.Time {
+	if rr.Status.CompletionTime != nil {
+		return rr.Status.CompletionTime.Time
+	}
+	return rr.CreationTimestamp.Time
+}
+
+func jobFinishedAt(job *batchv1.Job) time.Time {
+	if t, err := time.Parse(time.RFC3339, job.Annotations[v1alpha1.AnnotationFinishedAt]); err == nil {
+		return t
+	}
+	if job.Status.CompletionTime != nil {
+		return job.Status.CompletionTime.Time
+	}
+	if _, _, c := JobFinished(job); c != nil {
+		return c.LastTransitionTime.Time
+	}
+	return job.CreationTimestamp.Time
+}
+
+// ExpiredRequests returns the finished requests beyond the newest limit, the
+// oldest first. Unfinished ones are never expired. limit 0 keeps everything.
+func ExpiredRequests(items []v1alpha1.ReplayRequest, limit int) []*v1alpha1.ReplayRequest {
+	var done []*v1alpha1.ReplayRequest
+	for i := range items {
+		if IsFinished(&items[i]) && items[i].DeletionTimestamp == nil {
+			done = append(done, &items[i])
+		}
+	}
+	return expired(done, limit, requestFinishedAt)
+}
+
+// ExpiredJobs returns the finished, recorded, launcher-made Jobs that no
+// request owns any more, beyond the newest limit, the oldest first. Runbook
+// Jobs are left to their CronJob's own history limits, and a Job a request
+// still owns goes with that request.
+func ExpiredJobs(items []batchv1.Job, limit int) []*batchv1.Job {
+	var done []*batchv1.Job
+	for i := range items {
+		j := &items[i]
+		if _, launcherMade := j.Labels[v1alpha1.LabelRequest]; !launcherMade || j.DeletionTimestamp != nil {
+			continue
+		}
+		if metav1.GetControllerOf(j) != nil || !IsRecorded(j) {
+			continue
+		}
+		done = append(done, j)
+	}
+	return expired(done, limit, jobFinishedAt)
+}
+
+func expired[T metav1.Object](done []T, limit int, at func(T) time.Time) []T {
+	if limit <= 0 || len(done) <= limit {
+		return nil
+	}
+	// Newest first; equal times by name, so the choice is stable.
+	slices.SortFunc(done, func(a, b T) int {
+		if c := at(b).Compare(at(a)); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.GetName(), a.GetName())
+	})
+	out := done[limit:]
+	slices.Reverse(out)
+	return out
+}
+
+// pruneHistory deletes, in the request's namespace and group, the finished
+// requests and the released Jobs beyond the history limit. Deletion
+// propagates in the background, so a Job takes its pods with it.
+func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecorder, ns, group string, limit int) error {
+	if limit <= 0 {
+		return nil
+	}
+	var rrs v1alpha1.ReplayRequestList
+	if err := c.List(ctx, &rrs, client.InNamespace(ns), client.MatchingFields{indexGroup: group}); err != nil {
+		return err
+	}
+	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
+	for _, old := range ExpiredRequests(rrs.Items, limit) {
+		if err := c.Delete(ctx, old, bg, client.Preconditions{UID: &old.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return err
+		}
+		log.FromContext(ctx).V(1).Info("deleted request beyond the history limit", "request", old.Name, "limit", limit)
+	}
+	var jobs batchv1.JobList
+	if err := c.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{
+		v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue,
+		v1alpha1.LabelGroup:  v1alpha1.LabelValue(group),
+	}); err != nil {
+		return err
+	}
+	for _, old := range ExpiredJobs(jobs.Items, limit) {
+		// Labels may collide for hashed names in theory; the annotation is exact.
+		if old.Annotations[v1alpha1.AnnotationGroup] != group {
+			continue
+		}
+		if err := c.Delete(ctx, old, bg, client.Preconditions{UID: &old.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return err
+		}
+		if rec != nil {
+			rec.Eventf(old, nil, corev1.EventTypeNormal, "HistoryLimit", "Delete", "deleted: more than %d finished replays of group %q", limit, group)
+		}
+	}
+	return nil
+}
+
+// RunbookJobReconciler records outcomes on runner Jobs that no ReplayRequest
+// made: Jobs created from the chart's runbook CronJobs
+// (`kubectl create job --from=cronjob/...`), recognised by the runner label
+// without a request label. Their history then reads the same as a request's.
+type RunbookJobReconciler struct {
+	Client   client.Client
+	Recorder recorder.EventRecorder
+	Options  Options
+}
+
+// Reconcile records the outcome of one finished runbook Job, once.
+func (r *RunbookJobReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var job batchv1.Job
+	if err := r.Client.Get(ctx, req.NamespacedName, &job); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !isRunbookJob(&job) || IsRecorded(&job) || job.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	finished, _, _ := JobFinished(&job)
+	if !finished {
+		return reconcile.Result{}, nil
+	}
+	pods, err := podsOfJob(ctx, r.Client, &job)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	o := JobOutcome(&job, pods)
+	if wait := resultGraceLeft(o, r.Options.PodResultGrace, time.Now()); wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	if err := recordOnJob(ctx, r.Client, &job, o, false); err != nil {
+		return reconcile.Result{}, err
+	}
+	observeOutcome(o, jobStartedAt(&job))
+	eventType := corev1.EventTypeNormal
+	if !o.Succeeded {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(&job, nil, eventType, o.Reason, "Record", "%s", o.Message)
+	log.FromContext(ctx).Info("recorded runbook Job outcome", "outcome", o.Reason)
+	return reconcile.Result{}, nil
+}
+
+func jobStartedAt(job *batchv1.Job) time.Time {
+	if job.Status.StartTime != nil {
+		return job.Status.StartTime.Time
+	}
+	return job.CreationTimestamp.Time
+}
+
+// isRunbookJob reports whether a runner Job was made without a request.
+func isRunbookJob(job *batchv1.Job) bool {
+	if job.Labels[v1alpha1.LabelRunner] != v1alpha1.LabelRunnerValue {
+		return false
+	}
+	_, fromRequest := job.Labels[v1alpha1.LabelRequest]
+	return !fromRequest
+}
+
+// SetupWithManager registers the runbook Job recorder.
+func (r *RunbookJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	isRunbook := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		job, ok := o.(*batchv1.Job)
+		return ok && isRunbookJob(job)
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("runbookjob").
+		For(&batchv1.Job{}, builder.WithPredicates(isRunbook)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if _, fromRequest := o.GetLabels()[v1alpha1.LabelRequest]; fromRequest {
+				return nil
+			}
+			if name := o.GetLabels()[batchv1.JobNameLabel]; name != "" {
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+			}
+			return nil
+		})).
+		Complete(r)
+}
+
+// podsOfJob lists a Job's pods from the cache, by the controller-uid label the
+// Job controller puts on them.
+func podsOfJob(ctx context.Context, c client.Client, job *batchv1.Job) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{controllerUIDLabel: string(job.UID)}); err != nil {
+		return nil, fmt.Errorf("list pods of Job %s: %w", job.Name, err)
+	}
+	return pods.Items, nil
+}
+
+// resultGraceLeft says how long to wait for a pod's termination state when a
+// Job has finished but no pod in the cache says how. The Job controller marks
+// a Job finished after it has seen the pod finish, so the pod event is
+// normally already here or a moment away; the wait ends early when it
+// arrives (pods are watched). A deadline-exceeded Job is recorded at once.
+func resultGraceLeft(o Outcome, grace time.Duration, now time.Time) time.Duration {
+	if o.ExitCode != nil || o.Reason == ReasonDeadlineExceeded || o.FinishedAt.IsZero() {
+		return 0
+	}
+	return o.FinishedAt.Add(grace).Sub(now)
+}

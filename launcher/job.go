@@ -1,0 +1,295 @@
+package launcher
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// Stage is one step of a request that runs as its own Job. Today a request
+// has one stage; review before apply will add a planning stage whose Job
+// runs first, with its own name, label and result.
+type Stage string
+
+// StageApply moves the offsets (or, with dryRun, only plans).
+const StageApply Stage = "apply"
+
+const (
+	// ContainerName is the runner's container in every runner pod.
+	ContainerName = "runner"
+
+	// Mount points inside the runner pod.
+	kafkaConfigDir  = "/etc/kafka-replay/kafka"
+	targetDir       = "/etc/kafka-replay/target"
+	offsetsFileName = "offsets.json"
+
+	kafkaConfigVolume = "kafka-config"
+	targetVolume      = "target"
+
+	// runnerUID is the distroless "nonroot" user the runner image runs as.
+	runnerUID = 65532
+
+	// controllerUIDLabel is set by the Job controller on every pod of a Job
+	// to the Job's UID: the runner's idempotency key.
+	controllerUIDLabel = batchv1.ControllerUidLabel
+)
+
+// maxJobNameLength keeps the Job name short enough for the Job controller's
+// job-name label and for pod names made from it.
+const maxJobNameLength = 52
+
+// JobName is the deterministic name of a request's Job for a stage: the
+// request's name, cut to fit, and a hash of its UID and the stage. A retried
+// reconcile or a restarted launcher computes the same name, so creating the
+// Job twice fails with AlreadyExists instead of making a second one; a request
+// deleted and created again under the same name gets a new Job.
+func JobName(rr *v1alpha1.ReplayRequest, stage Stage) string {
+	sum := sha256.Sum256([]byte(string(rr.UID) + "/" + string(stage)))
+	suffix := hex.EncodeToString(sum[:])[:8]
+	base := strings.ReplaceAll(rr.Name, ".", "-")
+	if n := maxJobNameLength - len(suffix) - 1; len(base) > n {
+		base = base[:n]
+	}
+	base = strings.TrimRight(base, "-")
+	return base + "-" + suffix
+}
+
+// RunnerLabels are the labels every launcher-made runner Job and pod carries.
+func RunnerLabels(rr *v1alpha1.ReplayRequest, stage Stage) map[string]string {
+	return map[string]string{
+		v1alpha1.LabelRunner:  v1alpha1.LabelRunnerValue,
+		v1alpha1.LabelRequest: v1alpha1.LabelValue(rr.Name),
+		v1alpha1.LabelGroup:   v1alpha1.LabelValue(rr.Spec.Group),
+		v1alpha1.LabelStage:   string(stage),
+	}
+}
+
+// BuildJob makes the Job that runs one stage of a request. It is pure: the
+// same request, status and options always give the same Job. The request must
+// have been accepted (status.resolvedTarget set).
+//
+// Credentials never appear in the Job: the Kafka ConfigMap and Secret are
+// referenced by name and mounted into the pod by the kubelet.
+func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.Job, error) {
+	target := rr.Status.ResolvedTarget
+	if target == "" {
+		return nil, fmt.Errorf("request %s/%s has no resolved target yet", rr.Namespace, rr.Name)
+	}
+	labels := RunnerLabels(rr, stage)
+	annotations := map[string]string{
+		v1alpha1.AnnotationGroup:   rr.Spec.Group,
+		v1alpha1.AnnotationRequest: rr.Name,
+	}
+	podAnnotations := map[string]string{}
+
+	env := []corev1.EnvVar{
+		{Name: config.EnvBootstrapServers, Value: rr.Spec.Kafka.BootstrapServers},
+		{Name: config.EnvGroup, Value: rr.Spec.Group},
+	}
+	if entries := topicEntries(rr.Spec.Topics); len(entries) > 0 {
+		env = append(env, corev1.EnvVar{Name: config.EnvTopics, Value: strings.Join(entries, " ")})
+	}
+
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
+
+	if strings.HasPrefix(target, offsetsTargetPrefix) {
+		// The runner reads explicit offsets only from a file. The list
+		// travels in a pod annotation and a downward API volume turns it into
+		// that file: nothing else to create, clean up or grant access to.
+		b, err := json.Marshal(partitionOffsets(rr.Spec.Target.Offsets))
+		if err != nil {
+			return nil, err
+		}
+		podAnnotations[v1alpha1.AnnotationOffsets] = string(b)
+		target = "file:" + targetDir + "/" + offsetsFileName
+		volumes = append(volumes, corev1.Volume{
+			Name: targetVolume,
+			VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+				Items: []corev1.DownwardAPIVolumeFile{{
+					Path:     offsetsFileName,
+					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + v1alpha1.AnnotationOffsets + "']"},
+				}},
+			}},
+		})
+		mounts = append(mounts, corev1.VolumeMount{Name: targetVolume, MountPath: targetDir, ReadOnly: true})
+	}
+	env = append(env, corev1.EnvVar{Name: config.EnvTo, Value: target})
+	if rr.Spec.DryRun {
+		env = append(env, corev1.EnvVar{Name: config.EnvDryRun, Value: "true"})
+	}
+	var wait time.Duration
+	if rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil {
+		wait = rr.Spec.WaitTimeout.Duration
+		env = append(env, corev1.EnvVar{Name: config.EnvWaitForEmpty, Value: wait.String()})
+	}
+	env = append(env,
+		corev1.EnvVar{Name: config.EnvRunID, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + controllerUIDLabel + "']"},
+		}},
+		corev1.EnvVar{Name: config.EnvTerminationMessagePath, Value: corev1.TerminationMessagePathDefault},
+	)
+
+	if src := kafkaConfigSources(rr.Spec.Kafka); len(src) > 0 {
+		volumes = append(volumes, corev1.Volume{
+			Name: kafkaConfigVolume,
+			VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: src,
+				// Readable by the runner's group only (fsGroup below).
+				DefaultMode: ptr.To[int32](0o440),
+			}},
+		})
+		mounts = append(mounts, corev1.VolumeMount{Name: kafkaConfigVolume, MountPath: kafkaConfigDir, ReadOnly: true})
+		env = append(env, corev1.EnvVar{Name: config.EnvKafkaConfigDir, Value: kafkaConfigDir})
+	}
+
+	image := opts.RunnerImage
+	serviceAccount := opts.RunnerServiceAccount
+	resources := *opts.Resources.DeepCopy()
+	deadline := int64(opts.ActiveDeadline.Seconds()) + int64(wait.Seconds())
+	if o := rr.Spec.Runner; o != nil {
+		if o.Image != "" {
+			image = o.Image
+		}
+		if o.ServiceAccountName != "" {
+			serviceAccount = o.ServiceAccountName
+		}
+		if o.Resources != nil {
+			resources = *o.Resources.DeepCopy()
+		}
+		if o.ActiveDeadlineSeconds != nil {
+			deadline = *o.ActiveDeadlineSeconds
+		}
+	}
+
+	job := &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        JobName(rr, stage),
+			Namespace:   rr.Namespace,
+			Labels:      labels,
+			Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         v1alpha1.GroupVersion.String(),
+				Kind:               "ReplayRequest",
+				Name:               rr.Name,
+				UID:                rr.UID,
+				Controller:         ptr.To(true),
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: batchv1.JobSpec{
+			Parallelism:           ptr.To[int32](1),
+			Completions:           ptr.To[int32](1),
+			BackoffLimit:          ptr.To(opts.BackoffLimit),
+			ActiveDeadlineSeconds: ptr.To(deadline),
+			PodFailurePolicy:      PodFailurePolicy(),
+			// A replacement pod starts only once the failed one is gone, so
+			// two runners never touch the group at the same time.
+			PodReplacementPolicy: ptr.To(batchv1.Failed),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      maps.Clone(labels),
+					Annotations: podAnnotations,
+				},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					ServiceAccountName:           serviceAccount,
+					AutomountServiceAccountToken: ptr.To(false),
+					EnableServiceLinks:           ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To[int64](runnerUID),
+						RunAsGroup:     ptr.To[int64](runnerUID),
+						FSGroup:        ptr.To[int64](runnerUID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:                     ContainerName,
+						Image:                    image,
+						ImagePullPolicy:          opts.RunnerImagePullPolicy,
+						Env:                      env,
+						Resources:                resources,
+						VolumeMounts:             mounts,
+						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							RunAsNonRoot:             ptr.To(true),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						},
+					}},
+					Volumes: volumes,
+				},
+			},
+		},
+	}
+	if len(podAnnotations) == 0 {
+		job.Spec.Template.Annotations = nil
+	}
+	return job, nil
+}
+
+// PodFailurePolicy fails the Job at once for the runner's exit codes that a
+// retry cannot fix (report.ExitCode.Retryable: invalid input, an active
+// group), ignores disruptions such as preemption or node drain (they do not
+// count against backoffLimit), and lets every other failure retry. A retry is
+// safe: the run ID makes the runner idempotent.
+func PodFailurePolicy() *batchv1.PodFailurePolicy {
+	var fatal []int32
+	for code := report.ExitInternal; code <= report.ExitInterrupted; code++ {
+		if !code.Retryable() {
+			fatal = append(fatal, int32(code))
+		}
+	}
+	slices.Sort(fatal)
+	return &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+		{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptr.To(ContainerName),
+				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+				Values:        fatal,
+			},
+		},
+		{
+			Action: batchv1.PodFailurePolicyActionIgnore,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{
+				Type:   corev1.DisruptionTarget,
+				Status: corev1.ConditionTrue,
+			}},
+		},
+	}}
+}
+
+func kafkaConfigSources(k v1alpha1.KafkaConnection) []corev1.VolumeProjection {
+	var src []corev1.VolumeProjection
+	if k.ConfigMapRef != nil {
+		src = append(src, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: k.ConfigMapRef.Name},
+		}})
+	}
+	if k.SecretRef != nil {
+		src = append(src, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: k.SecretRef.Name},
+		}})
+	}
+	return src
+}

@@ -1,0 +1,75 @@
+package launcher
+
+import (
+	"context"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// EventSource is the name events are reported from.
+const EventSource = "kafka-replay-launcher"
+
+// NewScheme knows the built-in types and ReplayRequest.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	return s
+}
+
+// RunnerSelector selects runner Jobs and pods.
+func RunnerSelector() labels.Selector {
+	return labels.SelectorFromSet(labels.Set{v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue})
+}
+
+// CacheOptions restrict the launcher's cache to what it needs: every
+// ReplayRequest, but only runner Jobs and pods (label-selected on the server,
+// so other workloads' Jobs and pods never reach the launcher's memory), and
+// none of the objects' managed fields.
+func CacheOptions() cache.Options {
+	sel := RunnerSelector()
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&batchv1.Job{}: {Label: sel},
+			&corev1.Pod{}:  {Label: sel},
+		},
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
+}
+
+// Setup registers the launcher's controllers with a manager: the
+// ReplayRequest controller and the runbook Job recorder.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) error {
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	logs := PodLogs{Client: cs, Timeout: 5 * time.Second}
+	rec := mgr.GetEventRecorder(EventSource)
+	if err := (&ReplayRequestReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  rec,
+		Logs:      logs,
+		Options:   opts,
+	}).SetupWithManager(ctx, mgr, workers); err != nil {
+		return err
+	}
+	return (&RunbookJobReconciler{
+		Client:   mgr.GetClient(),
+		Recorder: rec,
+		Options:  opts,
+	}).SetupWithManager(mgr)
+}

@@ -1,0 +1,77 @@
+// Package launcher is the controller that runs each ReplayRequest as a Job of
+// the runner and records the outcome.
+//
+// The decisions live in pure functions, one file per concern, each tested
+// beside it without a cluster:
+//
+//	target.go   spec.target → the runner's REPLAY_TO, resolved once on acceptance
+//	job.go      ReplayRequest → Job; the one place that knows the runner's environment
+//	status.go   Job + pods → outcome, result, conditions and phase
+//	queue.go    one running replay per (bootstrap servers, group), first in first out
+//	history.go  result annotations on Jobs (also runbook-made ones) and retention
+//	metrics.go  Prometheus metrics
+//
+// reconcile.go wires them to the cluster: accept → queue → run Job → record.
+package launcher
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Options are the launcher's defaults for the Jobs it creates and its own
+// behaviour. cmd/launcher fills them from flags and the environment.
+type Options struct {
+	// RunnerImage is the runner's container image, unless a request
+	// overrides it.
+	RunnerImage string
+	// RunnerImagePullPolicy is the runner container's pull policy.
+	RunnerImagePullPolicy corev1.PullPolicy
+	// RunnerServiceAccount runs runner pods as this ServiceAccount unless a
+	// request overrides it; empty means the namespace's default.
+	RunnerServiceAccount string
+	// Resources are the runner container's default requests and limits.
+	Resources corev1.ResourceRequirements
+	// BackoffLimit is how many times a retryable runner failure is retried.
+	// Invalid input and an active group are never retried.
+	BackoffLimit int32
+	// ActiveDeadline bounds a Job, retries included, unless a request sets
+	// runner.activeDeadlineSeconds. A request's waitTimeout is added to it.
+	ActiveDeadline time.Duration
+	// HistoryLimit is how many finished requests, and finished launcher-made
+	// Jobs, are kept per (namespace, group); the oldest go first. 0 keeps all.
+	HistoryLimit int
+	// LogTailLines and LogTailBytes bound the log tail copied into status.
+	LogTailLines int64
+	LogTailBytes int64
+	// PodResultGrace is how long after a Job finished the launcher waits for
+	// the pod's termination state to reach its cache before it records the
+	// outcome from the Job alone.
+	PodResultGrace time.Duration
+}
+
+// DefaultOptions are sensible defaults for a small runner.
+func DefaultOptions() Options {
+	return Options{
+		RunnerImage:           "ghcr.io/kafka-replay/runner:latest",
+		RunnerImagePullPolicy: corev1.PullIfNotPresent,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("50m"),
+				corev1.ResourceMemory: resource.MustParse("64Mi"),
+			},
+			Limits: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("1"),
+				corev1.ResourceMemory: resource.MustParse("256Mi"),
+			},
+		},
+		BackoffLimit:   2,
+		ActiveDeadline: 10 * time.Minute,
+		HistoryLimit:   10,
+		LogTailLines:   40,
+		LogTailBytes:   4096,
+		PodResultGrace: 10 * time.Second,
+	}
+}

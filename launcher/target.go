@@ -1,0 +1,115 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// offsetsTargetPrefix starts status.resolvedTarget for explicit offsets,
+// which the runner receives as a file rather than inline.
+const offsetsTargetPrefix = "offsets:"
+
+// ResolveTarget turns spec.target into the runner's grammar, resolving an ago
+// target against now. It is called once, when the request is accepted; the
+// result is stored in status.resolvedTarget and every Job is built from that,
+// so a retry or a restart never moves the target.
+//
+// The schema has already checked the shape; this applies the runner's own
+// parser on top, so that a request the runner would refuse with exit code 2
+// fails at acceptance instead, with the same message.
+func ResolveTarget(t v1alpha1.Target, now time.Time) (string, error) {
+	var s string
+	switch {
+	case t.Time != nil:
+		s = "time:" + *t.Time
+	case t.Ago != nil:
+		if t.Ago.Duration <= 0 {
+			return "", errors.New("target.ago must be positive")
+		}
+		at := now.Add(-t.Ago.Duration).UTC().Truncate(time.Millisecond)
+		s = "time:" + at.Format(time.RFC3339Nano)
+	case t.Position != nil:
+		switch *t.Position {
+		case v1alpha1.PositionEarliest:
+			s = string(config.KindEarliest)
+		case v1alpha1.PositionLatest:
+			s = string(config.KindLatest)
+		default:
+			return "", fmt.Errorf("target.position %q is not Earliest or Latest", *t.Position)
+		}
+	case t.Offset != nil:
+		s = "offset:" + strconv.FormatInt(*t.Offset, 10)
+	case t.ShiftBy != nil:
+		s = fmt.Sprintf("shift:%+d", *t.ShiftBy)
+	case t.FromGroup != nil:
+		s = "group:" + *t.FromGroup
+	case len(t.Offsets) > 0:
+		if err := config.ValidateOffsets(partitionOffsets(t.Offsets), "target.offsets"); err != nil {
+			return "", err
+		}
+		return offsetsTargetPrefix + strconv.Itoa(len(t.Offsets)), nil
+	default:
+		return "", errors.New("target sets none of time, ago, position, offset, shiftBy, offsets or fromGroup")
+	}
+	if _, err := config.ParseTarget(s); err != nil {
+		return "", fmt.Errorf("target: %w", err)
+	}
+	return s, nil
+}
+
+// ValidateSpec applies the runner's validation of everything but the target
+// (see ResolveTarget), so that input the runner would refuse never becomes a
+// Job. The schema's CEL rules catch the same mistakes at admission; this is
+// the backstop for objects stored before a schema change.
+func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
+	var errs []string
+	if err := config.ValidateBootstrapServers(spec.Kafka.BootstrapServers); err != nil {
+		errs = append(errs, "kafka.bootstrapServers: "+err.Error())
+	}
+	if err := config.ValidateGroup(spec.Group); err != nil {
+		errs = append(errs, "group: "+err.Error())
+	}
+	if _, err := config.ParseScope(topicEntries(spec.Topics)); err != nil {
+		errs = append(errs, "topics: "+err.Error())
+	}
+	if spec.Target.FromGroup != nil && *spec.Target.FromGroup == spec.Group {
+		errs = append(errs, "target.fromGroup: names the group being repositioned")
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func partitionOffsets(in []v1alpha1.PartitionOffset) []config.PartitionOffset {
+	out := make([]config.PartitionOffset, len(in))
+	for i, o := range in {
+		out[i] = config.PartitionOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset}
+	}
+	return out
+}
+
+// topicEntries renders spec.topics in the runner's scope grammar: "orders"
+// or "orders:0,1,2".
+func topicEntries(topics []v1alpha1.TopicSelector) []string {
+	out := make([]string, 0, len(topics))
+	for _, t := range topics {
+		if len(t.Partitions) == 0 {
+			out = append(out, t.Name)
+			continue
+		}
+		ps := make([]string, len(t.Partitions))
+		for i, p := range t.Partitions {
+			ps[i] = strconv.Itoa(int(p))
+		}
+		out = append(out, t.Name+":"+strings.Join(ps, ","))
+	}
+	return out
+}
