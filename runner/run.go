@@ -14,10 +14,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
@@ -215,15 +215,16 @@ func (r *run) waitForEmpty(ctx context.Context, k *kafkaClient, deadline time.Ti
 func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	cfg := r.cfg
 	s := &Snapshot{}
-	var g errGroup
-	g.Go(func() (err error) { s.Group, err = k.describeGroup(ctx, cfg.Group); return })
-	g.Go(func() (err error) { s.Committed, err = k.committed(ctx, cfg.Group, nil); return })
+	// A failed read cancels its siblings: the run fails anyway.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { s.Group, err = k.describeGroup(gctx, cfg.Group); return })
+	g.Go(func() (err error) { s.Committed, err = k.committed(gctx, cfg.Group, nil); return })
 	if cfg.Target.Kind == config.KindGroup {
-		g.Go(func() (err error) { s.Source, err = k.committed(ctx, cfg.Target.Group, nil); return })
+		g.Go(func() (err error) { s.Source, err = k.committed(gctx, cfg.Target.Group, nil); return })
 	}
 	topics := topicsToDescribe(cfg.Scope, cfg.Target)
 	if len(topics) > 0 {
-		g.Go(func() (err error) { s.Topics, err = k.describeTopics(ctx, topics); return })
+		g.Go(func() (err error) { s.Topics, err = k.describeTopics(gctx, topics); return })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -251,17 +252,18 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	}
 	s.Partitions = parts
 
+	g, gctx = errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		s.LogStart, err = k.listOffsets(ctx, "list log start offsets", parts, kafka.EarliestOffsetSpec)
+		s.LogStart, err = k.listOffsets(gctx, "list log start offsets", parts, kafka.EarliestOffsetSpec)
 		return
 	})
 	g.Go(func() (err error) {
-		s.LogEnd, err = k.listOffsets(ctx, "list log end offsets", parts, kafka.LatestOffsetSpec)
+		s.LogEnd, err = k.listOffsets(gctx, "list log end offsets", parts, kafka.LatestOffsetSpec)
 		return
 	})
 	if cfg.Target.IsTime() {
 		spec := kafka.NewOffsetSpecForTimestamp(cfg.Target.Time.UnixMilli())
-		g.Go(func() (err error) { s.ForTime, err = k.listOffsets(ctx, "list offsets for time", parts, spec); return })
+		g.Go(func() (err error) { s.ForTime, err = k.listOffsets(gctx, "list offsets for time", parts, spec); return })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -398,32 +400,6 @@ func (r *run) fail(res *report.Result, err error) *report.Result {
 	res.Error = errString(err)
 	r.log.Error("nothing was changed", "reason", res.Reason, "error", res.Error)
 	return res
-}
-
-// errGroup runs functions concurrently and keeps the first error.
-type errGroup struct {
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	errs error
-}
-
-func (g *errGroup) Go(f func() error) {
-	g.wg.Go(func() {
-		if err := f(); err != nil {
-			g.mu.Lock()
-			if g.errs == nil {
-				g.errs = err
-			}
-			g.mu.Unlock()
-		}
-	})
-}
-
-func (g *errGroup) Wait() error {
-	g.wg.Wait()
-	err := g.errs
-	g.errs = nil
-	return err
 }
 
 func scopeString(s config.Scope) string {
