@@ -1,0 +1,114 @@
+package launcher
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+func TestUnitResultAnnotations(t *testing.T) {
+	res := testutil.Result("orders", report.ExitOK, 7, 3)
+	a := ResultAnnotations(Outcome{Succeeded: true, Reason: "Applied", Result: res, FinishedAt: t0})
+	if a[v1alpha1.AnnotationOutcome] != OutcomeSucceeded || a[v1alpha1.AnnotationReason] != "Applied" ||
+		a[v1alpha1.AnnotationMessagesReconsumed] != "10" || a[v1alpha1.AnnotationFinishedAt] != "2026-03-01T09:30:00Z" {
+		t.Fatalf("annotations = %v", a)
+	}
+	got, err := report.Decode([]byte(a[v1alpha1.AnnotationResult]))
+	if err != nil || got.Totals.MessagesToReconsume != 10 {
+		t.Fatalf("result annotation does not decode: %v", err)
+	}
+	if len(a[v1alpha1.AnnotationResult]) > report.MaxTerminationMessageBytes {
+		t.Fatal("result annotation too long")
+	}
+
+	// A big result is compacted to the same bound as the termination message.
+	deltas := make([]int64, 500)
+	for i := range deltas {
+		deltas[i] = int64(i)
+	}
+	big := ResultAnnotations(Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, deltas...)})
+	var r report.Result
+	if err := json.Unmarshal([]byte(big[v1alpha1.AnnotationResult]), &r); err != nil || !r.Truncated || r.Totals.Partitions != 500 {
+		t.Fatalf("big result: %v truncated=%v totals=%+v", err, r.Truncated, r.Totals)
+	}
+
+	f := ResultAnnotations(Outcome{Reason: ReasonJobDeleted})
+	if f[v1alpha1.AnnotationOutcome] != OutcomeFailed || f[v1alpha1.AnnotationReason] != ReasonJobDeleted {
+		t.Fatalf("failure annotations = %v", f)
+	}
+}
+
+func TestUnitExpiredRequestsKeepsTheNewest(t *testing.T) {
+	var items []v1alpha1.ReplayRequest
+	for i := range 6 {
+		rr := testutil.MakeRequest("ns", "r"+strconv.Itoa(i)).Created(t0).Obj()
+		if i < 5 {
+			Finish(rr, Outcome{Succeeded: true, Reason: "Applied", FinishedAt: t0.Add(time.Duration(i) * time.Minute)}, "", t0)
+		}
+		items = append(items, *rr)
+	}
+	got := ExpiredRequests(items, 2)
+	if len(got) != 3 || got[0].Name != "r0" || got[1].Name != "r1" || got[2].Name != "r2" {
+		names := []string{}
+		for _, g := range got {
+			names = append(names, g.Name)
+		}
+		t.Fatalf("expired = %v, want r0 r1 r2 (oldest first; r5 is unfinished)", names)
+	}
+	if ExpiredRequests(items, 0) != nil || ExpiredRequests(items, 5) != nil {
+		t.Fatal("limit 0 or a limit above the count expired something")
+	}
+}
+
+func TestUnitExpiredJobsOnlyReleasedLauncherJobs(t *testing.T) {
+	mk := func(name string, finished time.Time, owned, launcherMade, recorded bool) batchv1.Job {
+		j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1alpha1.LabelRunner: "true"}, Annotations: map[string]string{}}}
+		if launcherMade {
+			j.Labels[v1alpha1.LabelRequest] = "r"
+		}
+		if owned {
+			j.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplayRequest", Name: "r", Controller: func() *bool { b := true; return &b }()}}
+		}
+		if recorded {
+			j.Annotations[v1alpha1.AnnotationOutcome] = OutcomeSucceeded
+			j.Annotations[v1alpha1.AnnotationFinishedAt] = finished.Format(time.RFC3339)
+		}
+		return j
+	}
+	jobs := []batchv1.Job{
+		mk("old", t0, false, true, true),
+		mk("mid", t0.Add(time.Minute), false, true, true),
+		mk("new", t0.Add(2*time.Minute), false, true, true),
+		mk("running", t0, true, true, false),
+		mk("runbook", t0.Add(-time.Hour), false, false, true),
+	}
+	got := ExpiredJobs(jobs, 1)
+	if len(got) != 2 || got[0].Name != "old" || got[1].Name != "mid" {
+		t.Fatalf("expired = %v", got)
+	}
+}
+
+func TestUnitResultGrace(t *testing.T) {
+	code := int32(0)
+	if resultGraceLeft(Outcome{ExitCode: &code, FinishedAt: t0}, 10*time.Second, t0) != 0 {
+		t.Fatal("waited although the pod reported")
+	}
+	if resultGraceLeft(Outcome{Reason: ReasonDeadlineExceeded, FinishedAt: t0}, 10*time.Second, t0) != 0 {
+		t.Fatal("waited on a deadline")
+	}
+	if got := resultGraceLeft(Outcome{Reason: ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(4*time.Second)); got != 6*time.Second {
+		t.Fatalf("grace left = %v", got)
+	}
+	if resultGraceLeft(Outcome{Reason: ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(time.Minute)) > 0 {
+		t.Fatal("waited past the grace")
+	}
+}

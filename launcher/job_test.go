@@ -1,0 +1,312 @@
+package launcher
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+func envOf(t *testing.T, job *batchv1.Job) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom != nil {
+			out[e.Name] = "<from " + e.ValueFrom.FieldRef.FieldPath + ">"
+			continue
+		}
+		out[e.Name] = e.Value
+	}
+	return out
+}
+
+func buildJob(t *testing.T, w *testutil.RequestWrapper) *batchv1.Job {
+	t.Helper()
+	rr := w.UID("0b0d3b6e-6d8e-4c55-9a0e-2f1b1f3f2a10").Obj()
+	if rr.Status.ResolvedTarget == "" {
+		target, err := ResolveTarget(rr.Spec.Target, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+		if err != nil {
+			t.Fatalf("ResolveTarget: %v", err)
+		}
+		rr.Status.ResolvedTarget = target
+	}
+	job, err := BuildJob(rr, StageApply, DefaultOptions())
+	if err != nil {
+		t.Fatalf("BuildJob: %v", err)
+	}
+	return job
+}
+
+func TestUnitBuildJobEnvironment(t *testing.T) {
+	runID := "<from metadata.labels['batch.kubernetes.io/controller-uid']>"
+	cases := []struct {
+		name string
+		req  *testutil.RequestWrapper
+		want map[string]string
+	}{
+		{
+			name: "earliest, every topic",
+			req:  testutil.MakeRequest("ns", "a"),
+			want: map[string]string{
+				config.EnvBootstrapServers: "kafka:9092", config.EnvGroup: "orders", config.EnvTo: "earliest",
+				config.EnvRunID: runID, config.EnvTerminationMessagePath: "/dev/termination-log",
+			},
+		},
+		{
+			name: "latest with topics and partitions",
+			req:  testutil.MakeRequest("ns", "a").Position(v1alpha1.PositionLatest).Topic("orders", 0, 1, 2).Topic("payments"),
+			want: map[string]string{config.EnvTo: "latest", config.EnvTopics: "orders:0,1,2 payments"},
+		},
+		{
+			name: "time keeps its zone",
+			req:  testutil.MakeRequest("ns", "a").Time("2026-03-01T10:30:00+01:00"),
+			want: map[string]string{config.EnvTo: "time:2026-03-01T10:30:00+01:00"},
+		},
+		{
+			name: "ago resolved against acceptance",
+			req:  testutil.MakeRequest("ns", "a").Ago(2 * time.Hour),
+			want: map[string]string{config.EnvTo: "time:2026-03-01T10:00:00Z"},
+		},
+		{
+			name: "offset",
+			req:  testutil.MakeRequest("ns", "a").Offset(42),
+			want: map[string]string{config.EnvTo: "offset:42"},
+		},
+		{
+			name: "shift back",
+			req:  testutil.MakeRequest("ns", "a").ShiftBy(-100),
+			want: map[string]string{config.EnvTo: "shift:-100"},
+		},
+		{
+			name: "shift forward has an explicit plus",
+			req:  testutil.MakeRequest("ns", "a").ShiftBy(7),
+			want: map[string]string{config.EnvTo: "shift:+7"},
+		},
+		{
+			name: "from group",
+			req:  testutil.MakeRequest("ns", "a").FromGroup("orders-shadow"),
+			want: map[string]string{config.EnvTo: "group:orders-shadow"},
+		},
+		{
+			name: "explicit offsets go through a file",
+			req:  testutil.MakeRequest("ns", "a").Offsets(v1alpha1.PartitionOffset{Topic: "orders", Partition: 3, Offset: 17}),
+			want: map[string]string{config.EnvTo: "file:/etc/kafka-replay/target/offsets.json"},
+		},
+		{
+			name: "dry run and wait",
+			req:  testutil.MakeRequest("ns", "a").DryRun().Wait(5 * time.Minute),
+			want: map[string]string{config.EnvDryRun: "true", config.EnvWaitForEmpty: "5m0s"},
+		},
+		{
+			name: "kafka config dir from a ConfigMap and a Secret",
+			req:  testutil.MakeRequest("ns", "a").ConfigMap("kafka-props").Secret("kafka-creds"),
+			want: map[string]string{config.EnvKafkaConfigDir: "/etc/kafka-replay/kafka"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := envOf(t, buildJob(t, tc.req))
+			for k, v := range tc.want {
+				if env[k] != v {
+					t.Errorf("%s = %q, want %q (env %v)", k, env[k], v, env)
+				}
+			}
+			if _, ok := tc.want[config.EnvDryRun]; !ok {
+				if _, set := env[config.EnvDryRun]; set {
+					t.Errorf("%s set without dryRun", config.EnvDryRun)
+				}
+			}
+			if _, ok := tc.want[config.EnvKafkaConfigDir]; !ok {
+				if _, set := env[config.EnvKafkaConfigDir]; set {
+					t.Errorf("%s set without a ConfigMap or Secret", config.EnvKafkaConfigDir)
+				}
+			}
+			// Every name is one the runner reads.
+			for k := range env {
+				if !strings.HasPrefix(k, config.EnvPrefix+"_") {
+					t.Errorf("unexpected variable %s", k)
+				}
+			}
+		})
+	}
+}
+
+func TestUnitBuildJobOffsetsFile(t *testing.T) {
+	job := buildJob(t, testutil.MakeRequest("ns", "a").Offsets(
+		v1alpha1.PartitionOffset{Topic: "orders", Partition: 0, Offset: 5},
+		v1alpha1.PartitionOffset{Topic: "orders", Partition: 1, Offset: 9},
+	))
+	raw := job.Spec.Template.Annotations[v1alpha1.AnnotationOffsets]
+	var got []config.PartitionOffset
+	if err := json.Unmarshal([]byte(raw), &got); err != nil {
+		t.Fatalf("offsets annotation %q: %v", raw, err)
+	}
+	// The runner's own validator accepts what it will read.
+	if err := config.ValidateOffsets(got, "file"); err != nil || len(got) != 2 || got[1].Offset != 9 {
+		t.Fatalf("offsets = %+v, %v", got, err)
+	}
+	vol := job.Spec.Template.Spec.Volumes[0]
+	if vol.DownwardAPI == nil || vol.DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.annotations['kafkareplay.dev/offsets']" || vol.DownwardAPI.Items[0].Path != "offsets.json" {
+		t.Fatalf("target volume = %+v", vol)
+	}
+	m := job.Spec.Template.Spec.Containers[0].VolumeMounts[0]
+	if m.MountPath != "/etc/kafka-replay/target" || !m.ReadOnly {
+		t.Fatalf("mount = %+v", m)
+	}
+}
+
+func TestUnitBuildJobKafkaConfigVolume(t *testing.T) {
+	job := buildJob(t, testutil.MakeRequest("ns", "a").ConfigMap("props").Secret("creds"))
+	spec := job.Spec.Template.Spec
+	if len(spec.Volumes) != 1 || spec.Volumes[0].Projected == nil {
+		t.Fatalf("volumes = %+v", spec.Volumes)
+	}
+	src := spec.Volumes[0].Projected.Sources
+	if len(src) != 2 || src[0].ConfigMap.Name != "props" || src[1].Secret.Name != "creds" {
+		t.Fatalf("sources = %+v", src)
+	}
+	if m := spec.Containers[0].VolumeMounts[0]; !m.ReadOnly || m.MountPath != "/etc/kafka-replay/kafka" {
+		t.Fatalf("mount = %+v", m)
+	}
+	// Credentials are referenced, never copied.
+	b, _ := json.Marshal(job)
+	if strings.Contains(string(b), "stringData") || strings.Contains(string(b), "\"data\"") {
+		t.Fatalf("job carries data: %s", b)
+	}
+}
+
+func TestUnitBuildJobSettings(t *testing.T) {
+	job := buildJob(t, testutil.MakeRequest("team-a", "replay-orders"))
+	spec := job.Spec
+	pod := spec.Template.Spec
+	c := pod.Containers[0]
+
+	if job.Namespace != "team-a" || !strings.HasPrefix(job.Name, "replay-orders-") {
+		t.Errorf("job %s/%s", job.Namespace, job.Name)
+	}
+	if ref := job.OwnerReferences[0]; ref.Kind != "ReplayRequest" || ref.Name != "replay-orders" || !*ref.Controller || !*ref.BlockOwnerDeletion {
+		t.Errorf("owner = %+v", ref)
+	}
+	for _, labels := range []map[string]string{job.Labels, spec.Template.Labels} {
+		if labels[v1alpha1.LabelRunner] != "true" || labels[v1alpha1.LabelRequest] != "replay-orders" || labels[v1alpha1.LabelGroup] != "orders" || labels[v1alpha1.LabelStage] != "apply" {
+			t.Errorf("labels = %v", labels)
+		}
+	}
+	if job.Annotations[v1alpha1.AnnotationGroup] != "orders" || job.Annotations[v1alpha1.AnnotationRequest] != "replay-orders" {
+		t.Errorf("annotations = %v", job.Annotations)
+	}
+	if pod.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("restartPolicy = %s", pod.RestartPolicy)
+	}
+	if ptr.Deref(pod.AutomountServiceAccountToken, true) {
+		t.Errorf("automountServiceAccountToken must be false")
+	}
+	if c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError || c.TerminationMessagePath != config.DefaultTerminationMessagePath {
+		t.Errorf("termination message %s %s", c.TerminationMessagePolicy, c.TerminationMessagePath)
+	}
+	// Restricted Pod Security Standard.
+	psc, sc := pod.SecurityContext, c.SecurityContext
+	if !*psc.RunAsNonRoot || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod security context %+v", psc)
+	}
+	if *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem || !*sc.RunAsNonRoot || sc.Capabilities.Drop[0] != "ALL" {
+		t.Errorf("container security context %+v", sc)
+	}
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Limits.Memory().IsZero() {
+		t.Errorf("resources %+v", c.Resources)
+	}
+	if *spec.ActiveDeadlineSeconds != 600 || *spec.BackoffLimit != 2 {
+		t.Errorf("deadline %d backoff %d", *spec.ActiveDeadlineSeconds, *spec.BackoffLimit)
+	}
+	if *spec.PodReplacementPolicy != batchv1.Failed {
+		t.Errorf("podReplacementPolicy %s", *spec.PodReplacementPolicy)
+	}
+}
+
+func TestUnitPodFailurePolicyFollowsTheRunnersExitCodes(t *testing.T) {
+	p := PodFailurePolicy()
+	fail := p.Rules[0]
+	if fail.Action != batchv1.PodFailurePolicyActionFailJob || *fail.OnExitCodes.ContainerName != ContainerName || fail.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn {
+		t.Fatalf("rule 0 = %+v", fail)
+	}
+	got := fail.OnExitCodes.Values
+	want := []int32{int32(report.ExitInvalidInput), int32(report.ExitGroupActive)}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("FailJob exit codes = %v, want %v", got, want)
+	}
+	ignore := p.Rules[1]
+	if ignore.Action != batchv1.PodFailurePolicyActionIgnore || ignore.OnPodConditions[0].Type != corev1.DisruptionTarget {
+		t.Fatalf("rule 1 = %+v", ignore)
+	}
+}
+
+func TestUnitBuildJobOverrides(t *testing.T) {
+	res := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	job := buildJob(t, testutil.MakeRequest("ns", "a").Wait(time.Minute).Runner(v1alpha1.RunnerOverrides{
+		Image: "example.com/runner:dev", ServiceAccountName: "replayer", Resources: &res, ActiveDeadlineSeconds: ptr.To[int64](30),
+	}))
+	pod := job.Spec.Template.Spec
+	if pod.Containers[0].Image != "example.com/runner:dev" || pod.ServiceAccountName != "replayer" ||
+		!pod.Containers[0].Resources.Limits.Memory().Equal(resource.MustParse("1Gi")) || *job.Spec.ActiveDeadlineSeconds != 30 {
+		t.Fatalf("overrides not applied: %+v", pod)
+	}
+	// Without an override the deadline makes room for the wait.
+	job = buildJob(t, testutil.MakeRequest("ns", "a").Wait(time.Minute))
+	if *job.Spec.ActiveDeadlineSeconds != 660 {
+		t.Fatalf("deadline = %d, want 600+60", *job.Spec.ActiveDeadlineSeconds)
+	}
+}
+
+func TestUnitJobNameIsDeterministicAndValid(t *testing.T) {
+	long := strings.Repeat("replay.orders-", 18)[:250]
+	for _, name := range []string{"a", "replay-orders", long, "x.y.z"} {
+		rr := testutil.MakeRequest("ns", name).UID("uid-1").Obj()
+		n1, n2 := JobName(rr, StageApply), JobName(rr, StageApply)
+		if n1 != n2 {
+			t.Fatalf("JobName not deterministic: %s %s", n1, n2)
+		}
+		if errs := validation.IsDNS1123Label(n1); len(errs) > 0 || len(n1) > maxJobNameLength {
+			t.Fatalf("JobName(%q) = %q: %v", name, n1, errs)
+		}
+		other := testutil.MakeRequest("ns", name).UID("uid-2").Obj()
+		if JobName(other, StageApply) == n1 {
+			t.Fatalf("a recreated request reuses Job name %s", n1)
+		}
+		if JobName(rr, Stage("plan")) == n1 {
+			t.Fatalf("another stage reuses Job name %s", n1)
+		}
+	}
+}
+
+func TestUnitLabelsHashInvalidGroupNames(t *testing.T) {
+	group := "orders consumer/with spaces and a very long name that is not a label value at all"
+	job := buildJob(t, testutil.MakeRequest("ns", "a").Group(group))
+	v := job.Labels[v1alpha1.LabelGroup]
+	if !strings.HasPrefix(v, v1alpha1.HashedLabelPrefix) || len(validation.IsValidLabelValue(v)) > 0 {
+		t.Fatalf("group label = %q", v)
+	}
+	if job.Annotations[v1alpha1.AnnotationGroup] != group {
+		t.Fatalf("group annotation = %q", job.Annotations[v1alpha1.AnnotationGroup])
+	}
+	if v1alpha1.LabelValue(group) != v || v1alpha1.LabelValue("orders") != "orders" {
+		t.Fatal("LabelValue is not stable")
+	}
+}
+
+func TestUnitBuildJobNeedsAResolvedTarget(t *testing.T) {
+	if _, err := BuildJob(testutil.MakeRequest("ns", "a").Obj(), StageApply, DefaultOptions()); err == nil {
+		t.Fatal("BuildJob without a resolved target succeeded")
+	}
+}

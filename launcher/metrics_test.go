@@ -1,0 +1,33 @@
+package launcher
+
+import (
+	"testing"
+
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+func TestUnitObserveOutcome(t *testing.T) {
+	before := promtest.ToFloat64(requestsTotal.WithLabelValues(OutcomeSucceeded, "Applied"))
+	reconsumed := promtest.ToFloat64(messagesReconsumed)
+	observeOutcome(Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("g", report.ExitOK, 40, 2), FinishedAt: t0}, t0.Add(-30e9))
+	if got := promtest.ToFloat64(requestsTotal.WithLabelValues(OutcomeSucceeded, "Applied")); got != before+1 {
+		t.Fatalf("requests_total = %v, want %v", got, before+1)
+	}
+	if got := promtest.ToFloat64(messagesReconsumed); got != reconsumed+42 {
+		t.Fatalf("messages_reconsumed_total = %v, want +42", got)
+	}
+	// A dry run re-consumes nothing.
+	dry := testutil.Result("g", report.ExitOK, 5)
+	dry.DryRun = true
+	observeOutcome(Outcome{Succeeded: true, Reason: "DryRun", Result: dry}, t0)
+	if got := promtest.ToFloat64(messagesReconsumed); got != reconsumed+42 {
+		t.Fatalf("dry run counted: %v", got)
+	}
+	if n := promtest.CollectAndCount(requestDuration); n == 0 {
+		t.Fatal("no duration observed")
+	}
+}

@@ -1,0 +1,195 @@
+package launcher
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+var t0 = time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
+
+func finishedJob(t *testing.T, succeeded bool, reason string) *batchv1.Job {
+	t.Helper()
+	job := buildJob(t, testutil.MakeRequest("ns", "a"))
+	job.UID = "job-uid"
+	if succeeded {
+		testutil.Complete(job, t0)
+	} else {
+		testutil.Fail(job, reason, t0)
+	}
+	return job
+}
+
+func podWith(job *batchv1.Job, name string, code int32, msg string, at time.Time) corev1.Pod {
+	p := testutil.PodFor(job, name)
+	testutil.Terminated(p, code, msg, at)
+	return *p
+}
+
+func TestUnitJobOutcome(t *testing.T) {
+	applied := testutil.Result("orders", report.ExitOK, 10, 5)
+	dry := testutil.Result("orders", report.ExitOK, 3)
+	dry.DryRun, dry.Reason = true, report.ReasonDryRun
+	again := testutil.Result("orders", report.ExitOK, 3)
+	again.AlreadyApplied, again.Reason = true, report.ReasonAlreadyApplied
+
+	cases := []struct {
+		name       string
+		succeeded  bool
+		jobReason  string
+		pods       func(job *batchv1.Job) []corev1.Pod
+		wantOK     bool
+		wantReason string
+		wantMsg    string
+		wantResult bool
+	}{
+		{"applied", true, "", func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{podWith(j, "p1", 0, testutil.Compact(applied), t0)}
+		}, true, "Applied", "2 partitions moved, 15 messages", true},
+		{"dry run", true, "", func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{podWith(j, "p1", 0, testutil.Compact(dry), t0)}
+		}, true, "DryRun", "dry run: 1 partitions planned", true},
+		{"already applied", true, "", func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{podWith(j, "p1", 0, testutil.Compact(again), t0)}
+		}, true, "AlreadyApplied", "already applied", true},
+		{"completed without a result", true, "", func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{podWith(j, "p1", 0, "", t0)}
+		}, true, ReasonCompleted, "no result", false},
+	}
+	for _, code := range []report.ExitCode{report.ExitInternal, report.ExitInvalidInput, report.ExitGroupActive, report.ExitKafkaError, report.ExitPartiallyApplied, report.ExitInterrupted} {
+		r := testutil.Result("orders", code, 1)
+		cases = append(cases, struct {
+			name       string
+			succeeded  bool
+			jobReason  string
+			pods       func(job *batchv1.Job) []corev1.Pod
+			wantOK     bool
+			wantReason string
+			wantMsg    string
+			wantResult bool
+		}{"runner " + string(report.ReasonForExitCode(code)), false, batchv1.JobReasonPodFailurePolicy, func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{podWith(j, "p1", int32(code), testutil.Compact(r), t0)}
+		}, false, string(report.ReasonForExitCode(code)), "runner failed", true})
+	}
+	cases = append(cases, []struct {
+		name       string
+		succeeded  bool
+		jobReason  string
+		pods       func(job *batchv1.Job) []corev1.Pod
+		wantOK     bool
+		wantReason string
+		wantMsg    string
+		wantResult bool
+	}{
+		{"crash without a result: logs fallback", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{podWith(j, "p1", 4, "connecting...\nbroker down: all brokers unreachable\n", t0)}
+		}, false, "KafkaError", "exited with code 4: broker down", false},
+		{"last attempt wins", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{
+				podWith(j, "p2", 5, testutil.Compact(testutil.Result("orders", report.ExitPartiallyApplied, 1)), t0),
+				podWith(j, "p1", 4, testutil.Compact(testutil.Result("orders", report.ExitKafkaError, 1)), t0.Add(-time.Minute)),
+			}
+		}, false, "PartiallyApplied", "", true},
+		{"deadline exceeded", false, batchv1.JobReasonDeadlineExceeded, func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{podWith(j, "p1", 137, "", t0)}
+		}, false, ReasonDeadlineExceeded, "activeDeadlineSeconds (600)", false},
+		{"unknown exit code", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{podWith(j, "p1", 139, "segfault", t0)}
+		}, false, "InternalError", "code 139", false},
+		{"no pod left", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod { return nil },
+			false, ReasonJobFailed, "BackoffLimitExceeded", false},
+	}...)
+
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := finishedJob(t, tc.succeeded, tc.jobReason)
+			o := JobOutcome(job, tc.pods(job))
+			if o.Succeeded != tc.wantOK || o.Reason != tc.wantReason || !strings.Contains(o.Message, tc.wantMsg) || (o.Result != nil) != tc.wantResult {
+				t.Fatalf("outcome = %+v, want ok=%v reason=%s message~%q result=%v", o, tc.wantOK, tc.wantReason, tc.wantMsg, tc.wantResult)
+			}
+			if !o.FinishedAt.Equal(t0) {
+				t.Fatalf("finishedAt = %v", o.FinishedAt)
+			}
+		})
+	}
+}
+
+func TestUnitJobFinished(t *testing.T) {
+	job := buildJob(t, testutil.MakeRequest("ns", "a"))
+	if f, _, _ := JobFinished(job); f {
+		t.Fatal("new Job finished")
+	}
+	// FailureTarget alone: pods are still terminating.
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}}
+	if f, _, _ := JobFinished(job); f {
+		t.Fatal("FailureTarget counted as finished")
+	}
+	testutil.Complete(job, t0)
+	if f, ok, _ := JobFinished(job); !f || !ok {
+		t.Fatal("Complete not finished")
+	}
+}
+
+func TestUnitFinishSetsConditionsAndPhase(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "a").Obj()
+	rr.Generation = 1
+	if PhaseFor(rr.Status.Conditions) != v1alpha1.PhasePending {
+		t.Fatal("new request not Pending")
+	}
+	rr.Status.JobName = "a-123"
+	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, "")
+	if PhaseFor(rr.Status.Conditions) != v1alpha1.PhaseRunning {
+		t.Fatal("not Running")
+	}
+	res := testutil.Result("orders", report.ExitOK, 10, -2)
+	Finish(rr, Outcome{Succeeded: true, Reason: "Applied", Message: "ok", Result: res, FinishedAt: t0}, strings.Repeat("x", 5000)+"\nlast line", t0.Add(time.Hour))
+	if rr.Status.Phase != v1alpha1.PhaseSucceeded || !meta.IsStatusConditionTrue(rr.Status.Conditions, v1alpha1.ConditionSucceeded) ||
+		meta.IsStatusConditionTrue(rr.Status.Conditions, v1alpha1.ConditionRunning) {
+		t.Fatalf("status = %+v", rr.Status)
+	}
+	if !rr.Status.CompletionTime.Time.Equal(t0) || rr.Status.ObservedGeneration != 1 {
+		t.Fatalf("completion %v generation %d", rr.Status.CompletionTime, rr.Status.ObservedGeneration)
+	}
+	r := rr.Status.Result
+	if r.Totals.MessagesToReconsume != 10 || r.Totals.MessagesSkipped != 2 || len(r.Partitions) != 2 || *r.Partitions[1].Delta != -2 || *r.Partitions[0].PreviousOffset != 1000 {
+		t.Fatalf("result = %+v", r)
+	}
+	if len(rr.Status.LogTail) > 4096 || rr.Status.LogTail != "last line" {
+		t.Fatalf("log tail = %q", rr.Status.LogTail)
+	}
+	if !IsFinished(rr) {
+		t.Fatal("not finished")
+	}
+
+	failed := testutil.MakeRequest("ns", "b").Obj()
+	Finish(failed, Outcome{Reason: "GroupActive", Message: "2 members"}, "", t0)
+	c := meta.FindStatusCondition(failed.Status.Conditions, v1alpha1.ConditionSucceeded)
+	if failed.Status.Phase != v1alpha1.PhaseFailed || c.Status != metav1.ConditionFalse || c.Reason != "GroupActive" {
+		t.Fatalf("failed status = %+v", failed.Status)
+	}
+	if meta.FindStatusCondition(failed.Status.Conditions, v1alpha1.ConditionRunning) != nil {
+		t.Fatal("Running set on a request that never ran")
+	}
+}
+
+func TestUnitTailAndTruncateKeepUTF8(t *testing.T) {
+	s := strings.Repeat("é", 3000)
+	if got := truncate(s, 1001); len(got) > 1001 || !strings.HasPrefix(s, got) || !utf8Valid(got) {
+		t.Fatalf("truncate broke UTF-8")
+	}
+	if got := tail(s, 1001); len(got) > 1001 || !strings.HasSuffix(s, got) || !utf8Valid(got) {
+		t.Fatalf("tail broke UTF-8")
+	}
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "?") == s }

@@ -1,0 +1,282 @@
+// Package testutil has small builders for the objects the launcher's tests
+// use: requests, the Jobs and pods the Job controller would make, and runner
+// results. They set only what a test names; everything else is a sensible
+// default.
+package testutil
+
+import (
+	"encoding/json"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// RequestWrapper builds a ReplayRequest.
+type RequestWrapper struct{ v1alpha1.ReplayRequest }
+
+// MakeRequest returns a valid request: group "orders" on kafka:9092, target
+// Earliest.
+func MakeRequest(ns, name string) *RequestWrapper {
+	earliest := v1alpha1.PositionEarliest
+	return &RequestWrapper{v1alpha1.ReplayRequest{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.ReplayRequestSpec{
+			Kafka:           v1alpha1.KafkaConnection{BootstrapServers: "kafka:9092"},
+			Group:           "orders",
+			Target:          v1alpha1.Target{Position: &earliest},
+			WhenGroupActive: v1alpha1.GroupActiveFail,
+		},
+	}}
+}
+
+// Obj returns the request.
+func (w *RequestWrapper) Obj() *v1alpha1.ReplayRequest { return &w.ReplayRequest }
+
+// UID sets the UID (unit tests; the API server sets it for real).
+func (w *RequestWrapper) UID(uid string) *RequestWrapper { w.ObjectMeta.UID = types.UID(uid); return w }
+
+// Created sets the creation time (unit tests).
+func (w *RequestWrapper) Created(t time.Time) *RequestWrapper {
+	w.CreationTimestamp = metav1.NewTime(t)
+	return w
+}
+
+// Bootstrap sets kafka.bootstrapServers.
+func (w *RequestWrapper) Bootstrap(s string) *RequestWrapper {
+	w.Spec.Kafka.BootstrapServers = s
+	return w
+}
+
+// Group sets the consumer group.
+func (w *RequestWrapper) Group(g string) *RequestWrapper { w.Spec.Group = g; return w }
+
+// Topic adds a topic, with optional partitions.
+func (w *RequestWrapper) Topic(name string, partitions ...int32) *RequestWrapper {
+	w.Spec.Topics = append(w.Spec.Topics, v1alpha1.TopicSelector{Name: name, Partitions: partitions})
+	return w
+}
+
+// Target replaces the target.
+func (w *RequestWrapper) Target(t v1alpha1.Target) *RequestWrapper { w.Spec.Target = t; return w }
+
+// Time targets an RFC3339 time.
+func (w *RequestWrapper) Time(s string) *RequestWrapper {
+	return w.Target(v1alpha1.Target{Time: &s})
+}
+
+// Ago targets a time relative to acceptance.
+func (w *RequestWrapper) Ago(d time.Duration) *RequestWrapper {
+	return w.Target(v1alpha1.Target{Ago: &metav1.Duration{Duration: d}})
+}
+
+// Position targets Earliest or Latest.
+func (w *RequestWrapper) Position(p v1alpha1.Position) *RequestWrapper {
+	return w.Target(v1alpha1.Target{Position: &p})
+}
+
+// Offset targets an absolute offset.
+func (w *RequestWrapper) Offset(n int64) *RequestWrapper {
+	return w.Target(v1alpha1.Target{Offset: &n})
+}
+
+// ShiftBy targets a relative move.
+func (w *RequestWrapper) ShiftBy(n int64) *RequestWrapper {
+	return w.Target(v1alpha1.Target{ShiftBy: &n})
+}
+
+// FromGroup targets another group's offsets.
+func (w *RequestWrapper) FromGroup(g string) *RequestWrapper {
+	return w.Target(v1alpha1.Target{FromGroup: &g})
+}
+
+// Offsets targets explicit offsets.
+func (w *RequestWrapper) Offsets(offs ...v1alpha1.PartitionOffset) *RequestWrapper {
+	return w.Target(v1alpha1.Target{Offsets: offs})
+}
+
+// DryRun plans only.
+func (w *RequestWrapper) DryRun() *RequestWrapper { w.Spec.DryRun = true; return w }
+
+// Wait sets whenGroupActive: Wait with a timeout.
+func (w *RequestWrapper) Wait(d time.Duration) *RequestWrapper {
+	w.Spec.WhenGroupActive = v1alpha1.GroupActiveWait
+	w.Spec.WaitTimeout = &metav1.Duration{Duration: d}
+	return w
+}
+
+// ConfigMap and Secret reference the Kafka configuration.
+func (w *RequestWrapper) ConfigMap(name string) *RequestWrapper {
+	w.Spec.Kafka.ConfigMapRef = &v1alpha1.LocalObjectReference{Name: name}
+	return w
+}
+
+// Secret references a Secret of librdkafka properties.
+func (w *RequestWrapper) Secret(name string) *RequestWrapper {
+	w.Spec.Kafka.SecretRef = &v1alpha1.LocalObjectReference{Name: name}
+	return w
+}
+
+// Runner sets runner overrides.
+func (w *RequestWrapper) Runner(o v1alpha1.RunnerOverrides) *RequestWrapper {
+	w.Spec.Runner = &o
+	return w
+}
+
+// Resolved marks the request accepted with a resolved target (unit tests).
+func (w *RequestWrapper) Resolved(target string) *RequestWrapper {
+	w.Status.ResolvedTarget = target
+	return w
+}
+
+// --- Jobs and pods, as the Job controller and the kubelet leave them ---
+
+// Started sets the status a running Job has.
+func Started(job *batchv1.Job, at time.Time) {
+	job.Status.StartTime = &metav1.Time{Time: at}
+	job.Status.Active = 1
+}
+
+// Complete sets the status of a Job whose pod succeeded, the way the Job
+// controller writes it (SuccessCriteriaMet, then Complete).
+func Complete(job *batchv1.Job, at time.Time) {
+	if job.Status.StartTime == nil {
+		job.Status.StartTime = &metav1.Time{Time: at.Add(-time.Second)}
+	}
+	job.Status.Active = 0
+	job.Status.Ready = ptr.To[int32](0)
+	job.Status.Succeeded = 1
+	job.Status.CompletionTime = &metav1.Time{Time: at}
+	job.Status.Conditions = append(job.Status.Conditions,
+		batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: metav1.NewTime(at), LastProbeTime: metav1.NewTime(at)},
+		batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: metav1.NewTime(at), LastProbeTime: metav1.NewTime(at)},
+	)
+}
+
+// Fail sets the status of a failed Job (FailureTarget, then Failed) with the
+// Job controller's reason: PodFailurePolicy, BackoffLimitExceeded or
+// DeadlineExceeded.
+func Fail(job *batchv1.Job, reason string, at time.Time) {
+	if job.Status.StartTime == nil {
+		job.Status.StartTime = &metav1.Time{Time: at.Add(-time.Second)}
+	}
+	job.Status.Active = 0
+	job.Status.Ready = ptr.To[int32](0)
+	job.Status.Failed++
+	job.Status.Conditions = append(job.Status.Conditions,
+		batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason, Message: "failed: " + reason, LastTransitionTime: metav1.NewTime(at), LastProbeTime: metav1.NewTime(at)},
+		batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason, Message: "failed: " + reason, LastTransitionTime: metav1.NewTime(at), LastProbeTime: metav1.NewTime(at)},
+	)
+}
+
+// PodFor makes the pod the Job controller would create for a Job: the
+// template's labels and annotations plus the controller labels, owned by the
+// Job.
+func PodFor(job *batchv1.Job, name string) *corev1.Pod {
+	labels := map[string]string{}
+	for k, v := range job.Spec.Template.Labels {
+		labels[k] = v
+	}
+	labels[batchv1.ControllerUidLabel] = string(job.UID)
+	labels[batchv1.JobNameLabel] = job.Name
+	annotations := map[string]string{}
+	for k, v := range job.Spec.Template.Annotations {
+		annotations[k] = v
+	}
+	if req, ok := job.Annotations[v1alpha1.AnnotationRequest]; ok {
+		annotations[v1alpha1.AnnotationRequest] = req
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   job.Namespace,
+			Name:        name,
+			Labels:      labels,
+			Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+}
+
+// Terminated sets a pod's status as the kubelet leaves it after the runner
+// container exited with code and termination message msg.
+func Terminated(pod *corev1.Pod, code int32, msg string, at time.Time) {
+	pod.Status.Phase = corev1.PodSucceeded
+	reason := "Completed"
+	if code != 0 {
+		pod.Status.Phase = corev1.PodFailed
+		reason = "Error"
+	}
+	pod.Status.StartTime = &metav1.Time{Time: at.Add(-time.Second)}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name:  "runner",
+		Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode:   code,
+			Reason:     reason,
+			Message:    msg,
+			StartedAt:  metav1.NewTime(at.Add(-time.Second)),
+			FinishedAt: metav1.NewTime(at),
+		}},
+	}}
+}
+
+// --- runner results ---
+
+// Result builds a runner result for group with one partition per delta.
+func Result(group string, code report.ExitCode, deltas ...int64) *report.Result {
+	r := &report.Result{
+		Schema:     report.Schema,
+		Group:      group,
+		RunID:      "run-1",
+		Target:     report.Target{Given: "earliest", Resolved: "earliest"},
+		ExitCode:   code,
+		Reason:     report.ReasonApplied,
+		StartedAt:  time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC),
+		FinishedAt: time.Date(2026, 3, 1, 9, 30, 1, 0, time.UTC),
+	}
+	if code != report.ExitOK {
+		r.Reason = report.ReasonForExitCode(code)
+		r.Error = "runner failed: " + string(r.Reason)
+	}
+	for i, d := range deltas {
+		prev := int64(1000)
+		delta := d
+		r.Partitions = append(r.Partitions, report.Partition{
+			Topic: "orders", Partition: int32(i), PreviousOffset: &prev, NewOffset: prev - d, Delta: &delta,
+			LogStartOffset: 0, LogEndOffset: 2000,
+		})
+	}
+	r.Summarize()
+	return r
+}
+
+// Compact encodes a result as the runner writes it to its termination
+// message.
+func Compact(r *report.Result) string {
+	b, err := report.Compact(r, report.MaxTerminationMessageBytes)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// JSON encodes anything, for table tests.
+func JSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
