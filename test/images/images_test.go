@@ -1,0 +1,540 @@
+// Package images tests the container images built from Dockerfile.runner and
+// Dockerfile.launcher by images/build: the runner image replays a consumer
+// group against an embedded Kafka cluster with a read-only root filesystem
+// and a non-root user; both images are small, carry their OCI labels, run
+// as 65532, hold static binaries and contain neither a shell nor a package
+// manager.
+//
+// It builds the images (podman with local stand-in bases on machines without
+// a registry; docker when a docker engine answers), so it takes minutes cold
+// and well under one minute warm. It is skipped only in -short mode.
+package images
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
+)
+
+const (
+	// The runner's goal is under 25 MB; the bound leaves room but still
+	// catches a regression such as a dynamic build or a distro base.
+	maxRunnerBytes   = 40 << 20
+	maxLauncherBytes = 80 << 20
+
+	nonroot = "65532:65532"
+)
+
+// image is one image under test.
+type image struct {
+	name      string // runner or launcher
+	ref       string
+	binary    string // path of the entrypoint binary in the image
+	maxBytes  int64
+	goalBytes int64 // 0: no goal beyond maxBytes
+	wantTitle string
+	revision  string // the revision label images/build was asked for
+}
+
+// engine runs docker or podman with the flags this kind of machine needs.
+type engine struct {
+	name string
+	base []string // argv prefix: the CLI and its global flags
+	run  []string // flags for `run` and `create` beyond the test's own
+}
+
+func detectEngine(t *testing.T) engine {
+	t.Helper()
+	name := os.Getenv("ENGINE")
+	if name == "" {
+		if _, err := exec.LookPath("docker"); err == nil && exec.Command("docker", "info").Run() == nil {
+			name = "docker"
+		} else {
+			name = "podman"
+		}
+	}
+	if _, err := exec.LookPath(name); err != nil {
+		t.Fatalf("%s not found: the image test needs podman (or a docker engine); .ci/run installs podman", name)
+	}
+	e := engine{name: name, base: []string{name}}
+	limits := []string{"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"}
+	if name == "podman" {
+		runtime := os.Getenv("PODMAN_RUNTIME")
+		if runtime == "" {
+			runtime = "runc" // crun fails on these machines' hybrid cgroups
+		}
+		e.base = append(e.base, "--runtime", runtime)
+		if d := os.Getenv("PODMAN_STORAGE_DRIVER"); d != "" {
+			e.base = append(e.base, "--storage-driver", d)
+		}
+		// podman's --read-only adds writable tmpfs on /tmp, /var/tmp and
+		// /run unless told not to; docker's does not. Without them the
+		// root filesystem is read-only everywhere, as in a pod.
+		e.run = append([]string{"--read-only-tmpfs=false"}, limits...)
+	} else {
+		e.run = limits
+	}
+	return e
+}
+
+func (e engine) cmd(ctx context.Context, args ...string) *exec.Cmd {
+	argv := append(append([]string{}, e.base...), args...)
+	return exec.CommandContext(ctx, argv[0], argv[1:]...)
+}
+
+// output runs the engine and fails the test on error, with its stderr.
+func (e engine) output(t *testing.T, ctx context.Context, args ...string) []byte {
+	t.Helper()
+	var stderr bytes.Buffer
+	c := e.cmd(ctx, args...)
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", e.name, strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "images", "build")); err != nil {
+		t.Fatalf("images/build not found from %s: %v", root, err)
+	}
+	return root
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func TestImages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds container images (minutes cold); skipped in -short mode")
+	}
+	root := repoRoot(t)
+	eng := detectEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Minute)
+	defer cancel()
+
+	images := []image{{
+		name: "runner", ref: envOr("RUNNER_IMAGE", "localhost/kafka-replay-runner:dev"), binary: "runner",
+		maxBytes: maxRunnerBytes, goalBytes: 25 << 20, wantTitle: "kafka-replay-runner",
+	}}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "launcher")); err == nil {
+		images = append(images, image{
+			name: "launcher", ref: envOr("LAUNCHER_IMAGE", "localhost/kafka-replay-launcher:dev"), binary: "launcher",
+			maxBytes: maxLauncherBytes, wantTitle: "kafka-replay-launcher",
+		})
+	} else {
+		t.Log("cmd/launcher does not exist: testing the runner image only")
+	}
+
+	// Build both images from the real Dockerfiles, as a user would.
+	start := time.Now()
+	build := exec.CommandContext(ctx, filepath.Join(root, "images", "build"))
+	build.Dir = root
+	// A revision of the test's own: the label check then proves that no
+	// stale cached layer kept an older build's labels.
+	revision := "test-" + time.Now().UTC().Format("20060102T150405.000000000")
+	if head, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "HEAD").Output(); err == nil {
+		revision = strings.TrimSpace(string(head)) + "+" + revision
+	}
+	build.Env = append(os.Environ(), "ENGINE="+eng.name, "REVISION="+revision)
+	for i := range images {
+		images[i].revision = revision
+	}
+	for _, im := range images {
+		build.Env = append(build.Env, strings.ToUpper(im.name)+"_IMAGE="+im.ref)
+	}
+	var buildLog bytes.Buffer
+	build.Stdout, build.Stderr = &buildLog, &buildLog
+	if err := build.Run(); err != nil {
+		t.Fatalf("images/build: %v\n%s", err, tail(buildLog.String(), 80))
+	}
+	t.Logf("images/build with %s took %s", eng.name, time.Since(start).Round(time.Second))
+	for _, line := range strings.Split(buildLog.String(), "\n") {
+		if strings.HasPrefix(line, "== images/build:") {
+			t.Log(line)
+		}
+	}
+
+	t.Run("RunnerReplaysReadOnlyNonRoot", func(t *testing.T) {
+		testRunnerReplay(t, ctx, eng, images[0].ref)
+	})
+	for _, im := range images {
+		t.Run("Config/"+im.name, func(t *testing.T) { testConfig(t, ctx, eng, im) })
+		t.Run("Filesystem/"+im.name, func(t *testing.T) { testFilesystem(t, ctx, eng, im) })
+		t.Run("Starts/"+im.name, func(t *testing.T) { testStarts(t, ctx, eng, im) })
+	}
+}
+
+// testRunnerReplay runs the runner image the way a Job does: read-only root,
+// user 65532, configuration through REPLAY_* variables, the result file and
+// the termination message on mounts. The offsets an independent client reads
+// back must be the result's new offsets.
+func testRunnerReplay(t *testing.T, ctx context.Context, eng engine, ref string) {
+	const (
+		topic      = "orders"
+		partitions = 4
+		records    = 100
+		group      = "billing"
+		committed  = 80
+	)
+	c := kafkatest.New(t, 3) // listens on 127.0.0.1: reachable with --network host
+	base := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if err := c.Seed(ctx, topic, partitions, records, base, time.Second); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	offs := kafkatest.Offsets{topic: {}}
+	for p := int32(0); p < partitions; p++ {
+		offs[topic][p] = committed
+	}
+	if err := c.Commit(ctx, group, offs, "consumer"); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+
+	// The container user must be able to write the mounts, as with a
+	// pod's emptyDir and the kubelet's termination-log file.
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	term := filepath.Join(dir, "termination-log")
+	if err := os.WriteFile(term, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(term, 0o666); err != nil { // umask
+		t.Fatal(err)
+	}
+	runID := fmt.Sprintf("image-test-%d", time.Now().UnixNano())
+
+	run := func(withTermination bool) (int, string, string) {
+		t.Helper()
+		args := []string{"run", "--rm", "--read-only", "--user", nonroot, "--network", "host"}
+		args = append(args, eng.run...)
+		args = append(args, "-v", dir+":/out")
+		if withTermination {
+			args = append(args, "-v", term+":/dev/termination-log")
+		}
+		args = append(args,
+			"-e", "REPLAY_BOOTSTRAP_SERVERS="+c.Bootstrap(),
+			"-e", "REPLAY_GROUP="+group,
+			"-e", "REPLAY_TOPICS="+topic,
+			"-e", "REPLAY_TO=shift:-30",
+			"-e", "REPLAY_RUN_ID="+runID,
+			"-e", "REPLAY_RESULT_FILE=/out/result.json",
+			"-e", "REPLAY_OUTPUT=json",
+			"-e", "REPLAY_TIMEOUT=60s",
+			ref)
+		var stdout, stderr bytes.Buffer
+		cmd := eng.cmd(ctx, args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		err := cmd.Run()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%s run: %v\n%s", eng.name, err, stderr.String())
+		}
+		t.Logf("runner container exited %d in %s", code, time.Since(start).Round(time.Millisecond))
+		return code, stdout.String(), stderr.String()
+	}
+
+	code, stdout, stderr := run(true)
+	if code != int(report.ExitOK) {
+		t.Fatalf("runner exited %d, want 0\nstderr:\n%s\nstdout:\n%s", code, stderr, stdout)
+	}
+	res := decode(t, filepath.Join(dir, "result.json"))
+	if int(res.ExitCode) != code || res.Reason != report.ReasonApplied || res.DryRun || res.AlreadyApplied {
+		t.Fatalf("result: exit %d reason %s dryRun %v alreadyApplied %v, want 0 Applied\n%s", res.ExitCode, res.Reason, res.DryRun, res.AlreadyApplied, stderr)
+	}
+	if res.RunID != runID || res.Group != group {
+		t.Errorf("result runId %q group %q, want %q %q", res.RunID, res.Group, runID, group)
+	}
+	if len(res.Partitions) != partitions {
+		t.Fatalf("result has %d partitions, want %d", len(res.Partitions), partitions)
+	}
+	got, err := c.Committed(ctx, group)
+	if err != nil {
+		t.Fatalf("read back: %v", err)
+	}
+	for _, p := range res.Partitions {
+		co, ok := got[p.Topic][p.Partition]
+		switch {
+		case !ok:
+			t.Errorf("%s/%d: not committed", p.Topic, p.Partition)
+		case co.Offset != p.NewOffset:
+			t.Errorf("%s/%d: independent client reads %d, result says %d", p.Topic, p.Partition, co.Offset, p.NewOffset)
+		case p.NewOffset != committed-30:
+			t.Errorf("%s/%d: new offset %d, want %d (shift:-30 from %d)", p.Topic, p.Partition, p.NewOffset, committed-30, committed)
+		case !strings.Contains(co.Metadata, "run="+runID):
+			t.Errorf("%s/%d: commit metadata %q lacks run=%s", p.Topic, p.Partition, co.Metadata, runID)
+		}
+	}
+	if res.Totals.MessagesToReconsume != partitions*30 {
+		t.Errorf("messagesToReconsume %d, want %d", res.Totals.MessagesToReconsume, partitions*30)
+	}
+	// stdout carries the same result (--output json).
+	if out, err := report.Decode([]byte(stdout)); err != nil {
+		t.Errorf("stdout is not a result: %v\n%s", err, stdout)
+	} else if out.RunID != runID || len(out.Partitions) != partitions {
+		t.Errorf("stdout result differs from the result file: %+v", out)
+	}
+	// The termination message, through the mounted /dev/termination-log.
+	tm := decode(t, term)
+	if tm.RunID != runID || tm.Reason != report.ReasonApplied || tm.Totals.Partitions != partitions {
+		t.Errorf("termination message: runId %q reason %s partitions %d", tm.RunID, tm.Reason, tm.Totals.Partitions)
+	}
+	if fi, err := os.Stat(term); err == nil && fi.Size() > report.MaxTerminationMessageBytes {
+		t.Errorf("termination message is %d bytes, over %d", fi.Size(), report.MaxTerminationMessageBytes)
+	}
+
+	// A retried pod (same run ID) changes nothing and still exits 0, also
+	// when there is no termination-log mount to write to.
+	if err := os.Remove(filepath.Join(dir, "result.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = run(false)
+	if code != 0 {
+		t.Fatalf("rerun exited %d, want 0\nstderr:\n%s\nstdout:\n%s", code, stderr, stdout)
+	}
+	again := decode(t, filepath.Join(dir, "result.json"))
+	if !again.AlreadyApplied || again.Reason != report.ReasonAlreadyApplied {
+		t.Errorf("rerun: alreadyApplied %v reason %s, want true AlreadyApplied", again.AlreadyApplied, again.Reason)
+	}
+	after, err := c.Committed(ctx, group)
+	if err != nil {
+		t.Fatalf("read back: %v", err)
+	}
+	for p := int32(0); p < partitions; p++ {
+		if o := after[topic][p].Offset; o != committed-30 {
+			t.Errorf("%s/%d: %d after the rerun, want %d (a retry must not shift twice)", topic, p, o, committed-30)
+		}
+	}
+}
+
+func decode(t *testing.T, file string) *report.Result {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("read %s: %v", file, err)
+	}
+	r, err := report.Decode(b)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", file, err, b)
+	}
+	return r
+}
+
+// inspected is what both engines' `image inspect` report and the test needs.
+type inspected struct {
+	Size   int64
+	Config struct {
+		User       string
+		Entrypoint []string
+		Env        []string
+		Labels     map[string]string
+	}
+}
+
+func testConfig(t *testing.T, ctx context.Context, eng engine, im image) {
+	var all []inspected
+	if err := json.Unmarshal(eng.output(t, ctx, "image", "inspect", im.ref), &all); err != nil || len(all) != 1 {
+		t.Fatalf("image inspect %s: %v (%d images)", im.ref, err, len(all))
+	}
+	info := all[0]
+	size := fmt.Sprintf("%s image %s: %d bytes (%.1f MiB)", im.name, im.ref, info.Size, float64(info.Size)/(1<<20))
+	if im.goalBytes > 0 {
+		size += fmt.Sprintf("; goal %d MiB", im.goalBytes>>20)
+		if info.Size > im.goalBytes {
+			size += " MISSED"
+		}
+	}
+	t.Log(size)
+	if info.Size > im.maxBytes {
+		t.Errorf("%s image is %d bytes, over the %d MiB bound", im.name, info.Size, im.maxBytes>>20)
+	}
+	if info.Config.User != nonroot {
+		t.Errorf("user %q, want %q", info.Config.User, nonroot)
+	}
+	if want := []string{"/" + im.binary}; strings.Join(info.Config.Entrypoint, " ") != strings.Join(want, " ") {
+		t.Errorf("entrypoint %q, want %q", info.Config.Entrypoint, want)
+	}
+	labels := info.Config.Labels
+	for _, k := range []string{"source", "version", "revision", "licenses", "title", "description"} {
+		if labels["org.opencontainers.image."+k] == "" {
+			t.Errorf("label org.opencontainers.image.%s missing", k)
+		}
+	}
+	if got := labels["org.opencontainers.image.title"]; got != im.wantTitle {
+		t.Errorf("title label %q, want %q", got, im.wantTitle)
+	}
+	// The test gives images/build a revision of its own: a different one
+	// means a cached layer from an older build kept its labels.
+	if got := labels["org.opencontainers.image.revision"]; got != im.revision {
+		t.Errorf("revision label %q, want %q", got, im.revision)
+	}
+	t.Logf("labels: version=%s revision=%s licenses=%s", labels["org.opencontainers.image.version"],
+		labels["org.opencontainers.image.revision"], labels["org.opencontainers.image.licenses"])
+}
+
+// Base names that must not be in either image: shells, busybox and package
+// managers. Checked anywhere in the tree, not only in bin/.
+var forbidden = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "ash": true, "zsh": true, "ksh": true, "busybox": true,
+	"apt": true, "apt-get": true, "dpkg": true, "apk": true, "rpm": true, "yum": true, "dnf": true, "microdnf": true,
+}
+
+// testFilesystem exports the image's filesystem and checks what is in it:
+// only the binary, the CA bundle and the user database; nothing a shell or
+// package manager could be; the binary static and not writable by the user.
+func testFilesystem(t *testing.T, ctx context.Context, eng engine, im image) {
+	id := strings.TrimSpace(string(eng.output(t, ctx, "create", im.ref)))
+	defer func() { _ = eng.cmd(context.Background(), "rm", "-f", id).Run() }()
+	export := filepath.Join(t.TempDir(), "fs.tar")
+	eng.output(t, ctx, "export", "-o", export, id)
+
+	f, err := os.Open(export)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	allowed := map[string]bool{
+		im.binary: true, "etc/passwd": true, "etc/group": true, "etc/ssl/certs/ca-certificates.crt": true,
+	}
+	var files []string
+	var bin []byte
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read export: %v", err)
+		}
+		name := strings.TrimPrefix(path.Clean("/"+h.Name), "/")
+		if forbidden[path.Base(name)] {
+			t.Errorf("%s image contains %s", im.name, name)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			continue
+		case tar.TypeReg:
+		default: // links, devices: none expected in a scratch image
+			if !(h.Size == 0 && isEngineMount(name)) {
+				t.Errorf("%s image contains %s (type %c)", im.name, name, h.Typeflag)
+			}
+			continue
+		}
+		files = append(files, fmt.Sprintf("%s (%d bytes, %s, %d:%d)", name, h.Size, os.FileMode(h.Mode).Perm(), h.Uid, h.Gid))
+		if !allowed[name] && !(h.Size == 0 && isEngineMount(name)) {
+			t.Errorf("%s image contains unexpected file %s", im.name, name)
+		}
+		if name == im.binary {
+			if h.Uid != 0 || h.Mode&0o022 != 0 || h.Mode&0o111 == 0 {
+				t.Errorf("%s: owner %d mode %o, want root-owned, executable, not writable by others", name, h.Uid, h.Mode)
+			}
+			if bin, err = io.ReadAll(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if name == "etc/passwd" {
+			b, _ := io.ReadAll(tr)
+			if !strings.Contains(string(b), "nonroot:x:65532:65532:") {
+				t.Errorf("etc/passwd has no nonroot 65532 entry:\n%s", b)
+			}
+		}
+	}
+	sort.Strings(files)
+	t.Logf("%s image files:\n  %s", im.name, strings.Join(files, "\n  "))
+	if bin == nil {
+		t.Fatalf("%s image has no /%s", im.name, im.binary)
+	}
+	assertStatic(t, im.binary, bin)
+}
+
+// isEngineMount is a file an engine may create in a container's rootfs to
+// mount over (hosts, resolv.conf, .containerenv); never part of the image.
+func isEngineMount(name string) bool {
+	switch name {
+	case "etc/hosts", "etc/hostname", "etc/resolv.conf", "run/.containerenv", ".dockerenv":
+		return true
+	}
+	return strings.HasPrefix(name, "dev/") || strings.HasPrefix(name, "proc/") || strings.HasPrefix(name, "sys/")
+}
+
+// assertStatic checks an ELF binary needs no loader and no shared library.
+func assertStatic(t *testing.T, name string, b []byte) {
+	t.Helper()
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s is not an ELF binary: %v", name, err)
+	}
+	defer ef.Close()
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("%s has a PT_INTERP program header: dynamically linked", name)
+		}
+		if p.Type == elf.PT_DYNAMIC {
+			t.Logf("%s has a PT_DYNAMIC segment (static-pie?)", name)
+		}
+	}
+	libs, err := ef.ImportedLibraries()
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(libs) > 0 {
+		t.Errorf("%s needs shared libraries %v", name, libs)
+	}
+	t.Logf("%s: static ELF %s/%s, %d bytes, no PT_INTERP, no DT_NEEDED", name, ef.Class, ef.Machine, len(b))
+}
+
+// testStarts runs the binary's --help in the image (read-only, non-root,
+// nothing mounted): it must start on a scratch base and exit 0.
+func testStarts(t *testing.T, ctx context.Context, eng engine, im image) {
+	args := append([]string{"run", "--rm", "--read-only", "--user", nonroot, "--network", "none"}, eng.run...)
+	args = append(args, im.ref, "--help")
+	var out bytes.Buffer
+	cmd := eng.cmd(ctx, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s --help in the image: %v\n%s", im.name, err, out.String())
+	}
+	if out.Len() == 0 {
+		t.Errorf("%s --help printed nothing", im.name)
+	}
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > lines {
+		l = l[len(l)-lines:]
+	}
+	return strings.Join(l, "\n")
+}
