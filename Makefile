@@ -110,6 +110,23 @@ test-envtest: $(CONTROLLER_GEN) envtest-assets ## Launcher: unit tests, generate
 bench-launcher: envtest-assets ## Launcher on envtest: 1,000 requests over 100 groups; latencies and peak memory.
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -run '^$$' -bench BenchmarkLauncher -benchtime 1x -timeout 30m ./launcher/
 
+##@ End-to-end
+
+# A real single-node cluster (test/cluster) inside its own network namespace:
+# needs root and Debian's containerd, runc, containernetworking-plugins,
+# conntrack and iptables (.ci/run installs them).
+CLUSTER_BINARIES := etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy
+
+.PHONY: cluster-binaries
+cluster-binaries: ## Build (once, cached) etcd, the control plane, kubelet, kubectl and kube-proxy for the real cluster.
+	KUBE_VERSION=$(KUBE_VERSION) KUBE_ASSETS_DIR=$(KUBE_ASSETS) test/tools/build.sh $(CLUSTER_BINARIES)
+
+.PHONY: e2e
+# -p 1: the harness's own teardown tests and the scenarios each bring a
+# cluster up; one at a time keeps the 2-core machine's timings honest.
+e2e: cluster-binaries ## End-to-end on a real single-node cluster: teardown checks, smoke test, images, chart, scenarios.
+	KUBE_ASSETS=$(KUBE_ASSETS) $(GO) test -count=1 -p 1 -v -timeout 45m ./test/cluster/ ./test/e2e/
+
 ##@ Tools
 
 $(GOLANGCI_LINT):

@@ -1,0 +1,199 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// helperEnv makes the test binary a harness that brings a cluster up, starts
+// a pod and then waits to be killed: the stale-sweep test's victim.
+const helperEnv = "KAFKA_REPLAY_CLUSTER_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		os.Exit(helper())
+	}
+	os.Exit(m.Run())
+}
+
+func helper() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := runLongPod(ctx, c); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("READY %s %s\n", c.Dir(), c.NetNS().Name)
+	select {} // until killed
+}
+
+func skipUnlessReal(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real cluster: skipped under -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("real cluster needs root")
+	}
+}
+
+// runLongPod starts a pod that runs until killed (the pause binary) and
+// waits until it runs, so teardown has a live sandbox, container, shim,
+// pod network namespace and mounts to remove.
+func runLongPod(ctx context.Context, c *Cluster) error {
+	cl, err := c.Client()
+	if err != nil {
+		return err
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "sleeper", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](30),
+			Containers:                    []corev1.Container{{Name: "main", Image: c.pauseImage, ImagePullPolicy: corev1.PullNever}},
+		},
+	}
+	if err := cl.Create(ctx, pod); err != nil {
+		return err
+	}
+	return c.waitFor(ctx, "pod sleeper Running", 2*time.Minute, func(ctx context.Context) error {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		if pod.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s", pod.Status.Phase)
+		}
+		return nil
+	})
+}
+
+// leftovers lists what a torn-down cluster must not leave behind.
+func leftovers(t *testing.T, dir, netns string, bundles []bundle) []string {
+	t.Helper()
+	var out []string
+	if netnsExists(netns) {
+		out = append(out, "network namespace "+netns)
+	}
+	for _, b := range bundles {
+		for _, pid := range []int{b.initPID, b.shimPID} {
+			if pidAlive(pid, "") && (ppid(pid) == b.shimPID || pidAlive(pid, dir)) {
+				out = append(out, fmt.Sprintf("process %d of task %s", pid, shortID(b.id)))
+			}
+		}
+		if b.cgroup != "" {
+			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/memory", b.cgroup)); err == nil {
+				out = append(out, "cgroup "+b.cgroup)
+			}
+		}
+		if b.netns != "" {
+			if _, err := os.Stat(b.netns); err == nil {
+				out = append(out, "pod network namespace "+b.netns)
+			}
+		}
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && pid != os.Getpid() && pidAlive(pid, dir) {
+			out = append(out, fmt.Sprintf("process %d names %s", pid, dir))
+		}
+	}
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(mi), "\n") {
+		if strings.Contains(line, " "+dir) {
+			out = append(out, "mount "+line)
+		}
+	}
+	return out
+}
+
+// TestStopRemovesEverything: Stop with a live pod leaves no process, mount
+// or namespace behind.
+func TestStopRemovesEverything(t *testing.T) {
+	skipUnlessReal(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{Logf: t.Logf, KeepDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(c.Dir())
+	defer c.Stop()
+	if err := runLongPod(ctx, c); err != nil {
+		c.DumpLogs(30)
+		t.Fatal(err)
+	}
+	bundles := readBundles(c.Dir())
+	if len(bundles) < 2 {
+		t.Fatalf("want a sandbox and a container, found %d tasks", len(bundles))
+	}
+	t0 := time.Now()
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Stop with a live pod: %s", time.Since(t0).Round(10*time.Millisecond))
+	if l := leftovers(t, c.Dir(), c.NetNS().Name, bundles); len(l) > 0 {
+		t.Fatalf("left behind:\n%s", strings.Join(l, "\n"))
+	}
+}
+
+// TestSweepAfterKill: a harness killed with SIGKILL (no cleanup at all) is
+// swept by the next Start, here called directly.
+func TestSweepAfterKill(t *testing.T) {
+	skipUnlessReal(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill() //nolint:errcheck // already dead on the happy path
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Wait()
+		t.Fatalf("helper: %v", err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "READY" {
+		t.Fatalf("helper said %q", line)
+	}
+	dir, netns := f[1], f[2]
+	bundles := readBundles(dir)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if _, err := os.Stat(filepath.Join(registryDir, netns+".json")); err != nil {
+		t.Fatalf("no registry record for the killed harness: %v", err)
+	}
+	sweepStale(t.Logf)
+	if l := leftovers(t, dir, netns, bundles); len(l) > 0 {
+		t.Fatalf("left behind after the sweep:\n%s", strings.Join(l, "\n"))
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("state dir %s still there: %v", dir, err)
+	}
+}
