@@ -110,6 +110,28 @@ test-envtest: $(CONTROLLER_GEN) envtest-assets ## Launcher: unit tests, generate
 bench-launcher: envtest-assets ## Launcher on envtest: 1,000 requests over 100 groups; latencies and peak memory.
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -run '^$$' -bench BenchmarkLauncher -benchtime 1x -timeout 30m ./launcher/
 
+##@ Chart
+
+# helm from the Go module proxy, built once by test/tools/helm/build.sh and
+# cached by version (~2-4 min cold).
+HELM_VERSION ?= v3.22.0
+HELM         := $(TOOLS)/helm-$(HELM_VERSION)
+
+.PHONY: helm
+helm: $(HELM) ## Build (once, cached) helm from the Go module proxy.
+
+$(HELM):
+	TOOLS=$(TOOLS) HELM_VERSION=$(HELM_VERSION) test/tools/helm/build.sh >/dev/null
+
+.PHONY: chart-lint
+chart-lint: $(HELM) ## helm lint --strict the chart, with the default values and with every option on.
+	$(HELM) lint --strict charts/kafka-replay
+	$(HELM) lint --strict charts/kafka-replay --values test/chart/testdata/all-on.yaml
+
+.PHONY: test-chart
+test-chart: $(HELM) envtest-assets ## Chart: lint, render, schema, runbook Jobs vs the launcher's, server-side dry-run on envtest, Argo example.
+	HELM=$(HELM) KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 15m ./test/chart/...
+
 ##@ End-to-end
 
 # A real single-node cluster (test/cluster) inside its own network namespace:
