@@ -154,7 +154,9 @@ func TestImages(t *testing.T) {
 
 	// Build both images from the real Dockerfiles, as a user would.
 	start := time.Now()
-	build := exec.CommandContext(ctx, filepath.Join(root, "images", "build"))
+	// --save: the archives the end-to-end tests import into containerd.
+	saveDir := t.TempDir()
+	build := exec.CommandContext(ctx, filepath.Join(root, "images", "build"), "--save", saveDir)
 	build.Dir = root
 	// A revision of the test's own: the label check then proves that no
 	// stale cached layer kept an older build's labels.
@@ -188,6 +190,9 @@ func TestImages(t *testing.T) {
 		t.Run("Config/"+im.name, func(t *testing.T) { testConfig(t, ctx, eng, im) })
 		t.Run("Filesystem/"+im.name, func(t *testing.T) { testFilesystem(t, ctx, eng, im) })
 		t.Run("Starts/"+im.name, func(t *testing.T) { testStarts(t, ctx, eng, im) })
+		t.Run("Saved/"+im.name, func(t *testing.T) {
+			testSaved(t, filepath.Join(saveDir, "kafka-replay-"+im.name+".tar"), im)
+		})
 	}
 }
 
@@ -528,6 +533,55 @@ func testStarts(t *testing.T, ctx context.Context, eng engine, im image) {
 	}
 	if out.Len() == 0 {
 		t.Errorf("%s --help printed nothing", im.name)
+	}
+}
+
+// testSaved checks that images/build --save wrote a docker-archive of the
+// image under its tag: what `ctr -n k8s.io images import` and `docker load`
+// read.
+func testSaved(t *testing.T, archive string, im image) {
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatalf("images/build --save: %v", err)
+	}
+	defer f.Close()
+	entries := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", archive, err)
+		}
+		var b []byte
+		if h.Name == "manifest.json" {
+			if b, err = io.ReadAll(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		entries[h.Name] = b
+	}
+	var manifest []struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}
+	if err := json.Unmarshal(entries["manifest.json"], &manifest); err != nil || len(manifest) != 1 {
+		t.Fatalf("%s: manifest.json: %v (%d images)", archive, err, len(manifest))
+	}
+	m := manifest[0]
+	if len(m.RepoTags) != 1 || m.RepoTags[0] != im.ref {
+		t.Errorf("%s: tags %q, want [%s]", archive, m.RepoTags, im.ref)
+	}
+	for _, name := range append([]string{m.Config}, m.Layers...) {
+		if _, ok := entries[name]; !ok {
+			t.Errorf("%s: manifest names %s, which is not in the archive", archive, name)
+		}
+	}
+	if fi, err := f.Stat(); err == nil {
+		t.Logf("%s: %d bytes, %d layers, tag %s", filepath.Base(archive), fi.Size(), len(m.Layers), strings.Join(m.RepoTags, ","))
 	}
 }
 
