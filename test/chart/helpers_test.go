@@ -208,21 +208,32 @@ func kinds(objs []*unstructured.Unstructured) []string {
 	return out
 }
 
-// lineDiff is a small diff of two texts, for readable failures.
+// lineDiff is a small diff of two texts, for readable failures: changed
+// lines with "-" (want) and "+" (got), each run after the two lines before it.
 func lineDiff(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
 	var b strings.Builder
 	i, j := 0, 0
+	lastShown := -1
+	context := func() {
+		for k := max(i-2, lastShown+1); k < i; k++ {
+			fmt.Fprintf(&b, "  %s\n", w[k])
+		}
+	}
 	for i < len(w) || j < len(g) {
 		switch {
 		case i < len(w) && j < len(g) && w[i] == g[j]:
 			i++
 			j++
 		case j < len(g) && (i >= len(w) || !contains(w[i:], g[j])):
+			context()
 			fmt.Fprintf(&b, "+ %s\n", g[j])
+			lastShown = i - 1
 			j++
 		default:
+			context()
 			fmt.Fprintf(&b, "- %s\n", w[i])
+			lastShown = i
 			i++
 		}
 	}

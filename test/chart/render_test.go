@@ -289,8 +289,8 @@ func TestRenderAllOn(t *testing.T) {
 			}
 		}
 	}
-	var pdb unstructured.Unstructured = *one(t, objs, "PodDisruptionBudget")
-	if _, ok := pdb.Object["spec"].(map[string]any)["maxUnavailable"]; ok {
+	pdb := one(t, objs, "PodDisruptionBudget")
+	if _, ok, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "maxUnavailable"); ok {
 		t.Error("minAvailable set: the PodDisruptionBudget must not also have maxUnavailable")
 	}
 }
