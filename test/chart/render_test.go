@@ -365,6 +365,9 @@ func TestSchemaRejects(t *testing.T) {
 		"CronJob name too long": {map[string]any{"runbooks": []any{map[string]any{
 			"name": strings.Repeat("r", 40), "group": "g", "target": "earliest", "kafka": map[string]any{"bootstrapServers": "k:1"},
 		}}}, "longer than 52"},
+		"runbook copies its own group": {map[string]any{"runbooks": []any{map[string]any{
+			"name": "self", "group": "g", "target": "group:g", "kafka": map[string]any{"bootstrapServers": "k:1"},
+		}}}, "copies the group being moved"},
 		"ServiceMonitor without Service": {map[string]any{"metrics": map[string]any{
 			"service": map[string]any{"enabled": false}, "serviceMonitor": map[string]any{"enabled": true},
 		}}, "needs metrics.service.enabled"},
