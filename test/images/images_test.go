@@ -437,7 +437,7 @@ func testFilesystem(t *testing.T, ctx context.Context, eng engine, im image) {
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -447,18 +447,19 @@ func testFilesystem(t *testing.T, ctx context.Context, eng engine, im image) {
 		if forbidden[path.Base(name)] {
 			t.Errorf("%s image contains %s", im.name, name)
 		}
+		engineMount := h.Size == 0 && isEngineMount(name)
 		switch h.Typeflag {
 		case tar.TypeDir:
 			continue
 		case tar.TypeReg:
 		default: // links, devices: none expected in a scratch image
-			if !(h.Size == 0 && isEngineMount(name)) {
+			if !engineMount {
 				t.Errorf("%s image contains %s (type %c)", im.name, name, h.Typeflag)
 			}
 			continue
 		}
 		files = append(files, fmt.Sprintf("%s (%d bytes, %s, %d:%d)", name, h.Size, os.FileMode(h.Mode).Perm(), h.Uid, h.Gid))
-		if !allowed[name] && !(h.Size == 0 && isEngineMount(name)) {
+		if !allowed[name] && !engineMount {
 			t.Errorf("%s image contains unexpected file %s", im.name, name)
 		}
 		if name == im.binary {
@@ -549,7 +550,7 @@ func testSaved(t *testing.T, archive string, im image) {
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
