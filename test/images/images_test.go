@@ -13,6 +13,7 @@ package images
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"debug/elf"
 	"encoding/json"
@@ -581,9 +582,28 @@ func testSaved(t *testing.T, archive string, im image) {
 			t.Errorf("%s: manifest names %s, which is not in the archive", archive, name)
 		}
 	}
-	if fi, err := f.Stat(); err == nil {
-		t.Logf("%s: %d bytes, %d layers, tag %s", filepath.Base(archive), fi.Size(), len(m.Layers), strings.Join(m.RepoTags, ","))
+	// What a registry would store and a node would pull: gzip-compressed.
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
 	}
+	var compressed countingWriter
+	zw := gzip.NewWriter(&compressed)
+	n, err := io.Copy(zw, f)
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d bytes (%.1f MiB; gzip %.1f MiB), %d layers, tag %s", filepath.Base(archive), n,
+		float64(n)/(1<<20), float64(compressed)/(1<<20), len(m.Layers), strings.Join(m.RepoTags, ","))
+}
+
+type countingWriter int64
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
 }
 
 func tail(s string, lines int) string {
