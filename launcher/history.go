@@ -82,7 +82,11 @@ func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o Outco
 			return r.Kind == "ReplayRequest" && r.APIVersion == v1alpha1.GroupVersion.String()
 		})
 	}
-	return c.Patch(ctx, patched, client.MergeFrom(job))
+	if err := c.Patch(ctx, patched, client.MergeFrom(job)); err != nil {
+		return err
+	}
+	*job = *patched
+	return nil
 }
 
 // finishedAt is when a request or Job finished, for retention order.
@@ -156,13 +160,23 @@ func expired[T metav1.Object](done []T, limit int, at func(T) time.Time) []T {
 // pruneHistory deletes, in the request's namespace and group, the finished
 // requests and the released Jobs beyond the history limit. Deletion
 // propagates in the background, so a Job takes its pods with it.
-func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecorder, ns, group string, limit int) error {
+//
+// just and justJob are the request and Job that have just been recorded: the
+// cache may not show their new state yet, so they replace their cached
+// copies.
+func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecorder, just *v1alpha1.ReplayRequest, justJob *batchv1.Job, limit int) error {
 	if limit <= 0 {
 		return nil
 	}
+	ns, group := just.Namespace, just.Spec.Group
 	var rrs v1alpha1.ReplayRequestList
 	if err := c.List(ctx, &rrs, client.InNamespace(ns), client.MatchingFields{indexGroup: group}); err != nil {
 		return err
+	}
+	for i := range rrs.Items {
+		if rrs.Items[i].UID == just.UID {
+			rrs.Items[i] = *just
+		}
 	}
 	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
 	for _, old := range ExpiredRequests(rrs.Items, limit) {
@@ -177,6 +191,11 @@ func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecord
 		v1alpha1.LabelGroup:  v1alpha1.LabelValue(group),
 	}); err != nil {
 		return err
+	}
+	for i := range jobs.Items {
+		if justJob != nil && jobs.Items[i].UID == justJob.UID {
+			jobs.Items[i] = *justJob
+		}
 	}
 	for _, old := range ExpiredJobs(jobs.Items, limit) {
 		// Labels may collide for hashed names in theory; the annotation is exact.

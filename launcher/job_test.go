@@ -60,7 +60,7 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 			name: "earliest, every topic",
 			req:  testutil.MakeRequest("ns", "a"),
 			want: map[string]string{
-				config.EnvBootstrapServers: "kafka:9092", config.EnvGroup: "orders", config.EnvTo: "earliest",
+				config.EnvBootstrapServers: "kafka.ns.svc:9092", config.EnvGroup: "orders", config.EnvTo: "earliest",
 				config.EnvRunID: runID, config.EnvTerminationMessagePath: "/dev/termination-log",
 			},
 		},

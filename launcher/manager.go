@@ -56,7 +56,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 	if err != nil {
 		return err
 	}
-	logs := PodLogs{Client: cs, Timeout: 5 * time.Second}
+	var logs LogFetcher = PodLogs{Client: cs, Timeout: 5 * time.Second}
+	if opts.Logs != nil {
+		logs = opts.Logs
+	}
 	rec := mgr.GetEventRecorder(EventSource)
 	if err := (&ReplayRequestReconciler{
 		Client:    mgr.GetClient(),

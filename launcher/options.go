@@ -50,6 +50,9 @@ type Options struct {
 	// the pod's termination state to reach its cache before it records the
 	// outcome from the Job alone.
 	PodResultGrace time.Duration
+	// Logs reads the runner's log tail; nil reads pods/log through the API
+	// server.
+	Logs LogFetcher
 }
 
 // DefaultOptions are sensible defaults for a small runner.

@@ -201,7 +201,7 @@ func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.
 	key := QueueKey(rr)
 	self := types.NamespacedName{Namespace: rr.Namespace, Name: rr.Name}
 	var decideErr error
-	d, holder := r.queue.TryStart(key, self, func() Decision {
+	decide := func() Decision {
 		var peers v1alpha1.ReplayRequestList
 		if err := r.Client.List(ctx, &peers, client.MatchingFields{indexQueueKey: key}); err != nil {
 			decideErr = err
@@ -215,7 +215,12 @@ func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.
 			err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: JobName(p, StageApply)}, &j)
 			return err == nil
 		})
-	})
+	}
+	d, holder := r.queue.TryStart(key, self, decide)
+	if holder != nil && r.staleHold(ctx, *holder) {
+		r.queue.Release(*holder)
+		d, holder = r.queue.TryStart(key, self, decide)
+	}
 	if decideErr != nil {
 		return decideErr
 	}
@@ -258,6 +263,17 @@ func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.
 	return r.markRunning(ctx, rr, job)
 }
 
+// staleHold reports whether a hold outlived its request: the cache already
+// shows the holder finished, being deleted, or gone. Holds are released when
+// that happens, but a peer woken by the same event may get here first.
+func (r *ReplayRequestReconciler) staleHold(ctx context.Context, holder types.NamespacedName) bool {
+	var h v1alpha1.ReplayRequest
+	if err := r.Client.Get(ctx, holder, &h); err != nil {
+		return apierrors.IsNotFound(err)
+	}
+	return IsFinished(&h) || h.DeletionTimestamp != nil
+}
+
 // markRunning records that the request's Job exists.
 func (r *ReplayRequestReconciler) markRunning(ctx context.Context, rr *v1alpha1.ReplayRequest, job *batchv1.Job) error {
 	rr.Status.JobName = job.Name
@@ -296,6 +312,11 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, rr *v1alpha1.Repla
 		}
 	}
 	Finish(rr, o, logTail, r.now())
+	// Free the group before the status update: that update's watch event is
+	// what wakes the next request, which must not find the hold still here.
+	// Until the update lands, the cache still shows this request running,
+	// so nothing can start early.
+	r.queue.Release(types.NamespacedName{Namespace: rr.Namespace, Name: rr.Name})
 	if err := r.Client.Status().Update(ctx, rr); err != nil {
 		return err
 	}
@@ -313,9 +334,8 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, rr *v1alpha1.Repla
 		r.Recorder.Eventf(rr, nil, eventType, o.Reason, "Finish", "%s", o.Message)
 	}
 	observeOutcome(o, rr.CreationTimestamp.Time)
-	r.queue.Release(types.NamespacedName{Namespace: rr.Namespace, Name: rr.Name})
 	log.FromContext(ctx).Info("replay finished", "succeeded", o.Succeeded, "reason", o.Reason, "job", rr.Status.JobName)
-	return pruneHistory(ctx, r.Client, r.Recorder, rr.Namespace, rr.Spec.Group, r.Options.HistoryLimit)
+	return pruneHistory(ctx, r.Client, r.Recorder, rr, job, r.Options.HistoryLimit)
 }
 
 // SetupWithManager registers the controller, its indexes and its watches:
@@ -361,6 +381,7 @@ func (r *ReplayRequestReconciler) peersOfLeaving() handler.TypedEventHandler[cli
 		if !ok {
 			return
 		}
+		r.queue.Release(types.NamespacedName{Namespace: rr.Namespace, Name: rr.Name})
 		var peers v1alpha1.ReplayRequestList
 		if err := r.Client.List(ctx, &peers, client.MatchingFields{indexQueueKey: QueueKey(rr)}); err != nil {
 			log.FromContext(ctx).Error(err, "list peers")

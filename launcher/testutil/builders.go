@@ -22,15 +22,16 @@ import (
 // RequestWrapper builds a ReplayRequest.
 type RequestWrapper struct{ v1alpha1.ReplayRequest }
 
-// MakeRequest returns a valid request: group "orders" on kafka:9092, target
-// Earliest.
+// MakeRequest returns a valid request: group "orders" on
+// kafka.<namespace>.svc:9092 (a cluster per namespace, so that tests sharing
+// an API server never share a group's queue), target Earliest.
 func MakeRequest(ns, name string) *RequestWrapper {
 	earliest := v1alpha1.PositionEarliest
 	return &RequestWrapper{v1alpha1.ReplayRequest{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.ReplayRequestSpec{
-			Kafka:           v1alpha1.KafkaConnection{BootstrapServers: "kafka:9092"},
+			Kafka:           v1alpha1.KafkaConnection{BootstrapServers: "kafka." + ns + ".svc:9092"},
 			Group:           "orders",
 			Target:          v1alpha1.Target{Position: &earliest},
 			WhenGroupActive: v1alpha1.GroupActiveFail,

@@ -1,0 +1,155 @@
+package launcher_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// manifest returns a valid ReplayRequest as plain JSON data, so that tests
+// can break it in ways the Go types cannot express (wrong types, unknown
+// fields, missing required fields).
+func manifest(ns, name string) map[string]any {
+	return map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(),
+		"kind":       "ReplayRequest",
+		"metadata":   map[string]any{"namespace": ns, "name": name},
+		"spec": map[string]any{
+			"kafka":  map[string]any{"bootstrapServers": "kafka-0.kafka:9092,kafka-1.kafka:9092"},
+			"group":  "orders",
+			"topics": []any{map[string]any{"name": "orders", "partitions": []any{0, 1}}},
+			"target": map[string]any{"time": "2026-03-01T09:30:00Z"},
+		},
+	}
+}
+
+// set changes one field by its dotted path under spec; a nil value deletes it.
+func set(m map[string]any, path string, v any) {
+	cur := m["spec"].(map[string]any)
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[p] = next
+		}
+		cur = next
+	}
+	if v == nil {
+		delete(cur, parts[len(parts)-1])
+		return
+	}
+	cur[parts[len(parts)-1]] = v
+}
+
+// At least 25 invalid manifests, each refused at admission by the schema or
+// a CEL rule, with a message that names the field.
+func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+
+	type edit struct {
+		path  string
+		value any
+	}
+	cases := []struct {
+		name  string
+		edits []edit
+		field string // must appear in the error
+		msg   string // and so must this
+	}{
+		{"no target", []edit{{"target", map[string]any{}}}, "spec.target", "exactly one of"},
+		{"two targets", []edit{{"target.position", "Earliest"}}, "spec.target", "exactly one of"},
+		{"three targets", []edit{{"target.offset", 5}, {"target.shiftBy", -1}}, "spec.target", "exactly one of"},
+		{"time without zone", []edit{{"target.time", "2026-03-01T09:30:00"}}, "spec.target.time", "with a zone"},
+		{"time as a date", []edit{{"target.time", "2026-03-01"}}, "spec.target.time", "RFC3339"},
+		{"time garbage", []edit{{"target.time", "yesterday"}}, "spec.target.time", "RFC3339"},
+		{"ago not a duration", []edit{{"target", map[string]any{"ago": "two hours"}}}, "spec.target.ago", "Go duration"},
+		{"ago zero", []edit{{"target", map[string]any{"ago": "0s"}}}, "spec.target.ago", "positive"},
+		{"ago negative", []edit{{"target", map[string]any{"ago": "-1h"}}}, "spec.target.ago", "positive"},
+		{"position unknown", []edit{{"target", map[string]any{"position": "Middle"}}}, "spec.target.position", "Unsupported value"},
+		{"offset negative", []edit{{"target", map[string]any{"offset": -1}}}, "spec.target.offset", "greater than or equal to 0"},
+		{"shiftBy zero", []edit{{"target", map[string]any{"shiftBy": 0}}}, "spec.target.shiftBy", "must not be 0"},
+		{"offsets empty", []edit{{"target", map[string]any{"offsets": []any{}}}}, "spec.target.offsets", "at least 1"},
+		{"offsets negative partition", []edit{{"topics", nil}, {"target", map[string]any{"offsets": []any{map[string]any{"topic": "orders", "partition": -1, "offset": 3}}}}}, "spec.target.offsets[0].partition", "greater than or equal to 0"},
+		{"offsets negative offset", []edit{{"topics", nil}, {"target", map[string]any{"offsets": []any{map[string]any{"topic": "orders", "partition": 0, "offset": -3}}}}}, "spec.target.offsets[0].offset", "greater than or equal to 0"},
+		{"offsets bad topic", []edit{{"topics", nil}, {"target", map[string]any{"offsets": []any{map[string]any{"topic": "no/slash", "partition": 0, "offset": 3}}}}}, "spec.target.offsets[0].topic", "Kafka topic name"},
+		{"offsets duplicate partition", []edit{{"topics", nil}, {"target", map[string]any{"offsets": []any{
+			map[string]any{"topic": "orders", "partition": 0, "offset": 3}, map[string]any{"topic": "orders", "partition": 0, "offset": 4},
+		}}}}, "spec.target.offsets[1]", "Duplicate value"},
+		{"offsets with topics", []edit{{"target", map[string]any{"offsets": []any{map[string]any{"topic": "orders", "partition": 0, "offset": 3}}}}}, "spec.topics", "must be empty when target.offsets"},
+		{"fromGroup is the group", []edit{{"target", map[string]any{"fromGroup": "orders"}}}, "spec.target.fromGroup", "different group"},
+		{"fromGroup padded", []edit{{"target", map[string]any{"fromGroup": " orders-shadow"}}}, "spec.target.fromGroup", "leading or trailing spaces"},
+		{"group empty", []edit{{"group", ""}}, "spec.group", "at least 1 chars"},
+		{"group missing", []edit{{"group", nil}}, "spec.group", "Required value"},
+		{"group padded", []edit{{"group", "orders "}}, "spec.group", "leading or trailing spaces"},
+		{"group control character", []edit{{"group", "ord\u0007ers"}}, "spec.group", "control characters"},
+		{"group too long", []edit{{"group", strings.Repeat("g", 256)}}, "spec.group", "may not be more than 255"},
+		{"topic illegal character", []edit{{"topics", []any{map[string]any{"name": "orders!"}}}}, "spec.topics[0].name", "Kafka topic name"},
+		{"topic dot", []edit{{"topics", []any{map[string]any{"name": "."}}}}, "spec.topics[0].name", "not '.' or '..'"},
+		{"topic too long", []edit{{"topics", []any{map[string]any{"name": strings.Repeat("t", 250)}}}}, "spec.topics[0].name", "may not be more than 249"},
+		{"topic listed twice", []edit{{"topics", []any{map[string]any{"name": "a"}, map[string]any{"name": "a"}}}}, "spec.topics[1]", "Duplicate value"},
+		{"partition negative", []edit{{"topics", []any{map[string]any{"name": "orders", "partitions": []any{0, -2}}}}}, "spec.topics[0].partitions[1]", "greater than or equal to 0"},
+		{"partition listed twice", []edit{{"topics", []any{map[string]any{"name": "orders", "partitions": []any{1, 1}}}}}, "spec.topics[0].partitions[1]", "Duplicate value"},
+		{"bootstrap without port", []edit{{"kafka.bootstrapServers", "kafka"}}, "spec.kafka.bootstrapServers", "host:port"},
+		{"bootstrap port out of range", []edit{{"kafka.bootstrapServers", "kafka:9092,kafka-1:70000"}}, "spec.kafka.bootstrapServers", "host:port"},
+		{"bootstrap with a path", []edit{{"kafka.bootstrapServers", "kafka:9092/path"}}, "spec.kafka.bootstrapServers", "host:port"},
+		{"bootstrap empty", []edit{{"kafka.bootstrapServers", ""}}, "spec.kafka.bootstrapServers", "at least 1 chars"},
+		{"kafka missing", []edit{{"kafka", nil}}, "spec.kafka", "Required value"},
+		{"secretRef without name", []edit{{"kafka.secretRef", map[string]any{}}}, "spec.kafka.secretRef.name", "Required value"},
+		{"secretRef in another namespace", []edit{{"kafka.secretRef", map[string]any{"name": "creds", "namespace": "kube-system"}}}, "spec.kafka.secretRef.namespace", "unknown field"},
+		{"configMapRef bad name", []edit{{"kafka.configMapRef", map[string]any{"name": "Not_A_Name"}}}, "spec.kafka.configMapRef.name", "should match"},
+		{"whenGroupActive unknown", []edit{{"whenGroupActive", "Retry"}}, "spec.whenGroupActive", "Unsupported value"},
+		{"Wait without timeout", []edit{{"whenGroupActive", "Wait"}}, "spec.whenGroupActive", "needs a waitTimeout"},
+		{"timeout without Wait", []edit{{"waitTimeout", "5m"}}, "spec.waitTimeout", "only allowed with whenGroupActive: Wait"},
+		{"timeout too long", []edit{{"whenGroupActive", "Wait"}, {"waitTimeout", "48h"}}, "spec.waitTimeout", "at most 24h"},
+		{"dryRun not a bool", []edit{{"dryRun", "yes"}}, "spec.dryRun", "must be of type boolean"},
+		{"deadline zero", []edit{{"runner", map[string]any{"activeDeadlineSeconds": 0}}}, "spec.runner.activeDeadlineSeconds", "greater than or equal to 1"},
+		{"service account bad name", []edit{{"runner", map[string]any{"serviceAccountName": "Bad Name"}}}, "spec.runner.serviceAccountName", "should match"},
+		{"unknown field", []edit{{"replayEverything", true}}, "spec.replayEverything", "unknown field"},
+	}
+	if len(cases) < 25 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+
+	// The base manifest itself is valid.
+	base := &unstructured.Unstructured{Object: manifest(ns, "valid")}
+	if err := k8s.Create(ctx, base); err != nil {
+		t.Fatalf("valid manifest refused: %v", err)
+	}
+
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := manifest(ns, fmt.Sprintf("invalid-%d", i))
+			for _, e := range c.edits {
+				set(m, e.path, e.value)
+			}
+			// Round-trip through JSON so the server sees exactly the data.
+			b, _ := json.Marshal(m)
+			var obj unstructured.Unstructured
+			if err := obj.UnmarshalJSON(b); err != nil {
+				t.Fatal(err)
+			}
+			err := k8s.Create(ctx, &obj, clientStrict())
+			if err == nil {
+				t.Fatalf("accepted: %s", b)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.field) || !strings.Contains(msg, c.msg) {
+				t.Fatalf("error does not name %q with %q:\n%s", c.field, c.msg, msg)
+			}
+		})
+	}
+}
+
+// clientStrict asks for kubectl's default: unknown fields are errors, not
+// silently pruned.
+func clientStrict() client.CreateOption { return client.FieldValidation("Strict") }

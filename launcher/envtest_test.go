@@ -1,0 +1,596 @@
+package launcher_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+func condition(rr *v1alpha1.ReplayRequest, typ string) *metav1.Condition {
+	return meta.FindStatusCondition(rr.Status.Conditions, typ)
+}
+
+// A request becomes the expected Job, and its status says so.
+func TestEnvtestRequestBecomesExpectedJob(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+
+	rr := testutil.MakeRequest(ns, "replay-orders").Ago(2*time.Hour).Topic("orders", 0, 1).Topic("payments").
+		ConfigMap("kafka-props").Secret("kafka-creds").Obj()
+	before := time.Now()
+	create(t, rr)
+	job := waitJob(t, rr)
+	cur := waitPhase(t, rr, v1alpha1.PhaseRunning)
+
+	// ago was resolved once, on acceptance, into an absolute time.
+	at, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(cur.Status.ResolvedTarget, "time:"))
+	if err != nil || at.Before(before.Add(-2*time.Hour-time.Second)) || at.After(time.Now().Add(-2*time.Hour)) {
+		t.Fatalf("resolvedTarget %q (%v) is not acceptance time minus 2h", cur.Status.ResolvedTarget, err)
+	}
+	// The Job is exactly what the builder makes from the stored request.
+	want, err := launcher.BuildJob(cur, launcher.StageApply, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range want.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom != nil {
+			e.ValueFrom.FieldRef.APIVersion = "v1" // defaulted by the API server
+		}
+	}
+	if !reflect.DeepEqual(job.Labels, want.Labels) || !reflect.DeepEqual(job.Annotations, want.Annotations) ||
+		!reflect.DeepEqual(job.OwnerReferences, want.OwnerReferences) || !reflect.DeepEqual(job.Spec.PodFailurePolicy, want.Spec.PodFailurePolicy) ||
+		!reflect.DeepEqual(job.Spec.Template.Spec.Containers[0].Env, want.Spec.Template.Spec.Containers[0].Env) ||
+		*job.Spec.BackoffLimit != *want.Spec.BackoffLimit || *job.Spec.ActiveDeadlineSeconds != *want.Spec.ActiveDeadlineSeconds {
+		t.Fatalf("Job differs from BuildJob:\n got %s\nwant %s", testutil.JSON(job), testutil.JSON(want))
+	}
+	env := map[string]string{}
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if env[config.EnvTo] != cur.Status.ResolvedTarget || env[config.EnvTopics] != "orders:0,1 payments" || env[config.EnvKafkaConfigDir] == "" {
+		t.Fatalf("env = %v", env)
+	}
+
+	// Status: Accepted, Running, times, generation.
+	if c := condition(cur, v1alpha1.ConditionAccepted); c == nil || c.Status != metav1.ConditionTrue || c.Reason != launcher.ReasonAccepted || c.ObservedGeneration != cur.Generation {
+		t.Fatalf("Accepted = %+v", c)
+	}
+	if c := condition(cur, v1alpha1.ConditionRunning); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Running = %+v", c)
+	}
+	if condition(cur, v1alpha1.ConditionSucceeded) != nil || cur.Status.StartTime == nil || cur.Status.ObservedGeneration != cur.Generation {
+		t.Fatalf("status = %+v", cur.Status)
+	}
+	waitEvent(t, ns, rr.Name, launcher.ReasonAccepted)
+	waitEvent(t, ns, rr.Name, launcher.ReasonJobCreated)
+
+	// The pod passes the restricted Pod Security Standard: the API server's
+	// PodSecurity admission admits it in a namespace that enforces it.
+	restricted := newNamespace(t, map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: restricted, Name: "runner"}, Spec: *job.Spec.Template.Spec.DeepCopy()}
+	create(t, pod)
+	// And the control: the same namespace refuses a pod without it.
+	bad := pod.DeepCopy()
+	bad.Name, bad.ResourceVersion = "privileged", ""
+	bad.Spec.Containers[0].SecurityContext = nil
+	if err := k8s.Create(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "restricted") {
+		t.Fatalf("PodSecurity admission is not enforcing (err %v); the check above proves nothing", err)
+	}
+}
+
+// A finished Job becomes Succeeded with the runner's result, on the request
+// and on the Job.
+func TestEnvtestFinishedJobSucceedsWithResult(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+
+	rr := testutil.MakeRequest(ns, "replay").ShiftBy(-100).Obj()
+	create(t, rr)
+	job := waitJob(t, rr)
+	res := testutil.Result("orders", report.ExitOK, 100, 100, 100)
+	res.RunID = string(job.UID)
+	pod := runPod(t, job, 0, 0, testutil.Compact(res))
+	finishJob(t, job, "")
+
+	cur := waitPhase(t, rr, v1alpha1.PhaseSucceeded)
+	c := condition(cur, v1alpha1.ConditionSucceeded)
+	if c.Status != metav1.ConditionTrue || c.Reason != string(report.ReasonApplied) {
+		t.Fatalf("Succeeded = %+v", c)
+	}
+	if r := condition(cur, v1alpha1.ConditionRunning); r.Status != metav1.ConditionFalse {
+		t.Fatalf("Running = %+v", r)
+	}
+	got := cur.Status.Result
+	if got == nil || got.RunID != string(job.UID) || got.Totals.MessagesToReconsume != 300 || len(got.Partitions) != 3 || *got.Partitions[2].Delta != 100 {
+		t.Fatalf("result = %+v", got)
+	}
+	if cur.Status.CompletionTime == nil || !strings.Contains(cur.Status.LogTail, pod.Name+": committed") || !strings.Contains(cur.Status.Message, "300 messages") {
+		t.Fatalf("status = %+v", cur.Status)
+	}
+	// The Job tells the story alone, and is no longer owned by the request.
+	var j batchv1.Job
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Annotations[v1alpha1.AnnotationOutcome] != "Succeeded" || j.Annotations[v1alpha1.AnnotationReason] != "Applied" || j.Annotations[v1alpha1.AnnotationMessagesReconsumed] != "300" {
+		t.Fatalf("job annotations = %v", j.Annotations)
+	}
+	if r, err := report.Decode([]byte(j.Annotations[v1alpha1.AnnotationResult])); err != nil || r.Totals.MessagesToReconsume != 300 {
+		t.Fatalf("result annotation: %v", err)
+	}
+	if len(j.OwnerReferences) != 0 {
+		t.Fatalf("finished Job still owned: %+v", j.OwnerReferences)
+	}
+	waitEvent(t, ns, rr.Name, "Applied")
+	// History: the group's Jobs are listed by label.
+	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "orders"})); n != 1 {
+		t.Fatalf("%d Jobs for group orders", n)
+	}
+}
+
+// Every failure reason reaches the Succeeded=False condition.
+func TestEnvtestFailureReasons(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 4)
+
+	type tc struct {
+		name    string
+		req     *testutil.RequestWrapper
+		act     func(t *testing.T, job *batchv1.Job) // nil: refused before any Job
+		reason  string
+		message string
+	}
+	runnerFails := func(code report.ExitCode, jobReason string) func(t *testing.T, job *batchv1.Job) {
+		return func(t *testing.T, job *batchv1.Job) {
+			runPod(t, job, 0, int32(code), testutil.Compact(testutil.Result("orders", code, 1)))
+			finishJob(t, job, jobReason)
+		}
+	}
+	cases := []tc{
+		{"internal", nil, runnerFails(report.ExitInternal, batchv1.JobReasonBackoffLimitExceeded), "InternalError", "runner failed"},
+		{"invalid-input", nil, runnerFails(report.ExitInvalidInput, batchv1.JobReasonPodFailurePolicy), "InvalidInput", "runner failed"},
+		{"group-active", nil, runnerFails(report.ExitGroupActive, batchv1.JobReasonPodFailurePolicy), "GroupActive", "runner failed"},
+		{"kafka-error", nil, runnerFails(report.ExitKafkaError, batchv1.JobReasonBackoffLimitExceeded), "KafkaError", "runner failed"},
+		{"partially-applied", nil, runnerFails(report.ExitPartiallyApplied, batchv1.JobReasonBackoffLimitExceeded), "PartiallyApplied", "runner failed"},
+		{"interrupted", nil, runnerFails(report.ExitInterrupted, batchv1.JobReasonBackoffLimitExceeded), "Interrupted", "runner failed"},
+		{"crash-logs-fallback", nil, func(t *testing.T, job *batchv1.Job) {
+			runPod(t, job, 0, 4, "dialing kafka:9092\nall brokers down\n")
+			finishJob(t, job, batchv1.JobReasonBackoffLimitExceeded)
+		}, "KafkaError", "exited with code 4: all brokers down"},
+		{"retried-then-failed", nil, func(t *testing.T, job *batchv1.Job) {
+			runPod(t, job, 0, 4, testutil.Compact(testutil.Result("orders", report.ExitKafkaError, 1)))
+			time.Sleep(1100 * time.Millisecond) // a later attempt finishes later
+			runPod(t, job, 1, 5, testutil.Compact(testutil.Result("orders", report.ExitPartiallyApplied, 1)))
+			finishJob(t, job, batchv1.JobReasonBackoffLimitExceeded)
+		}, "PartiallyApplied", ""},
+		{"deadline", nil, func(t *testing.T, job *batchv1.Job) {
+			finishJob(t, job, batchv1.JobReasonDeadlineExceeded)
+		}, launcher.ReasonDeadlineExceeded, "activeDeadlineSeconds"},
+		{"job-deleted", nil, func(t *testing.T, job *batchv1.Job) {
+			if err := k8s.Delete(context.Background(), job); err != nil {
+				t.Fatal(err)
+			}
+		}, launcher.ReasonJobDeleted, "deleted before it finished"},
+		{"invalid-target", testutil.MakeRequest(ns, "invalid-target").Time("1969-12-31T23:59:59Z"), nil, launcher.ReasonInvalidTarget, "before 1970"},
+	}
+	for i := range cases {
+		c := &cases[i]
+		if c.req == nil {
+			// A group per case, so the cases run side by side.
+			c.req = testutil.MakeRequest(ns, c.name).Group("g-" + c.name)
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			rr := c.req.Obj()
+			create(t, rr)
+			if c.act != nil {
+				c.act(t, waitJob(t, rr))
+			}
+			cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+			sc := condition(cur, v1alpha1.ConditionSucceeded)
+			if sc.Status != metav1.ConditionFalse || sc.Reason != c.reason || !strings.Contains(sc.Message, c.message) {
+				t.Fatalf("Succeeded = %+v, want False/%s ~%q", sc, c.reason, c.message)
+			}
+			if cur.Status.CompletionTime == nil || cur.Status.Phase != v1alpha1.PhaseFailed {
+				t.Fatalf("status = %+v", cur.Status)
+			}
+			waitEvent(t, ns, rr.Name, c.reason)
+			if c.act == nil {
+				if a := condition(cur, v1alpha1.ConditionAccepted); a.Status != metav1.ConditionFalse || a.Reason != c.reason {
+					t.Fatalf("Accepted = %+v", a)
+				}
+				if cur.Status.JobName != "" || len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: rr.Name})) != 0 {
+					t.Fatal("a refused request got a Job")
+				}
+			}
+		})
+	}
+}
+
+// The spec is immutable; metadata and status are not.
+func TestEnvtestSpecIsImmutable(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	rr := testutil.MakeRequest(ns, "fixed").Obj()
+	create(t, rr)
+	ctx := context.Background()
+	mutations := map[string]func(*v1alpha1.ReplayRequest){
+		"group":     func(r *v1alpha1.ReplayRequest) { r.Spec.Group = "other" },
+		"target":    func(r *v1alpha1.ReplayRequest) { r.Spec.Target = v1alpha1.Target{ShiftBy: ptr.To[int64](-1)} },
+		"dryRun":    func(r *v1alpha1.ReplayRequest) { r.Spec.DryRun = true },
+		"bootstrap": func(r *v1alpha1.ReplayRequest) { r.Spec.Kafka.BootstrapServers = "other:9092" },
+		"topics":    func(r *v1alpha1.ReplayRequest) { r.Spec.Topics = []v1alpha1.TopicSelector{{Name: "x"}} },
+		"runner":    func(r *v1alpha1.ReplayRequest) { r.Spec.Runner = &v1alpha1.RunnerOverrides{Image: "evil:latest"} },
+	}
+	for name, mutate := range mutations {
+		cur := getRR(t, rr)
+		mutate(cur)
+		err := k8s.Update(ctx, cur)
+		if err == nil || !strings.Contains(err.Error(), "spec is immutable") {
+			t.Errorf("%s: update err = %v, want spec is immutable", name, err)
+		}
+	}
+	cur := getRR(t, rr)
+	cur.Labels = map[string]string{"team": "payments"}
+	if err := k8s.Update(ctx, cur); err != nil {
+		t.Fatalf("label update refused: %v", err)
+	}
+}
+
+// A launcher restart, at any point, never makes a second Job.
+func TestEnvtestNoDuplicateJobAcrossRestart(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+
+	// 1. Restart while the Job runs.
+	l := startLauncher(t, testOptions(), 2)
+	rr := testutil.MakeRequest(ns, "restart").Obj()
+	create(t, rr)
+	job := waitJob(t, rr)
+	l.stop(t)
+	l = startLauncher(t, testOptions(), 2)
+	time.Sleep(500 * time.Millisecond) // let it reconcile everything it sees
+	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: "restart"})); n != 1 {
+		t.Fatalf("%d Jobs after a restart", n)
+	}
+	runPod(t, job, 0, 0, testutil.Compact(testutil.Result("orders", report.ExitOK, 1)))
+	finishJob(t, job, "")
+	waitPhase(t, rr, v1alpha1.PhaseSucceeded)
+	l.stop(t)
+
+	// 2. The previous leader created the Job and stopped before recording
+	// it in status: the new one adopts the Job instead of making another.
+	rr2 := testutil.MakeRequest(ns, "crashed").Group("crashed").Obj()
+	create(t, rr2)
+	cur := getRR(t, rr2)
+	target, err := launcher.ResolveTarget(cur.Spec.Target, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Status.ResolvedTarget = target
+	launcher.SetCondition(cur, v1alpha1.ConditionAccepted, metav1.ConditionTrue, launcher.ReasonAccepted, "")
+	if err := k8s.Status().Update(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := launcher.BuildJob(cur, launcher.StageApply, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, orphan)
+	startLauncher(t, testOptions(), 2)
+	adopted := waitJob(t, rr2)
+	if adopted.UID != orphan.UID {
+		t.Fatalf("launcher made Job %s (%s), not the existing %s", adopted.Name, adopted.UID, orphan.UID)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: "crashed"})); n != 1 {
+		t.Fatalf("%d Jobs after adopting", n)
+	}
+	// The resolved target survived the restart unchanged.
+	if got := getRR(t, rr2).Status.ResolvedTarget; got != target {
+		t.Fatalf("resolvedTarget moved: %q → %q", target, got)
+	}
+}
+
+// Three requests for one group run one at a time, first in first out, while
+// another group's request runs alongside.
+func TestEnvtestPerGroupSerialization(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 4)
+
+	var rrs []*v1alpha1.ReplayRequest
+	for i, name := range []string{"third-by-name", "second-by-name", "first-by-name"} {
+		if i > 0 {
+			time.Sleep(1100 * time.Millisecond) // creation times are whole seconds
+		}
+		rr := testutil.MakeRequest(ns, name).Group("payments").Obj()
+		create(t, rr)
+		rrs = append(rrs, rr)
+	}
+	other := testutil.MakeRequest(ns, "other-group").Group("shipping").Obj()
+	create(t, other)
+	waitJob(t, other) // not held up by the payments queue
+
+	expectWaiting := func(rr *v1alpha1.ReplayRequest, blocker string) {
+		t.Helper()
+		eventually(t, 10*time.Second, rr.Name+" waits for "+blocker, func() error {
+			cur := getRR(t, rr)
+			c := condition(cur, v1alpha1.ConditionAccepted)
+			if c == nil || c.Reason != launcher.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/"+blocker) || cur.Status.JobName != "" || cur.Status.Phase != v1alpha1.PhasePending {
+				return fmt.Errorf("status %+v", cur.Status)
+			}
+			return nil
+		})
+	}
+	job0 := waitJob(t, rrs[0])
+	expectWaiting(rrs[1], rrs[0].Name)
+	expectWaiting(rrs[2], rrs[0].Name)
+	waitEvent(t, ns, rrs[1].Name, launcher.ReasonWaitingForGroup)
+
+	runPod(t, job0, 0, 0, testutil.Compact(testutil.Result("payments", report.ExitOK, 1)))
+	finishJob(t, job0, "")
+	waitPhase(t, rrs[0], v1alpha1.PhaseSucceeded)
+	job1 := waitJob(t, rrs[1])
+	expectWaiting(rrs[2], rrs[1].Name)
+
+	runPod(t, job1, 0, 3, testutil.Compact(testutil.Result("payments", report.ExitGroupActive, 1)))
+	finishJob(t, job1, batchv1.JobReasonPodFailurePolicy)
+	waitPhase(t, rrs[1], v1alpha1.PhaseFailed) // a failure frees the group too
+	job2 := waitJob(t, rrs[2])
+
+	// Never two payments Jobs unfinished at once: the first two are recorded.
+	for _, j := range []*batchv1.Job{job0, job1} {
+		var cur batchv1.Job
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(j), &cur); err != nil {
+			t.Fatal(err)
+		}
+		if finished, _, _ := launcher.JobFinished(&cur); !finished || !launcher.IsRecorded(&cur) {
+			t.Fatalf("%s not finished before the next started", j.Name)
+		}
+	}
+	_ = job2
+	// A request deleted mid-run frees the group for the next one; its Job is
+	// owned by it, so the garbage collector takes Job and pod with it.
+	next := testutil.MakeRequest(ns, "after-delete").Group("payments").Obj()
+	create(t, next)
+	expectWaiting(next, rrs[2].Name)
+	var j2 batchv1.Job
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job2), &j2); err != nil {
+		t.Fatal(err)
+	}
+	if ref := metav1.GetControllerOf(&j2); ref == nil || ref.UID != getRR(t, rrs[2]).UID || !*ref.BlockOwnerDeletion {
+		t.Fatalf("running Job not owned by its request: %+v", j2.OwnerReferences)
+	}
+	if err := k8s.Delete(context.Background(), rrs[2]); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, next)
+}
+
+// Finished requests and their Jobs beyond --history-limit are deleted, the
+// oldest first, per group.
+func TestEnvtestHistoryLimit(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	opts := testOptions()
+	opts.HistoryLimit = 2
+	startLauncher(t, opts, 2)
+
+	bystander := testutil.MakeRequest(ns, "other-group").Group("other").Obj()
+	create(t, bystander)
+	bj := waitJob(t, bystander)
+	runPod(t, bj, 0, 0, testutil.Compact(testutil.Result("other", report.ExitOK, 1)))
+	finishJob(t, bj, "")
+	waitPhase(t, bystander, v1alpha1.PhaseSucceeded)
+
+	var names []string
+	for i := range 4 {
+		rr := testutil.MakeRequest(ns, fmt.Sprintf("run-%d", i)).Group("history").Obj()
+		create(t, rr)
+		job := waitJob(t, rr)
+		runPod(t, job, 0, 0, testutil.Compact(testutil.Result("history", report.ExitOK, 1)))
+		finishJob(t, job, "")
+		waitPhase(t, rr, v1alpha1.PhaseSucceeded)
+		names = append(names, rr.Name)
+		time.Sleep(1100 * time.Millisecond) // distinct completion times (seconds)
+	}
+	eventually(t, 10*time.Second, "history pruned", func() error {
+		var list v1alpha1.ReplayRequestList
+		if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var left []string
+		for _, r := range list.Items {
+			if r.DeletionTimestamp == nil {
+				left = append(left, r.Name)
+			}
+		}
+		want := []string{"other-group", "run-2", "run-3"}
+		if !reflect.DeepEqual(left, want) {
+			return fmt.Errorf("requests left %v, want %v", left, want)
+		}
+		var jobs []string
+		for _, j := range jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "history"}) {
+			if j.DeletionTimestamp == nil {
+				jobs = append(jobs, j.Annotations[v1alpha1.AnnotationRequest])
+			}
+		}
+		if !reflect.DeepEqual(jobs, []string{"run-2", "run-3"}) && !reflect.DeepEqual(jobs, []string{"run-3", "run-2"}) {
+			return fmt.Errorf("jobs left for %v", jobs)
+		}
+		return nil
+	})
+	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "other"})); n != 1 {
+		t.Fatalf("the other group's history was touched: %d Jobs", n)
+	}
+}
+
+// A canary secret value never reaches status, events, annotations or the
+// launcher's log, and the launcher cannot read Secrets at all.
+func TestEnvtestCanarySecretNeverLeaks(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	l := startLauncher(t, testOptions(), 2)
+	ctx := context.Background()
+	const canary = "CANARY-s3cr3t-7f1d9a"
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kafka-creds"}, StringData: map[string]string{
+		"sasl.password": canary, "sasl.username": "replayer",
+	}})
+	create(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kafka-props"}, Data: map[string]string{
+		"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+	}})
+	ok := testutil.MakeRequest(ns, "with-creds").Secret("kafka-creds").ConfigMap("kafka-props").Obj()
+	failing := testutil.MakeRequest(ns, "with-creds-fails").Group("other").Secret("kafka-creds").Obj()
+	create(t, ok)
+	create(t, failing)
+	job := waitJob(t, ok)
+	runPod(t, job, 0, 0, testutil.Compact(testutil.Result("orders", report.ExitOK, 5)))
+	finishJob(t, job, "")
+	fjob := waitJob(t, failing)
+	runPod(t, fjob, 0, 4, "SASL authentication failed for user replayer\n")
+	finishJob(t, fjob, batchv1.JobReasonBackoffLimitExceeded)
+	waitPhase(t, ok, v1alpha1.PhaseSucceeded)
+	waitPhase(t, failing, v1alpha1.PhaseFailed)
+
+	var seen []string
+	for _, rr := range []*v1alpha1.ReplayRequest{ok, failing} {
+		seen = append(seen, testutil.JSON(getRR(t, rr)))
+	}
+	var jobs batchv1.JobList
+	if err := k8s.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	seen = append(seen, testutil.JSON(jobs))
+	var events corev1.EventList
+	if err := k8s.List(ctx, &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	seen = append(seen, testutil.JSON(events))
+	seen = append(seen, testutil.JSON(eventsFor(t, ns, ok.Name)), testutil.JSON(eventsFor(t, ns, failing.Name)))
+	seen = append(seen, l.logs.String())
+	for i, s := range seen {
+		if strings.Contains(s, canary) {
+			t.Fatalf("canary found in output %d: %s", i, s)
+		}
+	}
+	if !strings.Contains(l.logs.String(), "replay finished") {
+		t.Fatal("launcher log not captured; the check above proves nothing")
+	}
+	// Least privilege: the launcher's own identity cannot read Secrets.
+	uc, err := client.New(userCfg, client.Options{Scheme: launcher.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s corev1.Secret
+	if err := uc.Get(ctx, types.NamespacedName{Namespace: ns, Name: "kafka-creds"}, &s); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("launcher can read Secrets: %v", err)
+	}
+}
+
+// Jobs made from the chart's runbook CronJobs get their outcome recorded too.
+func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+	ctx := context.Background()
+
+	// A suspended runbook CronJob, as the chart renders it, carrying the
+	// runner labels; `kubectl create job --from=cronjob/...` copies its
+	// template and sets the CronJob as owner.
+	probe := testutil.MakeRequest(ns, "template").Group("orders").UID("x").Resolved("time:2026-03-01T09:30:00Z").Obj()
+	tmpl, err := launcher.BuildJob(probe, launcher.StageApply, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []map[string]string{tmpl.Labels, tmpl.Spec.Template.Labels} {
+		delete(m, v1alpha1.LabelRequest)
+		m[v1alpha1.LabelStage] = "runbook"
+	}
+	cron := &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rewind-orders-1h"},
+		Spec: batchv1.CronJobSpec{
+			Schedule: "0 0 31 2 *", Suspend: ptr.To(true),
+			JobTemplate: batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels, Annotations: map[string]string{v1alpha1.AnnotationGroup: "orders"}}, Spec: tmpl.Spec},
+		},
+	}
+	create(t, cron)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: "rewind-orders-1h-manual",
+			Labels: cron.Spec.JobTemplate.Labels, Annotations: map[string]string{v1alpha1.AnnotationGroup: "orders", "cronjob.kubernetes.io/instantiate": "manual"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cron.Name, UID: cron.UID, Controller: ptr.To(true)}},
+		},
+		Spec: cron.Spec.JobTemplate.Spec,
+	}
+	create(t, job)
+	runPod(t, job, 0, 0, testutil.Compact(testutil.Result("orders", report.ExitOK, 40, 2)))
+	finishJob(t, job, "")
+
+	var got batchv1.Job
+	eventually(t, 20*time.Second, "runbook Job recorded", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
+			return err
+		}
+		if !launcher.IsRecorded(&got) {
+			return fmt.Errorf("annotations %v", got.Annotations)
+		}
+		return nil
+	})
+	if got.Annotations[v1alpha1.AnnotationOutcome] != "Succeeded" || got.Annotations[v1alpha1.AnnotationReason] != "Applied" || got.Annotations[v1alpha1.AnnotationMessagesReconsumed] != "42" {
+		t.Fatalf("annotations = %v", got.Annotations)
+	}
+	var r report.Result
+	if err := json.Unmarshal([]byte(got.Annotations[v1alpha1.AnnotationResult]), &r); err != nil || r.Totals.Partitions != 2 {
+		t.Fatalf("result annotation: %v", err)
+	}
+	if ref := metav1.GetControllerOf(&got); ref == nil || ref.Kind != "CronJob" {
+		t.Fatal("the runbook Job's owner was changed")
+	}
+	waitEvent(t, ns, job.Name, "Applied")
+	// A failing runbook Job is recorded with its reason.
+	failJob := job.DeepCopy()
+	failJob.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "rewind-orders-1h-again", Labels: job.Labels, Annotations: job.Annotations, OwnerReferences: job.OwnerReferences}
+	failJob.Spec.Selector, failJob.Spec.Template.Labels = nil, cron.Spec.JobTemplate.Spec.Template.Labels
+	create(t, failJob)
+	runPod(t, failJob, 0, 3, testutil.Compact(testutil.Result("orders", report.ExitGroupActive, 1)))
+	finishJob(t, failJob, batchv1.JobReasonPodFailurePolicy)
+	eventually(t, 20*time.Second, "failed runbook Job recorded", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(failJob), &got); err != nil {
+			return err
+		}
+		if got.Annotations[v1alpha1.AnnotationReason] != "GroupActive" || got.Annotations[v1alpha1.AnnotationOutcome] != "Failed" {
+			return fmt.Errorf("annotations %v", got.Annotations)
+		}
+		return nil
+	})
+	// Both show in the group's history.
+	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "orders", v1alpha1.LabelRunner: "true"})); n != 2 {
+		t.Fatalf("%d Jobs in the group's history", n)
+	}
+}
