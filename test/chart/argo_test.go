@@ -172,6 +172,129 @@ func TestArgoTemplateContract(t *testing.T) {
 	if !slices.ContainsFunc(whens, re.MatchString) {
 		t.Error("no step for the other failures")
 	}
+	checkArgoReferences(t, wt)
+}
+
+// checkArgoReferences does what Argo's own validation does for references
+// (its code is not linked here): every {{workflow.parameters.x}} is a
+// workflow argument, every {{inputs.parameters.x}} an input of its template,
+// every {{steps.s....}} an earlier step of the same steps template, and
+// every step calls a template that exists with the parameters it declares.
+func checkArgoReferences(t *testing.T, wt *unstructured.Unstructured) {
+	t.Helper()
+	var spec struct {
+		Arguments struct {
+			Parameters []struct {
+				Name string `json:"name"`
+			} `json:"parameters"`
+		} `json:"arguments"`
+		Entrypoint string            `json:"entrypoint"`
+		Templates  []json.RawMessage `json:"templates"`
+	}
+	b, err := json.Marshal(wt.Object["spec"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &spec); err != nil {
+		t.Fatal(err)
+	}
+	workflowParams := map[string]bool{}
+	for _, p := range spec.Arguments.Parameters {
+		workflowParams[p.Name] = true
+	}
+	type step struct {
+		Name      string `json:"name"`
+		Template  string `json:"template"`
+		When      string `json:"when"`
+		Arguments struct {
+			Parameters []struct {
+				Name string `json:"name"`
+			} `json:"parameters"`
+		} `json:"arguments"`
+	}
+	type tmpl struct {
+		Name   string `json:"name"`
+		Inputs struct {
+			Parameters []struct {
+				Name string `json:"name"`
+			} `json:"parameters"`
+		} `json:"inputs"`
+		Steps [][]step `json:"steps"`
+	}
+	templates := map[string]tmpl{}
+	raw := map[string]string{}
+	for _, r := range spec.Templates {
+		var tp tmpl
+		if err := json.Unmarshal(r, &tp); err != nil {
+			t.Fatal(err)
+		}
+		templates[tp.Name] = tp
+		raw[tp.Name] = string(r)
+	}
+	if _, ok := templates[spec.Entrypoint]; !ok {
+		t.Errorf("entrypoint %q is not a template", spec.Entrypoint)
+	}
+	ref := regexp.MustCompile(`\{\{\s*([a-z]+)\.([A-Za-z0-9_.-]+?)\s*\}\}`)
+	for name, tp := range templates {
+		inputs := map[string]bool{}
+		for _, p := range tp.Inputs.Parameters {
+			inputs[p.Name] = true
+		}
+		seenSteps := map[string]bool{}
+		for _, group := range tp.Steps {
+			for _, s := range group {
+				called, ok := templates[s.Template]
+				if !ok {
+					t.Errorf("step %s calls unknown template %q", s.Name, s.Template)
+					continue
+				}
+				var want, got []string
+				for _, p := range called.Inputs.Parameters {
+					want = append(want, p.Name)
+				}
+				for _, p := range s.Arguments.Parameters {
+					got = append(got, p.Name)
+				}
+				slices.Sort(want)
+				slices.Sort(got)
+				if !slices.Equal(want, got) {
+					t.Errorf("step %s passes %v to %s, which takes %v", s.Name, got, s.Template, want)
+				}
+			}
+			// Steps of a group may refer only to earlier groups.
+			for _, s := range group {
+				sb, _ := json.Marshal(s)
+				for _, m := range ref.FindAllStringSubmatch(string(sb), -1) {
+					if m[1] == "steps" && !seenSteps[strings.SplitN(m[2], ".", 2)[0]] {
+						t.Errorf("step %s refers to {{steps.%s}} before that step ran", s.Name, m[2])
+					}
+				}
+			}
+			for _, s := range group {
+				seenSteps[s.Name] = true
+			}
+		}
+		for _, m := range ref.FindAllStringSubmatch(raw[name], -1) {
+			switch m[1] {
+			case "workflow":
+				if p, ok := strings.CutPrefix(m[2], "parameters."); ok && !workflowParams[p] {
+					t.Errorf("template %s uses undeclared {{workflow.parameters.%s}}", name, p)
+				} else if !ok && m[2] != "uid" && m[2] != "name" && m[2] != "namespace" {
+					t.Errorf("template %s uses {{workflow.%s}}", name, m[2])
+				}
+			case "inputs":
+				if p, ok := strings.CutPrefix(m[2], "parameters."); !ok || !inputs[p] {
+					t.Errorf("template %s uses {{inputs.%s}}, not one of its inputs", name, m[2])
+				}
+			case "steps":
+				if len(tp.Steps) == 0 {
+					t.Errorf("template %s refers to {{steps.%s}} outside a steps template", name, m[2])
+				}
+			default:
+				t.Errorf("template %s: unknown reference {{%s.%s}}", name, m[1], m[2])
+			}
+		}
+	}
 }
 
 // argoCRDPath finds the WorkflowTemplate CRD in the Argo Workflows module,
