@@ -124,13 +124,6 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
 func TestImages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds container images (minutes cold); skipped in -short mode")
@@ -140,13 +133,17 @@ func TestImages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Minute)
 	defer cancel()
 
+	// Tags of this run's own, removed at the end (the layers stay cached):
+	// another build of the :dev tags meanwhile (make images, the end-to-end
+	// tests) cannot swap the images under test.
+	tag := fmt.Sprintf("test-%d", time.Now().UnixNano())
 	images := []image{{
-		name: "runner", ref: envOr("RUNNER_IMAGE", "localhost/kafka-replay-runner:dev"), binary: "runner",
+		name: "runner", ref: "localhost/kafka-replay-runner:" + tag, binary: "runner",
 		maxBytes: maxRunnerBytes, goalBytes: 25 << 20, wantTitle: "kafka-replay-runner",
 	}}
 	if _, err := os.Stat(filepath.Join(root, "cmd", "launcher")); err == nil {
 		images = append(images, image{
-			name: "launcher", ref: envOr("LAUNCHER_IMAGE", "localhost/kafka-replay-launcher:dev"), binary: "launcher",
+			name: "launcher", ref: "localhost/kafka-replay-launcher:" + tag, binary: "launcher",
 			maxBytes: maxLauncherBytes, wantTitle: "kafka-replay-launcher",
 		})
 	} else {
@@ -174,6 +171,11 @@ func TestImages(t *testing.T) {
 	}
 	var buildLog bytes.Buffer
 	build.Stdout, build.Stderr = &buildLog, &buildLog
+	t.Cleanup(func() {
+		for _, im := range images {
+			_ = eng.cmd(context.Background(), "rmi", im.ref).Run()
+		}
+	})
 	if err := build.Run(); err != nil {
 		t.Fatalf("images/build: %v\n%s", err, tail(buildLog.String(), 80))
 	}
