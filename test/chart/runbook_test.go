@@ -170,7 +170,8 @@ func equivalentRequest(t *testing.T, rb Runbook, now time.Time) *v1alpha1.Replay
 // The only differences allowed, each checked exactly:
 //   - labels: kafkareplay.dev/request (launcher) ↔ kafkareplay.dev/runbook;
 //   - annotations: kafkareplay.dev/request ↔ kafkareplay.dev/runbook and an
-//     optional kafkareplay.dev/description;
+//     optional kafkareplay.dev/description on the Job; the request's name on
+//     the pod, which a runbook pod does not have;
 //   - an ago target: the launcher resolves it once, at acceptance, to
 //     time:<RFC3339>; a runbook hands ago:<d> to the runner, which resolves it
 //     when the Job starts;
@@ -325,6 +326,13 @@ func compareRunbooks(t *testing.T, objs []*unstructured.Unstructured, values cha
 			// in the environment.
 			wantSpec := launcherJob.Spec.DeepCopy()
 			wantSpec.Template.Labels = runbookJob.Spec.Template.Labels // compared above
+			// The request's pod carries the request's name (the launcher
+			// maps pod events back to the request through it); a runbook
+			// pod has no request, and is mapped through its Job's name.
+			delete(wantSpec.Template.Annotations, v1alpha1.AnnotationRequest)
+			if _, ok := runbookJob.Spec.Template.Annotations[v1alpha1.AnnotationRequest]; ok {
+				t.Error("a runbook pod must not carry the request annotation")
+			}
 			if strings.HasPrefix(rb.Target, "ago:") {
 				env := wantSpec.Template.Spec.Containers[0].Env
 				found := false

@@ -1,0 +1,258 @@
+package chart
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+)
+
+// TestLauncherWithChartRBAC runs the real launcher (launcher.Setup, as
+// cmd/launcher wires it, with leader election on and the Options the chart's
+// flags give) on envtest, authenticated as the chart's launcher
+// ServiceAccount and authorised only by the chart's ClusterRole and Role.
+// Then, as the Job controller and the kubelet would:
+//
+//   - a Job made from a runbook CronJob exactly as `kubectl create job
+//     --from=cronjob/...` makes it finishes, and the launcher records its
+//     outcome on it (the runbook labels are what the launcher looks for);
+//   - a ReplayRequest in another namespace becomes a Job, which finishes, and
+//     the request ends Succeeded with the result.
+//
+// So the chart's RBAC is enough for all of it (leases in the release
+// namespace, Jobs, pods, events, requests and their status), and runbook Jobs
+// are recognised.
+func TestLauncherWithChartRBAC(t *testing.T) {
+	cfg := controlPlane(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, warn := newClient(t, cfg)
+	const ns = "kafka-replay-rbac"
+	restrictedNamespace(ctx, t, admin, ns)
+
+	values := writeValues(t, map[string]any{"runbooks": []any{map[string]any{
+		"name": "rewind", "group": "orders", "target": "shift:-10",
+		"kafka": map[string]any{"bootstrapServers": "kafka:9092"},
+	}}})
+	objs := render(t, "--values", values, "--namespace", ns)
+	var launcherSA string
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "CronJob":
+			u.SetNamespace(namespaceOf(u, ns))
+			if err := admin.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), fieldOwner, client.ForceOwnership); err != nil {
+				t.Fatalf("%s/%s: %v", u.GetKind(), u.GetName(), err)
+			}
+			if u.GetKind() == "ServiceAccount" && strings.HasSuffix(u.GetName(), "-launcher") {
+				launcherSA = u.GetName()
+			}
+		}
+	}
+	warn.take()
+	if launcherSA == "" {
+		t.Fatal("no launcher ServiceAccount rendered")
+	}
+
+	// The launcher, as its ServiceAccount.
+	saCfg := rest.CopyConfig(cfg)
+	saCfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + launcherSA}
+	opts := launcherOptions(t, objs)
+	opts.PodResultGrace = 2 * time.Second
+	mgr, err := ctrl.NewManager(saCfg, ctrl.Options{
+		Scheme:                        launcher.NewScheme(),
+		Cache:                         launcher.CacheOptions(),
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                true,
+		LeaderElectionID:              "launcher.kafkareplay.dev",
+		LeaderElectionNamespace:       ns,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mctx, stop := context.WithCancel(ctx)
+	if err := launcher.Setup(mctx, mgr, opts, 2); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("launcher: %v", err)
+		}
+	}()
+	select {
+	case <-mgr.Elected():
+	case err := <-done:
+		t.Fatalf("launcher stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the launcher was not elected leader: can its ServiceAccount use Leases in the release namespace?")
+	}
+
+	// A runbook Job, as `kubectl create job --from=cronjob/...` makes it.
+	var cj batchv1.CronJob
+	if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: one(t, objs, "CronJob").GetName()}, &cj); err != nil {
+		t.Fatal(err)
+	}
+	annotations := map[string]string{"cronjob.kubernetes.io/instantiate": "manual"}
+	for k, v := range cj.Spec.JobTemplate.Annotations {
+		annotations[k] = v
+	}
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: "rewind-manual", Labels: cj.Spec.JobTemplate.Labels, Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: ptr.To(true)}},
+		},
+		Spec: cj.Spec.JobTemplate.Spec,
+	}
+	// Runner pods use the chart's runner ServiceAccount.
+	if err := admin.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	finishRunner(ctx, t, admin, job, testutil.Result("orders", report.ExitOK, 10, 10))
+	eventuallyDo(t, 30*time.Second, "runbook Job recorded", func() error {
+		var got batchv1.Job
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
+			return err
+		}
+		a := got.Annotations
+		if a[v1alpha1.AnnotationOutcome] != launcher.OutcomeSucceeded || a[v1alpha1.AnnotationReason] != string(report.ReasonApplied) || a[v1alpha1.AnnotationMessagesReconsumed] != "20" {
+			return fmt.Errorf("annotations %v", a)
+		}
+		return nil
+	})
+
+	// A ReplayRequest in its own namespace.
+	const reqNS = "kafka-replay-rbac-team"
+	restrictedNamespace(ctx, t, admin, reqNS)
+	rr := testutil.MakeRequest(reqNS, "rewind").Group("payments").ShiftBy(-5).Obj()
+	if err := admin.Create(ctx, rr); err != nil {
+		t.Fatal(err)
+	}
+	var rjob batchv1.Job
+	eventuallyDo(t, 30*time.Second, "Job for the request", func() error {
+		var cur v1alpha1.ReplayRequest
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(rr), &cur); err != nil {
+			return err
+		}
+		if cur.Status.JobName == "" {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return admin.Get(ctx, client.ObjectKey{Namespace: reqNS, Name: cur.Status.JobName}, &rjob)
+	})
+	if rjob.Spec.Template.Spec.Containers[0].Image != opts.RunnerImage {
+		t.Errorf("request Job image %s, chart's runner image %s", rjob.Spec.Template.Spec.Containers[0].Image, opts.RunnerImage)
+	}
+	finishRunner(ctx, t, admin, &rjob, testutil.Result("payments", report.ExitOK, 5))
+	eventuallyDo(t, 30*time.Second, "request Succeeded", func() error {
+		var cur v1alpha1.ReplayRequest
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(rr), &cur); err != nil {
+			return err
+		}
+		if cur.Status.Phase != v1alpha1.PhaseSucceeded || cur.Status.Result == nil || cur.Status.Result.Totals.MessagesToReconsume != 5 {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
+	// The launcher could write its events (events.k8s.io) about both.
+	for _, o := range []struct{ ns, name string }{{reqNS, rr.Name}, {ns, job.Name}} {
+		eventuallyDo(t, 30*time.Second, "Applied event about "+o.name, func() error {
+			var list eventsv1.EventList
+			if err := admin.List(ctx, &list, client.InNamespace(o.ns)); err != nil {
+				return err
+			}
+			var seen []string
+			for _, e := range list.Items {
+				if e.Regarding.Name == o.name && e.Reason == string(report.ReasonApplied) {
+					return nil
+				}
+				seen = append(seen, e.Regarding.Name+":"+e.Reason)
+			}
+			return fmt.Errorf("events %v", seen)
+		})
+	}
+}
+
+// namespaceOf keeps cluster-scoped objects cluster-scoped.
+func namespaceOf(u *unstructured.Unstructured, ns string) string {
+	switch u.GetKind() {
+	case "ClusterRole", "ClusterRoleBinding":
+		return ""
+	}
+	return ns
+}
+
+// finishRunner plays the Job controller and the kubelet: one pod of the Job,
+// its runner container exited with the result's code and its compact result
+// as termination message, then the Job finished accordingly.
+func finishRunner(ctx context.Context, t *testing.T, c client.Client, job *batchv1.Job, r *report.Result) {
+	t.Helper()
+	if sa := job.Spec.Template.Spec.ServiceAccountName; sa != "" {
+		var got corev1.ServiceAccount
+		if err := c.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: sa}, &got); err != nil {
+			t.Fatalf("runner ServiceAccount %s: %v", sa, err)
+		}
+	}
+	pod := testutil.PodFor(job, job.Name+"-0")
+	if pod.Spec.ServiceAccountName == "" {
+		// No ServiceAccount controller in envtest to make "default".
+		if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: "default"}}); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatalf("runner pod: %v", err)
+	}
+	testutil.Terminated(pod, int32(r.ExitCode), testutil.Compact(r), time.Now())
+	if err := c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyDo(t, 10*time.Second, "finish Job", func() error {
+		var cur batchv1.Job
+		if err := c.Get(ctx, client.ObjectKeyFromObject(job), &cur); err != nil {
+			return err
+		}
+		if r.ExitCode == report.ExitOK {
+			testutil.Complete(&cur, time.Now())
+		} else {
+			testutil.Fail(&cur, batchv1.JobReasonPodFailurePolicy, time.Now())
+		}
+		return c.Status().Update(ctx, &cur)
+	})
+}
+
+// eventuallyDo retries f until it returns nil or the timeout passes.
+func eventuallyDo(t *testing.T, timeout time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
