@@ -149,6 +149,10 @@ cluster-binaries: ## Build (once, cached) etcd, the control plane, kubelet, kube
 e2e: cluster-binaries ## End-to-end on a real single-node cluster: teardown checks, smoke test, images, chart, scenarios.
 	KUBE_ASSETS=$(KUBE_ASSETS) $(GO) test -count=1 -p 1 -v -timeout 45m ./test/cluster/ ./test/e2e/
 
+.PHONY: demo-cluster
+demo-cluster: cluster-binaries ## Full demo: real cluster, chart, a ReplayRequest against embedded Kafka, then teardown.
+	KUBE_ASSETS=$(KUBE_ASSETS) $(GO) run ./test/demo-cluster
+
 ##@ Tools
 
 $(GOLANGCI_LINT):

@@ -233,8 +233,9 @@ func teardown(dir, nsName string, procs map[string]*proc, logf func(string, ...a
 		if p := procs[name]; p != nil {
 			pid, done, verify = p.cmd.Process.Pid, p.done, ""
 		}
+		t0 := time.Now()
 		if stopPID(pid, verify, grace, done) {
-			logf("stopped %s (pid %d)", name, pid)
+			logf("stopped %s (pid %d, %s)", name, pid, since(t0))
 		}
 	}
 	// The kubelet first, so nothing restarts containers; etcd last.
@@ -258,10 +259,14 @@ func teardown(dir, nsName string, procs map[string]*proc, logf func(string, ...a
 	// With containerd still up, delete the tasks: each shim then unmounts
 	// its rootfs and exits by itself.
 	if p := procs["containerd"]; (p != nil && !isDone(p)) || (p == nil && pidAlive(readPID(filepath.Join(dir, "run", "containerd.pid")), dir)) {
+		t0 := time.Now()
 		for _, b := range bundles {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			_ = exec.CommandContext(ctx, "ctr", "--address", sock, "--namespace", "k8s.io", "tasks", "delete", "--force", b.id).Run()
 			cancel()
+		}
+		if len(bundles) > 0 {
+			logf("deleted %d containerd tasks (%s)", len(bundles), since(t0))
 		}
 	}
 	stop("containerd", 10*time.Second)
