@@ -95,7 +95,9 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 		v1alpha1.AnnotationGroup:   rr.Spec.Group,
 		v1alpha1.AnnotationRequest: rr.Name,
 	}
-	podAnnotations := map[string]string{}
+	// The pod carries the request's name too: pod events are mapped back
+	// to the request through it.
+	podAnnotations := map[string]string{v1alpha1.AnnotationRequest: rr.Name}
 
 	env := []corev1.EnvVar{
 		{Name: config.EnvBootstrapServers, Value: rr.Spec.Kafka.BootstrapServers},
@@ -240,9 +242,6 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 				},
 			},
 		},
-	}
-	if len(podAnnotations) == 0 {
-		job.Spec.Template.Annotations = nil
 	}
 	return job, nil
 }

@@ -31,15 +31,10 @@ var (
 		Name: "kafkareplay_messages_skipped_total",
 		Help: "Messages that consumer groups were moved past without consuming (dry runs excluded).",
 	})
-
-	requestsWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "kafkareplay_requests_waiting_for_group",
-		Help: "Requests last seen waiting for another replay of the same group.",
-	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(requestsTotal, requestDuration, messagesReconsumed, messagesSkipped, requestsWaiting)
+	metrics.Registry.MustRegister(requestsTotal, requestDuration, messagesReconsumed, messagesSkipped)
 }
 
 // observeOutcome counts one finished replay.

@@ -51,6 +51,7 @@ var (
 	testEnv   *envtest.Environment
 	adminCfg  *rest.Config
 	userCfg   *rest.Config
+	userObj   *envtest.AuthenticatedUser // for a kubeconfig file (benchmark)
 	k8s       client.Client // admin: plays the user, the Job controller and the kubelet
 	nsCounter int
 	nsMu      sync.Mutex
@@ -114,6 +115,7 @@ func startEnv(dir string) error {
 	if err != nil {
 		return err
 	}
+	userObj = user
 	userCfg = user.Config()
 	userCfg.QPS, userCfg.Burst = 500, 1000
 	return applyRBAC(context.Background())

@@ -39,6 +39,8 @@ type settings struct {
 	ActiveDeadline          time.Duration `envconfig:"ACTIVE_DEADLINE" default:"10m"`
 	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
 	Workers                 int           `envconfig:"WORKERS" default:"4"`
+	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"100"`
+	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"200"`
 }
 
 const envPrefix = "LAUNCHER"
@@ -77,6 +79,9 @@ func run(args []string) error {
 	fs.DurationVar(&s.ActiveDeadline, "active-deadline", s.ActiveDeadline, "bound on a runner Job, retries included; a request's waitTimeout is added"+env("ACTIVE_DEADLINE"))
 	fs.IntVar(&s.HistoryLimit, "history-limit", s.HistoryLimit, "finished requests and Jobs kept per namespace and group, oldest deleted first; 0 keeps all"+env("HISTORY_LIMIT"))
 	fs.IntVar(&s.Workers, "workers", s.Workers, "requests reconciled concurrently"+env("WORKERS"))
+	fs.Float64Var(&s.KubeAPIQPS, "kube-api-qps", s.KubeAPIQPS, "client-side rate limit of Kubernetes API calls per second"+env("KUBE_API_QPS"))
+	fs.IntVar(&s.KubeAPIBurst, "kube-api-burst", s.KubeAPIBurst, "burst above --kube-api-qps"+env("KUBE_API_BURST"))
+	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, in-cluster, then ~/.kube/config")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -98,10 +103,19 @@ func run(args []string) error {
 	opts.ActiveDeadline = s.ActiveDeadline
 	opts.HistoryLimit = s.HistoryLimit
 
+	if *kubeconfig != "" {
+		// controller-runtime reads its own flag on the default FlagSet.
+		if err := flag.CommandLine.Set("kubeconfig", *kubeconfig); err != nil {
+			return err
+		}
+	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
 	}
+	// controller-runtime's defaults (20/s, burst 30) make a burst of requests
+	// wait on the client rather than on the API server.
+	cfg.QPS, cfg.Burst = float32(s.KubeAPIQPS), s.KubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        launcher.NewScheme(),
 		Cache:                         launcher.CacheOptions(),
@@ -154,6 +168,9 @@ func validate(s *settings) error {
 	}
 	if s.HistoryLimit < 0 {
 		errs = append(errs, "--history-limit: must not be negative")
+	}
+	if s.KubeAPIQPS <= 0 || s.KubeAPIBurst < 1 {
+		errs = append(errs, "--kube-api-qps and --kube-api-burst: must be positive")
 	}
 	if s.Workers < 1 {
 		errs = append(errs, "--workers: must be at least 1")

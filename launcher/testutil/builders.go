@@ -192,9 +192,6 @@ func PodFor(job *batchv1.Job, name string) *corev1.Pod {
 	for k, v := range job.Spec.Template.Annotations {
 		annotations[k] = v
 	}
-	if req, ok := job.Annotations[v1alpha1.AnnotationRequest]; ok {
-		annotations[v1alpha1.AnnotationRequest] = req
-	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   job.Namespace,
