@@ -52,7 +52,7 @@ var (
 	adminCfg  *rest.Config
 	userCfg   *rest.Config
 	userObj   *envtest.AuthenticatedUser // for a kubeconfig file (benchmark)
-	k8s       client.Client // admin: plays the user, the Job controller and the kubelet
+	k8s       client.Client              // admin: plays the user, the Job controller and the kubelet
 	nsCounter int
 	nsMu      sync.Mutex
 )
