@@ -1,13 +1,25 @@
 package chart
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kafka-replay/kafka-replay/launcher"
@@ -255,4 +268,148 @@ func eventuallyDo(t *testing.T, timeout time.Duration, what string, f func() err
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestLauncherBinaryWithChartArgs builds cmd/launcher and runs it with exactly
+// the arguments the chart's Deployment gives it, against envtest: it must
+// accept every flag, win leader election in the release namespace, and serve
+// the paths the chart's probes and metrics Service use (/healthz, /readyz on
+// the health port, /metrics on the metrics port).
+func TestLauncherBinaryWithChartArgs(t *testing.T) {
+	cfg := controlPlane(t)
+	helmBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, _ := newClient(t, cfg)
+	const ns = "kafka-replay-binary"
+	restrictedNamespace(ctx, t, admin, ns)
+
+	user, err := testEnv.AddUser(envtest.User{Name: "launcher-binary", Groups: []string{"system:masters"}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "launcher")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/launcher")
+	build.Dir = repoRoot(t)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/launcher: %v\n%s", err, out)
+	}
+
+	metricsPort, healthPort := freePort(t), freePort(t)
+	objs := render(t, "--namespace", ns,
+		"--set", "launcher.ports.metrics="+strconv.Itoa(metricsPort),
+		"--set", "launcher.ports.health="+strconv.Itoa(healthPort))
+	var dep appsv1.Deployment
+	into(t, one(t, objs, "Deployment"), &dep)
+	c := dep.Spec.Template.Spec.Containers[0]
+
+	logs := &lockedBuffer{}
+	cmd := exec.Command(bin, c.Args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kc)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			t.Logf("launcher exited: %v", err)
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Logf("launcher killed: %v", <-exited)
+		}
+		if t.Failed() {
+			t.Logf("launcher log:\n%s", logs.String())
+		}
+	}()
+
+	probe := func(port int, path string) (int, string, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", port, path), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
+	for _, p := range []struct {
+		port int
+		path string
+	}{{healthPort, c.LivenessProbe.HTTPGet.Path}, {healthPort, c.ReadinessProbe.HTTPGet.Path}, {metricsPort, "/metrics"}} {
+		eventuallyDo(t, 60*time.Second, fmt.Sprintf("GET :%d%s", p.port, p.path), func() error {
+			select {
+			case err := <-exited:
+				exited <- err
+				return fmt.Errorf("the launcher exited: %w\n%s", err, logs.String())
+			default:
+			}
+			code, body, err := probe(p.port, p.path)
+			if err != nil {
+				return err
+			}
+			if code != http.StatusOK {
+				return fmt.Errorf("status %d: %s", code, body)
+			}
+			if p.path == "/metrics" && !strings.Contains(body, "controller_runtime_") {
+				return fmt.Errorf("no controller-runtime metrics in /metrics")
+			}
+			return nil
+		})
+	}
+	// It leads through a Lease in the release namespace, named as the chart says.
+	eventuallyDo(t, 60*time.Second, "leader election Lease", func() error {
+		var lease coordinationv1.Lease
+		if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: "launcher.kafkareplay.dev"}, &lease); err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return fmt.Errorf("no holder")
+		}
+		return nil
+	})
+	if strings.Contains(logs.String(), "flag provided but not defined") {
+		t.Errorf("the launcher refused a flag:\n%s", logs.String())
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// lockedBuffer is a bytes.Buffer that a process writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
