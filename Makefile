@@ -146,12 +146,12 @@ cluster-binaries: ## Build (once, cached) etcd, the control plane, kubelet, kube
 .PHONY: e2e
 # -p 1: the harness's own teardown tests and the scenarios each bring a
 # cluster up; one at a time keeps the 2-core machine's timings honest.
-e2e: cluster-binaries ## End-to-end on a real single-node cluster: teardown checks, smoke test, images, chart, scenarios.
-	KUBE_ASSETS=$(KUBE_ASSETS) $(GO) test -count=1 -p 1 -v -timeout 45m ./test/cluster/ ./test/e2e/
+e2e: cluster-binaries $(HELM) ## End-to-end on a real single-node cluster: teardown checks, smoke test, images, chart, scenarios.
+	HELM=$(HELM) KUBE_ASSETS=$(KUBE_ASSETS) $(GO) test -count=1 -p 1 -v -timeout 45m ./test/cluster/ ./test/e2e/
 
 .PHONY: demo-cluster
-demo-cluster: cluster-binaries ## Full demo: real cluster, chart, a ReplayRequest against embedded Kafka, then teardown.
-	KUBE_ASSETS=$(KUBE_ASSETS) $(GO) run ./test/demo-cluster
+demo-cluster: cluster-binaries $(HELM) ## Full demo: real cluster, chart, a ReplayRequest against embedded Kafka, then teardown.
+	HELM=$(HELM) KUBE_ASSETS=$(KUBE_ASSETS) $(GO) run ./test/demo-cluster
 
 ##@ Tools
 

@@ -30,6 +30,9 @@ var (
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
+	if flow != nil {
+		flow.kafka.Close()
+	}
 	if shared != nil {
 		if err := shared.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "stop cluster: %v\n", err)
