@@ -47,7 +47,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 ##@ Test
 
 .PHONY: test
-test: vet test-runner ## The whole suite CI runs (the README's test command).
+test: vet test-runner test-envtest ## The whole suite CI runs (the README's test command).
 
 .PHONY: test-fast
 test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no cluster.
