@@ -3,6 +3,7 @@ package chart
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,6 +39,34 @@ func TestLint(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPackage: the packaged chart (what a chart repository serves) has the
+// CRD and the generated RBAC rules, and renders like the directory.
+func TestPackage(t *testing.T) {
+	dir := t.TempDir()
+	out, err := helm(t, "package", chartDir(t), "--destination", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgz := filepath.Join(dir, "kafka-replay-0.1.0.tgz")
+	if !strings.Contains(out, tgz) {
+		t.Fatalf("helm package: %s", out)
+	}
+	fromDir, err := helm(t, renderArgs(t, "--include-crds")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromTgz, err := helm(t, "template", "kafka-replay", tgz, "--namespace", releaseNamespace, "--include-crds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromDir != fromTgz {
+		t.Errorf("the packaged chart renders differently:\n%s", lineDiff(fromDir, fromTgz))
+	}
+	if !strings.Contains(fromTgz, "name: replayrequests.kafkareplay.dev") {
+		t.Error("the package has no ReplayRequest CRD")
 	}
 }
 
@@ -392,7 +421,7 @@ func schemaDefs(t *testing.T) map[string]any {
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	return s["$defs"].(map[string]any)
+	return s["definitions"].(map[string]any)
 }
 
 func prop(def map[string]any, path ...string) map[string]any {
