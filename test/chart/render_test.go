@@ -288,7 +288,7 @@ func TestRenderAllOn(t *testing.T) {
 	into(t, one(t, objs, "Deployment"), &dep)
 	checkLauncherDeployment(t, &dep)
 	args := dep.Spec.Template.Spec.Containers[0].Args
-	for _, a := range []string{"--runner-service-account=replay-runner", "--runner-image=localhost/kafka-replay-runner:dev", "--runner-image-pull-policy=Never", "--zap-stacktrace-level=panic", "--workers=8"} {
+	for _, a := range []string{"--runner-service-account=replay-runner", "--runner-image=localhost/kafka-replay-runner:dev", "--runner-image-pull-policy=Never", "--zap-stacktrace-level=panic", "--workers=8", "--kube-api-qps=50.5", "--kube-api-burst=120"} {
 		if !slices.Contains(args, a) {
 			t.Errorf("launcher args %v lack %s", args, a)
 		}
