@@ -409,7 +409,6 @@ func TestEnvtestHistoryLimit(t *testing.T) {
 	finishJob(t, bj, "")
 	waitPhase(t, bystander, v1alpha1.PhaseSucceeded)
 
-	var names []string
 	for i := range 4 {
 		rr := testutil.MakeRequest(ns, fmt.Sprintf("run-%d", i)).Group("history").Obj()
 		create(t, rr)
@@ -417,7 +416,6 @@ func TestEnvtestHistoryLimit(t *testing.T) {
 		runPod(t, job, 0, 0, testutil.Compact(testutil.Result("history", report.ExitOK, 1)))
 		finishJob(t, job, "")
 		waitPhase(t, rr, v1alpha1.PhaseSucceeded)
-		names = append(names, rr.Name)
 		time.Sleep(1100 * time.Millisecond) // distinct completion times (seconds)
 	}
 	eventually(t, 10*time.Second, "history pruned", func() error {

@@ -76,7 +76,7 @@ func Decide(self *v1alpha1.ReplayRequest, peers []v1alpha1.ReplayRequest, starte
 
 // before is the queue's order: creation time, then namespace, then name.
 func before(a, b *v1alpha1.ReplayRequest) bool {
-	if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 		return c < 0
 	}
 	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) < 0

@@ -23,7 +23,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -410,5 +409,3 @@ func jobsOf(t testing.TB, ns string, sel map[string]string) []batchv1.Job {
 	}
 	return list.Items
 }
-
-func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

@@ -474,7 +474,3 @@ type ReplayRequestList struct {
 	// items are the requests.
 	Items []ReplayRequest `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ReplayRequest{}, &ReplayRequestList{})
-}
