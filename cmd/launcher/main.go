@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -55,17 +56,28 @@ func main() {
 	}
 }
 
-func run(args []string) error {
+// config is everything the flags and the environment decide.
+type config struct {
+	settings
+	opts       launcher.Options
+	kubeconfig string
+	zap        zap.Options
+}
+
+// parse reads the environment, then the flags (which win), and validates.
+func parse(args []string, stderr io.Writer) (*config, error) {
 	defaults := launcher.DefaultOptions()
-	s := settings{RunnerImage: defaults.RunnerImage}
-	if err := envconfig.Process(envPrefix, &s); err != nil {
-		return err
+	c := &config{}
+	s := &c.settings
+	if err := envconfig.Process(envPrefix, s); err != nil {
+		return nil, err
 	}
 	if s.RunnerImage == "" {
 		s.RunnerImage = defaults.RunnerImage
 	}
 
 	fs := flag.NewFlagSet("launcher", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	env := func(name string) string { return " (env " + envPrefix + "_" + name + ")" }
 	fs.StringVar(&s.MetricsBindAddress, "metrics-bind-address", s.MetricsBindAddress, "address of the Prometheus /metrics endpoint; 0 disables it"+env("METRICS_BIND_ADDRESS"))
 	fs.StringVar(&s.HealthProbeBindAddress, "health-probe-bind-address", s.HealthProbeBindAddress, "address of /healthz and /readyz"+env("HEALTH_PROBE_BIND_ADDRESS"))
@@ -81,31 +93,38 @@ func run(args []string) error {
 	fs.IntVar(&s.Workers, "workers", s.Workers, "requests reconciled concurrently"+env("WORKERS"))
 	fs.Float64Var(&s.KubeAPIQPS, "kube-api-qps", s.KubeAPIQPS, "client-side rate limit of Kubernetes API calls per second"+env("KUBE_API_QPS"))
 	fs.IntVar(&s.KubeAPIBurst, "kube-api-burst", s.KubeAPIBurst, "burst above --kube-api-qps"+env("KUBE_API_BURST"))
-	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, in-cluster, then ~/.kube/config")
-	zapOpts := zap.Options{}
-	zapOpts.BindFlags(fs)
+	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, in-cluster, then ~/.kube/config")
+	c.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q; every setting is a --flag", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q; every setting is a --flag", fs.Arg(0))
 	}
-	if err := validate(&s); err != nil {
+	if err := validate(s); err != nil {
+		return nil, err
+	}
+	c.opts = defaults
+	c.opts.RunnerImage = s.RunnerImage
+	c.opts.RunnerImagePullPolicy = corev1.PullPolicy(s.RunnerImagePullPolicy)
+	c.opts.RunnerServiceAccount = s.RunnerServiceAccount
+	c.opts.BackoffLimit = int32(s.BackoffLimit)
+	c.opts.ActiveDeadline = s.ActiveDeadline
+	c.opts.HistoryLimit = s.HistoryLimit
+	return c, nil
+}
+
+func run(args []string) error {
+	c, err := parse(args, os.Stderr)
+	if err != nil {
 		return err
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	s, opts := c.settings, c.opts
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&c.zap)))
 
-	opts := defaults
-	opts.RunnerImage = s.RunnerImage
-	opts.RunnerImagePullPolicy = corev1.PullPolicy(s.RunnerImagePullPolicy)
-	opts.RunnerServiceAccount = s.RunnerServiceAccount
-	opts.BackoffLimit = int32(s.BackoffLimit)
-	opts.ActiveDeadline = s.ActiveDeadline
-	opts.HistoryLimit = s.HistoryLimit
-
-	if *kubeconfig != "" {
+	if c.kubeconfig != "" {
 		// controller-runtime reads its own flag on the default FlagSet.
-		if err := flag.CommandLine.Set("kubeconfig", *kubeconfig); err != nil {
+		if err := flag.CommandLine.Set("kubeconfig", c.kubeconfig); err != nil {
 			return err
 		}
 	}

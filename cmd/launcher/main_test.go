@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseDefaults(t *testing.T) {
+	c, err := parse(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.LeaderElect || c.MetricsBindAddress != ":8080" || c.HealthProbeBindAddress != ":8081" || c.Workers != 4 {
+		t.Fatalf("settings = %+v", c.settings)
+	}
+	if c.opts.HistoryLimit != 10 || c.opts.BackoffLimit != 2 || c.opts.ActiveDeadline != 10*time.Minute || c.opts.RunnerImage == "" {
+		t.Fatalf("options = %+v", c.opts)
+	}
+}
+
+func TestParseFlagsWinOverEnvironment(t *testing.T) {
+	t.Setenv("LAUNCHER_HISTORY_LIMIT", "3")
+	t.Setenv("LAUNCHER_RUNNER_IMAGE", "from-env:1")
+	t.Setenv("LAUNCHER_BACKOFF_LIMIT", "5")
+	c, err := parse([]string{"--history-limit=7", "--leader-elect=false"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.opts.HistoryLimit != 7 || c.opts.RunnerImage != "from-env:1" || c.opts.BackoffLimit != 5 || c.LeaderElect {
+		t.Fatalf("flags did not win over the environment: %+v / %+v", c.settings, c.opts)
+	}
+}
+
+func TestParseRefusesBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"--history-limit=-1"},
+		{"--workers=0"},
+		{"--runner-image-pull-policy=Sometimes"},
+		{"--active-deadline=10ms"},
+		{"--kube-api-qps=0"},
+		{"stray"},
+	} {
+		if _, err := parse(args, &bytes.Buffer{}); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	t.Setenv("LAUNCHER_WORKERS", "many")
+	if _, err := parse(nil, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "WORKERS") {
+		t.Errorf("bad environment variable: %v", err)
+	}
+}
+
+func TestHelpNamesEveryEnvironmentVariable(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := parse([]string{"--help"}, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err = %v", err)
+	}
+	for _, env := range []string{"LAUNCHER_RUNNER_IMAGE", "LAUNCHER_HISTORY_LIMIT", "LAUNCHER_LEADER_ELECT", "LAUNCHER_METRICS_BIND_ADDRESS", "LAUNCHER_KUBE_API_QPS", "LAUNCHER_WORKERS"} {
+		if !strings.Contains(out.String(), env) {
+			t.Errorf("--help does not mention %s", env)
+		}
+	}
+}
