@@ -302,7 +302,7 @@ func TestEnvtestNoDuplicateJobAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	create(t, orphan)
-	startLauncher(t, testOptions(), 2)
+	l = startLauncher(t, testOptions(), 2)
 	adopted := waitJob(t, rr2)
 	if adopted.UID != orphan.UID {
 		t.Fatalf("launcher made Job %s (%s), not the existing %s", adopted.Name, adopted.UID, orphan.UID)
@@ -314,6 +314,33 @@ func TestEnvtestNoDuplicateJobAcrossRestart(t *testing.T) {
 	// The resolved target survived the restart unchanged.
 	if got := getRR(t, rr2).Status.ResolvedTarget; got != target {
 		t.Fatalf("resolvedTarget moved: %q → %q", target, got)
+	}
+
+	// 3. The previous leader resolved an ago target and created the Job
+	// (which carries it), then stopped before any status write: the new
+	// leader adopts the Job and its target, and never resolves ago again.
+	l.stop(t)
+	rr3 := testutil.MakeRequest(ns, "crashed-ago").Group("crashed-ago").Ago(time.Hour).Obj()
+	create(t, rr3)
+	earlier := testutil.MakeRequest(ns, rr3.Name).Obj()
+	earlier.ObjectMeta, earlier.Spec = rr3.ObjectMeta, rr3.Spec
+	target3, err := launcher.ResolveTarget(rr3.Spec.Target, time.Now().Add(-10*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier.Status.ResolvedTarget = target3
+	orphan3, err := launcher.BuildJob(earlier, launcher.StageApply, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, orphan3)
+	startLauncher(t, testOptions(), 2)
+	adopted3 := waitJob(t, rr3)
+	if adopted3.UID != orphan3.UID {
+		t.Fatalf("launcher made a second Job for %s", rr3.Name)
+	}
+	if got := getRR(t, rr3).Status.ResolvedTarget; got != target3 {
+		t.Fatalf("ago resolved twice: the Job carries %q, status says %q", target3, got)
 	}
 }
 

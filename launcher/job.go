@@ -94,6 +94,9 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 	annotations := map[string]string{
 		v1alpha1.AnnotationGroup:   rr.Spec.Group,
 		v1alpha1.AnnotationRequest: rr.Name,
+		// The Job is where a resolved target is first stored when the
+		// request starts at once; see ReplayRequestReconciler.accept.
+		v1alpha1.AnnotationResolvedTarget: rr.Status.ResolvedTarget,
 	}
 	// The pod carries the request's name too: pod events are mapped back
 	// to the request through it.

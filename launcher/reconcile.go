@@ -98,10 +98,12 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 		return reconcile.Result{}, nil
 	}
 
+	accepted := false
 	if rr.Status.ResolvedTarget == "" {
 		if done, err := r.accept(ctx, &rr); done || err != nil {
 			return reconcile.Result{}, err
 		}
+		accepted = true
 	}
 
 	job, err := r.findJob(ctx, &rr)
@@ -115,13 +117,13 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 				Message: fmt.Sprintf("the runner Job %s was deleted before it finished", rr.Status.JobName),
 			})
 		}
-		return reconcile.Result{}, r.startOrWait(ctx, &rr)
+		return reconcile.Result{}, r.startOrWait(ctx, &rr, accepted)
 	}
 
 	if !IsStarted(&rr) {
 		// The Job exists but status does not say so: a previous reconcile
 		// (or leader) created it and stopped before recording it.
-		if err := r.markRunning(ctx, &rr, job); err != nil {
+		if err := r.markRunning(ctx, &rr, job, accepted); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -142,8 +144,14 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 }
 
 // accept validates a new request with the runner's own rules and resolves its
-// target, once. It reports done when the request was refused (and is now
-// finished).
+// target. It reports done when the request was refused (and is now finished).
+//
+// The resolved target is only kept in memory here. It is stored by the next
+// write, whichever comes first: the status update of a request that must wait
+// for its group, or the Job itself (an annotation and REPLAY_TO) followed by
+// the status update of a request that starts at once. That keeps one write
+// off the path from request to Job, and still resolves an ago target exactly
+// once: a Job that exists is always adopted with the target it carries.
 func (r *ReplayRequestReconciler) accept(ctx context.Context, rr *v1alpha1.ReplayRequest) (done bool, err error) {
 	target, terr := ResolveTarget(rr.Spec.Target, r.now())
 	serr := ValidateSpec(&rr.Spec)
@@ -161,13 +169,12 @@ func (r *ReplayRequestReconciler) accept(ctx context.Context, rr *v1alpha1.Repla
 	SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+target)
 	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
 	rr.Status.ObservedGeneration = rr.Generation
-	// The resolved target must be stored before any Job is built from it:
-	// that is what keeps an ago target from moving on a retry.
-	if err := r.Client.Status().Update(ctx, rr); err != nil {
-		return false, err
-	}
-	r.Recorder.Eventf(rr, nil, corev1.EventTypeNormal, ReasonAccepted, "Accept", "target resolved to %s", target)
 	return false, nil
+}
+
+// acceptedEvent reports the acceptance once its status is stored.
+func (r *ReplayRequestReconciler) acceptedEvent(rr *v1alpha1.ReplayRequest) {
+	r.Recorder.Eventf(rr, nil, corev1.EventTypeNormal, ReasonAccepted, "Accept", "target resolved to %s", rr.Status.ResolvedTarget)
 }
 
 // findJob returns the request's Job, or nil when there is none. A cache miss
@@ -197,7 +204,7 @@ func (r *ReplayRequestReconciler) findJob(ctx context.Context, rr *v1alpha1.Repl
 
 // startOrWait creates the Job when the request is first in its group's queue,
 // or records what it waits for.
-func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.ReplayRequest) error {
+func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.ReplayRequest, accepted bool) error {
 	key := QueueKey(rr)
 	self := types.NamespacedName{Namespace: rr.Namespace, Name: rr.Name}
 	var decideErr error
@@ -233,11 +240,14 @@ func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.
 			blocker = d.Blocker.Namespace + "/" + d.Blocker.Name
 		}
 		msg := fmt.Sprintf("waiting for %s, which replays group %q on the same Kafka cluster first", blocker, rr.Spec.Group)
-		if SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonWaitingForGroup, msg) {
+		if SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonWaitingForGroup, msg) || accepted {
 			rr.Status.Message = msg
 			rr.Status.Phase = PhaseFor(rr.Status.Conditions)
 			if err := r.Client.Status().Update(ctx, rr); err != nil {
 				return err
+			}
+			if accepted {
+				r.acceptedEvent(rr)
 			}
 			r.Recorder.Eventf(rr, nil, corev1.EventTypeNormal, ReasonWaitingForGroup, "Queue", "%s", msg)
 		}
@@ -260,7 +270,7 @@ func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.
 			return err
 		}
 	}
-	return r.markRunning(ctx, rr, job)
+	return r.markRunning(ctx, rr, job, accepted)
 }
 
 // staleHold reports whether a hold outlived its request: the cache already
@@ -274,8 +284,13 @@ func (r *ReplayRequestReconciler) staleHold(ctx context.Context, holder types.Na
 	return IsFinished(&h) || h.DeletionTimestamp != nil
 }
 
-// markRunning records that the request's Job exists.
-func (r *ReplayRequestReconciler) markRunning(ctx context.Context, rr *v1alpha1.ReplayRequest, job *batchv1.Job) error {
+// markRunning records that the request's Job exists. The target the Job
+// carries wins over one resolved in this reconcile: the Job may have been made
+// by an earlier attempt that never got to store it in status.
+func (r *ReplayRequestReconciler) markRunning(ctx context.Context, rr *v1alpha1.ReplayRequest, job *batchv1.Job, accepted bool) error {
+	if t := job.Annotations[v1alpha1.AnnotationResolvedTarget]; t != "" {
+		rr.Status.ResolvedTarget = t
+	}
 	rr.Status.JobName = job.Name
 	if rr.Status.StartTime == nil {
 		rr.Status.StartTime = &metav1.Time{Time: job.CreationTimestamp.Time}
@@ -287,6 +302,9 @@ func (r *ReplayRequestReconciler) markRunning(ctx context.Context, rr *v1alpha1.
 	rr.Status.ObservedGeneration = rr.Generation
 	if err := r.Client.Status().Update(ctx, rr); err != nil {
 		return err
+	}
+	if accepted {
+		r.acceptedEvent(rr)
 	}
 	r.Recorder.Eventf(rr, job, corev1.EventTypeNormal, ReasonJobCreated, "Run", "created runner Job %s", job.Name)
 	return nil

@@ -314,6 +314,9 @@ func compareRunbooks(t *testing.T, objs []*unstructured.Unstructured, values cha
 			// Annotations: the group's full name as the launcher writes it.
 			wantAnn := maps.Clone(launcherJob.Annotations)
 			delete(wantAnn, v1alpha1.AnnotationRequest)
+			// A runbook's target is resolved by the runner itself, not on
+			// acceptance by the launcher.
+			delete(wantAnn, v1alpha1.AnnotationResolvedTarget)
 			wantAnn[labelRunbook] = rb.Name
 			if rb.Description != "" {
 				wantAnn["kafkareplay.dev/description"] = rb.Description

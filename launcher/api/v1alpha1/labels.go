@@ -33,6 +33,9 @@ const (
 	AnnotationGroup = "kafkareplay.dev/group"
 	// AnnotationRequest holds the ReplayRequest's full name.
 	AnnotationRequest = "kafkareplay.dev/request"
+	// AnnotationResolvedTarget holds, on a launcher-made Job, the target as
+	// resolved on acceptance (status.resolvedTarget).
+	AnnotationResolvedTarget = "kafkareplay.dev/resolved-target"
 	// AnnotationOffsets, on the pod template, holds the JSON list of explicit
 	// offsets of an `offsets` target. A downward API volume turns it into the
 	// file that the runner's file: target reads.
