@@ -73,7 +73,8 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// Logf reports progress (log.Printf by default).
 	Logf func(format string, args ...any)
-	// KeepDir keeps the state directory (logs, configs) after Stop.
+	// KeepDir keeps the state directory (logs, configs) after Stop. A Dir
+	// given by the caller is always kept; only its cluster state is removed.
 	KeepDir bool
 }
 
@@ -166,6 +167,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		if dir, err = os.MkdirTemp("", "kafka-replay-cluster-"); err != nil {
 			return nil, err
 		}
+	} else {
+		opts.KeepDir = true
 	}
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)

@@ -98,8 +98,8 @@ func leftovers(t *testing.T, dir, netns string, bundles []bundle) []string {
 			}
 		}
 		if b.cgroup != "" {
-			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/memory", b.cgroup)); err == nil {
-				out = append(out, "cgroup "+b.cgroup)
+			if m, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup/*", b.cgroup)); len(m) > 0 {
+				out = append(out, "cgroup "+strings.Join(m, " "))
 			}
 		}
 		if b.netns != "" {

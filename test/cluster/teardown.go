@@ -500,11 +500,13 @@ func splitRule(line string) []string {
 }
 
 // removeCgroups removes the (empty, now) cgroup of every task in every
-// cgroup v1 hierarchy and the v2 one.
+// cgroup v1 hierarchy and the v2 one. A process that was just killed can
+// hold its cgroup for a moment while it exits, so failures are retried
+// briefly.
 func removeCgroups(bundles []bundle) int {
 	roots, _ := filepath.Glob("/sys/fs/cgroup/*")
 	roots = append(roots, "/sys/fs/cgroup")
-	n := 0
+	var dirs []string
 	for _, b := range bundles {
 		cg := filepath.Clean("/" + b.cgroup)
 		// Only a task's own leaf, never a shared parent such as /k8s.io.
@@ -512,10 +514,32 @@ func removeCgroups(bundles []bundle) int {
 			continue
 		}
 		for _, r := range roots {
-			if unix.Rmdir(filepath.Join(r, cg)) == nil {
-				n++
+			if d := filepath.Join(r, cg); dirExists(d) {
+				dirs = append(dirs, d)
 			}
 		}
 	}
+	n := 0
+	deadline := time.Now().Add(5 * time.Second)
+	for len(dirs) > 0 {
+		var busy []string
+		for _, d := range dirs {
+			if err := unix.Rmdir(d); err == nil || errors.Is(err, unix.ENOENT) {
+				n++
+			} else {
+				busy = append(busy, d)
+			}
+		}
+		dirs = busy
+		if len(dirs) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	return n
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
