@@ -456,12 +456,15 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 		c.mu.Unlock()
 		for _, p := range procs {
 			if done, err := p.exited(); done {
-				return fmt.Errorf("waiting for %s: %s exited (%v); see %s", what, p.name, err, filepath.Join(c.dir, "logs", p.name+".log"))
+				if err == nil {
+					err = errors.New("exit status 0")
+				}
+				return fmt.Errorf("waiting for %s: %s exited (%w); see %s", what, p.name, err, filepath.Join(c.dir, "logs", p.name+".log"))
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
+			return fmt.Errorf("waiting for %s: %w (last: %w)", what, ctx.Err(), last)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

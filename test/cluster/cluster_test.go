@@ -135,7 +135,7 @@ func TestStopRemovesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(c.Dir())
-	defer c.Stop()
+	defer c.Stop() //nolint:errcheck // a second Stop is a no-op; the first is checked below
 	if err := runLongPod(ctx, c); err != nil {
 		c.DumpLogs(30)
 		t.Fatal(err)

@@ -297,7 +297,7 @@ func teardown(dir, nsName string, procs map[string]*proc, logf func(string, ...a
 	}
 	for p := range podNetns {
 		if out, err := exec.Command("ip", "netns", "del", filepath.Base(p)).CombinedOutput(); err != nil && netnsExists(filepath.Base(p)) {
-			errs = append(errs, fmt.Errorf("ip netns del %s: %v: %s", p, err, out))
+			errs = append(errs, fmt.Errorf("ip netns del %s: %w: %s", p, err, out))
 		}
 	}
 	if len(podNetns) > 0 {
@@ -308,7 +308,7 @@ func teardown(dir, nsName string, procs map[string]*proc, logf func(string, ...a
 		flushKubeChains(ns)
 		_ = exec.Command("ip", "-n", nsName, "link", "del", "kr-cni0").Run()
 		if out, err := exec.Command("ip", "netns", "del", nsName).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("ip netns del %s: %v: %s", nsName, err, out))
+			errs = append(errs, fmt.Errorf("ip netns del %s: %w: %s", nsName, err, out))
 		} else {
 			logf("deleted network namespace %s (with its bridge and iptables chains)", nsName)
 		}
