@@ -377,7 +377,7 @@ func TestEnvtestPerGroupSerialization(t *testing.T) {
 	}
 	job0 := waitJob(t, rrs[0])
 	expectWaiting(rrs[1], rrs[0].Name)
-	expectWaiting(rrs[2], rrs[0].Name)
+	expectWaiting(rrs[2], rrs[1].Name) // the request just ahead of it
 	waitEvent(t, ns, rrs[1].Name, launcher.ReasonWaitingForGroup)
 
 	runPod(t, job0, 0, 0, testutil.Compact(testutil.Result("payments", report.ExitOK, 1)))

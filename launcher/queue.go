@@ -34,44 +34,51 @@ type Decision struct {
 }
 
 // Decide says whether self may start, given every request with the same
-// QueueKey (peers may include self). It is pure. The rules:
+// QueueKey (peers may include self). It is pure. The queue is:
 //
-//   - a peer that has started (started reports its Job exists) and not
-//     finished holds the group: self waits for it;
-//   - otherwise the unfinished requests are served first in first out, by
-//     creation time, then namespace and name so that every reconcile agrees on
-//     one order.
+//   - first, the peers that have started (started reports that their Job
+//     exists) and not finished: they hold the group;
+//   - then the unfinished requests that have not started, first in first
+//     out, by creation time, then namespace and name, so that every
+//     reconcile agrees on one order.
+//
+// Self starts when it is at the head. Otherwise its blocker is the request
+// just ahead of it: the one it waits for. That one does not change as the
+// queue advances, so a waiting request's status is written once, not once
+// per request that finishes before it.
 //
 // Requests being deleted are ignored: their Job goes with them.
 func Decide(self *v1alpha1.ReplayRequest, peers []v1alpha1.ReplayRequest, started func(*v1alpha1.ReplayRequest) bool) Decision {
-	var waiting []*v1alpha1.ReplayRequest
-	var running *v1alpha1.ReplayRequest
+	var running, waiting []*v1alpha1.ReplayRequest
 	for i := range peers {
 		p := &peers[i]
 		if p.UID == self.UID || IsFinished(p) || p.DeletionTimestamp != nil {
 			continue
 		}
 		if started(p) {
-			if running == nil || before(p, running) {
-				running = p
-			}
-			continue
-		}
-		waiting = append(waiting, p)
-	}
-	if running != nil {
-		return Decision{Blocker: running}
-	}
-	first := self
-	for _, p := range waiting {
-		if before(p, first) {
-			first = p
+			running = append(running, p)
+		} else if before(p, self) {
+			waiting = append(waiting, p)
 		}
 	}
-	if first == self {
+	ahead := append(sortedQueue(running), sortedQueue(waiting)...)
+	if len(ahead) == 0 {
 		return Decision{Start: true}
 	}
-	return Decision{Blocker: first}
+	return Decision{Blocker: ahead[len(ahead)-1]}
+}
+
+func sortedQueue(rs []*v1alpha1.ReplayRequest) []*v1alpha1.ReplayRequest {
+	slices.SortFunc(rs, func(a, b *v1alpha1.ReplayRequest) int {
+		if before(a, b) {
+			return -1
+		}
+		if before(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return rs
 }
 
 // before is the queue's order: creation time, then namespace, then name.
@@ -100,14 +107,17 @@ func newGroupQueue() *groupQueue {
 	return &groupQueue{holders: map[string]types.NamespacedName{}, keys: map[types.NamespacedName]string{}}
 }
 
-// TryStart runs decide under the queue's lock, unless another request holds
-// key, and takes the hold for who when the decision is to start. blocker is
-// the holder's name when another request holds the key.
+// TryStart runs decide under the queue's lock and takes the hold for who when
+// the decision is to start. When another request holds key, the decision is
+// never to start, and holder names that request.
 func (q *groupQueue) TryStart(key string, who types.NamespacedName, decide func() Decision) (d Decision, holder *types.NamespacedName) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if h, ok := q.holders[key]; ok && h != who {
-		return Decision{}, &h
+		// Held: never start, but still say whom self waits for.
+		d = decide()
+		d.Start = false
+		return d, &h
 	}
 	d = decide()
 	if d.Start {

@@ -41,16 +41,27 @@ func TestUnitDecideIsFirstInFirstOut(t *testing.T) {
 	if d := Decide(r2, peers, none); d.Start || d.Blocker.Name != "r1" {
 		t.Fatalf("r2 must wait for r1: %+v", d)
 	}
-	if d := Decide(r3, peers, none); d.Start || d.Blocker.Name != "r1" {
-		t.Fatalf("r3 must wait for r1: %+v", d)
+	// Each waits for the request just ahead of it: r0 before r3 (same
+	// second, name order).
+	if d := Decide(r3, peers, none); d.Start || d.Blocker.Name != "r0" {
+		t.Fatalf("r3 must wait for r0: %+v", d)
+	}
+	if d := Decide(r0, peers, none); d.Start || d.Blocker.Name != "r2" {
+		t.Fatalf("r0 must wait for r2: %+v", d)
 	}
 
-	// r1 started: everyone waits for it, even an earlier-sorting newcomer.
+	// r1 started: it heads the queue, even before an earlier-sorting
+	// request, and the ones behind keep waiting for the same predecessor.
 	started := func(p *v1alpha1.ReplayRequest) bool { return p.Name == "r1" }
-	for _, rr := range []*v1alpha1.ReplayRequest{r2, r3, r0} {
-		if d := Decide(rr, peers, started); d.Start || d.Blocker.Name != "r1" {
-			t.Fatalf("%s must wait for running r1: %+v", rr.Name, d)
-		}
+	if d := Decide(r2, peers, started); d.Start || d.Blocker.Name != "r1" {
+		t.Fatalf("r2 must wait for running r1: %+v", d)
+	}
+	if d := Decide(r3, peers, started); d.Start || d.Blocker.Name != "r0" {
+		t.Fatalf("r3 must still wait for r0: %+v", d)
+	}
+	early := testutil.MakeRequest("ns", "early").UID("e").Created(at(-5)).Obj()
+	if d := Decide(early, append(peers, *early), started); d.Start || d.Blocker.Name != "r1" {
+		t.Fatalf("an earlier-sorting request must wait for running r1: %+v", d)
 	}
 
 	// r1 finished: r2 is next, then r0 before r3.
@@ -61,6 +72,9 @@ func TestUnitDecideIsFirstInFirstOut(t *testing.T) {
 	Finish(&peers[1], Outcome{Succeeded: true, Reason: "Applied"}, "", t0)
 	if d := Decide(r3, peers, none); d.Start || d.Blocker.Name != "r0" {
 		t.Fatalf("r3 must wait for r0: %+v", d)
+	}
+	if d := Decide(r0, peers, none); !d.Start {
+		t.Fatalf("r0 must start after r2: %+v", d)
 	}
 	// A request being deleted does not hold the queue.
 	now := metav1.Now()
@@ -89,7 +103,7 @@ func TestUnitGroupQueueHoldsOneRequestPerKey(t *testing.T) {
 		t.Fatalf("%d requests started under one key", started.Load())
 	}
 	holder, _ := q.Holder("k")
-	if _, h := q.TryStart("k", types.NamespacedName{Namespace: "ns", Name: "zz"}, func() Decision { return Decision{Start: true} }); h == nil || *h != holder {
+	if d, h := q.TryStart("k", types.NamespacedName{Namespace: "ns", Name: "zz"}, func() Decision { return Decision{Start: true} }); d.Start || h == nil || *h != holder {
 		t.Fatal("a second request got past the hold")
 	}
 	// The holder itself may run its decision again (a retried reconcile).

@@ -234,10 +234,10 @@ func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.
 	if !d.Start {
 		var blocker string
 		switch {
-		case holder != nil:
-			blocker = holder.String()
 		case d.Blocker != nil:
 			blocker = d.Blocker.Namespace + "/" + d.Blocker.Name
+		case holder != nil:
+			blocker = holder.String()
 		}
 		msg := fmt.Sprintf("waiting for %s, which replays group %q on the same Kafka cluster first", blocker, rr.Spec.Group)
 		if SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonWaitingForGroup, msg) || accepted {
