@@ -34,8 +34,9 @@ const (
 // RBAC, least privilege: the launcher reads and writes requests, Jobs and
 // events, reads pods and their logs, and holds a Lease. It has no access to
 // Secrets or ConfigMaps: the runner pod mounts them, the launcher never reads
-// them. The Lease Role's namespace is the chart's release namespace; the
-// generated file names the default one.
+// them. Events go through events.k8s.io, except leader election's, which
+// client-go still sends through the core API. The Lease Role's namespace is
+// the chart's release namespace; the generated file names the default one.
 //
 // +kubebuilder:rbac:groups=kafkareplay.dev,resources=replayrequests,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=kafkareplay.dev,resources=replayrequests/status,verbs=get;update;patch
@@ -44,6 +45,7 @@ const (
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=kafka-replay-system
 
 // ReplayRequestReconciler runs each ReplayRequest as a Job of the runner:
