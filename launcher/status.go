@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -135,7 +136,7 @@ func JobOutcome(job *batchv1.Job, pods []corev1.Pod) Outcome {
 
 	switch {
 	case succeeded && o.Result != nil:
-		o.Reason = string(o.Result.Reason)
+		o.Reason = validReason(string(o.Result.Reason), ReasonCompleted)
 		o.Message = successMessage(o.Result)
 	case succeeded:
 		o.Reason = ReasonCompleted
@@ -144,11 +145,11 @@ func JobOutcome(job *batchv1.Job, pods []corev1.Pod) Outcome {
 		o.Reason = ReasonDeadlineExceeded
 		o.Message = fmt.Sprintf("the Job ran longer than its activeDeadlineSeconds (%d)", valueOr(job.Spec.ActiveDeadlineSeconds, 0))
 	case o.Result != nil:
-		o.Reason = string(o.Result.Reason)
-		if o.Reason == "" {
-			o.Reason = string(report.ReasonForExitCode(o.Result.ExitCode))
-		}
+		o.Reason = validReason(string(o.Result.Reason), string(report.ReasonForExitCode(o.Result.ExitCode)))
 		o.Message = o.Result.Error
+		if o.Message == "" {
+			o.Message = fmt.Sprintf("the runner failed (%s, exit code %d)", o.Reason, o.Result.ExitCode)
+		}
 	case o.ExitCode != nil:
 		o.Reason = string(report.ReasonForExitCode(report.ExitCode(*o.ExitCode)))
 		o.Message = fmt.Sprintf("the runner exited with code %d", *o.ExitCode)
@@ -163,11 +164,21 @@ func JobOutcome(job *batchv1.Job, pods []corev1.Pod) Outcome {
 			o.Message = "the Job failed"
 		}
 	}
-	if !succeeded && o.Result == nil && o.Reason == "" {
-		o.Reason = ReasonJobFailed
-	}
 	o.Message = truncate(o.Message, 1024)
 	return o
+}
+
+// conditionReason is the API server's rule for metav1.Condition reasons.
+var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// validReason returns reason when it is a valid condition reason of at most
+// 1024 bytes, else fallback: a result from a runner of another version must
+// never make the status update fail for ever.
+func validReason(reason, fallback string) string {
+	if len(reason) <= 1024 && conditionReason.MatchString(reason) {
+		return reason
+	}
+	return fallback
 }
 
 func successMessage(r *report.Result) string {

@@ -124,6 +124,22 @@ func TestUnitJobOutcome(t *testing.T) {
 	}
 }
 
+func TestUnitOutcomeReasonIsAlwaysAValidConditionReason(t *testing.T) {
+	odd := testutil.Result("orders", report.ExitKafkaError, 1)
+	odd.Reason, odd.Error = "not a reason!", ""
+	job := finishedJob(t, false, batchv1.JobReasonBackoffLimitExceeded)
+	o := JobOutcome(job, []corev1.Pod{podWith(job, "p1", 4, testutil.Compact(odd), t0)})
+	if o.Reason != "KafkaError" || !strings.Contains(o.Message, "exit code 4") {
+		t.Fatalf("outcome = %+v", o)
+	}
+	ok := testutil.Result("orders", report.ExitOK, 1)
+	ok.Reason = ""
+	job = finishedJob(t, true, "")
+	if o := JobOutcome(job, []corev1.Pod{podWith(job, "p1", 0, testutil.Compact(ok), t0)}); o.Reason != ReasonCompleted {
+		t.Fatalf("outcome = %+v", o)
+	}
+}
+
 func TestUnitJobFinished(t *testing.T) {
 	job := buildJob(t, testutil.MakeRequest("ns", "a"))
 	if f, _, _ := JobFinished(job); f {
