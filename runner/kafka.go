@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -25,6 +26,7 @@ type kafkaClient struct {
 	log      *slog.Logger
 	logs     chan kafka.LogEvent
 	done     chan struct{}
+	released atomic.Bool
 }
 
 // clientID names the runner's connections in broker logs and quotas.
@@ -68,6 +70,9 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 func (k *kafkaClient) forwardLogs() {
 	defer close(k.done)
 	for ev := range k.logs {
+		if k.released.Load() {
+			continue // drain, but the caller's writers are no longer ours
+		}
 		// syslog levels: 0-3 are errors, 4 warnings; the rest is debug noise.
 		lvl := slog.LevelDebug
 		switch {
@@ -84,6 +89,14 @@ func (k *kafkaClient) Close() {
 	k.admin.Close()
 	k.producer.Close() // closes the log channel
 	<-k.done
+}
+
+// Release lets go of the client without waiting for its teardown, which
+// waits out the Go pollers' 100 ms poll timeouts: pure latency for a one-shot
+// process whose result is known. Log lines that arrive afterwards are dropped.
+func (k *kafkaClient) Release() {
+	k.released.Store(true)
+	go k.Close()
 }
 
 // attemptTimeout bounds one attempt, so that a request lost to a dead broker

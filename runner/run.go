@@ -114,7 +114,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	if err != nil {
 		return r.fail(res, err)
 	}
-	defer client.Close()
+	defer client.Release()
 
 	// Reading is bounded by --timeout; waiting for the group to empty by
 	// --wait-for-empty on top of it.
