@@ -238,9 +238,11 @@ func teardown(dir, nsName string, procs map[string]*proc, logf func(string, ...a
 			logf("stopped %s (pid %d, %s)", name, pid, since(t0))
 		}
 	}
-	// The kubelet first, so nothing restarts containers; etcd last.
+	// The kubelet first, so nothing restarts containers; etcd last. The
+	// state is thrown away, so a graceful stop buys nothing: the API server
+	// would wait out its in-cluster watches (10 s and more) for no one.
 	for _, n := range []string{"kubelet", "kube-proxy", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"} {
-		stop(n, 10*time.Second)
+		stop(n, 2*time.Second)
 	}
 
 	// Containers: SIGKILL each init process, but only while its parent is

@@ -20,11 +20,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/test/cluster"
@@ -55,6 +57,8 @@ func logf(format string, args ...any) {
 }
 
 func main() {
+	// The API client logs nothing worth showing in the demo.
+	ctrllog.SetLogger(logr.Discard())
 	if err := demo(); err != nil {
 		fmt.Fprintln(os.Stderr, "demo-cluster failed:", err)
 		os.Exit(1)

@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/kafka-replay/kafka-replay/test/cluster"
 )
 
@@ -29,6 +32,8 @@ var (
 // TestMain stops the shared cluster after every test, whatever happened.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// The tests report through t.Logf; controller-runtime's own client logs add nothing.
+	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	if flow != nil {
 		flow.kafka.Close()
