@@ -90,6 +90,7 @@ type Cluster struct {
 	mu       sync.Mutex
 	procs    []*proc
 	stopped  bool
+	stopDone chan struct{} // closed when Stop has finished
 	stopErr  error
 	restCfg  *rest.Config
 	crClient client.Client
@@ -176,6 +177,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		opts: opts, dir: dir, binDir: binDir, nodeIP: opts.NodeIP, logf: logf,
 		ns:             NetNS{Name: "kr-e2e-" + hex.EncodeToString(suffix)},
 		containerdSock: filepath.Join(dir, "run", "containerd.sock"),
+		stopDone:       make(chan struct{}),
 		pauseImage:     "localhost/kafka-replay-pause:1",
 	}
 	for _, d := range []string{"logs", "run", "etc", "images", "pki"} {

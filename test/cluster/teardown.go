@@ -128,10 +128,18 @@ func track(c *Cluster) {
 func (c *Cluster) Stop() error {
 	c.mu.Lock()
 	if c.stopped {
+		// Another caller (the signal handler, or a deferred Stop racing it)
+		// is tearing down: wait for it, so that nobody returns, and perhaps
+		// exits the process, half-way through.
+		done := c.stopDone
 		c.mu.Unlock()
+		<-done
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		return c.stopErr
 	}
 	c.stopped = true
+	defer close(c.stopDone)
 	procs := map[string]*proc{}
 	for _, p := range c.procs {
 		procs[p.name] = p
