@@ -56,8 +56,10 @@ type Options struct {
 	// else $HOME/.cache/kafka-replay/kube-<KubeVersion>. Missing binaries
 	// are built there first (minutes, once).
 	BinDir string
-	// Dir is the state directory. Default: a new temporary directory,
-	// removed by Stop.
+	// Dir is where the state directory is made (os.TempDir() by default).
+	// The state directory itself is always new and uniquely named
+	// (kafka-replay-cluster-*): teardown selects processes and mounts by
+	// it, so it must never be a directory anything else uses.
 	Dir string
 	// NodeIP is the node's address inside the namespace (10.200.0.1). It
 	// exists nowhere else.
@@ -73,8 +75,7 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// Logf reports progress (log.Printf by default).
 	Logf func(format string, args ...any)
-	// KeepDir keeps the state directory (logs, configs) after Stop. A Dir
-	// given by the caller is always kept; only its cluster state is removed.
+	// KeepDir keeps the state directory (logs, configs) after Stop.
 	KeepDir bool
 }
 
@@ -163,13 +164,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 
-	dir := opts.Dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "kafka-replay-cluster-"); err != nil {
-			return nil, err
-		}
-	} else {
-		opts.KeepDir = true
+	dir, err := os.MkdirTemp(opts.Dir, stateDirPrefix)
+	if err != nil {
+		return nil, err
 	}
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)

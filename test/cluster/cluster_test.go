@@ -93,7 +93,7 @@ func leftovers(t *testing.T, dir, netns string, bundles []bundle) []string {
 	}
 	for _, b := range bundles {
 		for _, pid := range []int{b.initPID, b.shimPID} {
-			if pidAlive(pid, "") && (ppid(pid) == b.shimPID || pidAlive(pid, dir)) {
+			if pidAlive(pid, "") && (ppid(pid) == b.shimPID || pidAlive(pid, dir+"/")) {
 				out = append(out, fmt.Sprintf("process %d of task %s", pid, shortID(b.id)))
 			}
 		}
@@ -111,13 +111,13 @@ func leftovers(t *testing.T, dir, netns string, bundles []bundle) []string {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && pid != os.Getpid() && pidAlive(pid, dir) {
+		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && pid != os.Getpid() && pidAlive(pid, dir+"/") {
 			out = append(out, fmt.Sprintf("process %d names %s", pid, dir))
 		}
 	}
 	mi, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, line := range strings.Split(string(mi), "\n") {
-		if strings.Contains(line, " "+dir) {
+		if strings.Contains(line, " "+dir+"/") || strings.Contains(line, " "+dir+" ") {
 			out = append(out, "mount "+line)
 		}
 	}

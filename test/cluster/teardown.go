@@ -25,6 +25,9 @@ import (
 // the next Start to sweep its processes, mounts and namespaces.
 const registryDir = "/run/kafka-replay-cluster"
 
+// stateDirPrefix starts the name of every state directory.
+const stateDirPrefix = "kafka-replay-cluster-"
+
 type record struct {
 	OwnerPID   int    `json:"ownerPID"`
 	OwnerStart string `json:"ownerStart"`
@@ -209,9 +212,9 @@ func readBundles(dir string) []bundle {
 // sweep of a dead harness's cluster alike. procs, when known, are this
 // process's children, which it must also reap.
 func teardown(dir, nsName string, procs map[string]*proc, logf func(string, ...any)) error {
-	// dir selects processes and mounts to kill and unmount: never let it
-	// match everything.
-	if !filepath.IsAbs(dir) || len(filepath.Clean(dir)) < len("/tmp/x") || nsName == "" {
+	// dir selects processes to kill and mounts to remove: only ever a
+	// uniquely named state directory that Start made.
+	if !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(filepath.Clean(dir)), stateDirPrefix) || nsName == "" {
 		return fmt.Errorf("refusing to tear down state dir %q, namespace %q", dir, nsName)
 	}
 	dir = filepath.Clean(dir)
@@ -237,7 +240,9 @@ func teardown(dir, nsName string, procs map[string]*proc, logf func(string, ...a
 	stop := func(name string, grace time.Duration) {
 		var done <-chan struct{}
 		pid := readPID(filepath.Join(dir, "run", name+".pid"))
-		verify := dir // every component's command line names the state dir
+		// Every component's command line names a path inside the state
+		// dir; the slash keeps ...-12 from matching ...-123.
+		verify := dir + "/"
 		if p := procs[name]; p != nil {
 			pid, done, verify = p.cmd.Process.Pid, p.done, ""
 		}
@@ -268,7 +273,7 @@ func teardown(dir, nsName string, procs map[string]*proc, logf func(string, ...a
 	}
 	// With containerd still up, delete the tasks: each shim then unmounts
 	// its rootfs and exits by itself.
-	if p := procs["containerd"]; (p != nil && !isDone(p)) || (p == nil && pidAlive(readPID(filepath.Join(dir, "run", "containerd.pid")), dir)) {
+	if p := procs["containerd"]; (p != nil && !isDone(p)) || (p == nil && pidAlive(readPID(filepath.Join(dir, "run", "containerd.pid")), dir+"/")) {
 		t0 := time.Now()
 		for _, b := range bundles {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -373,7 +378,7 @@ func killLeftovers(dir string, inodes []uint64) int {
 		if err != nil || pid == self || pid == 1 {
 			continue
 		}
-		hit := pidAlive(pid, dir)
+		hit := pidAlive(pid, dir+"/")
 		if !hit {
 			var st unix.Stat_t
 			if unix.Stat(fmt.Sprintf("/proc/%d/ns/net", pid), &st) == nil {
