@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -618,4 +619,33 @@ func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
 	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "orders", v1alpha1.LabelRunner: "true"})); n != 2 {
 		t.Fatalf("%d Jobs in the group's history", n)
 	}
+}
+
+// A Job the API server refuses for now (a quota) is reported on the request
+// and retried; the request is not failed.
+func TestEnvtestRefusedJobIsReported(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-jobs"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}},
+	}
+	create(t, quota)
+	// Admission enforces a quota once its status is filled, which the
+	// resource quota controller (absent here) would do.
+	quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}
+	if err := k8s.Status().Update(context.Background(), quota); err != nil {
+		t.Fatal(err)
+	}
+	startLauncher(t, testOptions(), 2)
+	rr := testutil.MakeRequest(ns, "over-quota").Obj()
+	create(t, rr)
+	waitEvent(t, ns, rr.Name, launcher.ReasonJobCreateFailed)
+	eventually(t, 10*time.Second, "status explains", func() error {
+		cur := getRR(t, rr)
+		if !strings.Contains(cur.Status.Message, "cannot create the runner Job") || !strings.Contains(cur.Status.Message, "exceeded quota") || cur.Status.Phase != v1alpha1.PhasePending {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
 }

@@ -264,7 +264,7 @@ func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.
 	if err := r.Client.Create(ctx, job); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
 			r.queue.Release(self)
-			return err
+			return r.createFailed(ctx, rr, accepted, err)
 		}
 		// Made by an earlier reconcile or leader: the deterministic name is
 		// what makes this safe.
@@ -273,6 +273,25 @@ func (r *ReplayRequestReconciler) startOrWait(ctx context.Context, rr *v1alpha1.
 		}
 	}
 	return r.markRunning(ctx, rr, job, accepted)
+}
+
+// createFailed reports a Job the API server refused. A Job it finds invalid
+// can never be created, so the request fails; anything else (a quota, a
+// webhook, an outage) is reported on the request and retried with backoff.
+func (r *ReplayRequestReconciler) createFailed(ctx context.Context, rr *v1alpha1.ReplayRequest, accepted bool, err error) error {
+	msg := "cannot create the runner Job: " + err.Error()
+	if apierrors.IsInvalid(err) {
+		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobInvalid, msg)
+		return r.finish(ctx, rr, nil, Outcome{Reason: ReasonJobInvalid, Message: msg})
+	}
+	r.Recorder.Eventf(rr, nil, corev1.EventTypeWarning, ReasonJobCreateFailed, "Run", "%s", msg)
+	if rr.Status.Message != truncate(msg, 1024) || accepted {
+		rr.Status.Message = truncate(msg, 1024)
+		if uerr := r.Client.Status().Update(ctx, rr); uerr != nil {
+			log.FromContext(ctx).V(1).Info("status update after a refused Job", "error", uerr.Error())
+		}
+	}
+	return err
 }
 
 // staleHold reports whether a hold outlived its request: the cache already

@@ -38,6 +38,12 @@ const (
 	ReasonJobFailed = "JobFailed"
 	// ReasonCompleted: the Job completed but its pod left no result.
 	ReasonCompleted = "Completed"
+	// ReasonJobCreateFailed: the API server refused the Job for now (a
+	// quota, say); the launcher retries.
+	ReasonJobCreateFailed = "JobCreateFailed"
+	// ReasonJobInvalid: the API server refused the Job as invalid, which no
+	// retry can change.
+	ReasonJobInvalid = "JobInvalid"
 )
 
 // Outcome is what a finished runner Job says about its replay.
