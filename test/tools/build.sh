@@ -33,7 +33,7 @@ for b in "${bins[@]}"; do
     continue
   fi
   start=$(date +%s)
-  echo "building $b ${KUBE_VERSION} into $out (cached afterwards)..." >&2
+  echo "building $b (the kube-${KUBE_VERSION} set) into $out, cached afterwards..." >&2
   case "$b" in
     etcd)
       (cd "$here/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$out/.$b.tmp" go.etcd.io/etcd/server/v3) ;;
