@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -9,6 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // What the end-to-end tests and the full demo put on the cluster: our own
@@ -109,8 +114,10 @@ func (c *Cluster) InstallChart(ctx context.Context, release, namespace string, e
 	}
 	lr, lt := repo(LauncherImage)
 	rr, rt := repo(RunnerImage)
+	// No --wait: helm would wait out its whole timeout on a launcher that
+	// crash-loops; waitLauncher fails at once and shows why.
 	args := []string{"upgrade", "--install", release, filepath.Join(root, "charts", "kafka-replay"),
-		"--namespace", namespace, "--create-namespace", "--wait", "--timeout", "3m",
+		"--namespace", namespace, "--create-namespace",
 		"--set", "launcher.image.repository=" + lr, "--set", "launcher.image.tag=" + lt,
 		"--set", "launcher.image.pullPolicy=IfNotPresent",
 		"--set", "runner.image.repository=" + rr, "--set", "runner.image.tag=" + rt,
@@ -122,16 +129,61 @@ func (c *Cluster) InstallChart(ctx context.Context, release, namespace string, e
 	// helm keeps its cache and config under the state dir, not $HOME.
 	cmd.Env = append(cmd.Env, "HELM_CACHE_HOME="+filepath.Join(c.dir, "helm", "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(c.dir, "helm", "config"), "HELM_DATA_HOME="+filepath.Join(c.dir, "helm", "data"))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	if err := c.waitLauncher(ctx, namespace); err != nil {
 		// What kept the launcher from becoming ready.
-		diag, _ := c.Kubectl(ctx, "-n", namespace, "get", "pods,events", "-o", "wide")
-		desc, _ := c.Kubectl(ctx, "-n", namespace, "describe", "pods", "-l", "app.kubernetes.io/component=launcher")
-		logs, _ := c.Kubectl(ctx, "-n", namespace, "logs", "-l", "app.kubernetes.io/component=launcher", "--tail=40", "--all-containers")
-		return fmt.Errorf("helm %s: %w\n%s\n%s\n%s\nlauncher logs:\n%s", strings.Join(args, " "), err, out, diag, desc, logs)
+		diag, _ := c.Kubectl(ctx, "-n", namespace, "get", "deploy,pods,events", "-o", "wide")
+		logs, _ := c.Kubectl(ctx, "-n", namespace, "logs", "-l", "app.kubernetes.io/component=launcher", "--tail=30", "--all-containers")
+		prev, _ := c.Kubectl(ctx, "-n", namespace, "logs", "-l", "app.kubernetes.io/component=launcher", "--tail=30", "--all-containers", "--previous")
+		return fmt.Errorf("chart installed, but the launcher is not ready: %w\n%s\nlauncher logs:\n%s\nprevious container:\n%s", err, diag, logs, prev)
 	}
 	c.logf("chart installed as %s in %s, launcher ready (%s)", release, namespace, since(t0))
 	return nil
+}
+
+// waitLauncher waits until the launcher Deployment is available, and fails
+// as soon as a launcher container crash-loops or cannot start.
+func (c *Cluster) waitLauncher(ctx context.Context, namespace string) error {
+	cl, err := c.Client()
+	if err != nil {
+		return err
+	}
+	sel := client.MatchingLabels{"app.kubernetes.io/component": "launcher"}
+	return c.waitFor(ctx, "launcher Deployment available", 3*time.Minute, func(ctx context.Context) error {
+		var pods corev1.PodList
+		if err := cl.List(ctx, &pods, client.InNamespace(namespace), sel); err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			for _, cs := range p.Status.ContainerStatuses {
+				if w := cs.State.Waiting; w != nil && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+					return stopWaiting{fmt.Errorf("pod %s: %s: %s", p.Name, w.Reason, w.Message)}
+				}
+				if cs.RestartCount >= 2 {
+					return stopWaiting{fmt.Errorf("pod %s restarted %d times", p.Name, cs.RestartCount)}
+				}
+			}
+		}
+		var deps appsv1.DeploymentList
+		if err := cl.List(ctx, &deps, client.InNamespace(namespace), sel); err != nil {
+			return err
+		}
+		if len(deps.Items) == 0 {
+			return errors.New("no launcher Deployment")
+		}
+		for _, d := range deps.Items {
+			want := int32(1)
+			if d.Spec.Replicas != nil {
+				want = *d.Spec.Replicas
+			}
+			if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas < want || d.Status.AvailableReplicas < want {
+				return fmt.Errorf("deployment %s: %d/%d available", d.Name, d.Status.AvailableReplicas, want)
+			}
+		}
+		return nil
+	})
 }
 
 // KafkaListen is a kfake.ListenFn: brokers listen on the node IP inside the

@@ -450,6 +450,10 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 			c.logf("ready: %s (%s)", what, since(t0))
 			return nil
 		}
+		var sw stopWaiting
+		if errors.As(last, &sw) {
+			return fmt.Errorf("waiting for %s: %w", what, sw.err)
+		}
 		c.mu.Lock()
 		procs := append([]*proc(nil), c.procs...)
 		c.mu.Unlock()
@@ -468,6 +472,13 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 		}
 	}
 }
+
+// stopWaiting, returned by a waitFor check, ends the wait at once: what is
+// awaited cannot happen any more.
+type stopWaiting struct{ err error }
+
+func (s stopWaiting) Error() string { return s.err.Error() }
+func (s stopWaiting) Unwrap() error { return s.err }
 
 // DumpLogs writes the last lines of every component's log to Logf.
 func (c *Cluster) DumpLogs(lines int) {
