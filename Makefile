@@ -47,7 +47,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 ##@ Test
 
 .PHONY: test
-test: vet test-runner test-envtest ## The whole suite CI runs (the README's test command).
+test: vet lint test-runner test-envtest test-chart test-images ## The whole suite CI runs (the README's test command).
 
 .PHONY: test-fast
 test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no cluster.
@@ -104,7 +104,7 @@ envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest.
 
 .PHONY: test-envtest
 test-envtest: $(CONTROLLER_GEN) envtest-assets ## Launcher: unit tests, generated-files check, envtest suite on a real apiserver + etcd.
-	CONTROLLER_GEN=$(CONTROLLER_GEN) KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 20m ./launcher/...
+	CONTROLLER_GEN=$(CONTROLLER_GEN) KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 20m ./launcher/... ./cmd/launcher/...
 
 .PHONY: bench-launcher
 bench-launcher: envtest-assets ## Launcher on envtest: 1,000 requests over 100 groups; latencies and peak memory.
