@@ -153,3 +153,22 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 // clientStrict asks for kubectl's default: unknown fields are errors, not
 // silently pruned.
 func clientStrict() client.CreateOption { return client.FieldValidation("Strict") }
+
+// Every bootstrap form the runner (librdkafka) accepts is admitted, so the
+// schema never refuses a working connection string.
+func TestEnvtestAdmissionAcceptsBootstrapForms(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	for i, bs := range []string{"kafka:9092", "a:1, b:65535", "SSL://k:9093", "SASL_SSL://k:9093,SASL_SSL://k2:9093", "PLAINTEXT://[::1]:9092", "10.0.0.1:9092", "my_broker.local:9092"} {
+		m := manifest(ns, fmt.Sprintf("bootstrap-%d", i))
+		set(m, "kafka.bootstrapServers", bs)
+		b, _ := json.Marshal(m)
+		var obj unstructured.Unstructured
+		if err := obj.UnmarshalJSON(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := k8s.Create(context.Background(), &obj, clientStrict()); err != nil {
+			t.Errorf("%q refused: %v", bs, err)
+		}
+	}
+}

@@ -556,7 +556,7 @@ func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
 	}
 	for _, m := range []map[string]string{tmpl.Labels, tmpl.Spec.Template.Labels} {
 		delete(m, v1alpha1.LabelRequest)
-		m[v1alpha1.LabelStage] = "runbook"
+		m[v1alpha1.LabelRunbook] = "rewind-orders-1h"
 	}
 	cron := &batchv1.CronJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rewind-orders-1h"},

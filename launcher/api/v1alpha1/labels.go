@@ -25,6 +25,10 @@ const (
 	// when it is a valid label value, otherwise a hash of it. The full name is
 	// in AnnotationGroup.
 	LabelGroup = "kafkareplay.dev/group"
+	// LabelRunbook names the chart runbook (a suspended CronJob) that a Job
+	// was made from with `kubectl create job --from=cronjob/...`. Such Jobs
+	// carry it instead of LabelRequest; everything else is the same.
+	LabelRunbook = "kafkareplay.dev/runbook"
 	// LabelStage says which step of a request a Job performs. Today every Job
 	// is StageApply; review before apply will add a planning stage.
 	LabelStage = "kafkareplay.dev/stage"

@@ -99,7 +99,7 @@ type KafkaConnection struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:XValidation:rule=`self.matches('^\\s*([A-Za-z][A-Za-z0-9+.-]*://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])\\s*(,\\s*([A-Za-z][A-Za-z0-9+.-]*://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])\\s*)*$')`,message="kafka.bootstrapServers must be a comma-separated list of host:port, with ports 1-65535"
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^\\s*([A-Za-z][A-Za-z0-9+._-]*://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])\\s*(,\\s*([A-Za-z][A-Za-z0-9+._-]*://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])\\s*)*$')`,message="kafka.bootstrapServers must be a comma-separated list of host:port, with ports 1-65535"
 	BootstrapServers string `json:"bootstrapServers"`
 
 	// configMapRef names a ConfigMap in the request's namespace. Every key is
