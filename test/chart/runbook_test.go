@@ -360,8 +360,7 @@ func compareRunbooks(t *testing.T, objs []*unstructured.Unstructured, values cha
 	}
 }
 
-// labelRunbook names the runbook a Job was made from (chart-only: the
-// launcher has no constant for it yet).
+// labelRunbook names the runbook a Job was made from.
 const labelRunbook = v1alpha1.LabelRunbook
 
 func toJSON(t *testing.T, v any) string {
