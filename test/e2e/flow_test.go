@@ -269,8 +269,14 @@ func TestApplyTimeTarget(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := job.Annotations
-			if a[v1alpha1.AnnotationOutcome] != "Succeeded" || a[v1alpha1.AnnotationResult] == "" || a[v1alpha1.AnnotationFinishedAt] == "" {
-				t.Fatalf("Job %s annotations: %v", job.Name, a)
+			// Every partition goes back from 100 to 40: 60 messages each.
+			want := fmt.Sprint(parts * (perPart - 40))
+			if a[v1alpha1.AnnotationOutcome] != "Succeeded" || a[v1alpha1.AnnotationResult] == "" || a[v1alpha1.AnnotationFinishedAt] == "" ||
+				a[v1alpha1.AnnotationMessagesReconsumed] != want {
+				t.Fatalf("Job %s annotations (want %s messages re-consumed): %v", job.Name, want, a)
+			}
+			if got := rr.Status.Result.Totals.MessagesToReconsume; fmt.Sprint(got) != want {
+				t.Fatalf("status.result.totals.messagesToReconsume %d, want %s", got, want)
 			}
 			var res struct {
 				Partitions []struct {
