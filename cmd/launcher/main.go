@@ -17,6 +17,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -42,6 +43,11 @@ type settings struct {
 	Workers                 int           `envconfig:"WORKERS" default:"4"`
 	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"100"`
 	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"200"`
+	// Runner container resources; empty keeps launcher.DefaultOptions'.
+	RunnerCPURequest    string `envconfig:"RUNNER_CPU_REQUEST"`
+	RunnerMemoryRequest string `envconfig:"RUNNER_MEMORY_REQUEST"`
+	RunnerCPULimit      string `envconfig:"RUNNER_CPU_LIMIT"`
+	RunnerMemoryLimit   string `envconfig:"RUNNER_MEMORY_LIMIT"`
 }
 
 const envPrefix = "LAUNCHER"
@@ -93,6 +99,10 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&s.Workers, "workers", s.Workers, "requests reconciled concurrently"+env("WORKERS"))
 	fs.Float64Var(&s.KubeAPIQPS, "kube-api-qps", s.KubeAPIQPS, "client-side rate limit of Kubernetes API calls per second"+env("KUBE_API_QPS"))
 	fs.IntVar(&s.KubeAPIBurst, "kube-api-burst", s.KubeAPIBurst, "burst above --kube-api-qps"+env("KUBE_API_BURST"))
+	fs.StringVar(&s.RunnerCPURequest, "runner-cpu-request", s.RunnerCPURequest, "runner container CPU request, unless a request overrides its resources"+env("RUNNER_CPU_REQUEST"))
+	fs.StringVar(&s.RunnerMemoryRequest, "runner-memory-request", s.RunnerMemoryRequest, "runner container memory request"+env("RUNNER_MEMORY_REQUEST"))
+	fs.StringVar(&s.RunnerCPULimit, "runner-cpu-limit", s.RunnerCPULimit, "runner container CPU limit"+env("RUNNER_CPU_LIMIT"))
+	fs.StringVar(&s.RunnerMemoryLimit, "runner-memory-limit", s.RunnerMemoryLimit, "runner container memory limit"+env("RUNNER_MEMORY_LIMIT"))
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, in-cluster, then ~/.kube/config")
 	c.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -111,7 +121,44 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.BackoffLimit = int32(s.BackoffLimit)
 	c.opts.ActiveDeadline = s.ActiveDeadline
 	c.opts.HistoryLimit = s.HistoryLimit
+	c.opts.Resources = runnerResources(s, defaults.Resources)
 	return c, nil
+}
+
+// runnerQuantity is one runner resource setting and where it goes.
+type runnerQuantity struct {
+	flag, value string
+	limit       bool // a limit, else a request
+	name        corev1.ResourceName
+}
+
+func runnerQuantities(s *settings) []runnerQuantity {
+	return []runnerQuantity{
+		{"runner-cpu-request", s.RunnerCPURequest, false, corev1.ResourceCPU},
+		{"runner-memory-request", s.RunnerMemoryRequest, false, corev1.ResourceMemory},
+		{"runner-cpu-limit", s.RunnerCPULimit, true, corev1.ResourceCPU},
+		{"runner-memory-limit", s.RunnerMemoryLimit, true, corev1.ResourceMemory},
+	}
+}
+
+// runnerResources applies the runner resource settings over the defaults.
+// validate has already parsed every value.
+func runnerResources(s *settings, defaults corev1.ResourceRequirements) corev1.ResourceRequirements {
+	r := *defaults.DeepCopy()
+	for _, q := range runnerQuantities(s) {
+		if q.value == "" {
+			continue
+		}
+		list := &r.Requests
+		if q.limit {
+			list = &r.Limits
+		}
+		if *list == nil {
+			*list = corev1.ResourceList{}
+		}
+		(*list)[q.name] = resource.MustParse(q.value)
+	}
+	return r
 }
 
 func run(args []string) error {
@@ -193,6 +240,14 @@ func validate(s *settings) error {
 	}
 	if s.Workers < 1 {
 		errs = append(errs, "--workers: must be at least 1")
+	}
+	for _, q := range runnerQuantities(s) {
+		if q.value == "" {
+			continue
+		}
+		if v, err := resource.ParseQuantity(q.value); err != nil || v.Sign() <= 0 {
+			errs = append(errs, fmt.Sprintf("--%s: %q is not a positive quantity such as 500m or 128Mi", q.flag, q.value))
+		}
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -42,6 +44,8 @@ func TestParseRefusesBadInput(t *testing.T) {
 		{"--runner-image-pull-policy=Sometimes"},
 		{"--active-deadline=10ms"},
 		{"--kube-api-qps=0"},
+		{"--runner-memory-limit=lots"},
+		{"--runner-cpu-request=-1"},
 		{"stray"},
 	} {
 		if _, err := parse(args, &bytes.Buffer{}); err == nil {
@@ -63,5 +67,21 @@ func TestHelpNamesEveryEnvironmentVariable(t *testing.T) {
 		if !strings.Contains(out.String(), env) {
 			t.Errorf("--help does not mention %s", env)
 		}
+	}
+}
+
+func TestParseRunnerResources(t *testing.T) {
+	c, err := parse([]string{"--runner-memory-limit=512Mi", "--runner-cpu-request=100m"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.opts.Resources
+	if r.Limits.Memory().String() != "512Mi" || r.Requests.Cpu().String() != "100m" {
+		t.Fatalf("resources = %v", r)
+	}
+	// Settings not given keep the defaults.
+	def := launcher.DefaultOptions().Resources
+	if !r.Requests.Memory().Equal(*def.Requests.Memory()) || !r.Limits.Cpu().Equal(*def.Limits.Cpu()) {
+		t.Fatalf("defaults lost: %v", r)
 	}
 }

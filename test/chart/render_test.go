@@ -143,8 +143,13 @@ func TestRenderDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := launcher.DefaultOptions()
+	// The values reach the launcher as flags; the defaults agree so that a
+	// launcher run without the chart behaves the same.
+	if opts := launcherOptions(t, objs); !apiequality.Semantic.DeepEqual(opts.Resources, values.Runner.Resources) {
+		t.Errorf("the Deployment's runner resource flags give %v, values runner.resources are %v", opts.Resources, values.Runner.Resources)
+	}
 	if !apiequality.Semantic.DeepEqual(values.Runner.Resources, def.Resources) {
-		t.Errorf("values runner.resources %v differ from the launcher's defaults %v (the launcher has no flag for them)", values.Runner.Resources, def.Resources)
+		t.Errorf("values runner.resources %v differ from the launcher's defaults %v", values.Runner.Resources, def.Resources)
 	}
 	if values.Runner.BackoffLimit != def.BackoffLimit {
 		t.Errorf("runner.backoffLimit %d, launcher default %d", values.Runner.BackoffLimit, def.BackoffLimit)

@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -78,6 +79,22 @@ func launcherOptions(t *testing.T, objs []*unstructured.Unstructured) launcher.O
 			opts.ActiveDeadline, err = time.ParseDuration(v)
 		case "history-limit":
 			opts.HistoryLimit, err = strconv.Atoi(v)
+		case "runner-cpu-request", "runner-memory-request", "runner-cpu-limit", "runner-memory-limit":
+			var q resource.Quantity
+			if q, err = resource.ParseQuantity(v); err == nil {
+				list := &opts.Resources.Requests
+				if strings.HasSuffix(name, "-limit") {
+					list = &opts.Resources.Limits
+				}
+				if *list == nil {
+					*list = corev1.ResourceList{}
+				}
+				res := corev1.ResourceCPU
+				if strings.Contains(name, "memory") {
+					res = corev1.ResourceMemory
+				}
+				(*list)[res] = q
+			}
 		}
 		if err != nil {
 			t.Fatalf("launcher flag %s: %v", a, err)
