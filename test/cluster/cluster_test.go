@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -154,10 +155,10 @@ func TestStopRemovesEverything(t *testing.T) {
 	}
 }
 
-// TestSweepAfterKill: a harness killed with SIGKILL (no cleanup at all) is
-// swept by the next Start, here called directly.
-func TestSweepAfterKill(t *testing.T) {
-	skipUnlessReal(t)
+// startHelper runs the helper harness (a cluster with a live pod) in a
+// child process and returns it with its state dir, namespace and tasks.
+func startHelper(t *testing.T) (*exec.Cmd, string, string, []bundle) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ func TestSweepAfterKill(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill() //nolint:errcheck // already dead on the happy path
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		_ = cmd.Wait()
@@ -182,8 +183,14 @@ func TestSweepAfterKill(t *testing.T) {
 	if len(f) != 3 || f[0] != "READY" {
 		t.Fatalf("helper said %q", line)
 	}
-	dir, netns := f[1], f[2]
-	bundles := readBundles(dir)
+	return cmd, f[1], f[2], readBundles(f[1])
+}
+
+// TestSweepAfterKill: a harness killed with SIGKILL (no cleanup at all) is
+// swept by the next Start, here called directly.
+func TestSweepAfterKill(t *testing.T) {
+	skipUnlessReal(t)
+	cmd, dir, netns, bundles := startHelper(t)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	if _, err := os.Stat(filepath.Join(registryDir, netns+".json")); err != nil {
@@ -192,6 +199,28 @@ func TestSweepAfterKill(t *testing.T) {
 	sweepStale(t.Logf)
 	if l := leftovers(t, dir, netns, bundles); len(l) > 0 {
 		t.Fatalf("left behind after the sweep:\n%s", strings.Join(l, "\n"))
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("state dir %s still there: %v", dir, err)
+	}
+}
+
+// TestInterruptTearsDown: ^C (SIGINT) to a harness tears its cluster down
+// completely before the process exits; nothing is left for a sweep.
+func TestInterruptTearsDown(t *testing.T) {
+	skipUnlessReal(t)
+	cmd, dir, netns, bundles := startHelper(t)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGINT) {
+		t.Errorf("helper exit: %v, want status %d", err, 128+int(syscall.SIGINT))
+	}
+	if l := leftovers(t, dir, netns, bundles); len(l) > 0 {
+		t.Fatalf("left behind after SIGINT:\n%s", strings.Join(l, "\n"))
+	}
+	if _, err := os.Stat(filepath.Join(registryDir, netns+".json")); !os.IsNotExist(err) {
+		t.Errorf("registry record still there: %v", err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("state dir %s still there: %v", dir, err)
