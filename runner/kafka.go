@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 )
@@ -238,30 +240,89 @@ func (k *kafkaClient) committed(ctx context.Context, group string, tps []TP) (ma
 	})
 }
 
-// describeTopics returns the partition count of each topic that exists.
-func (k *kafkaClient) describeTopics(ctx context.Context, topics []string) (map[string]int32, error) {
+// topicInfo is what the runner needs of topic metadata.
+type topicInfo struct {
+	// Partitions is each existing topic's partition count.
+	Partitions map[string]int32
+	// Leaders is each partition's leader broker, where known.
+	Leaders map[TP]int32
+}
+
+// describeTopics returns the partition count and leaders of each topic that
+// exists; unknown topics are absent.
+func (k *kafkaClient) describeTopics(ctx context.Context, topics []string) (topicInfo, error) {
 	if len(topics) == 0 {
-		return map[string]int32{}, nil
+		return topicInfo{Partitions: map[string]int32{}, Leaders: map[TP]int32{}}, nil
 	}
-	return retry(ctx, k.log, "describe topics", func(ctx context.Context) (map[string]int32, error) {
+	return retry(ctx, k.log, "describe topics", func(ctx context.Context) (topicInfo, error) {
 		res, err := k.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(topics),
 			kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
 		if err != nil {
-			return nil, err
+			return topicInfo{}, err
 		}
-		out := map[string]int32{}
+		out := topicInfo{Partitions: map[string]int32{}, Leaders: map[TP]int32{}}
 		for _, d := range res.TopicDescriptions {
 			switch d.Error.Code() {
 			case kafka.ErrNoError:
-				out[d.Name] = int32(len(d.Partitions))
+				out.Partitions[d.Name] = int32(len(d.Partitions))
+				for _, p := range d.Partitions {
+					if p.Leader != nil {
+						out.Leaders[TP{Topic: d.Name, Partition: int32(p.Partition)}] = int32(p.Leader.ID)
+					}
+				}
 			case kafka.ErrUnknownTopicOrPart:
 				// absent from the map: the planner names it
 			default:
-				return nil, fmt.Errorf("topic %s: %w", d.Name, d.Error)
+				return topicInfo{}, fmt.Errorf("topic %s: %w", d.Name, d.Error)
 			}
 		}
 		return out, nil
 	})
+}
+
+// byLeader splits partitions into one list per leader broker (partitions
+// with no known leader form their own list). The number of lists is bounded
+// by the number of brokers, never by the number of partitions.
+func byLeader(tps []TP, leaders map[TP]int32) [][]TP {
+	idx := map[int32]int{}
+	var out [][]TP
+	for _, tp := range tps {
+		l, ok := leaders[tp]
+		if !ok {
+			l = -1
+		}
+		i, seen := idx[l]
+		if !seen {
+			i = len(out)
+			idx[l] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], tp)
+	}
+	return out
+}
+
+// listOffsetsByLeader resolves one offset spec with one call per leader,
+// concurrently. librdkafka sends one ListOffsets request per leader either
+// way, but matches each response against the call's whole partition list
+// with a linear search: per-leader calls cut that quadratic cost by the
+// number of brokers.
+func (k *kafkaClient) listOffsetsByLeader(ctx context.Context, what string, shards [][]TP, spec kafka.OffsetSpec) (map[TP]int64, error) {
+	out := map[TP]int64{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for _, shard := range shards {
+		g.Go(func() error {
+			m, err := k.listOffsets(gctx, what, shard, spec)
+			mu.Lock()
+			defer mu.Unlock()
+			for tp, o := range m {
+				out[tp] = o
+			}
+			return err
+		})
+	}
+	return out, g.Wait()
 }
 
 // listOffsets resolves one offset spec for every partition in a single

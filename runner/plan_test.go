@@ -205,3 +205,14 @@ func TestGroupInfo(t *testing.T) {
 		t.Error("a rebalancing group is active")
 	}
 }
+
+func TestByLeaderGroupsPartitionsPerBroker(t *testing.T) {
+	a0, a1, b0, c0 := TP{Topic: "a", Partition: 0}, TP{Topic: "a", Partition: 1}, TP{Topic: "b", Partition: 0}, TP{Topic: "c", Partition: 0}
+	shards := byLeader([]TP{a0, a1, b0, c0}, map[TP]int32{a0: 1, a1: 2, b0: 1})
+	if len(shards) != 3 || len(shards[0]) != 2 || shards[0][1] != b0 || shards[1][0] != a1 || shards[2][0] != c0 {
+		t.Errorf("shards %v: want [a/0 b/0] [a/1] [c/0 (no leader)]", shards)
+	}
+	if got := byLeader(nil, nil); len(got) != 0 {
+		t.Errorf("no partitions gave %v", got)
+	}
+}

@@ -224,7 +224,11 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	}
 	topics := topicsToDescribe(cfg.Scope, cfg.Target)
 	if len(topics) > 0 {
-		g.Go(func() (err error) { s.Topics, err = k.describeTopics(gctx, topics); return })
+		g.Go(func() error {
+			ti, err := k.describeTopics(gctx, topics)
+			s.Topics, s.Leaders = ti.Partitions, ti.Leaders
+			return err
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -238,10 +242,11 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 		if cfg.Target.Kind == config.KindGroup {
 			from = s.Source
 		}
-		var err error
-		if s.Topics, err = k.describeTopics(ctx, scopeFromOffsets(from)); err != nil {
+		ti, err := k.describeTopics(ctx, scopeFromOffsets(from))
+		if err != nil {
 			return nil, err
 		}
+		s.Topics, s.Leaders = ti.Partitions, ti.Leaders
 	}
 	parts, warnings, err := resolveScope(s, cfg.Scope, cfg.Target)
 	for _, w := range warnings {
@@ -252,18 +257,22 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	}
 	s.Partitions = parts
 
+	shards := byLeader(parts, s.Leaders)
 	g, gctx = errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		s.LogStart, err = k.listOffsets(gctx, "list log start offsets", parts, kafka.EarliestOffsetSpec)
+		s.LogStart, err = k.listOffsetsByLeader(gctx, "list log start offsets", shards, kafka.EarliestOffsetSpec)
 		return
 	})
 	g.Go(func() (err error) {
-		s.LogEnd, err = k.listOffsets(gctx, "list log end offsets", parts, kafka.LatestOffsetSpec)
+		s.LogEnd, err = k.listOffsetsByLeader(gctx, "list log end offsets", shards, kafka.LatestOffsetSpec)
 		return
 	})
 	if cfg.Target.IsTime() {
 		spec := kafka.NewOffsetSpecForTimestamp(cfg.Target.Time.UnixMilli())
-		g.Go(func() (err error) { s.ForTime, err = k.listOffsets(gctx, "list offsets for time", parts, spec); return })
+		g.Go(func() (err error) {
+			s.ForTime, err = k.listOffsetsByLeader(gctx, "list offsets for time", shards, spec)
+			return
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err

@@ -25,6 +25,9 @@ type Snapshot struct {
 	// Topics maps each existing topic that was asked about to its partition
 	// count. Topics absent from the map do not exist.
 	Topics map[string]int32
+	// Leaders is each partition's leader broker, where known; it only
+	// shapes the requests, never the plan.
+	Leaders map[TP]int32
 	// Partitions is the resolved scope, sorted.
 	Partitions []TP
 	// LogStart and LogEnd are each partition's bounds.
