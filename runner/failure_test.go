@@ -217,42 +217,40 @@ func TestCommitFailureOnSomePartitionsIsReportedExactly(t *testing.T) {
 	}
 }
 
+// TestCommitRefusedEntirelyChangesNothing: when the broker refuses every
+// partition of the commit, the read-back proves nothing moved and the exit
+// code says why.
 func TestCommitRefusedEntirelyChangesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
 	}
-	c := seeded(t)
-	c.RequireFake(t)
-	f := c.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Err: kerr.GroupAuthorizationFailed, Count: -1})
-	defer f.Remove()
-	o := run(t, c, "--group", group, "--topic", topic, "--to", "earliest").mustCode(t, report.ExitKafkaError)
-	if !strings.Contains(strings.ToLower(o.result.Error), "authoriz") {
-		t.Errorf("error %q", o.result.Error)
+	cases := []struct {
+		name   string
+		err    *kerr.Error
+		code   report.ExitCode
+		reason report.Reason
+		msg    string
+	}{
+		{"not authorized", kerr.GroupAuthorizationFailed, report.ExitKafkaError, report.ReasonKafkaError, "authoriz"},
+		// What a broker answers when consumers joined after the describe.
+		{"group became active", kerr.UnknownMemberID, report.ExitGroupActive, report.ReasonGroupActive, "became active"},
 	}
-	for k, v := range offsetsOf(t, c, group) {
-		if v != committed {
-			t.Errorf("%s changed to %d", k, v)
-		}
-	}
-}
-
-func TestCommitRefusedBecauseGroupBecameActive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration")
-	}
-	c := seeded(t)
-	c.RequireFake(t)
-	// What a broker answers when consumers joined after the describe.
-	f := c.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Err: kerr.UnknownMemberID, Count: -1})
-	defer f.Remove()
-	o := run(t, c, "--group", group, "--topic", topic, "--to", "earliest").mustCode(t, report.ExitGroupActive)
-	if o.result.Reason != report.ReasonGroupActive {
-		t.Errorf("reason %s", o.result.Reason)
-	}
-	for k, v := range offsetsOf(t, c, group) {
-		if v != committed {
-			t.Errorf("%s changed to %d", k, v)
-		}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := seeded(t)
+			c.RequireFake(t)
+			f := c.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Err: tc.err, Count: -1})
+			defer f.Remove()
+			o := run(t, c, "--group", group, "--topic", topic, "--to", "earliest").mustCode(t, tc.code)
+			if o.result.Reason != tc.reason || !strings.Contains(strings.ToLower(o.result.Error), tc.msg) {
+				t.Errorf("reason %s, error %q", o.result.Reason, o.result.Error)
+			}
+			for k, v := range offsetsOf(t, c, group) {
+				if v != committed {
+					t.Errorf("%s changed to %d", k, v)
+				}
+			}
+		})
 	}
 }
 
