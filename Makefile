@@ -47,7 +47,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 ##@ Test
 
 .PHONY: test
-test: vet lint test-runner test-envtest test-chart test-images ## The whole suite CI runs (the README's test command).
+test: vet lint test-runner test-envtest test-chart test-images e2e ## The whole suite CI runs (the README's test command).
 
 .PHONY: test-fast
 test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no cluster.
