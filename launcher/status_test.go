@@ -43,7 +43,7 @@ func TestUnitJobOutcome(t *testing.T) {
 	again := testutil.Result("orders", report.ExitOK, 3)
 	again.AlreadyApplied, again.Reason = true, report.ReasonAlreadyApplied
 
-	cases := []struct {
+	type statusCase struct {
 		name       string
 		succeeded  bool
 		jobReason  string
@@ -52,7 +52,8 @@ func TestUnitJobOutcome(t *testing.T) {
 		wantReason string
 		wantMsg    string
 		wantResult bool
-	}{
+	}
+	cases := []statusCase{
 		{"applied", true, "", func(j *batchv1.Job) []corev1.Pod {
 			return []corev1.Pod{podWith(j, "p1", 0, testutil.Compact(applied), t0)}
 		}, true, "Applied", "2 partitions moved, 15 messages", true},
@@ -68,29 +69,11 @@ func TestUnitJobOutcome(t *testing.T) {
 	}
 	for _, code := range []report.ExitCode{report.ExitInternal, report.ExitInvalidInput, report.ExitGroupActive, report.ExitKafkaError, report.ExitPartiallyApplied, report.ExitInterrupted} {
 		r := testutil.Result("orders", code, 1)
-		cases = append(cases, struct {
-			name       string
-			succeeded  bool
-			jobReason  string
-			pods       func(job *batchv1.Job) []corev1.Pod
-			wantOK     bool
-			wantReason string
-			wantMsg    string
-			wantResult bool
-		}{"runner " + string(report.ReasonForExitCode(code)), false, batchv1.JobReasonPodFailurePolicy, func(j *batchv1.Job) []corev1.Pod {
+		cases = append(cases, statusCase{"runner " + string(report.ReasonForExitCode(code)), false, batchv1.JobReasonPodFailurePolicy, func(j *batchv1.Job) []corev1.Pod {
 			return []corev1.Pod{podWith(j, "p1", int32(code), testutil.Compact(r), t0)}
 		}, false, string(report.ReasonForExitCode(code)), "runner failed", true})
 	}
-	cases = append(cases, []struct {
-		name       string
-		succeeded  bool
-		jobReason  string
-		pods       func(job *batchv1.Job) []corev1.Pod
-		wantOK     bool
-		wantReason string
-		wantMsg    string
-		wantResult bool
-	}{
+	cases = append(cases, []statusCase{
 		{"crash without a result: logs fallback", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod {
 			return []corev1.Pod{podWith(j, "p1", 4, "connecting...\nbroker down: all brokers unreachable\n", t0)}
 		}, false, "KafkaError", "exited with code 4: broker down", false},
