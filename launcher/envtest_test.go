@@ -195,6 +195,7 @@ func TestEnvtestFailureReasons(t *testing.T) {
 			}
 		}, launcher.ReasonJobDeleted, "deleted before it finished"},
 		{"invalid-target", testutil.MakeRequest(ns, "invalid-target").Time("1969-12-31T23:59:59Z"), nil, launcher.ReasonInvalidTarget, "before 1970"},
+		{"image-not-allowed", testutil.MakeRequest(ns, "image-not-allowed").Group("g-image").Runner(v1alpha1.RunnerOverrides{Image: "evil.example.com/miner:1"}), nil, string(report.ReasonInvalidInput), "runner.image"},
 	}
 	for i := range cases {
 		c := &cases[i]

@@ -310,3 +310,31 @@ func TestUnitBuildJobNeedsAResolvedTarget(t *testing.T) {
 		t.Fatal("BuildJob without a resolved target succeeded")
 	}
 }
+
+func TestUnitRunnerImageAllowed(t *testing.T) {
+	o := DefaultOptions()
+	o.RunnerImage = "registry.example.com:5000/kafka-replay/runner:0.1.0"
+	for image, want := range map[string]bool{
+		"": true, // the default image
+		"registry.example.com:5000/kafka-replay/runner:0.2.0":             true,
+		"registry.example.com:5000/kafka-replay/runner@sha256:0123456789": true,
+		"registry.example.com:5000/kafka-replay/runner-evil:1":            false,
+		"registry.example.com:5000/kafka-replay/runner":                   false, // implicit :latest
+		"docker.io/library/busybox:latest":                                false,
+	} {
+		if got, _ := o.RunnerImageAllowed(image); got != want {
+			t.Errorf("%q allowed = %v, want %v", image, got, want)
+		}
+	}
+	o.AllowedRunnerImages = []string{"mirror.internal/"}
+	if ok, _ := o.RunnerImageAllowed("mirror.internal/runner:1"); !ok {
+		t.Error("an image under an allowed prefix was refused")
+	}
+	if ok, _ := o.RunnerImageAllowed("registry.example.com:5000/kafka-replay/runner:0.2.0"); ok {
+		t.Error("an explicit list must replace the default")
+	}
+	o.AllowedRunnerImages = []string{"*"}
+	if ok, _ := o.RunnerImageAllowed("anything:1"); !ok {
+		t.Error(`"*" must allow any image`)
+	}
+}

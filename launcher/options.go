@@ -15,6 +15,7 @@
 package launcher
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,12 @@ type Options struct {
 	RunnerImage string
 	// RunnerImagePullPolicy is the runner container's pull policy.
 	RunnerImagePullPolicy corev1.PullPolicy
+	// AllowedRunnerImages are the image references a request's
+	// spec.runner.image may start with. Empty allows the RunnerImage's own
+	// repository (any tag or digest); "*" allows any image. Whoever may
+	// create a ReplayRequest does not thereby get to run an image of their
+	// choosing with the launcher's right to create Jobs.
+	AllowedRunnerImages []string
 	// RunnerServiceAccount runs runner pods as this ServiceAccount unless a
 	// request overrides it; empty means the namespace's default.
 	RunnerServiceAccount string
@@ -77,4 +84,33 @@ func DefaultOptions() Options {
 		LogTailBytes:   4096,
 		PodResultGrace: 10 * time.Second,
 	}
+}
+
+// RunnerImageAllowed reports whether a request may run image (empty: the
+// default image, always allowed), and the prefixes it was checked against.
+func (o Options) RunnerImageAllowed(image string) (bool, []string) {
+	allowed := o.AllowedRunnerImages
+	if len(allowed) == 0 {
+		repo := imageRepository(o.RunnerImage)
+		allowed = []string{repo + ":", repo + "@"}
+	}
+	if image == "" {
+		return true, allowed
+	}
+	for _, p := range allowed {
+		if p == "*" || strings.HasPrefix(image, p) {
+			return true, allowed
+		}
+	}
+	return false, allowed
+}
+
+// imageRepository strips the tag and digest from an image reference
+// ("registry:5000/runner:1.0@sha256:..." → "registry:5000/runner").
+func imageRepository(ref string) string {
+	ref, _, _ = strings.Cut(ref, "@")
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
 }

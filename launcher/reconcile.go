@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -157,6 +158,11 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 func (r *ReplayRequestReconciler) accept(ctx context.Context, rr *v1alpha1.ReplayRequest) (done bool, err error) {
 	target, terr := ResolveTarget(rr.Spec.Target, r.now())
 	serr := ValidateSpec(&rr.Spec)
+	if serr == nil && rr.Spec.Runner != nil {
+		if ok, allowed := r.Options.RunnerImageAllowed(rr.Spec.Runner.Image); !ok {
+			serr = fmt.Errorf("runner.image: %q is not allowed by this launcher (--allowed-runner-images: %s)", rr.Spec.Runner.Image, strings.Join(allowed, ","))
+		}
+	}
 	if terr != nil || serr != nil {
 		reason, msg := ReasonInvalidTarget, ""
 		if terr != nil {

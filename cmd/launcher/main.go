@@ -37,6 +37,7 @@ type settings struct {
 	RunnerImage             string        `envconfig:"RUNNER_IMAGE"`
 	RunnerImagePullPolicy   string        `envconfig:"RUNNER_IMAGE_PULL_POLICY" default:"IfNotPresent"`
 	RunnerServiceAccount    string        `envconfig:"RUNNER_SERVICE_ACCOUNT"`
+	AllowedRunnerImages     string        `envconfig:"ALLOWED_RUNNER_IMAGES"`
 	BackoffLimit            int           `envconfig:"BACKOFF_LIMIT" default:"2"`
 	ActiveDeadline          time.Duration `envconfig:"ACTIVE_DEADLINE" default:"10m"`
 	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
@@ -92,6 +93,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&s.LeaderElectionID, "leader-election-id", s.LeaderElectionID, "name of the leader election Lease"+env("LEADER_ELECTION_ID"))
 	fs.StringVar(&s.RunnerImage, "runner-image", s.RunnerImage, "runner container image, unless a request overrides it"+env("RUNNER_IMAGE"))
 	fs.StringVar(&s.RunnerImagePullPolicy, "runner-image-pull-policy", s.RunnerImagePullPolicy, "Always, IfNotPresent or Never"+env("RUNNER_IMAGE_PULL_POLICY"))
+	fs.StringVar(&s.AllowedRunnerImages, "allowed-runner-images", s.AllowedRunnerImages, "comma-separated image prefixes a request's spec.runner.image may start with; default: --runner-image's repository; * allows any"+env("ALLOWED_RUNNER_IMAGES"))
 	fs.StringVar(&s.RunnerServiceAccount, "runner-service-account", s.RunnerServiceAccount, "ServiceAccount of runner pods; default: the namespace's default"+env("RUNNER_SERVICE_ACCOUNT"))
 	fs.IntVar(&s.BackoffLimit, "backoff-limit", s.BackoffLimit, "retries of a retryable runner failure (never for invalid input or an active group)"+env("BACKOFF_LIMIT"))
 	fs.DurationVar(&s.ActiveDeadline, "active-deadline", s.ActiveDeadline, "bound on a runner Job, retries included; a request's waitTimeout is added"+env("ACTIVE_DEADLINE"))
@@ -118,6 +120,11 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.RunnerImage = s.RunnerImage
 	c.opts.RunnerImagePullPolicy = corev1.PullPolicy(s.RunnerImagePullPolicy)
 	c.opts.RunnerServiceAccount = s.RunnerServiceAccount
+	for _, p := range strings.Split(s.AllowedRunnerImages, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			c.opts.AllowedRunnerImages = append(c.opts.AllowedRunnerImages, p)
+		}
+	}
 	c.opts.BackoffLimit = int32(s.BackoffLimit)
 	c.opts.ActiveDeadline = s.ActiveDeadline
 	c.opts.HistoryLimit = s.HistoryLimit

@@ -85,3 +85,16 @@ func TestParseRunnerResources(t *testing.T) {
 		t.Fatalf("defaults lost: %v", r)
 	}
 }
+
+func TestParseAllowedRunnerImages(t *testing.T) {
+	c, err := parse([]string{"--runner-image=reg/runner:1", "--allowed-runner-images= mirror/ , reg/runner:"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.opts.AllowedRunnerImages; len(got) != 2 || got[0] != "mirror/" || got[1] != "reg/runner:" {
+		t.Fatalf("allowed = %q", got)
+	}
+	if ok, _ := c.opts.RunnerImageAllowed("mirror/runner:2"); !ok {
+		t.Error("mirror/runner:2 refused")
+	}
+}

@@ -293,7 +293,7 @@ func TestRenderAllOn(t *testing.T) {
 	into(t, one(t, objs, "Deployment"), &dep)
 	checkLauncherDeployment(t, &dep)
 	args := dep.Spec.Template.Spec.Containers[0].Args
-	for _, a := range []string{"--runner-service-account=replay-runner", "--runner-image=localhost/kafka-replay-runner:dev", "--runner-image-pull-policy=Never", "--zap-stacktrace-level=panic", "--workers=8", "--kube-api-qps=50.5", "--kube-api-burst=120"} {
+	for _, a := range []string{"--runner-service-account=replay-runner", "--runner-image=localhost/kafka-replay-runner:dev", "--runner-image-pull-policy=Never", "--zap-stacktrace-level=panic", "--workers=8", "--kube-api-qps=50.5", "--kube-api-burst=120", "--allowed-runner-images=localhost/kafka-replay-runner:,mirror.internal/kafka-replay/"} {
 		if !slices.Contains(args, a) {
 			t.Errorf("launcher args %v lack %s", args, a)
 		}
@@ -356,6 +356,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"string replicas", map[string]any{"launcher": map[string]any{"replicas": "two"}}, "/launcher/replicas"},
 		{"bad log level", map[string]any{"launcher": map[string]any{"logging": map[string]any{"level": "loud"}}}, "/launcher/logging/level"},
 		{"bad digest", map[string]any{"launcher": map[string]any{"image": map[string]any{"digest": "md5:abc"}}}, "/launcher/image/digest"},
+		{"allowed image with a comma", map[string]any{"runner": map[string]any{"allowedImages": []any{"a/,b/"}}}, "/runner/allowedImages/0"},
 		{"bad quantity", map[string]any{"runner": map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": "lots"}}}}, "/runner/resources/limits/memory"},
 		{"runbook without group", runbook(func(rb map[string]any) { delete(rb, "group") }), "group"},
 		{"runbook unknown key", runbook(func(rb map[string]any) { rb["traget"] = "earliest" }), "traget"},
