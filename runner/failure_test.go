@@ -166,19 +166,35 @@ func TestKafkaErrorBeforeCommitChangesNothing(t *testing.T) {
 	}
 }
 
+// TestTransientKafkaErrorsAreRetried: retriable errors, before and during
+// the commit, are retried within --timeout and the run succeeds.
 func TestTransientKafkaErrorsAreRetried(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
 	}
-	c := seeded(t)
-	c.RequireFake(t)
-	// The coordinator is still loading for the first two attempts.
-	f := c.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeGroups}, Group: group, Err: kerr.CoordinatorLoadInProgress, Count: 2})
-	o := run(t, c, "--group", group, "--topic", topic, "--to", "earliest").mustCode(t, report.ExitOK)
-	if f.Hits() != 2 {
-		t.Errorf("fault hit %d times, want 2", f.Hits())
+	cases := []struct {
+		name  string
+		fault kfake.Fault
+	}{
+		// The coordinator is still loading for the first two attempts.
+		{"describe while the coordinator loads", kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeGroups}, Group: group, Err: kerr.CoordinatorLoadInProgress, Count: 2}},
+		// REQUEST_TIMED_OUT is answered after the broker applied the commit:
+		// the runner cannot know, so it retries (safe: offsets are absolute)
+		// and verifies by reading back.
+		{"commit timed out after applying", kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Err: kerr.RequestTimedOut, Count: 1}},
 	}
-	assertMatchesKafka(t, c, o.result)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := seeded(t)
+			c.RequireFake(t)
+			f := c.Fake.Fault(tc.fault)
+			o := run(t, c, "--group", group, "--topic", topic, "--to", "offset:3").mustCode(t, report.ExitOK)
+			if f.Hits() != tc.fault.Count {
+				t.Errorf("fault hit %d times, want %d", f.Hits(), tc.fault.Count)
+			}
+			assertMatchesKafka(t, c, o.result)
+		})
+	}
 }
 
 func TestCommitFailureOnSomePartitionsIsReportedExactly(t *testing.T) {
@@ -252,23 +268,6 @@ func TestCommitRefusedEntirelyChangesNothing(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestCommitTimeoutIsRetriedAndVerified(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration")
-	}
-	c := seeded(t)
-	c.RequireFake(t)
-	// REQUEST_TIMED_OUT is answered after the broker applied the commit: the
-	// runner cannot know, so it retries (safe: offsets are absolute) and
-	// verifies by reading back.
-	f := c.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Err: kerr.RequestTimedOut, Count: 1})
-	o := run(t, c, "--group", group, "--topic", topic, "--to", "offset:3").mustCode(t, report.ExitOK)
-	if f.Hits() != 1 {
-		t.Errorf("fault hit %d times", f.Hits())
-	}
-	assertMatchesKafka(t, c, o.result)
 }
 
 // TestSIGTERMBeforeCommitAbortsCleanly stops a real runner process while it

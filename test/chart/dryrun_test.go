@@ -270,18 +270,7 @@ func applyTyped(ctx context.Context, c client.Client, obj runtime.Object) error 
 // object, and that the notes name this release's objects.
 func TestHelmInstall(t *testing.T) {
 	cfg := controlPlane(t)
-	user, err := testEnv.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kc := adminKubeconfig(t, cfg, "helm")
 	const ns = "kafka-replay-install"
 	out, err := helm(t, "install", "kafka-replay", chartDir(t), "--kubeconfig", kc, "--namespace", ns, "--create-namespace",
 		"--values", testdata(t, "all-on.yaml"), "--timeout", "60s")
@@ -333,4 +322,23 @@ func TestHelmInstall(t *testing.T) {
 	if _, err := helm(t, "uninstall", "kafka-replay", "--kubeconfig", kc, "--namespace", ns, "--timeout", "60s"); err != nil {
 		t.Error(err)
 	}
+}
+
+// adminKubeconfig writes a kubeconfig for a new cluster-admin user of the
+// envtest control plane, for tools that run as separate processes.
+func adminKubeconfig(t *testing.T, cfg *rest.Config, name string) string {
+	t.Helper()
+	user, err := testEnv.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kc
 }

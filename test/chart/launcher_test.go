@@ -28,7 +28,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kafka-replay/kafka-replay/launcher"
@@ -284,20 +283,8 @@ func TestLauncherBinaryWithChartArgs(t *testing.T) {
 	const ns = "kafka-replay-binary"
 	restrictedNamespace(ctx, t, admin, ns)
 
-	user, err := testEnv.AddUser(envtest.User{Name: "launcher-binary", Groups: []string{"system:masters"}}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	kc := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "launcher")
+	kc := adminKubeconfig(t, cfg, "launcher-binary")
+	bin := filepath.Join(t.TempDir(), "launcher")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/launcher")
 	build.Dir = repoRoot(t)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
