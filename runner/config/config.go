@@ -84,6 +84,11 @@ type Config struct {
 	Output                 string        `envconfig:"REPLAY_OUTPUT" default:"table"`
 	Timeout                time.Duration `envconfig:"REPLAY_TIMEOUT" default:"2m"`
 
+	// ToFlag is the alias the target was given with (--to-offset, say),
+	// so that an error about the target names what the user typed; empty
+	// for --to and REPLAY_TO.
+	ToFlag string `ignored:"true"`
+
 	// Parsed forms, filled by Validate.
 	Target Target `ignored:"true"`
 	Scope  Scope  `ignored:"true"`
@@ -171,15 +176,27 @@ func Load(args []string, stderr io.Writer) (*Config, error) {
 	if fs.NArg() > 0 {
 		errs = append(errs, &FieldError{Msg: fmt.Sprintf("unexpected argument %q; every setting is a --flag", fs.Arg(0))})
 	}
-	if err := aliases.apply(&c, fs); err != nil {
-		errs = append(errs, err)
+	if rep := aliases.repeated(); len(rep) > 0 {
+		// Which of the values was meant is unknown: validate nothing else
+		// that could depend on it.
+		return &c, append(errs, rep...)
+	}
+	aliasErr := aliases.apply(&c, fs)
+	if aliasErr != nil {
+		errs = append(errs, aliasErr)
 	}
 	if err := c.Validate(); err != nil {
 		var ves Errors
-		if errors.As(err, &ves) {
-			errs = append(errs, ves...)
-		} else {
+		if !errors.As(err, &ves) {
 			return nil, err
+		}
+		for _, e := range ves {
+			// An alias that could not be read left no target: that is the
+			// alias's error, already reported, not a missing --to.
+			if aliasErr != nil && e.Flag == FlagTo {
+				continue
+			}
+			errs = append(errs, e)
 		}
 	}
 	if len(errs) > 0 {
@@ -202,6 +219,16 @@ var envFlags = map[string]string{
 	EnvWaitForEmpty:     FlagWaitForEmpty,
 	EnvOutput:           FlagOutput,
 	EnvTimeout:          FlagTimeout,
+}
+
+// envOf is the environment variable of a flag, if it has one.
+func envOf(flagName string) string {
+	for e, f := range envFlags {
+		if f == flagName {
+			return e
+		}
+	}
+	return ""
 }
 
 func envError(err error) *FieldError {
@@ -233,17 +260,26 @@ func (c *Config) Validate() error {
 		bad(FlagTopic, EnvTopics, "%v", err)
 	}
 	c.Scope = scope
+	// An error about the target names the flag it was given with.
+	toFlag, toEnv := FlagTo, EnvTo
+	if c.ToFlag != "" && c.ToFlag != FlagTo {
+		toFlag, toEnv = c.ToFlag, ""
+	}
 	if strings.TrimSpace(c.To) == "" {
-		bad(FlagTo, EnvTo, "is required: earliest, latest, time:<RFC3339>, ago:<duration>, offset:<N>, shift:<+N|-N>, file:<path> or group:<name>")
+		bad(toFlag, toEnv, "is required: earliest, latest, time:<RFC3339>, ago:<duration>, offset:<N>, shift:<+N|-N>, file:<path> or group:<name>")
 	} else if t, err := ParseTarget(c.To); err != nil {
-		bad(FlagTo, EnvTo, "%v", err)
+		bad(toFlag, toEnv, "%v", err)
 	} else {
 		c.Target = t
 		switch {
 		case t.Kind == KindGroup && t.Group == c.Group:
-			bad(FlagTo, EnvTo, "group:%s is the group being repositioned; name a different source group", t.Group)
+			bad(toFlag, toEnv, "group:%s is the group being repositioned; name a different source group", t.Group)
 		case t.Kind == KindFile && !c.Scope.Empty():
-			bad(FlagTopic, EnvTopics, "conflicts with --to file:, whose entries already choose the partitions; leave the topics empty")
+			fileFlag := "--" + toFlag
+			if toFlag == FlagTo {
+				fileFlag += " file:"
+			}
+			bad(FlagTopic, EnvTopics, "conflicts with %s, whose entries already choose the partitions; leave the topics empty", fileFlag)
 		}
 	}
 	switch c.Output {

@@ -51,7 +51,17 @@ func clearEnv(t *testing.T) {
 // base is the smallest valid set of flags.
 var base = []string{"--bootstrap-servers", "localhost:9092", "--group", "g", "--to", "earliest"}
 
-func args(extra ...string) []string { return append(slices.Clone(base), extra...) }
+// args is base with extra flags; a flag in extra replaces base's, since a
+// flag given twice is an error.
+func args(extra ...string) []string {
+	var out []string
+	for i := 0; i < len(base); i += 2 {
+		if !slices.Contains(extra, base[i]) {
+			out = append(out, base[i], base[i+1])
+		}
+	}
+	return append(out, extra...)
+}
 
 func load(t *testing.T, a ...string) (*Config, error) {
 	t.Helper()
@@ -322,6 +332,98 @@ func TestConflictingTargetFlags(t *testing.T) {
 				t.Errorf("%q: error %q does not name %s", flags, msg, f)
 			}
 		}
+	}
+}
+
+// TestRepeatedFlags: a single-value flag given twice, itself or through an
+// alias, is refused naming both settings, instead of the last one winning.
+func TestRepeatedFlags(t *testing.T) {
+	clearEnv(t)
+	tests := []struct {
+		flags    []string
+		flag     string   // the FieldError's flag
+		mentions []string // each must appear in the message
+	}{
+		{[]string{"--to", "earliest", "--to", "latest"}, FlagTo, []string{`--to "earliest", --to "latest"`, "given more than once", "exactly one target"}},
+		{[]string{"--to", "earliest", "--to-earliest"}, FlagTo, []string{`--to "earliest", --to-earliest`, "conflicting"}},
+		{[]string{"--to-offset", "1", "--to-offset", "2"}, FlagTo, []string{`--to-offset "1", --to-offset "2"`}},
+		{[]string{"--to-latest", "--to-latest"}, FlagTo, []string{"--to-latest, --to-latest"}},
+		{[]string{"--to", "earliest", "--bootstrap-server", "b:1"}, FlagBootstrapServers, []string{`--bootstrap-servers "k:1", --bootstrap-server "b:1"`, "conflicting", "give it once"}},
+		{[]string{"--to", "earliest", "--group", "h"}, FlagGroup, []string{`--group "g", --group "h"`}},
+		{[]string{"--to", "earliest", "--dry-run", "--dry-run=false"}, FlagDryRun, []string{`--dry-run, --dry-run "false"`}},
+		{[]string{"--to", "earliest", "--timeout", "1m", "--timeout", "2m"}, FlagTimeout, []string{`--timeout "1m"`, `--timeout "2m"`}},
+		{[]string{"--to", "earliest", "--run-id", "a", "--run-id", "b"}, FlagRunID, []string{`--run-id "a", --run-id "b"`}},
+		{[]string{"--to", "earliest", "--output", "json", "--output", "table"}, FlagOutput, []string{`--output "json", --output "table"`}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.flags, " "), func(t *testing.T) {
+			a := append([]string{"--bootstrap-servers", "k:1", "--group", "g"}, tt.flags...)
+			_, err := load(t, a...)
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("%q: err = %v, want Errors", a, err)
+			}
+			var match *FieldError
+			for _, e := range es {
+				if e.Flag == tt.flag {
+					match = e
+				}
+			}
+			if match == nil {
+				t.Fatalf("no error for --%s in %v", tt.flag, err)
+			}
+			for _, m := range tt.mentions {
+				if !strings.Contains(match.Error(), m) {
+					t.Errorf("error %q does not mention %s", match, m)
+				}
+			}
+		})
+	}
+	// --topic is the one repeatable flag.
+	c := mustLoad(t, args("--topic", "a", "--topic", "b:1")...)
+	if !slices.Equal(c.Topics, TopicList{"a", "b:1"}) {
+		t.Errorf("Topics = %q", c.Topics)
+	}
+}
+
+// TestAliasErrorsNameTheAlias: an invalid value given through an alias is
+// reported against the alias the user typed, not --to.
+func TestAliasErrorsNameTheAlias(t *testing.T) {
+	clearEnv(t)
+	tests := []struct {
+		flags    []string
+		alias    string
+		mentions []string
+	}{
+		{[]string{"--to-offset", "abc"}, FlagToOffset, []string{`"abc"`, "whole number"}},
+		{[]string{"--to-offset", "-5"}, FlagToOffset, []string{`"-5"`, "≥ 0"}},
+		{[]string{"--shift-by", "abc"}, FlagShiftBy, []string{`"abc" is not a whole number`}},
+		{[]string{"--shift-by", "0"}, FlagShiftBy, []string{"must not be 0"}},
+		{[]string{"--to-datetime", "2026-03-01T09:30:00"}, FlagToDatetime, []string{"zone"}},
+		{[]string{"--to-datetime", "1772355630"}, FlagToDatetime, []string{"looks like Unix seconds"}},
+		{[]string{"--by-duration", "soon"}, FlagByDuration, []string{`"soon"`}},
+		{[]string{"--from-file", "/does/not/exist.json"}, FlagFromFile, []string{"no such file"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.flags, " "), func(t *testing.T) {
+			_, err := load(t, append([]string{"--bootstrap-servers", "k:1", "--group", "g"}, tt.flags...)...)
+			var es Errors
+			if !errors.As(err, &es) || len(es) != 1 {
+				t.Fatalf("err = %v, want one FieldError", err)
+			}
+			e := es[0]
+			if e.Flag != tt.alias || !strings.HasPrefix(e.Error(), "--"+tt.alias+": ") {
+				t.Errorf("error %q names --%s (%s), want --%s", e, e.Flag, e.Env, tt.alias)
+			}
+			if strings.Contains(e.Error(), "--to ") || strings.Contains(e.Error(), EnvTo) {
+				t.Errorf("error %q names --to or %s, which the user did not type", e, EnvTo)
+			}
+			for _, m := range tt.mentions {
+				if !strings.Contains(e.Error(), m) {
+					t.Errorf("error %q does not mention %s", e, m)
+				}
+			}
+		})
 	}
 }
 

@@ -31,6 +31,48 @@ type targetAliases struct {
 	earliest, latest                                bool
 	datetime, offset, shiftBy, byDuration, fromFile string
 	topics                                          []string
+	// given records every setting of a single-value flag, in order, so
+	// that a repeated one is refused instead of the last one winning.
+	given []givenFlag
+}
+
+// givenFlag is one setting of a flag on the command line.
+type givenFlag struct{ name, value string }
+
+func (g givenFlag) String() string {
+	if g.value == "true" {
+		return "--" + g.name // a boolean switched on, as typed
+	}
+	return "--" + g.name + " " + strconv.Quote(g.value)
+}
+
+// recorded wraps a flag's value to record each time it is set.
+type recorded struct {
+	flag.Value
+	name  string
+	given *[]givenFlag
+}
+
+func (r *recorded) Set(s string) error {
+	*r.given = append(*r.given, givenFlag{r.name, s})
+	return r.Value.Set(s)
+}
+
+// IsBoolFlag keeps boolean flags usable without a value (--dry-run).
+func (r *recorded) IsBoolFlag() bool {
+	b, ok := r.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// repeatableFlags may be given more than once; every other flag holds one
+// value, and giving it twice (itself or through an alias) is an error.
+var repeatableFlags = map[string]bool{FlagTopic: true}
+
+// flagGroups are flags that set the same thing: at most one of each group,
+// once. A flag in no group is a group of its own.
+var flagGroups = [][]string{
+	{FlagBootstrapServers, FlagBootstrapServerAlias},
+	{FlagTo, FlagToEarliest, FlagToLatest, FlagToDatetime, FlagToOffset, FlagShiftBy, FlagByDuration, FlagFromFile},
 }
 
 func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
@@ -70,8 +112,61 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	fs.StringVar(&a.byDuration, FlagByDuration, "", "alias of --to ago:<duration>; Go (2h) or ISO-8601 (PT2H)")
 	fs.StringVar(&a.fromFile, FlagFromFile, "", "alias of --to file:<path>")
 
+	fs.VisitAll(func(f *flag.Flag) {
+		if !repeatableFlags[f.Name] {
+			f.Value = &recorded{Value: f.Value, name: f.Name, given: &a.given}
+		}
+	})
 	fs.Usage = func() { usage(fs, env) }
 	return fs, a
+}
+
+// repeated returns an error for each group of flags given more than once,
+// naming every setting, in order.
+func (a *targetAliases) repeated() Errors {
+	groupOf := map[string]int{}
+	for i, g := range flagGroups {
+		for _, n := range g {
+			groupOf[n] = i
+		}
+	}
+	byGroup := map[string][]givenFlag{}
+	var order []string
+	for _, g := range a.given {
+		key := g.name
+		if i, ok := groupOf[g.name]; ok {
+			key = flagGroups[i][0]
+		}
+		if byGroup[key] == nil {
+			order = append(order, key)
+		}
+		byGroup[key] = append(byGroup[key], g)
+	}
+	var errs Errors
+	for _, key := range order {
+		gs := byGroup[key]
+		if len(gs) < 2 {
+			continue
+		}
+		names := make([]string, len(gs))
+		same := true
+		for i, g := range gs {
+			names[i] = g.String()
+			same = same && g.name == gs[0].name
+		}
+		msg := "given more than once: "
+		if !same {
+			msg = "conflicting flags: "
+		}
+		msg += strings.Join(names, ", ")
+		if key == FlagTo {
+			msg += "; give exactly one target"
+		} else {
+			msg += "; give it once"
+		}
+		errs = append(errs, &FieldError{Flag: key, Env: envOf(key), Msg: msg})
+	}
+	return errs
 }
 
 func usage(fs *flag.FlagSet, env map[string]string) {
@@ -119,49 +214,50 @@ Exit codes:
 }
 
 // apply folds the Kafka-style aliases and repeated --topic flags into c.
+// Two targets, or one twice, are refused by repeated before this.
 func (a *targetAliases) apply(c *Config, fs *flag.FlagSet) *FieldError {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set[FlagTopic] {
 		c.Topics = a.topics // flags win over REPLAY_TOPICS as a whole
 	}
-	var given []string
-	if set[FlagTo] {
-		given = append(given, "--"+FlagTo)
+	type alias struct {
+		name string
+		to   func() (string, error)
 	}
-	to := ""
-	add := func(name, target string) {
-		if set[name] {
-			given = append(given, "--"+name)
-			to = target
+	aliases := []alias{
+		{FlagToEarliest, func() (string, error) { return string(KindEarliest), nil }},
+		{FlagToLatest, func() (string, error) { return string(KindLatest), nil }},
+		{FlagToDatetime, func() (string, error) { return "time:" + a.datetime, nil }},
+		{FlagToOffset, func() (string, error) { return "offset:" + a.offset, nil }},
+		{FlagShiftBy, func() (string, error) {
+			// As in Kafka, a number without a sign moves forward.
+			n, err := strconv.ParseInt(a.shiftBy, 10, 64)
+			if err != nil {
+				return "", fmt.Errorf("%q is not a whole number (negative moves back, positive or unsigned forward)", a.shiftBy)
+			}
+			return fmt.Sprintf("shift:%+d", n), nil
+		}},
+		{FlagByDuration, func() (string, error) {
+			d, err := parseAnyDuration(a.byDuration)
+			if err != nil {
+				return "", err
+			}
+			return "ago:" + d.String(), nil
+		}},
+		{FlagFromFile, func() (string, error) { return "file:" + a.fromFile, nil }},
+	}
+	for _, al := range aliases {
+		// An alias switched off (--to-earliest=false) is not a target.
+		off := (al.name == FlagToEarliest && !a.earliest) || (al.name == FlagToLatest && !a.latest)
+		if !set[al.name] || off {
+			continue
 		}
-	}
-	if a.earliest {
-		add(FlagToEarliest, string(KindEarliest))
-	}
-	if a.latest {
-		add(FlagToLatest, string(KindLatest))
-	}
-	add(FlagToDatetime, "time:"+a.datetime)
-	add(FlagToOffset, "offset:"+a.offset)
-	shift := a.shiftBy
-	if shift != "" && shift[0] != '-' && shift[0] != '+' {
-		shift = "+" + shift
-	}
-	add(FlagShiftBy, "shift:"+shift)
-	if set[FlagByDuration] {
-		d, err := parseAnyDuration(a.byDuration)
+		to, err := al.to()
 		if err != nil {
-			return &FieldError{Flag: FlagByDuration, Msg: err.Error()}
+			return &FieldError{Flag: al.name, Msg: err.Error()}
 		}
-		add(FlagByDuration, "ago:"+d.String())
-	}
-	add(FlagFromFile, "file:"+a.fromFile)
-	if len(given) > 1 {
-		return &FieldError{Flag: FlagTo, Env: EnvTo, Msg: "conflicting flags " + strings.Join(given, ", ") + ": give exactly one target"}
-	}
-	if to != "" {
-		c.To = to
+		c.To, c.ToFlag = to, al.name
 	}
 	return nil
 }

@@ -1,10 +1,8 @@
 package config
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -171,14 +169,30 @@ func example(k TargetKind) string {
 // (and so the canonical form and the JSON result) can express.
 const maxTimeMillis = 253402300799999
 
+// The plausible range of a time given as bare digits. Any digit string is a
+// number of milliseconds, but the common mistakes are digit strings too:
+// `date +%s` prints seconds and 20260301 is a date, and both read as
+// milliseconds land in January 1970, which quietly means earliest. Kafka
+// timestamps of real data lie well inside this range; an RFC3339 time says
+// what it means and is not held to it.
+var (
+	minPlausibleTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxPlausibleTime = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
 // ParseTime accepts RFC3339 (with a zone) or Unix milliseconds.
 func ParseTime(s string) (time.Time, error) {
 	if allDigits.MatchString(s) {
 		ms, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || ms > maxTimeMillis {
-			return time.Time{}, fmt.Errorf("time: %q is out of range for Unix milliseconds (after year 9999)", s)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("time: %q is out of range for Unix milliseconds%s", s, digitsHint(s))
 		}
-		return time.UnixMilli(ms).UTC(), nil
+		tm := time.UnixMilli(ms).UTC()
+		if tm.Before(minPlausibleTime) || !tm.Before(maxPlausibleTime) {
+			return time.Time{}, fmt.Errorf("time: %q read as Unix milliseconds is %s, outside the plausible years 2000 to 2099%s",
+				s, tm.Format(time.RFC3339Nano), digitsHint(s))
+		}
+		return tm, nil
 	}
 	if zonelessTime.MatchString(s) {
 		return time.Time{}, fmt.Errorf("time: %q has no time zone; add Z for UTC or an offset such as +02:00 (the runner never assumes one)", s)
@@ -193,27 +207,29 @@ func ParseTime(s string) (time.Time, error) {
 	return tm, nil
 }
 
-// ReadOffsetsFile reads and validates a file target.
-func ReadOffsetsFile(path string) ([]PartitionOffset, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("file: %w", err)
+// digitsHint guesses what an implausible digit string was meant to be.
+func digitsHint(s string) string {
+	plausible := func(t time.Time) bool { return !t.Before(minPlausibleTime) && t.Before(maxPlausibleTime) }
+	if d, err := time.Parse("20060102", s); err == nil && plausible(d) {
+		return fmt.Sprintf("; it looks like a date (YYYYMMDD): write it as RFC3339 with the zone you mean, such as time:%sT00:00:00Z", d.Format(time.DateOnly))
 	}
-	defer func() { _ = f.Close() }()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("file: %w", err)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err == nil {
+		for _, u := range []struct {
+			unit string
+			t    time.Time
+			fix  string
+		}{
+			{"seconds (as date +%s prints them)", time.Unix(n, 0).UTC(), "append 000 for milliseconds"},
+			{"microseconds", time.UnixMicro(n).UTC(), "drop the last 3 digits for milliseconds"},
+			{"nanoseconds", time.Unix(0, n).UTC(), "drop the last 6 digits for milliseconds"},
+		} {
+			if plausible(u.t) {
+				return fmt.Sprintf("; it looks like Unix %s, which is %s: %s, or write time:%s", u.unit, u.t.Format(time.RFC3339), u.fix, u.t.Format(time.RFC3339))
+			}
+		}
 	}
-	if st.Size() > MaxTargetFileBytes {
-		return nil, fmt.Errorf("file: %s is %d bytes, more than the %d allowed", path, st.Size(), MaxTargetFileBytes)
-	}
-	dec := json.NewDecoder(f)
-	dec.DisallowUnknownFields()
-	var offs []PartitionOffset
-	if err := dec.Decode(&offs); err != nil {
-		return nil, fmt.Errorf("file: %s is not a JSON list of {\"topic\",\"partition\",\"offset\"}: %w", path, err)
-	}
-	return offs, ValidateOffsets(offs, "file: "+path)
+	return "; write Unix milliseconds or an RFC3339 time with a zone, such as time:2026-03-01T09:30:00Z"
 }
 
 // ValidateOffsets checks explicit per-partition offsets: valid topics, no

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,7 +61,7 @@ func TestParseTargetValid(t *testing.T) {
 		{"time:2026-03-01T09:30:00+02:00", Target{Kind: KindTime, Time: plus2}},
 		{"time:2026-03-01T09:30:00.123456789-05:30", Target{Kind: KindTime, Time: nano}},
 		{"time:" + strconv.FormatInt(ms, 10), Target{Kind: KindTime, Time: time.UnixMilli(ms).UTC()}},
-		{"time:0", Target{Kind: KindTime, Time: time.UnixMilli(0).UTC()}},
+		{"time:946684800000", Target{Kind: KindTime, Time: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}},
 		{"ago:2h", Target{Kind: KindAgo, Ago: 2 * time.Hour}},
 		{"ago:90m30s", Target{Kind: KindAgo, Ago: 90*time.Minute + 30*time.Second}},
 		{"offset:0", Target{Kind: KindOffset, Offset: 0}},
@@ -142,7 +143,7 @@ func TestParseTargetInvalid(t *testing.T) {
 		{"time:1969-12-31T23:59:59Z", []string{"before 1970"}},
 		{"time:-1000", []string{"RFC3339"}},
 		{"time:99999999999999999999", []string{"out of range"}},
-		{"time:253402300800000", []string{"out of range"}}, // year 10000
+		{"time:253402300800000", []string{"outside the plausible years"}}, // year 10000
 		{"ago:", []string{"needs an argument"}},
 		{"ago:2", []string{"Go duration"}},
 		{"ago:two hours", []string{"Go duration"}},
@@ -170,7 +171,7 @@ func TestParseTargetInvalid(t *testing.T) {
 		{"file:" + badTopic, []string{"entry 0", "topic"}},
 		{"file:" + unknownField, []string{"unknown field", "metadata"}},
 		{"file:" + empty, []string{"lists no partitions"}},
-		{"file:" + stringOffset, []string{"JSON list"}},
+		{"file:" + stringOffset, []string{"entry 0 (orders/0)", "offset is a string"}},
 		{"group:", []string{"needs an argument"}},
 		{"group: padded", []string{"group:", "spaces"}},
 		{"group:a\tb", []string{"group:", "control character"}},
@@ -348,5 +349,107 @@ func TestValidateOffsets(t *testing.T) {
 	}
 	if err := ValidateOffsets(nil, "here"); err == nil {
 		t.Error("no offsets accepted")
+	}
+}
+
+// TestParseTimeRefusesImplausibleDigits: a digit string is Unix
+// milliseconds, and the usual mistakes (seconds from date +%s, a YYYYMMDD
+// date) would otherwise land in 1970, which means earliest.
+func TestParseTimeRefusesImplausibleDigits(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"1772355630", []string{"1970-01-21", "looks like Unix seconds", "date +%s", "append 000", "time:2026-03-01T09:00:30Z"}},
+		{"20260301", []string{"looks like a date (YYYYMMDD)", "time:2026-03-01T00:00:00Z"}},
+		{"1772355630000000", []string{"looks like Unix microseconds", "time:2026-03-01T09:00:30Z"}},
+		{"1772355630000000000", []string{"looks like Unix nanoseconds", "time:2026-03-01T09:00:30Z"}},
+		{"0", []string{"1970-01-01T00:00:00Z", "plausible years 2000 to 2099", "RFC3339"}},
+		{"946684799999", []string{"1999-12-31T23:59:59.999Z", "plausible"}},
+		{"4102444800000", []string{"2100-01-01T00:00:00Z", "plausible"}},
+		{"99999999999999999999", []string{"out of range"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseTime(tt.in)
+			if err == nil {
+				t.Fatalf("ParseTime(%q) = %v, want an error", tt.in, got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	// The edges of the range are accepted.
+	for _, in := range []string{"946684800000", "4102444799999", "1772355630000"} {
+		if _, err := ParseTime(in); err != nil {
+			t.Errorf("ParseTime(%q): %v", in, err)
+		}
+	}
+	// An RFC3339 time says what it means and is not held to the range.
+	if _, err := ParseTime("1999-12-31T23:59:59Z"); err != nil {
+		t.Errorf("RFC3339 before 2000 refused: %v", err)
+	}
+}
+
+// TestReadOffsetsFileIsStrict: a loosely read offsets file moves offsets
+// nobody asked for (a missing or null offset becomes 0, the log start).
+func TestReadOffsetsFileIsStrict(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          []string // each must appear in the error
+	}{
+		{"null offset", `[{"topic":"orders","partition":0,"offset":null}]`, []string{"entry 0 (orders/0)", "offset is null, not a whole number"}},
+		{"missing offset", `[{"topic":"orders","partition":0,"offset":1},{"topic":"orders","partition":1}]`, []string{"entry 1 (orders/1)", "offset is missing"}},
+		{"missing partition", `[{"topic":"orders","offset":5}]`, []string{`entry 0 (topic "orders")`, "partition is missing"}},
+		{"missing topic", `[{"partition":0,"offset":5}]`, []string{"entry 0:", "topic is missing"}},
+		{"key in another case", `[{"topic":"orders","partition":0,"Offset":5}]`, []string{"entry 0 (orders/0)", `unknown field "Offset"`, `did you mean "offset"`}},
+		{"unknown key", `[{"topic":"orders","partition":0,"offset":5,"metadata":"x"}]`, []string{"entry 0 (orders/0)", `unknown field "metadata"`}},
+		{"duplicate key", `[{"topic":"orders","partition":0,"offset":5,"offset":7}]`, []string{"entry 0 (orders/0)", `"offset" is given twice`}},
+		{"duplicate topic key", `[{"topic":"a","topic":"b","partition":0,"offset":5}]`, []string{`entry 0 (topic "a")`, `"topic" is given twice`}},
+		{"duplicate partition", `[{"topic":"orders","partition":2,"offset":5},{"topic":"orders","partition":2,"offset":7}]`, []string{"entries 0 and 1", "orders/2"}},
+		{"second list", `[{"topic":"orders","partition":0,"offset":5}] [{"topic":"orders","partition":0,"offset":0}]`, []string{"a list after the list", "exactly one list"}},
+		{"trailing garbage", `[{"topic":"orders","partition":0,"offset":5}] x`, []string{"after the list"}},
+		{"trailing object", `[{"topic":"orders","partition":0,"offset":5}]{}`, []string{"an object after the list"}},
+		{"offset as a string", `[{"topic":"orders","partition":0,"offset":"5"}]`, []string{"offset is a string"}},
+		{"fractional offset", `[{"topic":"orders","partition":0,"offset":5.0}]`, []string{"offset 5.0 is not a whole number"}},
+		{"exponent offset", `[{"topic":"orders","partition":0,"offset":1e3}]`, []string{"offset 1e3 is not a whole number"}},
+		{"partition over int32", `[{"topic":"orders","partition":2147483648,"offset":5}]`, []string{"partition 2147483648 is not a whole number of at most 32 bits"}},
+		{"topic as a number", `[{"topic":7,"partition":0,"offset":5}]`, []string{"topic is a number, not a string"}},
+		{"entry not an object", `[{"topic":"orders","partition":0,"offset":5}, 3]`, []string{"entry 1", "is a number, not an object"}},
+		{"nested value", `[{"topic":"orders","partition":{"n":0},"offset":5}]`, []string{"partition is an object"}},
+		{"object at top", `{"topic":"orders","partition":0,"offset":1}`, []string{"JSON list", "starts with an object"}},
+		{"unterminated", `[{"topic":"orders","partition":0,"offset":1}`, []string{"JSON list"}},
+		{"empty file", ``, []string{"is empty"}},
+		{"empty list", `[]`, []string{"lists no partitions"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeFile(t, "offsets.json", tt.content)
+			offs, err := ReadOffsetsFile(p)
+			if err == nil {
+				t.Fatalf("accepted %s as %+v", tt.content, offs)
+			}
+			if !strings.HasPrefix(err.Error(), "file: "+p) {
+				t.Errorf("error %q does not start with the file's name", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	// What the format allows: any key order, whitespace, a trailing newline.
+	p := writeFile(t, "ok.json", "[\n  {\"offset\": 9, \"partition\": 1, \"topic\": \"orders\"},\n  {\"topic\":\"orders\",\"partition\":0,\"offset\":0}\n]\n")
+	offs, err := ReadOffsetsFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PartitionOffset{{"orders", 1, 9}, {"orders", 0, 0}}
+	if !slices.Equal(offs, want) {
+		t.Errorf("got %+v, want %+v", offs, want)
 	}
 }
