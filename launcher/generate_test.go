@@ -41,6 +41,7 @@ func TestGeneratedFilesAreUpToDate(t *testing.T) {
 	files := []string{
 		"launcher/api/v1alpha1/zz_generated.deepcopy.go",
 		"charts/kafka-replay/crds/kafkareplay.dev_replayrequests.yaml",
+		"charts/kafka-replay/crds/kafkareplay.dev_replayrecords.yaml",
 		"charts/kafka-replay/files/rbac/role.yaml",
 	}
 	for _, f := range files {

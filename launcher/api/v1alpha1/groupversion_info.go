@@ -1,6 +1,7 @@
 // Package v1alpha1 is the kafkareplay.dev/v1alpha1 API: the ReplayRequest, a
 // namespaced request to move one Kafka consumer group's committed offsets,
-// which the launcher runs as a Job of the runner.
+// which the launcher runs as a Job of the runner, and the ReplayRecord, the
+// complete record the launcher keeps of every finished runner Job.
 //
 // The package is cgo-free and has no controller code (only the standard
 // library, k8s.io/apimachinery and k8s.io/api), so that the chart's tests,
@@ -29,7 +30,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &ReplayRequest{}, &ReplayRequestList{})
+	s.AddKnownTypes(GroupVersion, &ReplayRequest{}, &ReplayRequestList{}, &ReplayRecord{}, &ReplayRecordList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
