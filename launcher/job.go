@@ -45,7 +45,7 @@ const (
 	runnerUID = 65532
 
 	// controllerUIDLabel is set by the Job controller on every pod of a Job
-	// to the Job's UID: the runner's idempotency key.
+	// to the Job's UID. A runbook Job's run ID comes from it.
 	controllerUIDLabel = batchv1.ControllerUidLabel
 )
 
@@ -53,13 +53,39 @@ const (
 // job-name label and for pod names made from it.
 const maxJobNameLength = 52
 
+// SpecDigest is the first 16 hex digits of the SHA-256 of the spec's JSON.
+// encoding/json writes struct fields in declaration order and map keys
+// sorted, and the API server has already applied the schema's defaults, so
+// the same spec always gives the same digest, whoever wrote it and however.
+func SpecDigest(spec *v1alpha1.ReplayRequestSpec) string {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		// A spec the API server stored always marshals; never reached.
+		panic(fmt.Sprintf("marshal ReplayRequest spec: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// RequestRunID is the run ID (REPLAY_RUN_ID) of a request:
+// <namespace>/<name>/<spec digest>. It belongs to what the request asks for,
+// not to one object: a request deleted and applied again with the same name
+// and spec (a GitOps re-sync, a restore) has the same run ID, so the runner
+// finds its own earlier commit in the group's commit metadata and does not
+// apply it again. Another spec, or another name, is another run.
+func RequestRunID(rr *v1alpha1.ReplayRequest) string {
+	return rr.Namespace + "/" + rr.Name + "/" + SpecDigest(&rr.Spec)
+}
+
 // JobName is the deterministic name of a request's Job for a stage: the
-// request's name, cut to fit, and a hash of its UID and the stage. A retried
-// reconcile or a restarted launcher computes the same name, so creating the
-// Job twice fails with AlreadyExists instead of making a second one; a request
-// deleted and created again under the same name gets a new Job.
+// request's name, cut to fit, and a hash of its name, spec digest and the
+// stage. It comes from the request's key, not its UID, so it is the same for
+// every incarnation of the same request: a retried reconcile, a restarted
+// launcher or a request re-created with the same name and spec all compute
+// it, and creating the Job again fails with AlreadyExists (see AlreadyRan)
+// instead of making a second one.
 func JobName(rr *v1alpha1.ReplayRequest, stage Stage) string {
-	sum := sha256.Sum256([]byte(string(rr.UID) + "/" + string(stage)))
+	sum := sha256.Sum256([]byte(rr.Name + "/" + SpecDigest(&rr.Spec) + "/" + string(stage)))
 	suffix := hex.EncodeToString(sum[:])[:8]
 	base := strings.ReplaceAll(rr.Name, ".", "-")
 	if n := maxJobNameLength - len(suffix) - 1; len(base) > n {
@@ -94,6 +120,9 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 	annotations := map[string]string{
 		v1alpha1.AnnotationGroup:   rr.Spec.Group,
 		v1alpha1.AnnotationRequest: rr.Name,
+		// With the request's name, the spec digest says which replay the
+		// Job ran: a request re-created with both the same is AlreadyRan.
+		v1alpha1.AnnotationSpecDigest: SpecDigest(&rr.Spec),
 		// The Job is where a resolved target is first stored when the
 		// request starts at once; see ReplayRequestReconciler.accept.
 		v1alpha1.AnnotationResolvedTarget: rr.Status.ResolvedTarget,
@@ -144,9 +173,7 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 		env = append(env, corev1.EnvVar{Name: config.EnvWaitForEmpty, Value: wait.String()})
 	}
 	env = append(env,
-		corev1.EnvVar{Name: config.EnvRunID, ValueFrom: &corev1.EnvVarSource{
-			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + controllerUIDLabel + "']"},
-		}},
+		corev1.EnvVar{Name: config.EnvRunID, Value: RequestRunID(rr)},
 		corev1.EnvVar{Name: config.EnvTerminationMessagePath, Value: corev1.TerminationMessagePathDefault},
 	)
 

@@ -50,7 +50,8 @@ func buildJob(t *testing.T, w *testutil.RequestWrapper) *batchv1.Job {
 }
 
 func TestUnitBuildJobEnvironment(t *testing.T) {
-	runID := "<from metadata.labels['batch.kubernetes.io/controller-uid']>"
+	// The run ID is the request's key, a plain value: not the Job's UID.
+	runID := "ns/a/" + SpecDigest(&testutil.MakeRequest("ns", "a").Obj().Spec)
 	cases := []struct {
 		name string
 		req  *testutil.RequestWrapper
@@ -280,12 +281,44 @@ func TestUnitJobNameIsDeterministicAndValid(t *testing.T) {
 		if errs := validation.IsDNS1123Label(n1); len(errs) > 0 || len(n1) > maxJobNameLength {
 			t.Fatalf("JobName(%q) = %q: %v", name, n1, errs)
 		}
-		other := testutil.MakeRequest("ns", name).UID("uid-2").Obj()
-		if JobName(other, StageApply) == n1 {
-			t.Fatalf("a recreated request reuses Job name %s", n1)
+		// The name belongs to the request's key: the same request
+		// re-created (a new UID) computes the same name, so it cannot make
+		// a second Job while the first is kept.
+		recreated := testutil.MakeRequest("ns", name).UID("uid-2").Obj()
+		if JobName(recreated, StageApply) != n1 {
+			t.Fatalf("a re-created request gets another Job name than %s", n1)
+		}
+		if other := testutil.MakeRequest("ns", name).ShiftBy(-5).Obj(); JobName(other, StageApply) == n1 {
+			t.Fatalf("another spec reuses Job name %s", n1)
 		}
 		if JobName(rr, Stage("plan")) == n1 {
 			t.Fatalf("another stage reuses Job name %s", n1)
+		}
+	}
+}
+
+func TestUnitRequestRunID(t *testing.T) {
+	a := testutil.MakeRequest("team-a", "replay.orders").ShiftBy(-100).Obj()
+	id := RequestRunID(a)
+	digest := SpecDigest(&a.Spec)
+	if id != "team-a/replay.orders/"+digest || len(digest) != 16 {
+		t.Fatalf("RequestRunID = %q (digest %q)", id, digest)
+	}
+	// Same key, new UID and metadata: the same run.
+	again := testutil.MakeRequest("team-a", "replay.orders").ShiftBy(-100).UID("new").Obj()
+	again.Labels = map[string]string{"argocd": "resync"}
+	if RequestRunID(again) != id {
+		t.Fatalf("a re-created request has run ID %q, not %q", RequestRunID(again), id)
+	}
+	// Any other namespace, name or spec: another run.
+	for what, other := range map[string]*v1alpha1.ReplayRequest{
+		"namespace": testutil.MakeRequest("team-b", "replay.orders").ShiftBy(-100).Obj(),
+		"name":      testutil.MakeRequest("team-a", "replay.orders-2").ShiftBy(-100).Obj(),
+		"target":    testutil.MakeRequest("team-a", "replay.orders").ShiftBy(-101).Obj(),
+		"dryRun":    testutil.MakeRequest("team-a", "replay.orders").ShiftBy(-100).DryRun().Obj(),
+	} {
+		if RequestRunID(other) == id {
+			t.Errorf("another %s gives the same run ID %q", what, id)
 		}
 	}
 }

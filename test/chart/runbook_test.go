@@ -181,14 +181,19 @@ func equivalentRequest(t *testing.T, rb Runbook, now time.Time) *v1alpha1.Replay
 // backoffLimit, activeDeadlineSeconds, podFailurePolicy,
 // podReplacementPolicy, and the pod template (labels, restartPolicy,
 // ServiceAccount, token, security contexts, container image, pull policy,
-// REPLAY_* environment in order, REPLAY_RUN_ID from the controller-uid label,
-// resources, volumes and mounts, termination message settings).
+// REPLAY_* environment in order, resources, volumes and mounts, termination message settings).
 //
 // The only differences allowed, each checked exactly:
 //   - labels: kafkareplay.dev/request (launcher) ↔ kafkareplay.dev/runbook;
 //   - annotations: kafkareplay.dev/request ↔ kafkareplay.dev/runbook and an
 //     optional kafkareplay.dev/description on the Job; the request's name on
 //     the pod, which a runbook pod does not have;
+//   - a runbook Job is created suspended (the launcher starts it in its
+//     group's queue), a launcher Job is created when its turn comes;
+//   - the run ID: a request's is its key (namespace/name/spec digest,
+//     launcher.RequestRunID), a runbook Job's is its own UID, from the
+//     controller-uid label, since every Job made from a runbook is another
+//     run; the launcher's spec-digest annotation goes with it;
 //   - an ago target: the launcher resolves it once, at acceptance, to
 //     time:<RFC3339>; a runbook hands ago:<d> to the runner, which resolves it
 //     when the Job starts;
@@ -334,6 +339,7 @@ func compareRunbooks(t *testing.T, objs []*unstructured.Unstructured, values cha
 			// A runbook's target is resolved by the runner itself, not on
 			// acceptance by the launcher.
 			delete(wantAnn, v1alpha1.AnnotationResolvedTarget)
+			delete(wantAnn, v1alpha1.AnnotationSpecDigest)
 			wantAnn[labelRunbook] = rb.Name
 			if rb.Description != "" {
 				wantAnn["kafkareplay.dev/description"] = rb.Description
@@ -352,6 +358,26 @@ func compareRunbooks(t *testing.T, objs []*unstructured.Unstructured, values cha
 			delete(wantSpec.Template.Annotations, v1alpha1.AnnotationRequest)
 			if _, ok := runbookJob.Spec.Template.Annotations[v1alpha1.AnnotationRequest]; ok {
 				t.Error("a runbook pod must not carry the request annotation")
+			}
+			if s := runbookJob.Spec.Suspend; s == nil || !*s {
+				t.Error("a runbook Job must be created suspended: the launcher starts it in its group's queue")
+			}
+			wantSpec.Suspend = runbookJob.Spec.Suspend
+			runID := false
+			for i, e := range wantSpec.Template.Spec.Containers[0].Env {
+				if e.Name != config.EnvRunID {
+					continue
+				}
+				if e.Value != launcher.RequestRunID(rr) || e.ValueFrom != nil {
+					t.Errorf("launcher run ID %+v, want the request's key %s", e, launcher.RequestRunID(rr))
+				}
+				wantSpec.Template.Spec.Containers[0].Env[i] = corev1.EnvVar{Name: config.EnvRunID, ValueFrom: &corev1.EnvVarSource{
+					FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + batchv1.ControllerUidLabel + "']"},
+				}}
+				runID = true
+			}
+			if !runID {
+				t.Fatal("launcher Job has no REPLAY_RUN_ID")
 			}
 			if strings.HasPrefix(rb.Target, "ago:") {
 				env := wantSpec.Template.Spec.Containers[0].Env

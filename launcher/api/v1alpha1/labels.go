@@ -37,6 +37,10 @@ const (
 	AnnotationGroup = "kafkareplay.dev/group"
 	// AnnotationRequest holds the ReplayRequest's full name.
 	AnnotationRequest = "kafkareplay.dev/request"
+	// AnnotationSpecDigest holds, on a launcher-made Job, the digest of the
+	// request's spec (the last part of its run ID). With AnnotationRequest it
+	// recognises a request re-created with the same name and spec.
+	AnnotationSpecDigest = "kafkareplay.dev/spec-digest"
 	// AnnotationResolvedTarget holds, on a launcher-made Job, the target as
 	// resolved on acceptance (status.resolvedTarget).
 	AnnotationResolvedTarget = "kafkareplay.dev/resolved-target"
