@@ -37,6 +37,8 @@ const (
 	EnvWaitForEmpty           = "REPLAY_WAIT_FOR_EMPTY"
 	EnvOutput                 = "REPLAY_OUTPUT"
 	EnvTimeout                = "REPLAY_TIMEOUT"
+	EnvEmitRecord             = "REPLAY_EMIT_RECORD"
+	EnvAllowUnsafeProperties  = "REPLAY_ALLOW_UNSAFE_PROPERTIES"
 )
 
 // Flag names (without dashes).
@@ -52,6 +54,10 @@ const (
 	FlagWaitForEmpty     = "wait-for-empty"
 	FlagOutput           = "output"
 	FlagTimeout          = "timeout"
+	FlagEmitRecord       = "emit-record"
+	// FlagAllowUnsafeProperties is the operator's, never a request's: the
+	// launcher does not set it from a ReplayRequest.
+	FlagAllowUnsafeProperties = "allow-unsafe-properties"
 )
 
 // Output formats for stdout.
@@ -83,6 +89,8 @@ type Config struct {
 	WaitForEmpty           time.Duration `envconfig:"REPLAY_WAIT_FOR_EMPTY"`
 	Output                 string        `envconfig:"REPLAY_OUTPUT" default:"table"`
 	Timeout                time.Duration `envconfig:"REPLAY_TIMEOUT" default:"2m"`
+	EmitRecord             bool          `envconfig:"REPLAY_EMIT_RECORD"`
+	AllowUnsafeProperties  NameList      `envconfig:"REPLAY_ALLOW_UNSAFE_PROPERTIES"`
 
 	// ToFlag is the alias the target was given with (--to-offset, say),
 	// so that an error about the target names what the user typed; empty
@@ -104,6 +112,30 @@ type TopicList []string
 func (l *TopicList) Decode(v string) error {
 	*l = strings.Fields(v)
 	return nil
+}
+
+// NameList is a comma-separated list of names.
+type NameList []string
+
+// Decode implements envconfig.Decoder.
+func (l *NameList) Decode(v string) error { return l.Set(v) }
+
+// Set implements flag.Value; the last setting wins as a whole.
+func (l *NameList) Set(v string) error {
+	*l = nil
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			*l = append(*l, n)
+		}
+	}
+	return nil
+}
+
+func (l *NameList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ",")
 }
 
 // FieldError is an invalid input, named the way the user gave it.
@@ -208,17 +240,19 @@ func Load(args []string, stderr io.Writer) (*Config, error) {
 // envFlags maps each environment variable to its flag, so an error about a
 // variable also names the flag that overrides it.
 var envFlags = map[string]string{
-	EnvBootstrapServers: FlagBootstrapServers,
-	EnvGroup:            FlagGroup,
-	EnvTopics:           FlagTopic,
-	EnvTo:               FlagTo,
-	EnvDryRun:           FlagDryRun,
-	EnvKafkaConfigDir:   FlagKafkaConfigDir,
-	EnvResultFile:       FlagResultFile,
-	EnvRunID:            FlagRunID,
-	EnvWaitForEmpty:     FlagWaitForEmpty,
-	EnvOutput:           FlagOutput,
-	EnvTimeout:          FlagTimeout,
+	EnvBootstrapServers:      FlagBootstrapServers,
+	EnvGroup:                 FlagGroup,
+	EnvTopics:                FlagTopic,
+	EnvTo:                    FlagTo,
+	EnvDryRun:                FlagDryRun,
+	EnvKafkaConfigDir:        FlagKafkaConfigDir,
+	EnvResultFile:            FlagResultFile,
+	EnvRunID:                 FlagRunID,
+	EnvWaitForEmpty:          FlagWaitForEmpty,
+	EnvOutput:                FlagOutput,
+	EnvTimeout:               FlagTimeout,
+	EnvEmitRecord:            FlagEmitRecord,
+	EnvAllowUnsafeProperties: FlagAllowUnsafeProperties,
 }
 
 // envOf is the environment variable of a flag, if it has one.
@@ -301,9 +335,15 @@ func (c *Config) Validate() error {
 			bad(FlagResultFile, EnvResultFile, "%v", err)
 		}
 	}
+	allowErr := ValidateAllowedUnsafe(c.AllowUnsafeProperties)
+	if allowErr != nil {
+		bad(FlagAllowUnsafeProperties, EnvAllowUnsafeProperties, "%v", allowErr)
+	}
 	if c.KafkaConfigDir != "" {
 		props, err := LoadProperties(c.KafkaConfigDir)
 		if err != nil {
+			bad(FlagKafkaConfigDir, EnvKafkaConfigDir, "%v", err)
+		} else if err := props.CheckUnsafe(c.AllowUnsafeProperties); err != nil && allowErr == nil {
 			bad(FlagKafkaConfigDir, EnvKafkaConfigDir, "%v", err)
 		}
 		c.KafkaProperties = props

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,8 @@ var envByField = map[string]string{
 	"WaitForEmpty":           EnvWaitForEmpty,
 	"Output":                 EnvOutput,
 	"Timeout":                EnvTimeout,
+	"EmitRecord":             EnvEmitRecord,
+	"AllowUnsafeProperties":  EnvAllowUnsafeProperties,
 }
 
 // clearEnv unsets every variable Load could read, including the bare names
@@ -804,15 +807,15 @@ func TestLoadPropertiesErrorsNeverShowContent(t *testing.T) {
 	}
 }
 
-func TestLoadPropertiesSkipsHiddenAndDirectories(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, ".hidden"), []byte("x"), 0o600); err != nil {
+// TestLoadPropertiesSkipsOnlyTheKubeletsEntries: the kubelet's ..data,
+// ..data_tmp and timestamped directory are bookkeeping; any other dot file
+// is a key someone put in the Secret and is refused by name, not ignored.
+func TestLoadPropertiesSkipsOnlyTheKubeletsEntries(t *testing.T) {
+	dir := secretDir(t, map[string]string{"client.id": "replay\n\n"})
+	if err := os.Symlink("..2026_11_30_10_00_00.123456789", filepath.Join(dir, "..data_tmp")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "subdir"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "client.id"), []byte("replay\n\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	props, err := LoadProperties(dir)
@@ -821,6 +824,72 @@ func TestLoadPropertiesSkipsHiddenAndDirectories(t *testing.T) {
 	}
 	if !reflect.DeepEqual(props, Properties{"client.id": "replay"}) {
 		t.Errorf("props = %q", props)
+	}
+	for _, name := range []string{".hidden", ".sasl.password", "..hidden", "...", "..data2", "..2026_11_30"} {
+		t.Run(name, func(t *testing.T) {
+			d := secretDir(t, map[string]string{"client.id": "replay"})
+			if err := os.WriteFile(filepath.Join(d, name), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadProperties(d)
+			if err == nil || !strings.Contains(err.Error(), strconv.Quote(name)) {
+				t.Errorf("a directory with %s: err = %v, want it refused by name", name, err)
+			}
+		})
+	}
+}
+
+// TestUnsafePropertiesRefused: properties that run programs or load code
+// are refused naming the property, unless the operator allows each by name.
+func TestUnsafePropertiesRefused(t *testing.T) {
+	clearEnv(t)
+	const canary = "CANARY-touch-/tmp/pwned"
+	for _, name := range UnsafePropertyNames() {
+		t.Run(name, func(t *testing.T) {
+			dir := secretDir(t, map[string]string{name: canary, "sasl.mechanism": "GSSAPI"})
+			_, err := load(t, args("--kafka-config-dir", dir)...)
+			if !IsInvalidInput(err) {
+				t.Fatalf("err = %v, want an input error", err)
+			}
+			for _, w := range []string{"--" + FlagKafkaConfigDir, name, "--" + FlagAllowUnsafeProperties} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %s", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "CANARY") {
+				t.Errorf("error %q shows the value", err)
+			}
+			// Allowed by name, through the flag or the variable.
+			c := mustLoad(t, args("--kafka-config-dir", dir, "--"+FlagAllowUnsafeProperties, name)...)
+			if c.KafkaProperties[name] != canary {
+				t.Errorf("allowed %s not loaded: %v", name, c.KafkaProperties.Names())
+			}
+			t.Setenv(EnvAllowUnsafeProperties, "ssl.providers, "+name)
+			mustLoad(t, args("--kafka-config-dir", dir)...)
+		})
+	}
+	// Allowing one does not allow another.
+	dir := secretDir(t, map[string]string{"sasl.kerberos.keytab": "/k", "plugin.library.paths": "/x.so"})
+	_, err := load(t, args("--kafka-config-dir", dir, "--"+FlagAllowUnsafeProperties, "sasl.kerberos.keytab")...)
+	if err == nil || !strings.Contains(err.Error(), "plugin.library.paths") || strings.Contains(err.Error(), "sasl.kerberos.keytab ") {
+		t.Errorf("err = %v, want only plugin.library.paths refused", err)
+	}
+	// A name that needs no allowing is a mistake, not a no-op.
+	_, err = load(t, args("--"+FlagAllowUnsafeProperties, "sasl.kerberos.kinit.command")...)
+	if err == nil || !strings.Contains(err.Error(), "--"+FlagAllowUnsafeProperties) || !strings.Contains(err.Error(), "sasl.kerberos.kinit.cmd") {
+		t.Errorf("err = %v, want the unknown name refused with the list", err)
+	}
+}
+
+// TestGoClientPropertiesReserved: the config directory must not switch the
+// Go client's log channel off (librdkafka would then write to stderr past
+// the redactor), nor any other go.* setting the runner manages.
+func TestGoClientPropertiesReserved(t *testing.T) {
+	for _, name := range []string{"go.logs.channel.enable", "go.events.channel.size"} {
+		_, err := LoadProperties(secretDir(t, map[string]string{name: "false"}))
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: err = %v, want it refused by name", name, err)
+		}
 	}
 }
 

@@ -103,6 +103,10 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	str(&c.Output, FlagOutput, EnvOutput, "stdout format: table or json")
 	fs.DurationVar(&c.Timeout, FlagTimeout, c.Timeout, "bound on Kafka reads and the commit, retries included (not on --wait-for-empty)")
 	env[FlagTimeout] = EnvTimeout
+	fs.BoolVar(&c.EmitRecord, FlagEmitRecord, c.EmitRecord, "also write the whole result to stdout as one framed, checksummed block, for a reader of the pod log (the launcher)")
+	env[FlagEmitRecord] = EnvEmitRecord
+	fs.Var(&c.AllowUnsafeProperties, FlagAllowUnsafeProperties, "operator only: comma-separated librdkafka properties that run programs or load code, allowed in the config directory ("+strings.Join(UnsafePropertyNames(), ", ")+")")
+	env[FlagAllowUnsafeProperties] = EnvAllowUnsafeProperties
 
 	fs.BoolVar(&a.earliest, FlagToEarliest, false, "alias of --to earliest")
 	fs.BoolVar(&a.latest, FlagToLatest, false, "alias of --to latest")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,16 +25,84 @@ var reservedProperties = map[string]string{
 	"group.id":             "use --group",
 }
 
+// reservedPrefix marks the Go client's own settings (go.logs.channel.enable
+// and the like). The runner sets the ones it needs; turning its log channel
+// off would let librdkafka write to stderr past the redactor.
+const reservedPrefix = "go."
+
+// unsafeProperties run programs or load code into the runner. Whoever
+// writes the config directory (for a ReplayRequest, whoever may create one)
+// would otherwise run code with the runner's credentials and network
+// position, so each is refused unless the operator who starts the runner
+// allows it by name (FlagAllowUnsafeProperties). The list follows librdkafka's
+// CONFIGURATION.md.
+var unsafeProperties = map[string]string{
+	"sasl.kerberos.kinit.cmd": "is a shell command librdkafka runs",
+	// The default kinit command substitutes these two into its shell line,
+	// the principal unquoted: a value such as "x;curl ..." runs.
+	"sasl.kerberos.keytab":    "is substituted into the kinit shell command",
+	"sasl.kerberos.principal": "is substituted into the kinit shell command",
+	"plugin.library.paths":    "loads shared libraries (plugins) into the runner",
+	"ssl.engine.location":     "loads an OpenSSL engine library into the runner",
+	"ssl.engine.id":           "makes OpenSSL load an engine by name",
+	"ssl.providers":           "makes OpenSSL load provider modules, which may be any shared library",
+}
+
+// UnsafePropertyNames lists the properties that run programs or load code,
+// sorted.
+func UnsafePropertyNames() []string {
+	names := make([]string, 0, len(unsafeProperties))
+	for n := range unsafeProperties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CheckUnsafe refuses every property that runs programs or loads code and is
+// not in allowed. The error names each one; never a value.
+func (p Properties) CheckUnsafe(allowed []string) error {
+	var refused []string
+	for _, n := range p.Names() {
+		if why, unsafe := unsafeProperties[n]; unsafe && !slices.Contains(allowed, n) {
+			refused = append(refused, n+" "+why)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	return fmt.Errorf("refused: %s; an operator can allow a property by name with --%s", strings.Join(refused, "; "), FlagAllowUnsafeProperties)
+}
+
+// ValidateAllowedUnsafe checks the names given to FlagAllowUnsafeProperties,
+// so that a typo does not silently allow nothing.
+func ValidateAllowedUnsafe(names []string) error {
+	for _, n := range names {
+		if _, ok := unsafeProperties[n]; !ok {
+			return fmt.Errorf("%q is not one of the properties that need allowing: %s", n, strings.Join(UnsafePropertyNames(), ", "))
+		}
+	}
+	return nil
+}
+
 var propertyName = regexp.MustCompile(`^[a-z][a-z0-9_.]*$`)
+
+// kubeletEntry matches the entries the kubelet's atomic writer adds to a
+// Secret or ConfigMap volume: ..data (and ..data_tmp while it swaps it) and
+// the timestamped directory ..data points at. A user's key may not start
+// with "..", so these are never properties; any other dot file is one
+// (and is refused by its name).
+var kubeletEntry = regexp.MustCompile(`^\.\.(data|data_tmp|\d{4}(_\d{2}){5}\.\d+)$`)
 
 // MaxPropertyBytes bounds a single property file.
 const MaxPropertyBytes = 1 << 20
 
 // LoadProperties reads a directory laid out like a Kubernetes Secret or
 // ConfigMap volume: each regular file is one property, named by the file and
-// valued by its content. Kubernetes' own bookkeeping entries (..data and the
-// timestamped directories) start with ".." and are skipped; the visible names
-// are symlinks into them, which are followed.
+// valued by its content. The kubelet's own entries (..data and the
+// timestamped directory) are skipped; the visible names are symlinks into
+// them, which are followed. Any other file, dot files included, must be a
+// property.
 //
 // Error messages name files, never their content.
 func LoadProperties(dir string) (Properties, error) {
@@ -44,7 +113,7 @@ func LoadProperties(dir string) (Properties, error) {
 	props := Properties{}
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") {
+		if kubeletEntry.MatchString(name) {
 			continue
 		}
 		path := filepath.Join(dir, name)
@@ -60,6 +129,9 @@ func LoadProperties(dir string) (Properties, error) {
 		}
 		if why, reserved := reservedProperties[name]; reserved {
 			return nil, fmt.Errorf("property %s must not be set in the config directory: %s", name, why)
+		}
+		if strings.HasPrefix(name, reservedPrefix) {
+			return nil, fmt.Errorf("property %s must not be set in the config directory: the runner manages the Go client's %s* settings", name, reservedPrefix)
 		}
 		if st.Size() > MaxPropertyBytes {
 			return nil, fmt.Errorf("property file %s is larger than %d bytes", name, MaxPropertyBytes)
