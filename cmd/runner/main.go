@@ -6,15 +6,26 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/kafka-replay/kafka-replay/runner"
 )
 
 func main() {
+	// A fatal runtime error (or a panic in a goroutine the runner did not
+	// start) cannot be recovered, and Go would exit with status 2: the
+	// runner's InvalidInput, "nothing changed, do not retry". With the
+	// traceback level "crash" the process ends by SIGABRT instead (exit
+	// 134 in Kubernetes), which every reader maps to InternalError.
+	debug.SetTraceback("crash")
+	// SIGABRT would write a core file holding the Kafka credentials.
+	noCoreDumps()
 	// SIGTERM is how Kubernetes stops a pod (Job deletion, deadline); before
-	// the commit it aborts the run cleanly, after it the run finishes.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	// the commit it aborts the run cleanly, after it the run finishes. SIGHUP
+	// and SIGQUIT mean the same here: by default Go would exit with status 2
+	// on SIGQUIT, and a terminal's SIGHUP would kill the run mid-commit.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt, syscall.SIGHUP, syscall.SIGQUIT)
 	code := runner.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
