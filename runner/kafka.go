@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 )
@@ -71,6 +70,14 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 
 func (k *kafkaClient) forwardLogs() {
 	defer close(k.done)
+	defer func() {
+		if v := recover(); v != nil {
+			recordPanic(v) // Main makes the run an InternalError
+			for range k.logs {
+				// Keep draining: librdkafka must never block on its log queue.
+			}
+		}
+	}()
 	for ev := range k.logs {
 		if k.released.Load() {
 			continue // drain, but the caller's writers are no longer ours
@@ -310,7 +317,7 @@ func byLeader(tps []TP, leaders map[TP]int32) [][]TP {
 func (k *kafkaClient) listOffsetsByLeader(ctx context.Context, what string, shards [][]TP, spec kafka.OffsetSpec) (map[TP]int64, error) {
 	out := map[TP]int64{}
 	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
+	g, gctx := newGroup(ctx)
 	for _, shard := range shards {
 		g.Go(func() error {
 			m, err := k.listOffsets(gctx, what, shard, spec)

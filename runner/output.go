@@ -1,39 +1,53 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
-// emit writes the result everywhere it is wanted: stdout, the result file
-// (always, even on failure, because Argo collects output files whatever the
-// exit code) and the termination message. Secret values are removed from all
-// three.
+// emit writes the result everywhere it is wanted: stdout (as a table or
+// JSON, and as a record frame with --emit-record), the result file (always,
+// even on failure, because Argo collects output files whatever the exit code)
+// and the termination message.
+//
+// Secret values are removed from the result's values before it is encoded
+// (redactResult), never from the encoded bytes: replacing a secret such as
+// "kafka" or "2026" inside JSON would mangle the schema name and timestamps
+// and make the result undecodable, and inside a frame it would break the
+// base64.
 func emit(cfg *config.Config, res *report.Result, stdout io.Writer, log *slog.Logger, red *config.Redactor) {
+	redactResult(res, red)
 	full, err := report.Marshal(res)
 	if err != nil {
 		log.Error("cannot encode the result", "error", err.Error())
 		return
 	}
-	full = []byte(red.Redact(string(full)))
-	output, resultFile, termPath := config.OutputTable, "", config.DefaultTerminationMessagePath
+	output, resultFile, termPath, record := config.OutputTable, "", config.DefaultTerminationMessagePath, false
 	if cfg != nil {
-		output, resultFile, termPath = cfg.Output, cfg.ResultFile, cfg.TerminationMessagePath
+		output, resultFile, termPath, record = cfg.Output, cfg.ResultFile, cfg.TerminationMessagePath, cfg.EmitRecord
 	}
 	if output == config.OutputJSON {
 		_, _ = stdout.Write(full)
 	} else {
 		writeTable(stdout, res)
+	}
+	if record {
+		// After the human or jq output, as one write: the launcher finds it
+		// in the pod log whatever else the log holds.
+		if err := report.WriteFrame(stdout, res); err != nil {
+			log.Error("cannot write the record frame", "error", err.Error())
+		}
 	}
 	if resultFile != "" {
 		if err := writeFileAtomic(resultFile, full); err != nil {
@@ -42,14 +56,6 @@ func emit(cfg *config.Config, res *report.Result, stdout io.Writer, log *slog.Lo
 	}
 	if termPath != "" {
 		compact, err := report.Compact(res, report.MaxTerminationMessageBytes)
-		if err == nil {
-			// Redaction can lengthen the text (a four-byte secret becomes
-			// "[redacted]"), so the size is checked again.
-			compact = []byte(red.Redact(string(compact)))
-			if len(compact) > report.MaxTerminationMessageBytes {
-				compact, err = report.Compact(&report.Result{Schema: res.Schema, Group: res.Group, RunID: res.RunID, ExitCode: res.ExitCode, Reason: res.Reason, Totals: res.Totals, Truncated: true}, report.MaxTerminationMessageBytes)
-			}
-		}
 		if err == nil {
 			err = writeTerminationMessage(termPath, compact)
 		}
@@ -168,20 +174,109 @@ func signed(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
-// redactingWriter scrubs secret values from everything written through it.
-// Writes are line-oriented (slog, the table, JSON), so a secret is never split
-// across two writes in practice.
-type redactingWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-	r  *config.Redactor
+// keptFields are the result's identifiers, by JSON name: they come from the
+// request itself (which is no secret), and redacting them would make the
+// result name another group, topic or run. Every other string in the result
+// is free text (errors, notes, warnings) that may quote a Kafka error, and is
+// redacted.
+var keptFields = map[string]bool{"schema": true, "group": true, "runId": true, "topic": true, "given": true, "resolved": true}
+
+// redactResult removes secret values from every free-text string in res, in
+// place, by walking its fields: a field added to the result later is redacted
+// without anyone remembering to.
+func redactResult(res *report.Result, red *config.Redactor) {
+	if res == nil || red == nil {
+		return
+	}
+	redactValue(reflect.ValueOf(res).Elem(), red)
 }
 
-func (rw *redactingWriter) Write(b []byte) (int, error) {
-	rw.mu.Lock()
-	defer rw.mu.Unlock()
-	if _, err := io.WriteString(rw.w, rw.r.Redact(string(b))); err != nil {
-		return 0, err
+func redactValue(v reflect.Value, red *config.Redactor) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(red.Redact(v.String()))
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			redactValue(v.Elem(), red)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			redactValue(v.Index(i), red)
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			if e := v.MapIndex(k); e.Kind() == reflect.String {
+				v.SetMapIndex(k, reflect.ValueOf(red.Redact(e.String())).Convert(e.Type()))
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || keptFields[name] {
+				continue
+			}
+			redactValue(v.Field(i), red)
+		}
 	}
-	return len(b), nil
+}
+
+// redactingHandler removes secret values from log records before they are
+// formatted: from the message and from every attribute value, librdkafka's
+// own lines included. Redacting the formatted line instead would corrupt it
+// when a secret equals a key such as "level" or "msg".
+type redactingHandler struct {
+	slog.Handler
+	r *config.Redactor
+}
+
+func newRedactingHandler(h slog.Handler, r *config.Redactor) slog.Handler {
+	if r == nil {
+		return h
+	}
+	return &redactingHandler{Handler: h, r: r}
+}
+
+func (h *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.Redact(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+func (h *redactingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	red := make([]slog.Attr, len(as))
+	for i, a := range as {
+		red[i] = h.attr(a)
+	}
+	return &redactingHandler{Handler: h.Handler.WithAttrs(red), r: h.r}
+}
+
+func (h *redactingHandler) WithGroup(name string) slog.Handler {
+	return &redactingHandler{Handler: h.Handler.WithGroup(name), r: h.r}
+}
+
+func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.r.Redact(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		red := make([]any, len(g))
+		for i, ga := range g {
+			red[i] = h.attr(ga)
+		}
+		return slog.Group(a.Key, red...)
+	case slog.KindAny:
+		// Errors and Stringers are formatted as text anyway.
+		return slog.String(a.Key, h.r.Redact(fmt.Sprint(v.Any())))
+	default:
+		return slog.Attr{Key: a.Key, Value: v}
+	}
 }

@@ -17,15 +17,16 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
 // Main is the whole runner process: it returns the exit code. ctx is
-// cancelled on SIGTERM/SIGINT; before the commit that aborts the run, after
-// it the run finishes so that its outcome is known and reported.
+// cancelled on SIGTERM, SIGINT, SIGHUP and SIGQUIT; before the commit that
+// aborts the run, after it the run finishes so that its outcome is known and
+// reported. A panic becomes exit 1 (InternalError) with a result that says
+// what is known to have been applied (see crash.go).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := config.Load(args, stderr)
 	if errors.Is(err, config.ErrHelp) {
@@ -35,16 +36,30 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cfg != nil {
 		red = cfg.KafkaProperties.Redactor()
 	}
-	stdout = &redactingWriter{w: stdout, r: red}
-	stderr = &redactingWriter{w: stderr, r: red}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Secret values are redacted from each log record's values, and from the
+	// result's (emit); stdout and stderr themselves are written as they are.
+	log := slog.New(newRedactingHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}), red))
 
 	r := &run{cfg: cfg, log: log, now: time.Now}
 	res := r.result()
-	if err != nil {
-		res = r.fail(res, err)
-	} else {
-		res = r.execute(ctx, res)
+	takeGoroutinePanic() // a previous in-process run's, in tests
+	func() {
+		// execute fills res in place, so whatever it had found out when it
+		// panicked is still there.
+		defer func() {
+			if v := recover(); v != nil {
+				res = r.crashed(res, newPanicError(v))
+			}
+		}()
+		hook(hookStart)
+		if err != nil {
+			res = r.fail(res, err)
+		} else {
+			res = r.execute(ctx, res)
+		}
+	}()
+	if p := takeGoroutinePanic(); p != nil && res.Reason != report.ReasonInternalError {
+		res = r.crashed(res, p)
 	}
 	res.FinishedAt = r.now().UTC()
 	res.Summarize()
@@ -77,6 +92,9 @@ type run struct {
 	cfg *config.Config
 	log *slog.Logger
 	now func() time.Time
+	// committing is set just before the first commit request: from then on
+	// a crash may have changed offsets (see crashed).
+	committing bool
 }
 
 func (r *run) result() *report.Result {
@@ -216,7 +234,7 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	cfg := r.cfg
 	s := &Snapshot{}
 	// A failed read cancels its siblings: the run fails anyway.
-	g, gctx := errgroup.WithContext(ctx)
+	g, gctx := newGroup(ctx)
 	g.Go(func() (err error) { s.Group, err = k.describeGroup(gctx, cfg.Group); return })
 	g.Go(func() (err error) { s.Committed, err = k.committed(gctx, cfg.Group, nil); return })
 	if cfg.Target.Kind == config.KindGroup {
@@ -258,7 +276,7 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	s.Partitions = parts
 
 	shards := byLeader(parts, s.Leaders)
-	g, gctx = errgroup.WithContext(ctx)
+	g, gctx = newGroup(ctx)
 	g.Go(func() (err error) {
 		s.LogStart, err = k.listOffsetsByLeader(gctx, "list log start offsets", shards, kafka.EarliestOffsetSpec)
 		return
@@ -294,7 +312,9 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 		}
 	}
 	r.log.Info("committing", "partitions", len(offsets))
+	r.committing = true
 	failed, commitErr := k.alter(ctx, cfg.Group, offsets, commitMetadata(cfg.RunID, res.StartedAt))
+	hook(hookCommitted)
 	if commitErr == nil && len(failed) == len(offsets) {
 		// Brokers refuse a commit to a group with members per partition;
 		// treat a refusal of every partition for that reason as the whole.

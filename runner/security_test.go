@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +260,48 @@ func newPKI(t *testing.T) testPKI {
 	server, _, _ := leaf("127.0.0.1", x509.ExtKeyUsageServerAuth)
 	client, clientCert, clientKey := leaf("replay", x509.ExtKeyUsageClientAuth)
 	return testPKI{pool: pool, server: server, client: client, caPEM: pemOf("CERTIFICATE", caDER), clientCertPEM: clientCert, clientKeyPEM: clientKey}
+}
+
+// TestResultDecodableWhateverTheSecret: secret values are removed from the
+// result's values, not from its encoded bytes, so a secret that is also a
+// word, number or piece of JSON syntax of the result (the schema name, a
+// year, a quote) leaves every channel decodable and the log lines whole.
+func TestResultDecodableWhateverTheSecret(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := seeded(t)
+	for i, secret := range []string{"kafka", "2026", "schema", "kafkareplay.dev/result/v1", `"}],`, `\\\\`, "::::", "level", "true"} {
+		t.Run(secret, func(t *testing.T) {
+			props := map[string]string{"security.protocol": "PLAINTEXT", "sasl.password": secret}
+			o := runProcess(t, c, props, "--group", group, "--topic", topic, "--to", "offset:"+strconv.Itoa(10+i),
+				"--run-id", "secret-"+strconv.Itoa(i), "--output", "json", "--emit-record")
+			if o.code != 0 {
+				t.Fatalf("exit %d\n%s", o.code, o.stderr)
+			}
+			res, err := report.Decode([]byte(o.result))
+			if err != nil {
+				t.Fatalf("result file: %v\n%s", err, o.result)
+			}
+			if res.Schema != report.Schema || res.StartedAt.Year() != time.Now().Year() || len(res.Partitions) != partitions || res.Partitions[0].NewOffset != int64(10+i) {
+				t.Errorf("result altered: %+v", res)
+			}
+			if _, err := report.Decode([]byte(o.termination)); err != nil {
+				t.Errorf("termination message: %v\n%s", err, o.termination)
+			}
+			doc, _, _ := strings.Cut(o.stdout, report.FrameMarker)
+			if _, err := report.Decode([]byte(doc)); err != nil {
+				t.Errorf("stdout JSON: %v\n%s", err, doc)
+			}
+			frames, damaged, err := report.ReadFrames(strings.NewReader(o.stdout))
+			if err != nil || damaged != 0 || len(frames) != 1 || frames[0].RunID != res.RunID || len(frames[0].Partitions) != partitions {
+				t.Errorf("record frame: %d frames, %d damaged, %v", len(frames), damaged, err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(o.stderr), "\n") {
+				if !strings.HasPrefix(line, "time=") || !strings.Contains(line, " level=") {
+					t.Errorf("log line lost its structure: %q", line)
+				}
+			}
+		})
+	}
 }
