@@ -57,6 +57,14 @@ func countedRun(tb testing.TB, c *kafkatest.Cluster, runID string, scope []strin
 
 // TestRequestsDoNotGrowWithPartitions is the performance contract: a run's
 // Kafka requests depend on the number of brokers, not of partitions.
+//
+// It compares a run at 1,000 partitions with one at 100, so that it holds
+// on a loaded machine too. Some kinds depend on librdkafka's timing, not on
+// the runner: it re-queries a coordinator that is slow to answer
+// (FindCoordinator), refreshes metadata on its own schedule (Metadata) and
+// reconnects a connection that timed out (ApiVersions). Those get a fixed
+// slack over the small run and no absolute bound; every other kind is
+// exactly determined by the run and must not grow at all.
 func TestRequestsDoNotGrowWithPartitions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
@@ -70,24 +78,30 @@ func TestRequestsDoNotGrowWithPartitions(t *testing.T) {
 	t.Logf("100 partitions:  %d requests: %s", s.Total(), s)
 	t.Logf("1000 partitions: %d requests: %s", l.Total(), l)
 	const brokers = 3
-	// Fixed per run: describe, committed offsets + read-back, one commit.
-	// Per broker at most: a connection handshake, and the log start, log end
-	// and offsets-for-time lookups. FindCoordinator is at most one per
-	// coordinator-bound request; Metadata varies a little with librdkafka's
-	// refresh timing. None of them depends on the number of partitions.
-	bounds := map[string]int{
-		"ApiVersions": brokers + 1, "Metadata": 6, "FindCoordinator": 4,
+	// The kinds a run makes, with a bound for those the run determines:
+	// describe (either API), committed offsets and their read-back, one
+	// commit, and per partition leader the log start, log end and
+	// offsets-for-time lookups.
+	determined := map[string]int{
 		"ConsumerGroupDescribe": 1, "DescribeGroups": 1, "OffsetFetch": 2, "OffsetCommit": 1,
 		"ListOffsets": 3 * brokers,
 	}
+	timingSlack := map[string]int{"Metadata": 4, "FindCoordinator": 4, "ApiVersions": brokers}
 	for _, counts := range []kafkatest.RequestCounts{s, l} {
 		for kind, n := range counts {
-			bound, known := bounds[kind]
-			if !known {
+			_, timing := timingSlack[kind]
+			bound, known := determined[kind]
+			switch {
+			case !known && !timing:
 				t.Errorf("unexpected request kind %s (%d)", kind, n)
-			} else if n > bound {
+			case known && n > bound:
 				t.Errorf("%s: %d requests, bound %d (100 partitions: %s; 1000: %s)", kind, n, bound, s, l)
 			}
+		}
+	}
+	for kind, n := range l {
+		if n > s[kind]+timingSlack[kind] {
+			t.Errorf("%s grew with partitions: %d at 1000, %d at 100 (slack %d)", kind, n, s[kind], timingSlack[kind])
 		}
 	}
 }
