@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,6 +42,11 @@ func TestInvalidInputIsRefusedBeforeAnyCommit(t *testing.T) {
 	unknownTopic := write("unknown-topic.json", `[{"topic":"nope","partition":0,"offset":1}]`)
 	badPartition := write("bad-partition.json", `[{"topic":"orders","partition":17,"offset":1}]`)
 	good := write("good.json", `[{"topic":"orders","partition":0,"offset":1}]`)
+	nullOffset := write("null-offset.json", `[{"topic":"orders","partition":0,"offset":null}]`)
+	noOffset := write("no-offset.json", `[{"topic":"orders","partition":0,"offset":1},{"topic":"orders","partition":1}]`)
+	otherCase := write("other-case.json", `[{"topic":"orders","partition":0,"Offset":1}]`)
+	dupKey := write("dup-key.json", `[{"topic":"orders","partition":0,"offset":1,"offset":50}]`)
+	twoLists := write("two-lists.json", `[{"topic":"orders","partition":0,"offset":1}][{"topic":"orders","partition":1,"offset":1}]`)
 	cfgDir := func(props map[string]string) string {
 		d, err := os.MkdirTemp(dir, "cfg")
 		if err != nil {
@@ -55,7 +61,17 @@ func TestInvalidInputIsRefusedBeforeAnyCommit(t *testing.T) {
 	}
 
 	ok := []string{"--bootstrap-servers", bs, "--group", group, "--to", "earliest"}
-	with := func(extra ...string) []string { return append(append([]string{}, ok...), extra...) }
+	// with is ok plus extra; a flag in extra replaces ok's, since a flag
+	// given twice is an error of its own.
+	with := func(extra ...string) []string {
+		var a []string
+		for i := 0; i < len(ok); i += 2 {
+			if !slices.Contains(extra, ok[i]) {
+				a = append(a, ok[i], ok[i+1])
+			}
+		}
+		return append(a, extra...)
+	}
 	cases := []struct {
 		name  string
 		args  []string
@@ -96,6 +112,23 @@ func TestInvalidInputIsRefusedBeforeAnyCommit(t *testing.T) {
 		{"unknown librdkafka property", with("--kafka-config-dir", cfgDir(map[string]string{"no.such.property": "1"})), nil, "--kafka-config-dir"},
 		{"reserved property", with("--kafka-config-dir", cfgDir(map[string]string{"group.id": "x"})), nil, "--kafka-config-dir"},
 		{"missing config dir", with("--kafka-config-dir", filepath.Join(dir, "nope")), nil, "--kafka-config-dir"},
+		// A loosely read offsets file moves partitions nobody asked for (a
+		// missing or null offset was 0, the log start).
+		{"null offset in file", with("--to", "file:"+nullOffset), nil, "entry 0 (orders/0): offset is null"},
+		{"missing offset in file", with("--to", "file:"+noOffset), nil, "entry 1 (orders/1): offset is missing"},
+		{"key in another case in file", with("--to", "file:"+otherCase), nil, `unknown field "Offset"`},
+		{"duplicate key in file", with("--to", "file:"+dupKey), nil, `"offset" is given twice`},
+		{"text after the list in file", with("--to", "file:"+twoLists), nil, "after the list"},
+		// Digit strings that would be January 1970, that is earliest.
+		{"time in Unix seconds", with("--to", "time:1772355630"), nil, "looks like Unix seconds"},
+		{"time as YYYYMMDD", with("--to", "time:20260301"), nil, "looks like a date"},
+		{"two --to flags", append(with(), "--to", "latest"), nil, `--to "earliest", --to "latest"`},
+		{"repeated flag", append(with(), "--group", "other"), nil, `--group "billing", --group "other"`},
+		{"bad --to-offset", []string{"--bootstrap-servers", bs, "--group", group, "--to-offset", "abc"}, nil, `--to-offset: offset: "abc"`},
+		{"bad --shift-by", []string{"--bootstrap-servers", bs, "--group", group, "--shift-by", "ten"}, nil, `--shift-by: "ten"`},
+		{"property that runs a program", with("--kafka-config-dir", cfgDir(map[string]string{"sasl.kerberos.kinit.cmd": "true"})), nil, "sasl.kerberos.kinit.cmd is a shell command"},
+		{"property that loads code", with("--kafka-config-dir", cfgDir(map[string]string{"plugin.library.paths": "/x.so"})), nil, "plugin.library.paths loads shared libraries"},
+		{"dot file in the config dir", with("--kafka-config-dir", cfgDir(map[string]string{".sasl.password": "x"})), nil, `".sasl.password"`},
 	}
 	if len(cases) < 20 {
 		t.Fatalf("only %d bad inputs", len(cases))

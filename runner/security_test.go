@@ -305,3 +305,49 @@ func TestResultDecodableWhateverTheSecret(t *testing.T) {
 		})
 	}
 }
+
+// TestCodeLoadingPropertyNeverLoads: a config directory that names a
+// plugin library is refused before librdkafka could load it, unless the
+// operator allows the property by name, in which case the library's code
+// runs: the refusal is what stands between a request and code execution.
+func TestCodeLoadingPropertyNeverLoads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler to build a plugin with")
+	}
+	dir := t.TempDir()
+	src, lib := filepath.Join(dir, "plugin.c"), filepath.Join(dir, "plugin.so")
+	const code = `#include <stdio.h>
+#include <stdlib.h>
+__attribute__((constructor)) static void loaded(void) {
+	const char *p = getenv("KAFKA_REPLAY_TEST_PLUGIN_MARKER");
+	FILE *f = p ? fopen(p, "w") : NULL;
+	if (f) fclose(f);
+}
+`
+	if err := os.WriteFile(src, []byte(code), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
+		t.Fatalf("build the plugin: %v\n%s", err, out)
+	}
+	marker := filepath.Join(dir, "loaded")
+	t.Setenv("KAFKA_REPLAY_TEST_PLUGIN_MARKER", marker)
+	c := seeded(t)
+	props := map[string]string{"plugin.library.paths": lib}
+	args := []string{"--group", group, "--topic", topic, "--to", "latest", "--timeout", "5s"}
+	o := runProcess(t, c, props, args...)
+	if o.code != int(report.ExitInvalidInput) || !strings.Contains(o.result, "plugin.library.paths") {
+		t.Fatalf("exit %d, want %d naming the property\n%s", o.code, report.ExitInvalidInput, o.result)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the plugin was loaded (%v)", err)
+	}
+	runProcess(t, c, props, append(args, "--allow-unsafe-properties", "plugin.library.paths")...)
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("allowed by the operator, the plugin did not load (%v): this test no longer shows the refusal matters", err)
+	}
+}
