@@ -3,11 +3,13 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
@@ -111,11 +113,36 @@ func (r *run) crashed(res *report.Result, p *panicError) *report.Result {
 	return res
 }
 
+// emit summarises and writes the result. A panic while doing so (a bug in
+// the output code) still ends the run as an InternalError: it tries once
+// more with the outcome alone, and reports false if even that failed.
+func (r *run) emit(res *report.Result, stdout io.Writer, red *config.Redactor) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.log.Error("internal error: writing the result panicked; this is a bug", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			ok = false
+			bare := &report.Result{Schema: res.Schema, Group: res.Group, RunID: res.RunID, Target: res.Target, DryRun: res.DryRun,
+				ExitCode: report.ExitInternal, Reason: report.ReasonInternalError, Partitions: []report.Partition{},
+				StartedAt: res.StartedAt, FinishedAt: res.FinishedAt, Truncated: true,
+				Error: fmt.Sprintf("internal error while writing the result (the run itself ended %s: %s): panic: %v", res.Reason, res.Error, v)}
+			func() {
+				defer func() { _ = recover() }()
+				emit(r.cfg, bare, stdout, r.log, red)
+			}()
+		}
+	}()
+	hook(hookEmit)
+	res.Summarize()
+	emit(r.cfg, res, stdout, r.log, red)
+	return true
+}
+
 // Test hook points: where a test may make the runner panic.
 const (
 	hookStart     = "start"     // Main, before the run
 	hookGoroutine = "goroutine" // every goroutine started through recovering
 	hookCommitted = "committed" // right after the commit request returned
+	hookEmit      = "emit"      // before the result is written
 )
 
 // testHook is nil in production: only tests set it (export_test.go, or the

@@ -62,8 +62,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		res = r.crashed(res, p)
 	}
 	res.FinishedAt = r.now().UTC()
-	res.Summarize()
-	emit(cfg, res, stdout, log, red)
+	if !r.emit(res, stdout, red) {
+		return int(report.ExitInternal)
+	}
 	// The last line says what the run cost, to size the Job's resources.
 	attrs := []any{"exitCode", int(res.ExitCode), "reason", res.Reason, "duration", res.FinishedAt.Sub(res.StartedAt).Round(time.Millisecond).String()}
 	if kib, ok := peakRSSKiB(); ok {
