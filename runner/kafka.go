@@ -26,8 +26,14 @@ type kafkaClient struct {
 	admin    *kafka.AdminClient
 	log      *slog.Logger
 	logs     chan kafka.LogEvent
-	done     chan struct{}
+	events   chan kafka.Event
+	done     sync.WaitGroup
 	released atomic.Bool
+	// auth is cancelled, with an *authError as its cause, when the brokers
+	// refuse the credentials; every request in flight then stops at once
+	// instead of waiting out its timeout.
+	auth       context.Context
+	authFailed context.CancelCauseFunc
 }
 
 // clientID names the runner's connections in broker logs and quotas.
@@ -63,13 +69,48 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 		producer.Close()
 		return nil, err
 	}
-	k := &kafkaClient{producer: producer, admin: admin, log: log, logs: producer.Logs(), done: make(chan struct{})}
+	k := &kafkaClient{producer: producer, admin: admin, log: log, logs: producer.Logs(), events: producer.Events()}
+	k.auth, k.authFailed = context.WithCancelCause(context.Background())
+	k.done.Add(2)
 	go k.forwardLogs()
+	go k.watchEvents()
 	return k, nil
 }
 
+// authError is the brokers refusing the runner's credentials: a bad SASL
+// password, a token that could not be had. Retrying with the same
+// credentials cannot help, so it is invalid input (exit 2).
+type authError struct{ err kafka.Error }
+
+func (e *authError) Error() string {
+	return "authentication failed: " + e.err.Error() + " (check the credentials in --" + config.FlagKafkaConfigDir + ")"
+}
+
+func (e *authError) Unwrap() error { return e.err }
+
+// watchEvents reads the client's events: librdkafka reports a refused
+// authentication only there, while the request waiting on that broker
+// just times out ("Local: Timed out"). The channel must be drained anyway.
+func (k *kafkaClient) watchEvents() {
+	defer k.done.Done()
+	for ev := range k.events {
+		switch e := ev.(type) {
+		case kafka.Error:
+			if e.Code() == kafka.ErrAuthentication {
+				k.authFailed(&authError{e})
+			}
+		case kafka.OAuthBearerTokenRefresh:
+			// librdkafka asks the application for a token unless it can get
+			// one itself; a one-shot runner has none to give.
+			msg := "OAUTHBEARER needs a token the runner cannot make; set sasl.oauthbearer.method=oidc with its token endpoint"
+			_ = k.producer.SetOAuthBearerTokenFailure(msg)
+			k.authFailed(&authError{kafka.NewError(kafka.ErrAuthentication, msg, false)})
+		}
+	}
+}
+
 func (k *kafkaClient) forwardLogs() {
-	defer close(k.done)
+	defer k.done.Done()
 	defer func() {
 		if v := recover(); v != nil {
 			recordPanic(v) // Main makes the run an InternalError
@@ -96,8 +137,9 @@ func (k *kafkaClient) forwardLogs() {
 
 func (k *kafkaClient) Close() {
 	k.admin.Close()
-	k.producer.Close() // closes the log channel
-	<-k.done
+	k.producer.Close() // closes the log and event channels
+	k.done.Wait()
+	k.authFailed(nil)
 }
 
 // Release lets go of the client without waiting for its teardown, which
@@ -113,16 +155,25 @@ func (k *kafkaClient) Release() {
 const attemptTimeout = 15 * time.Second
 
 // retry runs op with bounded exponential backoff until it succeeds, fails
-// with a non-retriable error, or ctx ends.
-func retry[T any](ctx context.Context, log *slog.Logger, what string, op func(context.Context) (T, error)) (T, error) {
+// with a non-retriable error, the credentials are refused, or ctx ends.
+func retry[T any](ctx context.Context, k *kafkaClient, what string, op func(context.Context) (T, error)) (T, error) {
+	log := k.log
 	backoff := 100 * time.Millisecond
 	const maxBackoff = 3 * time.Second
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		stop := context.AfterFunc(k.auth, cancel)
 		v, err := op(actx)
+		stop()
 		cancel()
 		if err == nil {
 			return v, nil
+		}
+		// Whatever the request failed with, refused credentials are the
+		// cause (its own error is most likely a timeout).
+		var ae *authError
+		if errors.As(context.Cause(k.auth), &ae) {
+			return v, fmt.Errorf("%s: %w", what, ae)
 		}
 		if !retriable(err) {
 			return v, fmt.Errorf("%s: %w", what, err)
@@ -167,7 +218,7 @@ func (e *groupActiveError) Error() string {
 }
 
 func (k *kafkaClient) describeGroup(ctx context.Context, group string) (GroupInfo, error) {
-	return retry(ctx, k.log, "describe group", func(ctx context.Context) (GroupInfo, error) {
+	return retry(ctx, k, "describe group", func(ctx context.Context) (GroupInfo, error) {
 		res, err := k.admin.DescribeConsumerGroups(ctx, []string{group}, kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
 		if err != nil {
 			return GroupInfo{}, err
@@ -212,7 +263,7 @@ func groupState(s kafka.ConsumerGroupState) string {
 
 // committed lists a group's committed offsets: all of them when tps is nil.
 func (k *kafkaClient) committed(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
-	return retry(ctx, k.log, "list committed offsets of "+group, func(ctx context.Context) (map[TP]Committed, error) {
+	return retry(ctx, k, "list committed offsets of "+group, func(ctx context.Context) (map[TP]Committed, error) {
 		req := kafka.ConsumerGroupTopicPartitions{Group: group, Partitions: toKafkaTPs(tps)}
 		// Stable offsets only: a transactional commit still pending would
 		// otherwise be read as the previous offset and then overwritten.
@@ -261,7 +312,7 @@ func (k *kafkaClient) describeTopics(ctx context.Context, topics []string) (topi
 	if len(topics) == 0 {
 		return topicInfo{Partitions: map[string]int32{}, Leaders: map[TP]int32{}}, nil
 	}
-	return retry(ctx, k.log, "describe topics", func(ctx context.Context) (topicInfo, error) {
+	return retry(ctx, k, "describe topics", func(ctx context.Context) (topicInfo, error) {
 		res, err := k.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(topics),
 			kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
 		if err != nil {
@@ -335,7 +386,7 @@ func (k *kafkaClient) listOffsetsByLeader(ctx context.Context, what string, shar
 // listOffsets resolves one offset spec for every partition in a single
 // batched call (one ListOffsets request per partition leader).
 func (k *kafkaClient) listOffsets(ctx context.Context, what string, tps []TP, spec kafka.OffsetSpec) (map[TP]int64, error) {
-	return retry(ctx, k.log, what, func(ctx context.Context) (map[TP]int64, error) {
+	return retry(ctx, k, what, func(ctx context.Context) (map[TP]int64, error) {
 		req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(tps))
 		for _, tp := range tps {
 			topic := tp.Topic
@@ -362,15 +413,22 @@ func (k *kafkaClient) listOffsets(ctx context.Context, what string, tps []TP, sp
 	})
 }
 
+// commitOffset is one offset to commit, with its metadata.
+type commitOffset struct {
+	Offset   int64
+	Metadata string
+}
+
 // alter commits offsets for the group in one OffsetCommit request and
-// returns the per-partition errors. A top-level error means nothing was
-// committed by this call.
-func (k *kafkaClient) alter(ctx context.Context, group string, offsets map[TP]int64, metadata string) (map[TP]error, error) {
-	return retry(ctx, k.log, "commit offsets", func(ctx context.Context) (map[TP]error, error) {
+// returns the per-partition errors of the last attempt. Neither those nor a
+// top-level error say what was committed: an earlier attempt may have been
+// applied. Only a read-back does.
+func (k *kafkaClient) alter(ctx context.Context, group string, offsets map[TP]commitOffset) (map[TP]error, error) {
+	return retry(ctx, k, "commit offsets", func(ctx context.Context) (map[TP]error, error) {
 		parts := make([]kafka.TopicPartition, 0, len(offsets))
-		for tp, off := range offsets {
-			topic, md := tp.Topic, metadata
-			parts = append(parts, kafka.TopicPartition{Topic: &topic, Partition: tp.Partition, Offset: kafka.Offset(off), Metadata: &md})
+		for tp, o := range offsets {
+			topic, md := tp.Topic, o.Metadata
+			parts = append(parts, kafka.TopicPartition{Topic: &topic, Partition: tp.Partition, Offset: kafka.Offset(o.Offset), Metadata: &md})
 		}
 		res, err := k.admin.AlterConsumerGroupOffsets(ctx,
 			[]kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}},

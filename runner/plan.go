@@ -142,8 +142,8 @@ func sortTPs(tps []TP) {
 type Plan struct {
 	// Partitions are reported in the result, sorted.
 	Partitions []report.Partition
-	// Commit marks which of Partitions must be committed; the others were
-	// already committed by this run ID.
+	// Commit marks which of Partitions must be committed; the others
+	// already carry this run's commit.
 	Commit []bool
 	// Warnings are clamps, fallbacks and skipped partitions.
 	Warnings []string
@@ -166,33 +166,44 @@ func (p *Plan) AlreadyApplied() bool { return len(p.Partitions) > 0 && p.ToCommi
 
 // MakePlan decides every partition's new offset. It is pure: all it knows of
 // Kafka is the snapshot. Rules:
-//   - a partition that already carries this run ID's commit metadata keeps its
-//     offset (a retried pod must not shift twice);
-//   - targets outside [log start, log end] are clamped, with a warning;
+//   - a run ID already used with another target or scope is refused;
+//   - a partition that already carries this run's commit keeps its offset (a
+//     retried pod must not shift twice) and reports that commit's previous
+//     offset and delta;
+//   - targets outside [log start, log end] are clamped, with a warning; so is
+//     a shift that overflows;
 //   - a time after the last message falls back to the log end, with a note;
 //   - relative and copied targets skip partitions that have nothing to be
-//     relative to, with a warning.
-func MakePlan(s *Snapshot, target config.Target, runID string) *Plan {
+//     relative to, with a warning; a plan left with no partition at all is
+//     refused, since it would report success for doing nothing.
+func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
+	if _, err := findPrior(s.Committed, id); err != nil {
+		return nil, err
+	}
+	if err := checkSource(s, target); err != nil {
+		return nil, err
+	}
 	p := &Plan{}
 	fileOffsets := map[TP]int64{}
 	for _, o := range target.Offsets {
 		fileOffsets[TP{Topic: o.Topic, Partition: o.Partition}] = o.Offset
 	}
-	var noPrev, noSource []string // partitions left alone, for the warnings
+	var noPrev, noSource, prevOutside []string // for the summary warnings
 	for _, tp := range s.Partitions {
 		prev, hasPrev := s.Committed[tp]
 		start, end := s.LogStart[tp], s.LogEnd[tp]
 		rp := report.Partition{Topic: tp.Topic, Partition: tp.Partition, LogStartOffset: start, LogEndOffset: end}
-		if hasPrev {
-			rp.PreviousOffset = ptr(prev.Offset)
-		}
-		if hasPrev && runID != "" && metadataRunID(prev.Metadata) == runID {
-			rp.NewOffset = prev.Offset
-			rp.Delta = ptr(int64(0))
-			rp.Note = "already applied by this run ID"
-			p.Partitions = append(p.Partitions, rp)
+		if m, ok := parseMark(prev.Metadata); hasPrev && ok && id.owns(m) {
+			p.Partitions = append(p.Partitions, alreadyApplied(rp, prev, m))
 			p.Commit = append(p.Commit, false)
 			continue
+		}
+		if hasPrev {
+			rp.PreviousOffset = ptr(prev.Offset)
+			if prev.Offset < start || prev.Offset > end {
+				addNote(&rp, fmt.Sprintf("previous offset %d was outside the log [%d, %d]", prev.Offset, start, end))
+				prevOutside = append(prevOutside, tp.String())
+			}
 		}
 		var want int64
 		switch target.Kind {
@@ -204,7 +215,7 @@ func MakePlan(s *Snapshot, target config.Target, runID string) *Plan {
 			want = s.ForTime[tp]
 			if want < 0 {
 				want = end
-				rp.Note = "no message at or after " + target.Time.UTC().Format(time.RFC3339) + "; log end"
+				addNote(&rp, "no message at or after "+target.Time.UTC().Format(time.RFC3339Nano)+"; log end")
 			}
 		case config.KindOffset:
 			want = target.Offset
@@ -213,13 +224,14 @@ func MakePlan(s *Snapshot, target config.Target, runID string) *Plan {
 				noPrev = append(noPrev, tp.String())
 				continue
 			}
+			// An absurd shift forward wraps around int64; it lands on the
+			// log end it points at, and is a clamp like any other. (Back,
+			// it cannot wrap: offsets are never negative.)
 			want = prev.Offset + target.Shift
-			// Overflow guards: an absurd shift lands on the log bound it
-			// points at, not on the opposite one.
-			if target.Shift < 0 && want > prev.Offset {
-				want = start
-			} else if target.Shift > 0 && want < prev.Offset {
+			if target.Shift > 0 && want < prev.Offset {
 				want = end
+				rp.Clamped = true
+				addNote(&rp, fmt.Sprintf("shift %+d overflows; clamped to log end %d", target.Shift, end))
 			}
 		case config.KindFile:
 			want = fileOffsets[tp]
@@ -234,15 +246,15 @@ func MakePlan(s *Snapshot, target config.Target, runID string) *Plan {
 		switch {
 		case want < start:
 			rp.Clamped = true
-			rp.Note = fmt.Sprintf("clamped from %d to log start %d", want, start)
+			addNote(&rp, fmt.Sprintf("clamped from %d to log start %d", want, start))
 			want = start
 		case want > end:
 			rp.Clamped = true
-			rp.Note = fmt.Sprintf("clamped from %d to log end %d", want, end)
+			addNote(&rp, fmt.Sprintf("clamped from %d to log end %d", want, end))
 			want = end
 		}
-		if !hasPrev && rp.Note == "" {
-			rp.Note = "no previous committed offset"
+		if !hasPrev {
+			addNote(&rp, "no previous committed offset")
 		}
 		rp.NewOffset = want
 		if hasPrev {
@@ -259,7 +271,7 @@ func MakePlan(s *Snapshot, target config.Target, runID string) *Plan {
 		if rp.Clamped {
 			clamped = append(clamped, name)
 		}
-		if strings.HasPrefix(rp.Note, "no message at or after") {
+		if strings.Contains(rp.Note, "no message at or after") {
 			pastEnd = append(pastEnd, name)
 		}
 	}
@@ -270,11 +282,64 @@ func MakePlan(s *Snapshot, target config.Target, runID string) *Plan {
 	}
 	warn("target outside the log, clamped to its bounds", clamped)
 	if target.IsTime() {
-		warn("no message at or after "+target.Time.UTC().Format(time.RFC3339)+", moved to the log end", pastEnd)
+		warn("no message at or after "+target.Time.UTC().Format(time.RFC3339Nano)+", moved to the log end", pastEnd)
 	}
+	warn("committed offset outside the log (records deleted, or the topic recreated)", prevOutside)
 	warn("no committed offset to shift from, left alone", noPrev)
 	warn("no committed offset in source group "+target.Group+", left alone", noSource)
-	return p
+	if len(p.Partitions) == 0 {
+		return nil, emptyPlanError(s, target)
+	}
+	return p, nil
+}
+
+// alreadyApplied reports a partition that carries this run's commit: it
+// stays where it is, and the commit's metadata gives back the offset it had
+// before the run, so the result and totals describe the replay, not zeros.
+func alreadyApplied(rp report.Partition, c Committed, m commitMark) report.Partition {
+	rp.NewOffset = c.Offset
+	rp.Applied = true
+	if m.Prev != nil {
+		rp.PreviousOffset = ptr(*m.Prev)
+		rp.Delta = ptr(*m.Prev - c.Offset)
+	}
+	note := "already applied by this run ID"
+	if !m.At.IsZero() {
+		note += " at " + m.At.UTC().Format(time.RFC3339)
+	}
+	if m.Version == 1 {
+		note += " (by an older runner, which did not record the previous offset)"
+	}
+	addNote(&rp, note)
+	return rp
+}
+
+// checkSource refuses a copy from a group with no committed offsets at all:
+// a misspelt group name would otherwise copy nothing and report success.
+func checkSource(s *Snapshot, target config.Target) error {
+	if target.Kind == config.KindGroup && len(s.Source) == 0 {
+		return &inputError{"--" + config.FlagTo, fmt.Sprintf("source group %q has no committed offsets: it does not exist, or has never committed", target.Group)}
+	}
+	return nil
+}
+
+// emptyPlanError explains why no partition in scope could be planned.
+func emptyPlanError(s *Snapshot, target config.Target) error {
+	switch target.Kind {
+	case config.KindShift:
+		return &inputError{"--" + config.FlagTo, fmt.Sprintf("shift: moves from the committed offset, and the group has none on the %d partition(s) in scope; use earliest, latest, offset: or time: instead", len(s.Partitions))}
+	case config.KindGroup:
+		return &inputError{"--" + config.FlagTo, fmt.Sprintf("source group %q has no committed offset on any of the %d partition(s) in scope", target.Group, len(s.Partitions))}
+	}
+	return &inputError{"--" + config.FlagTopic, "no partition in scope"}
+}
+
+// addNote appends to a partition's note.
+func addNote(rp *report.Partition, note string) {
+	if rp.Note != "" {
+		rp.Note += "; "
+	}
+	rp.Note += note
 }
 
 // maxNamed is how many partitions a summary warning names before it counts.

@@ -51,6 +51,20 @@ func target(t *testing.T, s string) config.Target {
 	return tg
 }
 
+// mustPlan plans as run "r" (or id) and fails the test on an error.
+func mustPlan(t *testing.T, s *Snapshot, tg config.Target, id ...runIdent) *Plan {
+	t.Helper()
+	ident := runIdent{RunID: "r", Plan: planDigest(tg, config.Scope{})}
+	if len(id) > 0 {
+		ident = id[0]
+	}
+	p, err := MakePlan(s, tg, ident)
+	if err != nil {
+		t.Fatalf("MakePlan: %v", err)
+	}
+	return p
+}
+
 func TestMakePlan(t *testing.T) {
 	b := newSnap().partition("o", 0, 10, 100).committed("o", 0, 50, "").forTime("o", 0, 30).
 		partition("o", 1, 0, 100).forTime("o", 1, -1)
@@ -72,7 +86,7 @@ func TestMakePlan(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.to, func(t *testing.T) {
-			p := MakePlan(b.s, target(t, tc.to), "r")
+			p := mustPlan(t, b.s, target(t, tc.to))
 			byPart := map[int32]int{}
 			for i, rp := range p.Partitions {
 				byPart[rp.Partition] = i
@@ -102,40 +116,136 @@ func TestMakePlan(t *testing.T) {
 }
 
 func TestMakePlanLeavesThisRunsCommitsAlone(t *testing.T) {
-	b := newSnap().partition("o", 0, 0, 100).committed("o", 0, 40, "kafka-replay run=r7 at=2026-03-01T10:00:00Z").
-		partition("o", 1, 0, 100).committed("o", 1, 50, "kafka-replay run=other at=2026-03-01T10:00:00Z")
-	p := MakePlan(b.s, target(t, "shift:-10"), "r7")
-	if p.Commit[0] || p.Partitions[0].NewOffset != 40 || *p.Partitions[0].Delta != 0 {
-		t.Errorf("partition 0 (already applied by r7) would be shifted again: %+v", p.Partitions[0])
+	tg := target(t, "shift:-10")
+	r7 := runIdent{RunID: "r7", Plan: planDigest(tg, config.Scope{})}
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	mine := commitMark{Version: metadataVersion, RunID: "r7", Plan: r7.Plan, Prev: ptr(int64(50)), At: at}.String()
+	other := commitMark{Version: metadataVersion, RunID: "other", Plan: r7.Plan, At: at}.String()
+	b := newSnap().partition("o", 0, 0, 100).committed("o", 0, 40, mine).
+		partition("o", 1, 0, 100).committed("o", 1, 50, other)
+	p := mustPlan(t, b.s, tg, r7)
+	p0 := p.Partitions[0]
+	if p.Commit[0] || p0.NewOffset != 40 || !p0.Applied {
+		t.Errorf("partition 0 (already applied by r7) would be shifted again: %+v", p0)
 	}
-	if !p.Commit[1] || p.Partitions[1].NewOffset != 40 {
+	// The earlier commit's previous offset is reported, not a zero delta.
+	if p0.PreviousOffset == nil || *p0.PreviousOffset != 50 || p0.Delta == nil || *p0.Delta != 10 {
+		t.Errorf("partition 0 does not report the original previous offset and delta: %+v", p0)
+	}
+	if !p.Commit[1] || p.Partitions[1].NewOffset != 40 || p.Partitions[1].Applied {
 		t.Errorf("partition 1 (another run's commit) not shifted: %+v", p.Partitions[1])
 	}
 	if p.AlreadyApplied() || p.ToCommit() != 1 {
 		t.Errorf("AlreadyApplied=%v ToCommit=%d", p.AlreadyApplied(), p.ToCommit())
 	}
-	b.committed("o", 1, 40, "kafka-replay run=r7 at=2026-03-01T10:00:00Z")
-	if p := MakePlan(b.s, target(t, "shift:-10"), "r7"); !p.AlreadyApplied() {
+	b.committed("o", 1, 40, commitMark{Version: metadataVersion, RunID: "r7", Plan: r7.Plan, Prev: ptr(int64(50)), At: at}.String())
+	if p := mustPlan(t, b.s, tg, r7); !p.AlreadyApplied() {
 		t.Error("every partition carries r7 but the plan is not AlreadyApplied")
+	}
+	// An older runner's mark (no digest, no previous offset) is still this
+	// run's: never applied twice.
+	b.committed("o", 1, 40, "kafka-replay run=r7 at=2026-03-01T10:00:00Z")
+	if p := mustPlan(t, b.s, tg, r7); !p.AlreadyApplied() || p.Partitions[1].PreviousOffset != nil {
+		t.Errorf("a version 1 mark of r7 is not recognised: %+v", p.Partitions[1])
+	}
+}
+
+// TestMakePlanRefusesARunIDReusedWithAnotherPlan: the same run ID with
+// another target or scope is refused, wherever its commit is in the group.
+func TestMakePlanRefusesARunIDReusedWithAnotherPlan(t *testing.T) {
+	earliest := target(t, "earliest")
+	applied := runIdent{RunID: "x", Plan: planDigest(earliest, config.Scope{})}
+	md := commitMark{Version: metadataVersion, RunID: "x", Plan: applied.Plan, Prev: ptr(int64(50)), At: time.Now()}.String()
+	// The earlier commit is on o/1, outside this plan's scope.
+	b := newSnap().partition("o", 0, 0, 100).committed("o", 0, 50, "")
+	b.committed("o", 1, 0, md)
+	for _, tc := range []struct {
+		name string
+		id   runIdent
+		tg   config.Target
+	}{
+		{"another target", runIdent{RunID: "x", Plan: planDigest(target(t, "latest"), config.Scope{})}, target(t, "latest")},
+		{"another scope", runIdent{RunID: "x", Plan: planDigest(earliest, config.Scope{Topics: map[string][]int32{"o": {0}}})}, earliest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := MakePlan(b.s, tc.tg, tc.id)
+			var ie *inputError
+			if !errors.As(err, &ie) || ie.field != "--run-id" || !strings.Contains(err.Error(), "another target or scope") {
+				t.Fatalf("error %v, want a --run-id input error", err)
+			}
+		})
+	}
+	if _, err := MakePlan(b.s, earliest, applied); err != nil {
+		t.Errorf("the same plan again: %v", err)
+	}
+}
+
+// TestMakePlanRefusesAnEmptyPlan: a plan with nothing to do is an error that
+// says why, not a success with no partitions.
+func TestMakePlanRefusesAnEmptyPlan(t *testing.T) {
+	b := newSnap().partition("o", 0, 0, 100).partition("o", 1, 0, 100)
+	for _, tc := range []struct {
+		to, msg string
+		source  map[TP]Committed
+	}{
+		{to: "shift:-5", msg: "has none on the 2 partition(s) in scope"},
+		{to: "group:archvie", msg: `source group "archvie" has no committed offsets`},
+		{to: "group:src", msg: "no committed offset on any of the 2 partition(s)", source: map[TP]Committed{{Topic: "other", Partition: 0}: {Offset: 1}}},
+	} {
+		t.Run(tc.to, func(t *testing.T) {
+			b.s.Source = tc.source
+			tg := target(t, tc.to)
+			_, err := MakePlan(b.s, tg, runIdent{RunID: "r", Plan: planDigest(tg, config.Scope{})})
+			var ie *inputError
+			if !errors.As(err, &ie) || ie.field != "--to" || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("error %v, want a --to input error saying %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+// TestMakePlanNotes: the smaller anomalies are marked on their partition.
+func TestMakePlanNotes(t *testing.T) {
+	// Retention moved the log start past the committed offset of o/0; o/1
+	// was committed beyond its log end (the topic was recreated).
+	b := newSnap().partition("o", 0, 30, 100).committed("o", 0, 10, "").
+		partition("o", 1, 0, 5).committed("o", 1, 70, "")
+	p := mustPlan(t, b.s, target(t, "latest"))
+	for i, want := range []string{"previous offset 10 was outside the log [30, 100]", "previous offset 70 was outside the log [0, 5]"} {
+		if !strings.Contains(p.Partitions[i].Note, want) {
+			t.Errorf("partition %d note %q lacks %q", i, p.Partitions[i].Note, want)
+		}
+	}
+	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "committed offset outside the log") || !strings.Contains(w, "2 partition(s)") {
+		t.Errorf("warnings %q", p.Warnings)
 	}
 }
 
 func TestMakePlanShiftOverflowStaysOnItsSide(t *testing.T) {
 	b := newSnap().partition("o", 0, 5, 100).committed("o", 0, 50, "")
-	tg := config.Target{Kind: config.KindShift, Shift: math.MaxInt64}
-	if p := MakePlan(b.s, tg, "r"); p.Partitions[0].NewOffset != 100 {
-		t.Errorf("+MaxInt64 shift went to %d, want the log end", p.Partitions[0].NewOffset)
-	}
-	tg.Shift = math.MinInt64
-	if p := MakePlan(b.s, tg, "r"); p.Partitions[0].NewOffset != 5 {
-		t.Errorf("MinInt64 shift went to %d, want the log start", p.Partitions[0].NewOffset)
+	for _, tc := range []struct {
+		shift int64
+		want  int64
+		note  string
+	}{
+		{math.MaxInt64, 100, "shift +9223372036854775807 overflows; clamped to log end 100"},
+		{math.MinInt64, 5, "clamped from -9223372036854775758 to log start 5"},
+	} {
+		p := mustPlan(t, b.s, config.Target{Kind: config.KindShift, Shift: tc.shift})
+		got := p.Partitions[0]
+		if got.NewOffset != tc.want || !got.Clamped || got.Note != tc.note {
+			t.Errorf("shift %+d: %+v, want offset %d, clamped, note %q", tc.shift, got, tc.want, tc.note)
+		}
+		if !strings.Contains(strings.Join(p.Warnings, " "), "clamped") {
+			t.Errorf("shift %+d: warnings %q do not mention the clamp", tc.shift, p.Warnings)
+		}
 	}
 }
 
 func TestMakePlanCopiesFromSourceGroup(t *testing.T) {
 	b := newSnap().partition("o", 0, 0, 100).committed("o", 0, 90, "").partition("o", 1, 0, 100)
 	b.s.Source[TP{Topic: "o", Partition: 0}] = Committed{Offset: 12}
-	p := MakePlan(b.s, target(t, "group:src"), "r")
+	p := mustPlan(t, b.s, target(t, "group:src"))
 	if len(p.Partitions) != 1 || p.Partitions[0].NewOffset != 12 {
 		t.Fatalf("plan %+v", p.Partitions)
 	}
@@ -176,18 +286,6 @@ func TestResolveScope(t *testing.T) {
 	file := config.Target{Kind: config.KindFile, Offsets: []config.PartitionOffset{{Topic: "b", Partition: 2}}}
 	if _, _, err := resolveScope(s, config.Scope{}, file); err == nil || !strings.Contains(err.Error(), "--to file:") {
 		t.Errorf("file partition out of range: %v", err)
-	}
-}
-
-func TestCommitMetadataRoundTrip(t *testing.T) {
-	md := commitMetadata("job-uid-1", time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	if got := metadataRunID(md); got != "job-uid-1" {
-		t.Errorf("run ID %q from %q", got, md)
-	}
-	for _, other := range []string{"", "consumer", "run=job-uid-1", "kafka-replay", "kafka-replayrun=x"} {
-		if got := metadataRunID(other); got != "" {
-			t.Errorf("%q parsed as run %q", other, got)
-		}
 	}
 }
 

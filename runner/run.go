@@ -93,6 +93,11 @@ type run struct {
 	cfg *config.Config
 	log *slog.Logger
 	now func() time.Time
+	// id identifies this run's commits; set once the target is resolved.
+	id runIdent
+	// reused is set when an ago: target took the instant an earlier attempt
+	// of this run resolved, instead of resolving it again.
+	reused bool
 	// committing is set just before the first commit request: from then on
 	// a crash may have changed offsets (see crashed).
 	committing bool
@@ -122,12 +127,9 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		r.log.Info("no --run-id given; retries of this command will not be recognised", "runId", cfg.RunID)
 	}
 	cfg.Target.Resolve(res.StartedAt)
-	res.Target.Resolved = cfg.Target.Canonical()
-	if cfg.Target.IsTime() {
-		t := cfg.Target.Time.UTC()
-		res.Target.Time = &t
-	}
-	r.log.Info("starting", "group", cfg.Group, "target", res.Target.Resolved, "scope", scopeString(cfg.Scope), "dryRun", cfg.DryRun, "runId", cfg.RunID)
+	r.id = runIdent{RunID: cfg.RunID, Plan: planDigest(cfg.Target, cfg.Scope)}
+	r.recordTarget(res)
+	r.log.Info("starting", "group", cfg.Group, "target", res.Target.Resolved, "scope", scopeString(cfg.Scope), "dryRun", cfg.DryRun, "runId", cfg.RunID, "plan", r.id.Plan)
 
 	client, err := newKafkaClient(cfg, r.log)
 	if err != nil {
@@ -144,9 +146,20 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	if err != nil {
 		return r.failCtx(sigCtx, res, err)
 	}
-	plan := MakePlan(snap, cfg.Target, cfg.RunID)
+	if r.reused {
+		r.recordTarget(res)
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s was resolved to %s by this run ID's first attempt; reused, so the retry covers the same window", cfg.Target.Given, cfg.Target.Time.UTC().Format(time.RFC3339Nano)))
+	}
+	plan, err := MakePlan(snap, cfg.Target, r.id)
+	if err != nil {
+		return r.fail(res, err)
+	}
 	res.Partitions = plan.Partitions
 	res.Warnings = append(res.Warnings, plan.Warnings...)
+	if snap.Group.Active() {
+		// Only a dry run plans an active group (see snapshot).
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the group is active (%s): applying this plan needs it empty, so stop its consumers first or use --wait-for-empty; until then its members keep committing, so the previous offsets are those of this moment", snap.Group.Describe()))
+	}
 	for _, w := range res.Warnings {
 		r.log.Warn(w)
 	}
@@ -160,10 +173,6 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		res.Reason = report.ReasonAlreadyApplied
 		r.log.Info("already applied by this run ID; nothing to do", "runId", cfg.RunID)
 		return res
-	case plan.ToCommit() == 0:
-		res.Reason = report.ReasonApplied
-		r.log.Warn("nothing to commit: every partition in scope was left alone")
-		return res
 	}
 	// The last moment to abort cleanly: a signal that arrived while
 	// planning still stops the run with nothing changed.
@@ -172,9 +181,16 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	}
 	// From here on, a signal must not cut the commit or its verification
 	// short: the outcome has to be known and reported.
-	cctx, ccancel := context.WithTimeout(context.WithoutCancel(sigCtx), cfg.Timeout)
-	defer ccancel()
-	return r.commit(cctx, client, plan, res)
+	return r.commit(context.WithoutCancel(sigCtx), client, plan, res)
+}
+
+// recordTarget writes the target, as resolved, into the result.
+func (r *run) recordTarget(res *report.Result) {
+	res.Target.Resolved = r.cfg.Target.Canonical()
+	if r.cfg.Target.IsTime() {
+		t := r.cfg.Target.Time.UTC()
+		res.Target.Time = &t
+	}
 }
 
 // snapshot reads everything the plan needs, in as few round trips as the
@@ -187,7 +203,10 @@ func (r *run) snapshot(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !s.Group.Active() {
+		// Planning is read-only: a dry run plans an active group (and says
+		// so) rather than refuse or wait, as an operator plans before
+		// stopping the consumers.
+		if !s.Group.Active() || cfg.DryRun {
 			return s, nil
 		}
 		if cfg.WaitForEmpty <= 0 || time.Now().After(deadline) {
@@ -253,7 +272,13 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 		return nil, err
 	}
 	r.log.Info("group described", "group", cfg.Group, "state", s.Group.State, "members", len(s.Group.Members), "committedPartitions", len(s.Committed))
-	if s.Group.Active() {
+	if err := checkSource(s, cfg.Target); err != nil {
+		return nil, err
+	}
+	if err := r.reuseInstant(s); err != nil {
+		return nil, err
+	}
+	if s.Group.Active() && !cfg.DryRun {
 		return s, nil // no point reading more; the caller refuses or waits
 	}
 	if len(topics) == 0 {
@@ -287,7 +312,7 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 		return
 	})
 	if cfg.Target.IsTime() {
-		spec := kafka.NewOffsetSpecForTimestamp(cfg.Target.Time.UnixMilli())
+		spec := kafka.NewOffsetSpecForTimestamp(lookupMillis(cfg.Target.Time))
 		g.Go(func() (err error) {
 			s.ForTime, err = k.listOffsetsByLeader(gctx, "list offsets for time", shards, spec)
 			return
@@ -300,89 +325,88 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	return s, nil
 }
 
-// commit applies the plan in one request, then reads it back.
+// reuseInstant makes a retry of an ago: target use the instant its first
+// attempt resolved, recovered from the metadata of the partitions that took:
+// resolving it again, later, would leave a gap in the replayed window. It
+// also refuses a run ID already used with another target or scope.
+func (r *run) reuseInstant(s *Snapshot) error {
+	prior, err := findPrior(s.Committed, r.id)
+	if err != nil || prior.Time == nil || r.cfg.Target.Kind != config.KindAgo {
+		return err
+	}
+	if !prior.Time.Equal(r.cfg.Target.Time) {
+		r.log.Info("reusing the instant resolved by this run ID's first attempt", "target", r.cfg.Target.Given, "time", prior.Time.UTC().Format(time.RFC3339Nano), "partitionsAlreadyApplied", prior.Partitions)
+		r.cfg.Target.Time = prior.Time.UTC()
+		r.reused = true
+	}
+	return nil
+}
+
+// lookupMillis is the timestamp to ask Kafka for: the first millisecond at
+// or after t. Kafka's timestamps are milliseconds, so a record stamped in
+// t's millisecond but before t itself is earlier than t: truncating would
+// include it.
+func lookupMillis(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.Sub(time.UnixMilli(ms)) > 0 {
+		ms++
+	}
+	return ms
+}
+
+// commit applies the plan in one request, then reads it back and reports
+// what the read-back shows. ctx is not cancelled by signals; the commit and
+// the read-back each get --timeout, so a commit that used up its time can
+// still be verified.
 func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *report.Result) *report.Result {
 	cfg := r.cfg
-	offsets := make(map[TP]int64, plan.ToCommit())
+	at := r.now().UTC()
+	offsets := make(map[TP]commitOffset, plan.ToCommit())
 	tps := make([]TP, 0, plan.ToCommit())
 	for i, p := range plan.Partitions {
-		if plan.Commit[i] {
-			tp := TP{Topic: p.Topic, Partition: p.Partition}
-			offsets[tp] = p.NewOffset
-			tps = append(tps, tp)
-		}
-	}
-	r.log.Info("committing", "partitions", len(offsets))
-	r.committing = true
-	failed, commitErr := k.alter(ctx, cfg.Group, offsets, commitMetadata(cfg.RunID, res.StartedAt))
-	hook(hookCommitted)
-	if commitErr == nil && len(failed) == len(offsets) {
-		// Brokers refuse a commit to a group with members per partition;
-		// treat a refusal of every partition for that reason as the whole.
-		for _, e := range failed {
-			if isGroupActiveErr(e) {
-				commitErr = e
-			}
-			break
-		}
-	}
-	if commitErr != nil && isGroupActiveErr(commitErr) {
-		// Consumers joined between the describe and the commit; the broker
-		// refused the whole commit, so nothing changed.
-		return r.fail(res, fmt.Errorf("the broker refused the commit because the group became active: %w", commitErr))
-	}
-
-	// Verify whatever the commit said: a timed-out commit may still have been
-	// applied, and a successful one is only trusted once read back.
-	after, readErr := k.committed(ctx, cfg.Group, tps)
-	applied := 0
-	for i := range res.Partitions {
-		p := &res.Partitions[i]
 		if !plan.Commit[i] {
 			continue
 		}
 		tp := TP{Topic: p.Topic, Partition: p.Partition}
-		got, ok := after[tp]
-		switch {
-		case readErr != nil:
-			p.Error = "could not read back: " + errString(readErr)
-			if e, bad := failed[tp]; bad {
-				p.Error = "commit failed: " + errString(e)
-			}
-		case ok && got.Offset == p.NewOffset && metadataRunID(got.Metadata) == cfg.RunID:
-			applied++
-		case failed[tp] != nil:
-			p.Error = "commit failed: " + errString(failed[tp])
-		case commitErr != nil:
-			p.Error = "commit failed: " + errString(commitErr)
-		case !ok:
-			p.Error = "read back: no committed offset"
-		default:
-			p.Error = fmt.Sprintf("read back offset %d, expected %d", got.Offset, p.NewOffset)
+		m := commitMark{Version: metadataVersion, RunID: cfg.RunID, Plan: r.id.Plan, Prev: p.PreviousOffset, At: at}
+		if cfg.Target.IsTime() {
+			t := cfg.Target.Time.UTC()
+			m.Time = &t
 		}
+		offsets[tp] = commitOffset{Offset: p.NewOffset, Metadata: m.String()}
+		tps = append(tps, tp)
 	}
-	switch {
-	case readErr == nil && applied == len(offsets):
+	r.log.Info("committing", "partitions", len(offsets))
+	cctx, ccancel := context.WithTimeout(ctx, cfg.Timeout)
+	r.committing = true
+	failed, commitErr := k.alter(cctx, cfg.Group, offsets)
+	ccancel()
+	hook(hookCommitted)
+	if commitErr != nil {
+		r.log.Warn("the commit failed; reading the offsets back to see what changed", "error", errString(commitErr))
+	}
+
+	// Whatever the commit answered, the read-back decides.
+	vctx, vcancel := context.WithTimeout(ctx, cfg.Timeout)
+	after, readErr := k.committed(vctx, cfg.Group, tps)
+	vcancel()
+	v := verifyCommit(res.Partitions, plan.Commit, r.id, commitAnswer{Failed: failed, Err: commitErr}, after, readErr)
+	res.Warnings = append(res.Warnings, v.Warnings...)
+	for _, w := range v.Warnings {
+		r.log.Warn(w)
+	}
+	res.ExitCode, res.Error = v.Code, v.Error
+	switch v.Code {
+	case report.ExitOK:
 		res.Reason = report.ReasonApplied
-		r.log.Info("committed and verified", "partitions", applied)
-		return res
-	case readErr == nil && applied == 0:
-		// Read back proves nothing changed: a plain Kafka failure.
-		err := commitErr
-		if err == nil {
-			err = fmt.Errorf("refused for every partition: %s", failedList(res.Partitions))
-		}
-		return r.fail(res, fmt.Errorf("commit: %w", err))
+		r.log.Info("committed and verified", "partitions", len(offsets))
+	case report.ExitPartiallyApplied:
+		res.Reason = report.ReasonPartiallyApplied
+		r.log.Error(res.Error)
+	default:
+		res.Reason = report.ReasonForExitCode(v.Code)
+		r.log.Error("nothing was changed", "reason", res.Reason, "error", res.Error)
 	}
-	res.ExitCode = report.ExitPartiallyApplied
-	res.Reason = report.ReasonPartiallyApplied
-	failedN := len(offsets) - applied
-	if readErr != nil {
-		res.Error = fmt.Sprintf("the commit's outcome could not be verified for %d partition(s): %s", failedN, errString(readErr))
-	} else {
-		res.Error = fmt.Sprintf("%d of %d partition(s) were not committed: %s", failedN, len(offsets), failedList(res.Partitions))
-	}
-	r.log.Error(res.Error)
 	return res
 }
 
@@ -416,8 +440,9 @@ var errInterrupted = errors.New("interrupted by a signal")
 func (r *run) fail(res *report.Result, err error) *report.Result {
 	var ga *groupActiveError
 	var ie *inputError
+	var ae *authError
 	switch {
-	case config.IsInvalidInput(err), errors.As(err, &ie):
+	case config.IsInvalidInput(err), errors.As(err, &ie), errors.As(err, &ae):
 		res.ExitCode = report.ExitInvalidInput
 	case errors.As(err, &ga), isGroupActiveErr(err):
 		res.ExitCode = report.ExitGroupActive

@@ -244,10 +244,14 @@ func TestGroupThatNeverCommitted(t *testing.T) {
 	}
 	assertMatchesKafka(t, c, o.result)
 
-	// Shifting needs a committed offset: every partition is left alone.
-	o = run(t, c, "--group", "fresh2", "--topic", topic, "--to", "shift:-5").mustCode(t, report.ExitOK)
-	if len(o.result.Partitions) != 0 || len(o.result.Warnings) == 0 {
-		t.Errorf("shift of a never-committed group: %+v", o.result)
+	// Shifting needs a committed offset: with none anywhere in scope there
+	// is nothing to do, which is an error that says so, not a success.
+	o = run(t, c, "--group", "fresh2", "--topic", topic, "--to", "shift:-5").mustCode(t, report.ExitInvalidInput)
+	if !strings.Contains(o.result.Error, "shift: moves from the committed offset, and the group has none") {
+		t.Errorf("shift of a never-committed group: %q", o.result.Error)
+	}
+	if !strings.Contains(o.resultRaw, `"partitions": []`) {
+		t.Errorf("a result with no partitions does not say []:\n%s", o.resultRaw)
 	}
 	if got := offsetsOf(t, c, "fresh2"); len(got) != 0 {
 		t.Errorf("committed %v", got)

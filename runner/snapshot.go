@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 )
@@ -100,28 +99,4 @@ func (g GroupInfo) Describe() string {
 		s += ": " + strings.Join(parts, ", ")
 	}
 	return s
-}
-
-// Commit metadata marks every offset the runner commits, so that a retried
-// pod can tell its own earlier commit from anyone else's. The format is
-// small and stable: "kafka-replay run=<run ID> at=<RFC3339>".
-const metadataPrefix = "kafka-replay "
-
-func commitMetadata(runID string, at time.Time) string {
-	return metadataPrefix + "run=" + runID + " at=" + at.UTC().Format(time.RFC3339)
-}
-
-// metadataRunID returns the run ID in commit metadata written by the runner,
-// or "" for anything else.
-func metadataRunID(md string) string {
-	rest, ok := strings.CutPrefix(md, metadataPrefix)
-	if !ok {
-		return ""
-	}
-	for _, f := range strings.Fields(rest) {
-		if id, ok := strings.CutPrefix(f, "run="); ok {
-			return id
-		}
-	}
-	return ""
 }

@@ -274,7 +274,12 @@ func envError(err error) *FieldError {
 	return &FieldError{Msg: err.Error()}
 }
 
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,128}$`)
+// MaxRunIDLength bounds a run ID. The launcher's are namespace/name/hash,
+// up to 334 bytes; the commit metadata that carries one must stay within
+// Kafka's offset.metadata.max.bytes (4096 by default).
+const MaxRunIDLength = 512
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,` + strconv.Itoa(MaxRunIDLength) + `}$`)
 
 // Validate checks every field and fills the parsed forms. All problems are
 // returned together as Errors.
@@ -328,7 +333,7 @@ func (c *Config) Validate() error {
 		bad(FlagTimeout, EnvTimeout, "must be positive, got %s", c.Timeout)
 	}
 	if c.RunID != "" && !runIDPattern.MatchString(c.RunID) {
-		bad(FlagRunID, EnvRunID, "must be 1-128 characters of letters, digits and ._:/-")
+		bad(FlagRunID, EnvRunID, "must be 1-%d characters of letters, digits and ._:/-", MaxRunIDLength)
 	}
 	if c.ResultFile != "" {
 		if err := checkWritableDir(filepath.Dir(c.ResultFile)); err != nil {

@@ -499,7 +499,7 @@ func TestValidationErrorsNameFlagAndEnv(t *testing.T) {
 		{name: "negative wait", args: args("--wait-for-empty", "-1s"), flag: FlagWaitForEmpty, envName: EnvWaitForEmpty, msg: "negative"},
 		{name: "zero timeout", args: args("--timeout", "0s"), flag: FlagTimeout, envName: EnvTimeout, msg: "positive"},
 		{name: "bad run id", args: args("--run-id", "has space"), flag: FlagRunID, envName: EnvRunID, msg: "characters"},
-		{name: "long run id", args: args("--run-id", strings.Repeat("r", 129)), flag: FlagRunID, envName: EnvRunID, msg: "1-128"},
+		{name: "long run id", args: args("--run-id", strings.Repeat("r", MaxRunIDLength+1)), flag: FlagRunID, envName: EnvRunID, msg: "1-512"},
 		{name: "result dir missing", args: args("--result-file", filepath.Join(dir, "nope", "r.json")), flag: FlagResultFile, envName: EnvResultFile, msg: "no such file"},
 		{name: "result dir is file", args: args("--result-file", filepath.Join(notDir, "r.json")), flag: FlagResultFile, envName: EnvResultFile, msg: "not a directory"},
 		{name: "config dir missing", args: args("--kafka-config-dir", filepath.Join(dir, "nope")), flag: FlagKafkaConfigDir, envName: EnvKafkaConfigDir, msg: "config directory"},

@@ -32,17 +32,24 @@ const (
 	// ExitInternal is an unexpected failure inside the runner. Offsets may
 	// only have changed if the result lists applied partitions.
 	ExitInternal ExitCode = 1
-	// ExitInvalidInput means the configuration, target or scope was rejected.
-	// Nothing was changed. Retrying with the same input cannot help.
+	// ExitInvalidInput means the configuration, target or scope was rejected,
+	// the run ID was already used with another target or scope, or Kafka
+	// refused the credentials. Nothing was changed. Retrying with the same
+	// input cannot help.
 	ExitInvalidInput ExitCode = 2
 	// ExitGroupActive means the group has live members (and any wait for it to
-	// become empty ran out). Nothing was changed.
+	// become empty ran out), or the broker refused the commit because members
+	// joined, and the read-back shows no partition moved. Nothing was changed.
 	ExitGroupActive ExitCode = 3
-	// ExitKafkaError means Kafka could not be read or the commit was refused
-	// as a whole. Nothing was changed; a retry may succeed.
+	// ExitKafkaError means Kafka could not be read, or the commit failed and
+	// the read-back shows every partition unchanged. Nothing was changed; a
+	// retry may succeed.
 	ExitKafkaError ExitCode = 4
-	// ExitPartiallyApplied means some partitions were committed and others were
-	// not, or the read-back could not confirm them. The result names each one.
+	// ExitPartiallyApplied means that after a commit attempt the read-back did
+	// not show this run's commit on every partition while something may have
+	// moved: some partitions took and others did not, another client
+	// overwrote some, or the read-back failed. The result names each one
+	// and marks the applied ones.
 	ExitPartiallyApplied ExitCode = 5
 	// ExitInterrupted means the runner was stopped by a signal before it
 	// committed anything. Nothing was changed.
@@ -104,7 +111,8 @@ type Result struct {
 	// DryRun is true when the plan was only printed.
 	DryRun bool `json:"dryRun"`
 	// AlreadyApplied is true when every partition in scope already carried
-	// this run ID, so nothing was committed again.
+	// this run ID's commit, so nothing was committed again. Its partitions
+	// report the offsets and deltas of that earlier commit.
 	AlreadyApplied bool `json:"alreadyApplied"`
 	// ExitCode is the process exit status that goes with this result.
 	ExitCode ExitCode `json:"exitCode"`
@@ -158,14 +166,30 @@ type Partition struct {
 	Clamped bool `json:"clamped,omitempty"`
 	// Note explains anything unusual about this partition in a few words.
 	Note string `json:"note,omitempty"`
-	// Error is set when committing this partition failed or could not be
-	// verified.
+	// Applied is true when the group's committed offset for this partition is
+	// this run ID's commit: read back after this attempt's commit, or found
+	// already in place by a retry. False in a dry run and wherever Error is set.
+	Applied bool `json:"applied"`
+	// Error is set when committing this partition failed, could not be
+	// verified, or was overwritten by another client before the read-back.
 	Error string `json:"error,omitempty"`
 }
 
 // Totals summarise a result's partitions.
+//
+// The message counts are of what actually moved: the deltas of the applied
+// partitions only. A failed, refused or overwritten partition counts in
+// Failed, never in the messages. A dry run moves nothing, so its counts are
+// the plan's instead, and Planned says so.
 type Totals struct {
+	// Partitions is the number of partitions in scope, applied or not.
 	Partitions int `json:"partitions"`
+	// Applied counts the partitions whose committed offset is this run ID's
+	// (see [Partition.Applied]).
+	Applied int `json:"applied"`
+	// Planned is true when the message counts are a dry run's plan rather
+	// than what moved.
+	Planned bool `json:"planned,omitempty"`
 	// MessagesToReconsume is the sum of the positive deltas.
 	MessagesToReconsume int64 `json:"messagesToReconsume"`
 	// MessagesSkipped is the sum of the negative deltas, as a positive number.
@@ -181,9 +205,12 @@ type Totals struct {
 // Summarize recomputes Totals from Partitions. Call it whenever partitions
 // change so the two can never disagree.
 func (r *Result) Summarize() {
-	t := Totals{Partitions: len(r.Partitions)}
+	t := Totals{Partitions: len(r.Partitions), Planned: r.DryRun}
 	for _, p := range r.Partitions {
-		if p.Delta != nil {
+		if p.Applied {
+			t.Applied++
+		}
+		if p.Delta != nil && (p.Applied || r.DryRun) {
 			if *p.Delta > 0 {
 				t.MessagesToReconsume += *p.Delta
 			} else {
@@ -207,9 +234,20 @@ func (r *Result) Summarize() {
 // dry run).
 func (r *Result) Succeeded() bool { return r.ExitCode == ExitOK }
 
+// withList makes sure partitions encode as a list: a result with none says
+// "partitions": [], never null, so readers need not tell the two apart.
+func withList(r *Result) *Result {
+	if r.Partitions != nil {
+		return r
+	}
+	c := *r
+	c.Partitions = []Partition{}
+	return &c
+}
+
 // Marshal encodes the full result as indented JSON, for files and stdout.
 func Marshal(r *Result) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.MarshalIndent(withList(r), "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +260,7 @@ func Marshal(r *Result) ([]byte, error) {
 // Truncated; totals always survive. limit must leave room for the totals
 // (a few hundred bytes); the error message is shortened if it alone is too long.
 func Compact(r *Result, limit int) ([]byte, error) {
+	r = withList(r)
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, err

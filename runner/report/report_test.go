@@ -17,7 +17,7 @@ func ptr(v int64) *int64 { return &v }
 // part builds a partition whose delta is derived the way the runner derives
 // it: previous − new.
 func part(topic string, p int32, prev *int64, next int64) Partition {
-	pp := Partition{Topic: topic, Partition: p, PreviousOffset: prev, NewOffset: next, LogEndOffset: next + 10}
+	pp := Partition{Topic: topic, Partition: p, PreviousOffset: prev, NewOffset: next, LogEndOffset: next + 10, Applied: true}
 	if prev != nil {
 		pp.Delta = ptr(*prev - next)
 	}
@@ -27,6 +27,10 @@ func part(topic string, p int32, prev *int64, next int64) Partition {
 func TestSummarize(t *testing.T) {
 	failed := part("orders", 4, ptr(10), 10)
 	failed.Error = "NOT_COORDINATOR"
+	failed.Applied = false
+	// A partition that did not move: its delta is the plan's, not a count.
+	notMoved := part("orders", 6, ptr(1000), 0)
+	notMoved.Error, notMoved.Applied = "commit failed: NOT_COORDINATOR", false
 	clamped := part("orders", 5, ptr(3), 0)
 	clamped.Clamped = true
 	r := &Result{Partitions: []Partition{
@@ -37,24 +41,42 @@ func TestSummarize(t *testing.T) {
 		failed,
 		clamped, // back 3
 		part("payments", 0, nil, 0),
+		notMoved,
 	}}
 	r.Summarize()
 	want := Totals{
-		Partitions:          7,
+		Partitions:          8,
+		Applied:             6,
 		MessagesToReconsume: 60 + 3,
 		MessagesSkipped:     30,
 		Clamped:             1,
 		NoPreviousOffset:    2,
-		Failed:              1,
+		Failed:              2,
 	}
 	if r.Totals != want {
 		t.Errorf("Totals = %+v, want %+v", r.Totals, want)
 	}
 
+	// A dry run moves nothing: it counts the plan, and says so.
+	dry := &Result{DryRun: true, Partitions: []Partition{part("o", 0, ptr(100), 40), part("o", 1, ptr(50), 80)}}
+	for i := range dry.Partitions {
+		dry.Partitions[i].Applied = false
+	}
+	dry.Summarize()
+	if want := (Totals{Partitions: 2, Planned: true, MessagesToReconsume: 60, MessagesSkipped: 30}); dry.Totals != want {
+		t.Errorf("dry run Totals = %+v, want %+v", dry.Totals, want)
+	}
+	// The same partitions, not applied and not a dry run, count nothing.
+	dry.DryRun = false
+	dry.Summarize()
+	if want := (Totals{Partitions: 2}); dry.Totals != want {
+		t.Errorf("nothing applied: Totals = %+v, want %+v", dry.Totals, want)
+	}
+
 	// Summarize replaces stale totals rather than adding to them.
 	r.Partitions = r.Partitions[:2]
 	r.Summarize()
-	if want := (Totals{Partitions: 2, MessagesToReconsume: 60, MessagesSkipped: 30}); r.Totals != want {
+	if want := (Totals{Partitions: 2, Applied: 2, MessagesToReconsume: 60, MessagesSkipped: 30}); r.Totals != want {
 		t.Errorf("after removing partitions Totals = %+v, want %+v", r.Totals, want)
 	}
 
@@ -473,5 +495,23 @@ func TestShorten(t *testing.T) {
 func TestCompactLimitTooSmall(t *testing.T) {
 	if b, err := Compact(sampleResult(), 50); err == nil {
 		t.Errorf("Compact with a 50-byte limit returned %d bytes and no error", len(b))
+	}
+}
+
+func TestNoPartitionsIsAnEmptyList(t *testing.T) {
+	r := &Result{Schema: Schema}
+	full, err := Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, err := Compact(r, MaxTerminationMessageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(full, []byte(`"partitions": []`)) || !bytes.Contains(compact, []byte(`"partitions":[]`)) {
+		t.Errorf("no partitions encoded as\n%s\n%s", full, compact)
+	}
+	if r.Partitions != nil {
+		t.Error("encoding changed the caller's result")
 	}
 }

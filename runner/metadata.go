@@ -1,0 +1,237 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+)
+
+// Commit metadata marks every offset the runner commits, so that a later
+// attempt of the same run can tell its own commit from anyone else's, see
+// what it applied, and report it. Version 2 is one line of space-separated
+// key=value fields after a version marker:
+//
+//	kafka-replay/2 run=<run ID> plan=<digest> [prev=<offset>] [time=<instant>] at=<commit time>
+//
+// The fields are:
+//   - run: the run ID, percent-encoded (every byte outside [A-Za-z0-9._:/-]),
+//     so no run ID can forge a field or a space;
+//   - plan: 16 hex digits of a SHA-256 over the target as given (the instant
+//     for time:, the duration for ago:, the file's entries for file:) and
+//     the scope, so a run ID reused with another target or scope is
+//     recognised and refused;
+//   - prev: the partition's committed offset before this run; absent when
+//     there was none. A retry that finds the commit reports the original
+//     previous offset and delta from it;
+//   - time: for time: and ago: targets, the instant the first attempt
+//     resolved (RFC3339, UTC, milliseconds), which a retry reuses;
+//   - at: when the commit was made (RFC3339, UTC).
+//
+// Fields a reader does not know are ignored. Version 1 ("kafka-replay
+// run=<id> at=<time>", no plan digest) is still recognised as this run's
+// commit, so a run started by an older runner is never applied twice.
+const (
+	metadataMarker  = "kafka-replay"
+	metadataVersion = 2
+)
+
+// maxMetadataBytes is Kafka's default offset.metadata.max.bytes: a broker
+// refuses a commit whose metadata is longer.
+const maxMetadataBytes = 4096
+
+// commitMark is what the runner records with each committed offset.
+type commitMark struct {
+	// Version is the metadata format's version.
+	Version int
+	RunID   string
+	// Plan is the digest of target and scope; empty for version 1.
+	Plan string
+	// Prev is the partition's committed offset before the run, if it had one.
+	Prev *int64
+	// Time is the resolved instant of a time or ago target.
+	Time *time.Time
+	At   time.Time
+}
+
+// String encodes the mark as commit metadata.
+func (m commitMark) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%d run=%s plan=%s", metadataMarker, metadataVersion, escapeValue(m.RunID), m.Plan)
+	if m.Prev != nil {
+		fmt.Fprintf(&b, " prev=%d", *m.Prev)
+	}
+	if m.Time != nil {
+		b.WriteString(" time=" + m.Time.UTC().Format(metadataTime))
+	}
+	b.WriteString(" at=" + m.At.UTC().Format(metadataTime))
+	return b.String()
+}
+
+// metadataTime keeps milliseconds, the precision of Kafka's timestamps.
+const metadataTime = "2006-01-02T15:04:05.999Z07:00"
+
+// parseMark decodes commit metadata written by the runner. ok is false for
+// anything else: another tool's metadata, a consumer's, or a damaged value.
+func parseMark(md string) (m commitMark, ok bool) {
+	head, rest, _ := strings.Cut(md, " ")
+	switch {
+	case head == metadataMarker:
+		m.Version = 1
+	case strings.HasPrefix(head, metadataMarker+"/"):
+		v, err := strconv.Atoi(strings.TrimPrefix(head, metadataMarker+"/"))
+		if err != nil || v < 2 {
+			return commitMark{}, false
+		}
+		m.Version = v
+	default:
+		return commitMark{}, false
+	}
+	seen := map[string]bool{}
+	for _, f := range strings.Split(rest, " ") {
+		k, raw, found := strings.Cut(f, "=")
+		if !found || seen[k] {
+			return commitMark{}, false
+		}
+		seen[k] = true
+		v, err := url.PathUnescape(raw)
+		if err != nil {
+			return commitMark{}, false
+		}
+		switch k {
+		case "run":
+			m.RunID = v
+		case "plan":
+			m.Plan = v
+		case "prev":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return commitMark{}, false
+			}
+			m.Prev = &n
+		case "time", "at":
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return commitMark{}, false
+			}
+			if k == "at" {
+				m.At = t
+			} else {
+				m.Time = &t
+			}
+		}
+	}
+	if m.RunID == "" || (m.Version >= 2 && m.Plan == "") {
+		return commitMark{}, false
+	}
+	return m, true
+}
+
+// escapeValue percent-encodes every byte outside [A-Za-z0-9._:/-], which
+// keeps the launcher's run IDs (namespace/name/hash) readable.
+func escapeValue(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte("._:/-", c) >= 0:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// planDigest identifies what a run applies: the target as given (not as
+// resolved, so that an ago: retried later has the same digest) and the scope.
+// Each part is length-prefixed, so no two different inputs hash alike.
+func planDigest(t config.Target, s config.Scope) string {
+	h := sha256.New()
+	field := func(h hash.Hash, v string) { fmt.Fprintf(h, "%d:%s;", len(v), v) }
+	field(h, "kafka-replay plan 1")
+	field(h, string(t.Kind))
+	switch t.Kind {
+	case config.KindTime:
+		field(h, t.Time.UTC().Format(time.RFC3339Nano))
+	case config.KindAgo:
+		field(h, t.Ago.String())
+	case config.KindOffset:
+		field(h, strconv.FormatInt(t.Offset, 10))
+	case config.KindShift:
+		field(h, strconv.FormatInt(t.Shift, 10))
+	case config.KindFile:
+		// The entries, not the path: the same path may hold another plan.
+		offs := slices.Clone(t.Offsets)
+		slices.SortFunc(offs, func(a, b config.PartitionOffset) int {
+			return strings.Compare(fmt.Sprintf("%s/%010d", a.Topic, a.Partition), fmt.Sprintf("%s/%010d", b.Topic, b.Partition))
+		})
+		for _, o := range offs {
+			field(h, fmt.Sprintf("%s/%d=%d", o.Topic, o.Partition, o.Offset))
+		}
+	case config.KindGroup:
+		field(h, t.Group)
+	}
+	field(h, "scope")
+	field(h, s.String())
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// runIdent is what makes a commit this run's: its run ID and plan digest.
+type runIdent struct {
+	RunID string
+	Plan  string
+}
+
+// owns reports whether m was written by this run (same run ID, same plan).
+// A version 1 mark has no digest and is taken at its run ID's word.
+func (id runIdent) owns(m commitMark) bool {
+	return m.RunID == id.RunID && (m.Version == 1 || m.Plan == id.Plan)
+}
+
+// priorRun is what earlier attempts of this run left in the group.
+type priorRun struct {
+	// Partitions counts the partitions carrying this run's commit.
+	Partitions int
+	// Time is the instant the first attempt resolved, for time targets.
+	Time *time.Time
+}
+
+// findPrior looks through every committed offset of the group (not only
+// those in scope: the scope may be what changed) for this run ID. It refuses
+// a run ID that committed with another plan, and a mark it cannot vouch for.
+func findPrior(committed map[TP]Committed, id runIdent) (priorRun, error) {
+	var p priorRun
+	tps := make([]TP, 0, len(committed))
+	for tp := range committed {
+		tps = append(tps, tp)
+	}
+	sortTPs(tps) // so the partition an error names does not vary
+	for _, tp := range tps {
+		m, ok := parseMark(committed[tp].Metadata)
+		if !ok || m.RunID != id.RunID {
+			continue
+		}
+		switch {
+		case m.Version > metadataVersion:
+			return priorRun{}, &inputError{"--" + config.FlagRunID, fmt.Sprintf("%q was used by a newer runner (commit metadata version %d on %s); use that runner or a new run ID", id.RunID, m.Version, tp)}
+		case !id.owns(m):
+			return priorRun{}, &inputError{"--" + config.FlagRunID, fmt.Sprintf("%q was already used with another target or scope (plan %s on %s, this run's is %s); a run ID names one replay: use a new run ID", id.RunID, m.Plan, tp, id.Plan)}
+		}
+		p.Partitions++
+		if m.Time != nil {
+			if p.Time != nil && !p.Time.Equal(*m.Time) {
+				return priorRun{}, &inputError{"--" + config.FlagRunID, fmt.Sprintf("the commits of run %q disagree on the resolved time (%s and %s on %s); use a new run ID", id.RunID, p.Time.Format(time.RFC3339Nano), m.Time.Format(time.RFC3339Nano), tp)}
+			}
+			p.Time = m.Time
+		}
+	}
+	return p, nil
+}
