@@ -41,15 +41,20 @@ var goroutinePanics struct {
 	first *panicError
 }
 
-func recordPanic(v any) *panicError {
-	p := newPanicError(v)
+// recordPanic keeps a goroutine's recovered panic for Main.
+func recordPanic(v any) { keepPanic(newPanicError(v)) }
+
+func keepPanic(p *panicError) {
 	goroutinePanics.mu.Lock()
 	defer goroutinePanics.mu.Unlock()
 	if goroutinePanics.first == nil {
 		goroutinePanics.first = p
 	}
-	return p
 }
+
+// forgetGoroutinePanics drops a panic left by an earlier in-process run
+// (tests run Main many times in one process).
+func forgetGoroutinePanics() { _ = takeGoroutinePanic() }
 
 // takeGoroutinePanic returns the recorded panic, if any, and forgets it.
 func takeGoroutinePanic() *panicError {
@@ -79,7 +84,9 @@ func recovering(f func() error) func() error {
 	return func() (err error) {
 		defer func() {
 			if v := recover(); v != nil {
-				err = recordPanic(v)
+				p := newPanicError(v)
+				keepPanic(p)
+				err = p
 			}
 		}()
 		hook(hookGoroutine)

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,7 +111,7 @@ func TestPanicIsAnInternalError(t *testing.T) {
 			}
 			got := offsetsOf(t, c, group)
 			for p := range int32(partitions) {
-				k := topic + "/" + string(rune('0'+p))
+				k := fmt.Sprintf("%s/%d", topic, p)
 				if moved := got[k] != committed; moved != tc.moved {
 					t.Errorf("%s at %d: moved=%v, want %v", k, got[k], moved, tc.moved)
 				}

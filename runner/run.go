@@ -42,7 +42,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	r := &run{cfg: cfg, log: log, now: time.Now}
 	res := r.result()
-	takeGoroutinePanic() // a previous in-process run's, in tests
+	forgetGoroutinePanics()
 	func() {
 		// execute fills res in place, so whatever it had found out when it
 		// panicked is still there.

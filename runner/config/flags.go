@@ -97,7 +97,7 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	env[FlagDryRun] = EnvDryRun
 	str(&c.KafkaConfigDir, FlagKafkaConfigDir, EnvKafkaConfigDir, "directory of librdkafka properties, one file per property (a mounted Secret or ConfigMap)")
 	str(&c.ResultFile, FlagResultFile, EnvResultFile, "also write the JSON result here, even when the run fails (an Argo output parameter)")
-	str(&c.RunID, FlagRunID, EnvRunID, "idempotency key recorded in the commit metadata; in a pod, the Job's UID (default: random)")
+	str(&c.RunID, FlagRunID, EnvRunID, "idempotency key recorded in the commit metadata; from the launcher, the request's namespace/name/spec digest (default: random)")
 	fs.DurationVar(&c.WaitForEmpty, FlagWaitForEmpty, c.WaitForEmpty, "if the group has active members, wait up to this long for it to become empty (0: fail at once)")
 	env[FlagWaitForEmpty] = EnvWaitForEmpty
 	str(&c.Output, FlagOutput, EnvOutput, "stdout format: table or json")
@@ -208,12 +208,12 @@ its variable. Aliases mirror kafka-consumer-groups.sh --reset-offsets.
 	_, _ = fmt.Fprint(w, `
 Exit codes:
   0  applied, already applied (same run ID), or dry run
-  1  internal error
+  1  internal error (a crash by signal, such as 134 for SIGABRT, means the same)
   2  invalid input; nothing changed
   3  the group has active members; nothing changed
   4  Kafka error before the commit; nothing changed, safe to retry
   5  partially applied: the result names the partitions that failed
-  6  interrupted (SIGTERM/SIGINT) before the commit; nothing changed
+  6  interrupted (SIGTERM, SIGINT, SIGHUP, SIGQUIT) before the commit; nothing changed
 `)
 }
 
