@@ -74,7 +74,7 @@ func TestSecondWriterDoesNotMakeACommitLookRefused(t *testing.T) {
 		c.Fake.KeepControl()
 		for _, tp := range req.(*kmsg.OffsetCommitRequest).Topics {
 			for _, p := range tp.Partitions {
-				if p.Metadata != nil && strings.HasPrefix(*p.Metadata, "kafka-replay/") {
+				if p.Metadata != nil && strings.HasPrefix(*p.Metadata, "kafka-replay") {
 					committedByRunner.Store(true)
 				}
 			}
