@@ -93,6 +93,14 @@ func (e *authError) Unwrap() error { return e.err }
 // just times out ("Local: Timed out"). The channel must be drained anyway.
 func (k *kafkaClient) watchEvents() {
 	defer k.done.Done()
+	defer func() {
+		if v := recover(); v != nil {
+			recordPanic(v) // Main makes the run an InternalError
+			for range k.events {
+				// Keep draining: librdkafka must never block on its queue.
+			}
+		}
+	}()
 	for ev := range k.events {
 		switch e := ev.(type) {
 		case kafka.Error:
@@ -147,7 +155,16 @@ func (k *kafkaClient) Close() {
 // process whose result is known. Log lines that arrive afterwards are dropped.
 func (k *kafkaClient) Release() {
 	k.released.Store(true)
-	go k.Close()
+	go func() {
+		// The result may already be written; a panic here must still not
+		// crash the process (exit 2) after it.
+		defer func() {
+			if v := recover(); v != nil {
+				recordPanic(v)
+			}
+		}()
+		k.Close()
+	}()
 }
 
 // attemptTimeout bounds one attempt, so that a request lost to a dead broker
