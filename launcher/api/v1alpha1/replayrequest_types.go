@@ -16,6 +16,7 @@ import (
 // +kubebuilder:printcolumn:name="Group",type=string,JSONPath=`.spec.group`,description="Consumer group being repositioned"
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.resolvedTarget`,description="Target as given to the runner; ago is resolved to a time"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Finished")].reason`,description="Why the request finished (Applied, AlreadyRan, GroupActive, PodNotStarted, ...)"
 // +kubebuilder:printcolumn:name="Messages",type=integer,JSONPath=`.status.result.totals.messagesToReconsume`,description="Messages the group will consume again"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ReplayRequest struct {
@@ -159,9 +160,10 @@ type Target struct {
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$')`,message="target.time must be RFC3339 with a zone, such as 2026-03-01T09:30:00Z; a time without a zone is never assumed to be UTC"
 	Time *string `json:"time,omitempty"`
 
-	// ago is a time relative to when the launcher accepts the request, as a
-	// Go duration such as 2h or 90m. It is resolved once, on acceptance, and
-	// the absolute time is kept in status.resolvedTarget, so a retry or a
+	// ago is a time relative to the request's creationTimestamp, as a Go
+	// duration such as 2h or 90m: "2h before I asked", however long the
+	// request then waits for its group. It is resolved once, on acceptance,
+	// and the absolute time is kept in status.resolvedTarget, so a retry or a
 	// restart never moves the target.
 	// +optional
 	// +kubebuilder:validation:Type=string
@@ -279,8 +281,10 @@ type RunnerOverrides struct {
 type ReplayRequestStatus struct {
 	// conditions are Accepted, Running and, once finished, Succeeded (True
 	// or False, with a one-word reason such as GroupActive, InvalidInput,
-	// KafkaError, PartiallyApplied, JobDeleted or DeadlineExceeded).
-	// `kubectl wait --for=condition=Succeeded` waits for success.
+	// KafkaError, PartiallyApplied, AlreadyRan, JobDeleted, PodNotStarted or
+	// DeadlineExceeded) and Finished (True, with the same reason).
+	// `kubectl wait --for=condition=Succeeded` waits for success;
+	// `kubectl wait --for=condition=Finished` for any final outcome.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -365,8 +369,13 @@ const (
 // runner's result format (kafkareplay.dev/result/v1); per-partition entries
 // may be truncated, the totals never are.
 type ReplayResult struct {
+	// ConditionFinished is True once the request has reached its final
+	// state, whichever it is, with the same reason as Succeeded: what
+	// `kubectl wait --for=condition=Finished` waits for.
+	ConditionFinished = "Finished"
 	// runId is the idempotency key the runner recorded in the commit
-	// metadata: the Job's UID.
+	// metadata: <namespace>/<name>/<spec digest> of the request, the same
+	// for a request re-created with the same name and spec.
 	// +optional
 	RunID string `json:"runId,omitempty"`
 	// reason is the runner's one-word outcome (Applied, AlreadyApplied,
