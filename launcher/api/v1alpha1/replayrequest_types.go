@@ -363,16 +363,16 @@ const (
 	// ConditionSucceeded is set once the request has finished: True on
 	// success, False with the failure's reason.
 	ConditionSucceeded = "Succeeded"
+	// ConditionFinished is True once the request has reached its final
+	// state, whichever it is, with the same reason as Succeeded: what
+	// `kubectl wait --for=condition=Finished` waits for.
+	ConditionFinished = "Finished"
 )
 
 // ReplayResult is the runner's result as recorded in status. It mirrors the
 // runner's result format (kafkareplay.dev/result/v1); per-partition entries
 // may be truncated, the totals never are.
 type ReplayResult struct {
-	// ConditionFinished is True once the request has reached its final
-	// state, whichever it is, with the same reason as Succeeded: what
-	// `kubectl wait --for=condition=Finished` waits for.
-	ConditionFinished = "Finished"
 	// runId is the idempotency key the runner recorded in the commit
 	// metadata: <namespace>/<name>/<spec digest> of the request, the same
 	// for a request re-created with the same name and spec.
