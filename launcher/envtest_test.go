@@ -194,7 +194,9 @@ func TestEnvtestFailureReasons(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, launcher.ReasonJobDeleted, "deleted before it finished"},
-		{"invalid-target", testutil.MakeRequest(ns, "invalid-target").Time("1969-12-31T23:59:59Z"), nil, launcher.ReasonInvalidTarget, "before 1970"},
+		// Admission refuses a time before 1970; an ago that far back is
+		// only found out on acceptance.
+		{"invalid-target", testutil.MakeRequest(ns, "invalid-target").Ago(1_000_000 * time.Hour), nil, launcher.ReasonInvalidTarget, "before 1970"},
 		{"image-not-allowed", testutil.MakeRequest(ns, "image-not-allowed").Group("g-image").Runner(v1alpha1.RunnerOverrides{Image: "evil.example.com/miner:1"}), nil, string(report.ReasonInvalidInput), "runner.image"},
 	}
 	for i := range cases {
@@ -422,8 +424,9 @@ func TestEnvtestPerGroupSerialization(t *testing.T) {
 	waitJob(t, next)
 }
 
-// Finished requests and their Jobs beyond --history-limit are deleted, the
-// oldest first, per group.
+// Finished launcher-made Jobs beyond --history-limit are deleted, the oldest
+// first, per group; requests never are (item 1: a deleted request kept in Git
+// comes back with a new UID and would run again).
 func TestEnvtestHistoryLimit(t *testing.T) {
 	env(t)
 	ns := newNamespace(t, nil)
@@ -448,20 +451,6 @@ func TestEnvtestHistoryLimit(t *testing.T) {
 		time.Sleep(1100 * time.Millisecond) // distinct completion times (seconds)
 	}
 	eventually(t, 10*time.Second, "history pruned", func() error {
-		var list v1alpha1.ReplayRequestList
-		if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		var left []string
-		for _, r := range list.Items {
-			if r.DeletionTimestamp == nil {
-				left = append(left, r.Name)
-			}
-		}
-		want := []string{"other-group", "run-2", "run-3"}
-		if !reflect.DeepEqual(left, want) {
-			return fmt.Errorf("requests left %v, want %v", left, want)
-		}
 		var jobs []string
 		for _, j := range jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "history"}) {
 			if j.DeletionTimestamp == nil {
@@ -473,6 +462,19 @@ func TestEnvtestHistoryLimit(t *testing.T) {
 		}
 		return nil
 	})
+	var list v1alpha1.ReplayRequestList
+	if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, r := range list.Items {
+		if r.DeletionTimestamp == nil {
+			left = append(left, r.Name)
+		}
+	}
+	if want := []string{"other-group", "run-0", "run-1", "run-2", "run-3"}; !reflect.DeepEqual(left, want) {
+		t.Fatalf("requests left %v, want all of %v: the launcher never deletes a request", left, want)
+	}
 	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "other"})); n != 1 {
 		t.Fatalf("the other group's history was touched: %d Jobs", n)
 	}
@@ -540,16 +542,11 @@ func TestEnvtestCanarySecretNeverLeaks(t *testing.T) {
 	}
 }
 
-// Jobs made from the chart's runbook CronJobs get their outcome recorded too.
-func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
-	env(t)
-	ns := newNamespace(t, nil)
-	startLauncher(t, testOptions(), 2)
-	ctx := context.Background()
-
-	// A suspended runbook CronJob, as the chart renders it, carrying the
-	// runner labels; `kubectl create job --from=cronjob/...` copies its
-	// template and sets the CronJob as owner.
+// runbookCronJob makes a suspended runbook CronJob as the chart renders it
+// (with chartLabels, the chart's labels; a suspended jobTemplate built like
+// the launcher's Job).
+func runbookCronJob(t *testing.T, ns, name string, chartLabels bool) *batchv1.CronJob {
+	t.Helper()
 	probe := testutil.MakeRequest(ns, "template").Group("orders").UID("x").Resolved("time:2026-03-01T09:30:00Z").Obj()
 	tmpl, err := launcher.BuildJob(probe, launcher.StageApply, testOptions())
 	if err != nil {
@@ -557,25 +554,71 @@ func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
 	}
 	for _, m := range []map[string]string{tmpl.Labels, tmpl.Spec.Template.Labels} {
 		delete(m, v1alpha1.LabelRequest)
-		m[v1alpha1.LabelRunbook] = "rewind-orders-1h"
+		m[v1alpha1.LabelRunbook] = name
+	}
+	tmpl.Spec.Suspend = ptr.To(true)
+	labels := map[string]string{v1alpha1.LabelRunbook: name}
+	if chartLabels {
+		labels["app.kubernetes.io/part-of"] = "kafka-replay"
+		labels["app.kubernetes.io/component"] = "runner"
 	}
 	cron := &batchv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rewind-orders-1h"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec: batchv1.CronJobSpec{
 			Schedule: "0 0 31 2 *", Suspend: ptr.To(true),
 			JobTemplate: batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels, Annotations: map[string]string{v1alpha1.AnnotationGroup: "orders"}}, Spec: tmpl.Spec},
 		},
 	}
 	create(t, cron)
+	return cron
+}
+
+// jobFromCronJob makes the Job `kubectl create job --from=cronjob/...` makes.
+func jobFromCronJob(t *testing.T, cron *batchv1.CronJob, name string) *batchv1.Job {
+	t.Helper()
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: ns, Name: "rewind-orders-1h-manual",
+			Namespace: cron.Namespace, Name: name,
 			Labels: cron.Spec.JobTemplate.Labels, Annotations: map[string]string{v1alpha1.AnnotationGroup: "orders", "cronjob.kubernetes.io/instantiate": "manual"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cron.Name, UID: cron.UID, Controller: ptr.To(true)}},
 		},
-		Spec: cron.Spec.JobTemplate.Spec,
+		Spec: *cron.Spec.JobTemplate.Spec.DeepCopy(),
 	}
 	create(t, job)
+	return job
+}
+
+// waitUnsuspended waits until the launcher has started a runbook Job.
+func waitUnsuspended(t *testing.T, job *batchv1.Job) *batchv1.Job {
+	t.Helper()
+	var got batchv1.Job
+	eventually(t, 20*time.Second, "runbook Job "+job.Name+" started", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &got); err != nil {
+			return err
+		}
+		if got.Spec.Suspend == nil || *got.Spec.Suspend || got.Annotations[v1alpha1.AnnotationStartedAt] == "" {
+			return fmt.Errorf("suspend %v, annotations %v", got.Spec.Suspend, got.Annotations)
+		}
+		return nil
+	})
+	return &got
+}
+
+// Jobs made from the chart's runbook CronJobs are started by the launcher and
+// get their outcome recorded; a runner Job from any other CronJob is neither
+// started nor recorded (item 4).
+func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+	ctx := context.Background()
+
+	// Not the chart's: the runner label alone earns no trust.
+	untrustedCron := runbookCronJob(t, ns, "homemade", false)
+	untrusted := jobFromCronJob(t, untrustedCron, "homemade-manual")
+
+	cron := runbookCronJob(t, ns, "rewind-orders-1h", true)
+	job := waitUnsuspended(t, jobFromCronJob(t, cron, "rewind-orders-1h-manual"))
 	runPod(t, job, 0, 0, testutil.Compact(testutil.Result("orders", report.ExitOK, 40, 2)))
 	finishJob(t, job, "")
 
@@ -601,10 +644,7 @@ func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
 	}
 	waitEvent(t, ns, job.Name, "Applied")
 	// A failing runbook Job is recorded with its reason.
-	failJob := job.DeepCopy()
-	failJob.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "rewind-orders-1h-again", Labels: job.Labels, Annotations: job.Annotations, OwnerReferences: job.OwnerReferences}
-	failJob.Spec.Selector, failJob.Spec.Template.Labels = nil, cron.Spec.JobTemplate.Spec.Template.Labels
-	create(t, failJob)
+	failJob := waitUnsuspended(t, jobFromCronJob(t, cron, "rewind-orders-1h-again"))
 	runPod(t, failJob, 0, 3, testutil.Compact(testutil.Result("orders", report.ExitGroupActive, 1)))
 	finishJob(t, failJob, batchv1.JobReasonPodFailurePolicy)
 	eventually(t, 20*time.Second, "failed runbook Job recorded", func() error {
@@ -616,10 +656,58 @@ func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
 		}
 		return nil
 	})
-	// Both show in the group's history.
-	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "orders", v1alpha1.LabelRunner: "true"})); n != 2 {
+	// The untrusted Job, created first, was left alone all along.
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(untrusted), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Suspend == nil || !*got.Spec.Suspend || launcher.IsRecorded(&got) || got.Annotations[v1alpha1.AnnotationStartedAt] != "" {
+		t.Fatalf("a Job of a CronJob without the chart's labels was started or recorded: suspend %v, annotations %v", got.Spec.Suspend, got.Annotations)
+	}
+	// Both trusted ones show in the group's history.
+	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "orders", v1alpha1.LabelRunbook: "rewind-orders-1h"})); n != 2 {
 		t.Fatalf("%d Jobs in the group's history", n)
 	}
+}
+
+// A runbook Job created while a request of its group runs waits, then runs;
+// a request created while the runbook Job runs waits for it (item 4).
+func TestEnvtestRunbookJobsQueueWithRequests(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+	ctx := context.Background()
+
+	first := testutil.MakeRequest(ns, "first").Obj()
+	create(t, first)
+	firstJob := waitJob(t, first)
+	cron := runbookCronJob(t, ns, "rewind", true)
+	job := jobFromCronJob(t, cron, "rewind-manual")
+	waitEvent(t, ns, job.Name, launcher.ReasonWaitingForGroup)
+	var cur batchv1.Job
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &cur); err != nil {
+		t.Fatal(err)
+	}
+	if !*cur.Spec.Suspend {
+		t.Fatal("the runbook Job started while a request of its group runs")
+	}
+	runPod(t, firstJob, 0, 0, testutil.Compact(testutil.Result("orders", report.ExitOK, 1)))
+	finishJob(t, firstJob, "")
+	waitPhase(t, first, v1alpha1.PhaseSucceeded)
+	started := waitUnsuspended(t, job)
+
+	// Now a request waits for the runbook Job, and its status names it.
+	second := testutil.MakeRequest(ns, "second").Obj()
+	create(t, second)
+	eventually(t, 10*time.Second, "second waits for the runbook Job", func() error {
+		c := condition(getRR(t, second), v1alpha1.ConditionAccepted)
+		if c == nil || c.Reason != launcher.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/rewind-manual") {
+			return fmt.Errorf("Accepted = %+v", c)
+		}
+		return nil
+	})
+	runPod(t, started, 0, 0, testutil.Compact(testutil.Result("orders", report.ExitOK, 1)))
+	finishJob(t, started, "")
+	waitJob(t, second)
 }
 
 // A Job the API server refuses for now (a quota) is reported on the request

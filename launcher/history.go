@@ -12,14 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
@@ -89,14 +82,7 @@ func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o Outco
 	return nil
 }
 
-// finishedAt is when a request or Job finished, for retention order.
-func requestFinishedAt(rr *v1alpha1.ReplayRequest) time.Time {
-	if rr.Status.CompletionTime != nil {
-		return rr.Status.CompletionTime.Time
-	}
-	return rr.CreationTimestamp.Time
-}
-
+// jobFinishedAt is when a Job finished, for retention order.
 func jobFinishedAt(job *batchv1.Job) time.Time {
 	if t, err := time.Parse(time.RFC3339, job.Annotations[v1alpha1.AnnotationFinishedAt]); err == nil {
 		return t
@@ -108,18 +94,6 @@ func jobFinishedAt(job *batchv1.Job) time.Time {
 		return c.LastTransitionTime.Time
 	}
 	return job.CreationTimestamp.Time
-}
-
-// ExpiredRequests returns the finished requests beyond the newest limit, the
-// oldest first. Unfinished ones are never expired. limit 0 keeps everything.
-func ExpiredRequests(items []v1alpha1.ReplayRequest, limit int) []*v1alpha1.ReplayRequest {
-	var done []*v1alpha1.ReplayRequest
-	for i := range items {
-		if IsFinished(&items[i]) && items[i].DeletionTimestamp == nil {
-			done = append(done, &items[i])
-		}
-	}
-	return expired(done, limit, requestFinishedAt)
 }
 
 // ExpiredJobs returns the finished, recorded, launcher-made Jobs that no
@@ -157,34 +131,20 @@ func expired[T metav1.Object](done []T, limit int, at func(T) time.Time) []T {
 	return out
 }
 
-// pruneHistory deletes, in the request's namespace and group, the finished
-// requests and the released Jobs beyond the history limit. Deletion
-// propagates in the background, so a Job takes its pods with it.
+// pruneHistory deletes, in the request's namespace and group, the released
+// launcher-made Jobs beyond the history limit, the oldest first. It never
+// deletes a request: requests are the users' objects, and a request deleted
+// by the launcher would come back from Git (Argo CD, Flux) or a backup with a
+// new UID. Deletion propagates in the background, so a Job takes its pods
+// (and whatever else it owns) with it.
 //
-// just and justJob are the request and Job that have just been recorded: the
-// cache may not show their new state yet, so they replace their cached
-// copies.
+// justJob is the Job that has just been recorded: the cache may not show its
+// new state yet, so it replaces its cached copy.
 func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecorder, just *v1alpha1.ReplayRequest, justJob *batchv1.Job, limit int) error {
 	if limit <= 0 {
 		return nil
 	}
 	ns, group := just.Namespace, just.Spec.Group
-	var rrs v1alpha1.ReplayRequestList
-	if err := c.List(ctx, &rrs, client.InNamespace(ns), client.MatchingFields{indexGroup: group}); err != nil {
-		return err
-	}
-	for i := range rrs.Items {
-		if rrs.Items[i].UID == just.UID {
-			rrs.Items[i] = *just
-		}
-	}
-	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
-	for _, old := range ExpiredRequests(rrs.Items, limit) {
-		if err := c.Delete(ctx, old, bg, client.Preconditions{UID: &old.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-			return err
-		}
-		log.FromContext(ctx).V(1).Info("deleted request beyond the history limit", "request", old.Name, "limit", limit)
-	}
 	var jobs batchv1.JobList
 	if err := c.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{
 		v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue,
@@ -197,6 +157,7 @@ func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecord
 			jobs.Items[i] = *justJob
 		}
 	}
+	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
 	for _, old := range ExpiredJobs(jobs.Items, limit) {
 		// Labels may collide for hashed names in theory; the annotation is exact.
 		if old.Annotations[v1alpha1.AnnotationGroup] != group {
@@ -210,87 +171,6 @@ func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecord
 		}
 	}
 	return nil
-}
-
-// RunbookJobReconciler records outcomes on runner Jobs that no ReplayRequest
-// made: Jobs created from the chart's runbook CronJobs
-// (`kubectl create job --from=cronjob/...`), recognised by the runner label
-// without a request label. Their history then reads the same as a request's.
-type RunbookJobReconciler struct {
-	Client   client.Client
-	Recorder recorder.EventRecorder
-	Options  Options
-}
-
-// Reconcile records the outcome of one finished runbook Job, once.
-func (r *RunbookJobReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	var job batchv1.Job
-	if err := r.Client.Get(ctx, req.NamespacedName, &job); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
-	}
-	if !isRunbookJob(&job) || IsRecorded(&job) || job.DeletionTimestamp != nil {
-		return reconcile.Result{}, nil
-	}
-	finished, _, _ := JobFinished(&job)
-	if !finished {
-		return reconcile.Result{}, nil
-	}
-	pods, err := podsOfJob(ctx, r.Client, &job)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	o := JobOutcome(&job, pods)
-	if wait := resultGraceLeft(o, r.Options.PodResultGrace, time.Now()); wait > 0 {
-		return reconcile.Result{RequeueAfter: wait}, nil
-	}
-	if err := recordOnJob(ctx, r.Client, &job, o, false); err != nil {
-		return reconcile.Result{}, err
-	}
-	observeOutcome(o, jobStartedAt(&job))
-	eventType := corev1.EventTypeNormal
-	if !o.Succeeded {
-		eventType = corev1.EventTypeWarning
-	}
-	r.Recorder.Eventf(&job, nil, eventType, o.Reason, "Record", "%s", o.Message)
-	log.FromContext(ctx).Info("recorded runbook Job outcome", "outcome", o.Reason)
-	return reconcile.Result{}, nil
-}
-
-func jobStartedAt(job *batchv1.Job) time.Time {
-	if job.Status.StartTime != nil {
-		return job.Status.StartTime.Time
-	}
-	return job.CreationTimestamp.Time
-}
-
-// isRunbookJob reports whether a runner Job was made without a request.
-func isRunbookJob(job *batchv1.Job) bool {
-	if job.Labels[v1alpha1.LabelRunner] != v1alpha1.LabelRunnerValue {
-		return false
-	}
-	_, fromRequest := job.Labels[v1alpha1.LabelRequest]
-	return !fromRequest
-}
-
-// SetupWithManager registers the runbook Job recorder.
-func (r *RunbookJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	isRunbook := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		job, ok := o.(*batchv1.Job)
-		return ok && isRunbookJob(job)
-	})
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("runbookjob").
-		For(&batchv1.Job{}, builder.WithPredicates(isRunbook)).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			if _, fromRequest := o.GetLabels()[v1alpha1.LabelRequest]; fromRequest {
-				return nil
-			}
-			if name := o.GetLabels()[batchv1.JobNameLabel]; name != "" {
-				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
-			}
-			return nil
-		})).
-		Complete(r)
 }
 
 // podsOfJob lists a Job's pods from the cache, by the controller-uid label the

@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"encoding/json"
-	"strconv"
 	"testing"
 	"time"
 
@@ -44,28 +43,6 @@ func TestUnitResultAnnotations(t *testing.T) {
 	f := ResultAnnotations(Outcome{Reason: ReasonJobDeleted})
 	if f[v1alpha1.AnnotationOutcome] != OutcomeFailed || f[v1alpha1.AnnotationReason] != ReasonJobDeleted {
 		t.Fatalf("failure annotations = %v", f)
-	}
-}
-
-func TestUnitExpiredRequestsKeepsTheNewest(t *testing.T) {
-	var items []v1alpha1.ReplayRequest
-	for i := range 6 {
-		rr := testutil.MakeRequest("ns", "r"+strconv.Itoa(i)).Created(t0).Obj()
-		if i < 5 {
-			Finish(rr, Outcome{Succeeded: true, Reason: "Applied", FinishedAt: t0.Add(time.Duration(i) * time.Minute)}, "", t0)
-		}
-		items = append(items, *rr)
-	}
-	got := ExpiredRequests(items, 2)
-	if len(got) != 3 || got[0].Name != "r0" || got[1].Name != "r1" || got[2].Name != "r2" {
-		names := []string{}
-		for _, g := range got {
-			names = append(names, g.Name)
-		}
-		t.Fatalf("expired = %v, want r0 r1 r2 (oldest first; r5 is unfinished)", names)
-	}
-	if ExpiredRequests(items, 0) != nil || ExpiredRequests(items, 5) != nil {
-		t.Fatal("limit 0 or a limit above the count expired something")
 	}
 }
 

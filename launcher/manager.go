@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -35,22 +36,26 @@ func RunnerSelector() labels.Selector {
 }
 
 // CacheOptions restrict the launcher's cache to what it needs: every
-// ReplayRequest, but only runner Jobs and pods (label-selected on the server,
-// so other workloads' Jobs and pods never reach the launcher's memory), and
-// none of the objects' managed fields.
+// ReplayRequest, but only runner Jobs and pods and the chart's runbook
+// CronJobs (label-selected on the server, so other workloads' objects never
+// reach the launcher's memory), and none of the objects' managed fields.
 func CacheOptions() cache.Options {
 	sel := RunnerSelector()
+	runbook, err := labels.NewRequirement(v1alpha1.LabelRunbook, selection.Exists, nil)
+	utilruntime.Must(err)
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&batchv1.Job{}: {Label: sel},
-			&corev1.Pod{}:  {Label: sel},
+			&batchv1.Job{}:     {Label: sel},
+			&corev1.Pod{}:      {Label: sel},
+			&batchv1.CronJob{}: {Label: labels.NewSelector().Add(*runbook)},
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}
 }
 
 // Setup registers the launcher's controllers with a manager: the
-// ReplayRequest controller and the runbook Job recorder.
+// ReplayRequest controller and the runbook Job controller, which share one
+// per-group queue.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) error {
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
@@ -61,18 +66,23 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 		logs = opts.Logs
 	}
 	rec := mgr.GetEventRecorder(EventSource)
+	if err := setupIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	q := newGroupQueue()
 	if err := (&ReplayRequestReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  rec,
 		Logs:      logs,
 		Options:   opts,
-	}).SetupWithManager(ctx, mgr, workers); err != nil {
+	}).SetupWithManager(ctx, mgr, q, workers); err != nil {
 		return err
 	}
 	return (&RunbookJobReconciler{
-		Client:   mgr.GetClient(),
-		Recorder: rec,
-		Options:  opts,
-	}).SetupWithManager(mgr)
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  rec,
+		Options:   opts,
+	}).SetupWithManager(mgr, q)
 }

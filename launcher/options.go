@@ -47,9 +47,17 @@ type Options struct {
 	// ActiveDeadline bounds a Job, retries included, unless a request sets
 	// runner.activeDeadlineSeconds. A request's waitTimeout is added to it.
 	ActiveDeadline time.Duration
-	// HistoryLimit is how many finished requests, and finished launcher-made
-	// Jobs, are kept per (namespace, group); the oldest go first. 0 keeps all.
+	// HistoryLimit is how many finished launcher-made Jobs are kept per
+	// (namespace, group); the oldest go first. 0 keeps all. Requests are
+	// never deleted: they are the users' objects. The kept Jobs are what
+	// recognises a request re-created with the same name and spec
+	// (AlreadyRan).
 	HistoryLimit int
+	// StartTimeout bounds the start of a replay: the API server accepting
+	// its Job (else JobNotCreated) and its runner pod starting (else
+	// PodNotStarted, naming what the pod waited for). Either way the group
+	// goes to the next replay.
+	StartTimeout time.Duration
 	// LogTailLines and LogTailBytes bound the log tail copied into status.
 	LogTailLines int64
 	LogTailBytes int64
@@ -80,6 +88,7 @@ func DefaultOptions() Options {
 		BackoffLimit:   2,
 		ActiveDeadline: 10 * time.Minute,
 		HistoryLimit:   10,
+		StartTimeout:   5 * time.Minute,
 		LogTailLines:   40,
 		LogTailBytes:   4096,
 		PodResultGrace: 10 * time.Second,

@@ -2,147 +2,357 @@ package launcher
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
 // QueueKey identifies the consumer group a request moves, across namespaces:
 // the bootstrap servers (normalised: trimmed, lower-cased, sorted) and the
-// group. At most one request per key runs at a time. Two different bootstrap
+// group. At most one replay per key runs at a time. Two different bootstrap
 // lists for the same cluster are, unavoidably, two keys.
 func QueueKey(rr *v1alpha1.ReplayRequest) string {
-	servers := strings.Split(rr.Spec.Kafka.BootstrapServers, ",")
+	return queueKey(rr.Spec.Kafka.BootstrapServers, rr.Spec.Group)
+}
+
+func queueKey(bootstrapServers, group string) string {
+	servers := strings.Split(bootstrapServers, ",")
 	for i, s := range servers {
 		servers[i] = strings.ToLower(strings.TrimSpace(s))
 	}
 	slices.Sort(servers)
 	servers = slices.Compact(servers)
-	return strings.Join(servers, ",") + "|" + rr.Spec.Group
+	return strings.Join(servers, ",") + "|" + group
 }
 
-// Decision is the queue's answer for one request.
-type Decision struct {
-	// Start is true when the request may create its Job now.
-	Start bool
-	// Blocker is the request it waits for, when Start is false.
-	Blocker *v1alpha1.ReplayRequest
-}
-
-// Decide says whether self may start, given every request with the same
-// QueueKey (peers may include self). It is pure. The queue is:
-//
-//   - first, the peers that have started (started reports that their Job
-//     exists) and not finished: they hold the group;
-//   - then the unfinished requests that have not started, first in first
-//     out, by creation time, then namespace and name, so that every
-//     reconcile agrees on one order.
-//
-// Self starts when it is at the head. Otherwise its blocker is the request
-// just ahead of it: the one it waits for. That one does not change as the
-// queue advances, so a waiting request's status is written once, not once
-// per request that finishes before it.
-//
-// Requests being deleted are ignored: their Job goes with them.
-func Decide(self *v1alpha1.ReplayRequest, peers []v1alpha1.ReplayRequest, started func(*v1alpha1.ReplayRequest) bool) Decision {
-	var running, waiting []*v1alpha1.ReplayRequest
-	for i := range peers {
-		p := &peers[i]
-		if p.UID == self.UID || IsFinished(p) || p.DeletionTimestamp != nil {
+// PodSpecQueueKey is the QueueKey of whatever a runner pod spec replays,
+// read from the runner container's environment, the one place every runner
+// (launcher-made, runbook or hand-made) says which group it moves. It is
+// empty for a spec without a runner container or without those settings.
+func PodSpecQueueKey(spec *corev1.PodSpec) string {
+	for _, c := range spec.Containers {
+		if c.Name != ContainerName {
 			continue
 		}
-		if started(p) {
-			running = append(running, p)
-		} else if before(p, self) {
-			waiting = append(waiting, p)
+		var servers, group string
+		for _, e := range c.Env {
+			switch e.Name {
+			case config.EnvBootstrapServers:
+				servers = e.Value
+			case config.EnvGroup:
+				group = e.Value
+			}
+		}
+		if servers == "" || group == "" {
+			return ""
+		}
+		return queueKey(servers, group)
+	}
+	return ""
+}
+
+// EntryKind says what a queue entry is.
+type EntryKind string
+
+const (
+	// EntryRequest is a ReplayRequest.
+	EntryRequest EntryKind = "ReplayRequest"
+	// EntryJob is a runner Job: one that runs (a request's, a runbook's or
+	// any other with the runner label), or a runbook Job waiting to start.
+	EntryJob EntryKind = "Job"
+	// EntryPod is a runner pod whose Job the launcher does not see (deleted
+	// with --cascade=orphan, say) and that still runs.
+	EntryPod EntryKind = "Pod"
+)
+
+// Entry is one replay in a group's queue: one that holds the group, or one
+// that waits for it.
+type Entry struct {
+	Kind      EntryKind
+	Namespace string
+	Name      string
+	// Created orders the waiting entries, first in first out.
+	Created time.Time
+	// Since is, for a holder, since when it holds the group.
+	Since time.Time
+}
+
+func (e Entry) key() types.NamespacedName {
+	return types.NamespacedName{Namespace: e.Namespace, Name: e.Name}
+}
+
+// Decision is the queue's answer for one waiting entry.
+type Decision struct {
+	// Start is true when the entry may start now.
+	Start bool
+	// Blocker is the entry it waits for, when Start is false: the one just
+	// ahead of it.
+	Blocker *Entry
+	// Running is true when Blocker holds the group (rather than waits
+	// ahead).
+	Running bool
+}
+
+// Decide says whether self may start, given what holds the group (see
+// Holders) and the entries that wait for it (self may be among them). It is
+// pure. The queue is: first the holders, then the waiting entries, first in
+// first out by creation time, then kind, namespace and name, so that every
+// reconcile agrees on one order.
+//
+// Self starts when nothing holds the group and nothing waits ahead of it.
+// Otherwise its blocker is the entry just ahead of it: the one it waits for.
+// That one does not change as the queue advances, so a waiting request's
+// status is written once, not once per replay that finishes before it.
+func Decide(self Entry, holders, waiting []Entry) Decision {
+	var ahead []Entry
+	for _, w := range waiting {
+		if w.Kind == self.Kind && w.key() == self.key() {
+			continue
+		}
+		if before(w, self) {
+			ahead = append(ahead, w)
 		}
 	}
-	ahead := append(sortedQueue(running), sortedQueue(waiting)...)
-	if len(ahead) == 0 {
+	sortEntries(ahead)
+	if len(ahead) > 0 {
+		return Decision{Blocker: &ahead[len(ahead)-1]}
+	}
+	var held []Entry
+	for _, h := range holders {
+		if h.Kind == self.Kind && h.key() == self.key() {
+			// Self already holds it: a retried start, which the
+			// deterministic Job name makes safe.
+			continue
+		}
+		held = append(held, h)
+	}
+	if len(held) == 0 {
 		return Decision{Start: true}
 	}
-	return Decision{Blocker: ahead[len(ahead)-1]}
-}
-
-func sortedQueue(rs []*v1alpha1.ReplayRequest) []*v1alpha1.ReplayRequest {
-	slices.SortFunc(rs, func(a, b *v1alpha1.ReplayRequest) int {
-		if before(a, b) {
-			return -1
-		}
-		if before(b, a) {
-			return 1
-		}
-		return 0
+	slices.SortFunc(held, func(a, b Entry) int {
+		return cmp.Or(a.Since.Compare(b.Since), compareEntries(a, b))
 	})
-	return rs
+	return Decision{Blocker: &held[len(held)-1], Running: true}
 }
 
-// before is the queue's order: creation time, then namespace, then name.
-func before(a, b *v1alpha1.ReplayRequest) bool {
-	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-		return c < 0
+func sortEntries(es []Entry) {
+	slices.SortFunc(es, compareEntries)
+}
+
+func compareEntries(a, b Entry) int {
+	return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// before is the queue's order: creation time, then kind, namespace, name.
+func before(a, b Entry) bool { return compareEntries(a, b) < 0 }
+
+// WaitingMessage is what a waiting request's status says. It names the
+// blocker only when it is in the same namespace: a tenant learns nothing
+// about another namespace's replays but that one exists, and since when.
+func WaitingMessage(namespace, group string, d Decision) string {
+	b := d.Blocker
+	if b == nil {
+		return fmt.Sprintf("waiting for group %q", group)
 	}
-	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) < 0
+	if b.Namespace == namespace {
+		what := "request"
+		switch b.Kind {
+		case EntryJob:
+			what = "Job"
+		case EntryPod:
+			what = "runner pod"
+		}
+		verb := "is queued first"
+		if d.Running {
+			verb = "replays it first"
+		}
+		return fmt.Sprintf("waiting for %s %s/%s, which %s: group %q on the same Kafka cluster", what, b.Namespace, b.Name, verb, group)
+	}
+	if d.Running {
+		return fmt.Sprintf("waiting: another replay of group %q on the same Kafka cluster is in progress since %s", group, b.Since.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("waiting: another replay of group %q on the same Kafka cluster is queued first, since %s", group, b.Created.UTC().Format(time.RFC3339))
 }
 
-// groupQueue remembers which request the launcher itself started per key,
-// until that request is seen finished or deleted. The cluster state (status
-// and Jobs) is the source of truth, but the cache can lag behind the
-// launcher's own writes by a few milliseconds; the hold closes that window,
-// in which a second request could otherwise see the group as free.
+// podActive reports whether a pod may still run the runner: it has not
+// reached a terminal phase. A pod being deleted counts until it is gone: its
+// containers get their grace period and may commit during it.
+func podActive(p *corev1.Pod) bool {
+	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// jobRuns reports whether a Job may still make runner pods: not finished,
+// not suspended, not being deleted.
+func jobRuns(j *batchv1.Job) bool {
+	if finished, _, _ := JobFinished(j); finished {
+		return false
+	}
+	return j.DeletionTimestamp == nil && (j.Spec.Suspend == nil || !*j.Spec.Suspend)
+}
+
+// Holders is what holds a group, derived from the cluster alone (a pure
+// function over what the cache shows), so that a restarted launcher knows as
+// much as the one before it:
 //
-// After a restart the map is empty and the cache, by then in sync with
-// everything the previous leader wrote, is enough.
+//   - every runner Job of the group that runs or may still make pods;
+//   - every runner pod of the group that is active or terminating, whether or
+//     not its Job still exists (a Job or request deleted with
+//     --cascade=orphan leaves its pod running);
+//   - every request that has started and not finished whose Job is not
+//     shown (its own reconcile will say whether it was deleted).
+//
+// jobs, pods and requests must all be of one group (one QueueKey).
+func Holders(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job, pods []corev1.Pod) []Entry {
+	var out []Entry
+	jobByUID := map[types.UID]*batchv1.Job{}
+	jobNames := map[types.NamespacedName]bool{}
+	for i := range jobs {
+		j := &jobs[i]
+		jobByUID[j.UID] = j
+		jobNames[types.NamespacedName{Namespace: j.Namespace, Name: j.Name}] = true
+	}
+	activePods := map[types.UID]*corev1.Pod{}
+	for i := range pods {
+		p := &pods[i]
+		if !podActive(p) {
+			continue
+		}
+		if j := jobByUID[types.UID(p.Labels[controllerUIDLabel])]; j != nil {
+			activePods[j.UID] = p
+			continue
+		}
+		out = append(out, Entry{Kind: EntryPod, Namespace: p.Namespace, Name: p.Name, Created: p.CreationTimestamp.Time, Since: p.CreationTimestamp.Time})
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		if jobRuns(j) || activePods[j.UID] != nil {
+			out = append(out, Entry{Kind: EntryJob, Namespace: j.Namespace, Name: j.Name, Created: j.CreationTimestamp.Time, Since: jobSince(j)})
+		}
+	}
+	for i := range requests {
+		rr := &requests[i]
+		if !IsStarted(rr) || IsFinished(rr) {
+			continue
+		}
+		if jobNames[types.NamespacedName{Namespace: rr.Namespace, Name: rr.Status.JobName}] {
+			continue // the Job speaks for it
+		}
+		since := rr.CreationTimestamp.Time
+		if rr.Status.StartTime != nil {
+			since = rr.Status.StartTime.Time
+		}
+		out = append(out, Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time, Since: since})
+	}
+	return out
+}
+
+// jobSince is when a Job began to hold its group: when the launcher started
+// it (a runbook Job), else when it was made.
+func jobSince(j *batchv1.Job) time.Time {
+	if t, err := time.Parse(time.RFC3339, j.Annotations[v1alpha1.AnnotationStartedAt]); err == nil {
+		return t
+	}
+	return j.CreationTimestamp.Time
+}
+
+// Waiting is who waits for a group: the requests that have neither finished
+// nor started and are not being deleted, and the runbook Jobs the launcher
+// trusts and has yet to start.
+func Waiting(requests []v1alpha1.ReplayRequest, runbookJobs []batchv1.Job) []Entry {
+	var out []Entry
+	for i := range requests {
+		rr := &requests[i]
+		if IsStarted(rr) || IsFinished(rr) || rr.DeletionTimestamp != nil {
+			continue
+		}
+		out = append(out, Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time})
+	}
+	for i := range runbookJobs {
+		j := &runbookJobs[i]
+		if runbookWaits(j) {
+			out = append(out, Entry{Kind: EntryJob, Namespace: j.Namespace, Name: j.Name, Created: j.CreationTimestamp.Time})
+		}
+	}
+	return out
+}
+
+// hold is a start the launcher made that its cache may not show yet.
+type hold struct {
+	entry Entry
+	// job is the Job that was created or unsuspended.
+	job types.NamespacedName
+}
+
+// groupQueue serialises start decisions per group and remembers the starts
+// the cache does not show yet. The cluster is the source of truth (Holders),
+// but the cache lags behind the launcher's own writes by a few milliseconds;
+// a hold closes that window, in which a second replay could otherwise see
+// the group as free. A hold ends as soon as the cache shows its Job (from
+// then on Holders sees it), or when that Job turns out to be gone.
+//
+// After a restart the map is empty and the cache, in sync with everything
+// the previous leader wrote, is enough.
 type groupQueue struct {
-	mu      sync.Mutex
-	holders map[string]types.NamespacedName
-	keys    map[types.NamespacedName]string
+	mu    sync.Mutex
+	holds map[string]hold
 }
 
 func newGroupQueue() *groupQueue {
-	return &groupQueue{holders: map[string]types.NamespacedName{}, keys: map[types.NamespacedName]string{}}
+	return &groupQueue{holds: map[string]hold{}}
 }
 
-// TryStart runs decide under the queue's lock and takes the hold for who when
-// the decision is to start. When another request holds key, the decision is
-// never to start, and holder names that request.
-func (q *groupQueue) TryStart(key string, who types.NamespacedName, decide func() Decision) (d Decision, holder *types.NamespacedName) {
+// TryStart runs decide under the queue's lock, with the key's pending hold
+// (if any) passed in, and, when the decision is to start, runs start and
+// takes a hold on key for the Job it names. seen reports whether the cache
+// already shows a held Job running, which ends the hold.
+func (q *groupQueue) TryStart(key string, seen func(job types.NamespacedName) bool, decide func(pending *Entry) Decision, start func() (types.NamespacedName, Entry, error)) (Decision, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if h, ok := q.holders[key]; ok && h != who {
-		// Held: never start, but still say whom self waits for.
-		d = decide()
-		d.Start = false
-		return d, &h
+	var pending *Entry
+	if h, ok := q.holds[key]; ok {
+		if seen(h.job) {
+			delete(q.holds, key)
+		} else {
+			pending = &h.entry
+		}
 	}
-	d = decide()
-	if d.Start {
-		q.holders[key] = who
-		q.keys[who] = key
+	d := decide(pending)
+	if !d.Start {
+		return d, nil
 	}
+	job, entry, err := start()
+	if err != nil || job.Name == "" {
+		return Decision{}, err
+	}
+	q.holds[key] = hold{entry: entry, job: job}
 	return d, nil
 }
 
-// Release drops who's hold, if any.
-func (q *groupQueue) Release(who types.NamespacedName) {
+// Forget ends key's hold when it is for job: that Job is gone, or has
+// finished, so it no longer holds anything.
+func (q *groupQueue) Forget(key string, job types.NamespacedName) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if key, ok := q.keys[who]; ok {
-		delete(q.keys, who)
-		if q.holders[key] == who {
-			delete(q.holders, key)
-		}
+	if h, ok := q.holds[key]; ok && h.job == job {
+		delete(q.holds, key)
 	}
 }
 
-// Holder returns who holds key, for tests and metrics.
-func (q *groupQueue) Holder(key string) (types.NamespacedName, bool) {
+// Pending returns key's hold, for tests.
+func (q *groupQueue) Pending(key string) (types.NamespacedName, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	h, ok := q.holders[key]
-	return h, ok
+	h, ok := q.holds[key]
+	return h.job, ok
 }

@@ -1,13 +1,18 @@
 package launcher
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
@@ -25,93 +30,184 @@ func TestUnitQueueKeyNormalisesBootstrapServers(t *testing.T) {
 	}
 }
 
-func TestUnitDecideIsFirstInFirstOut(t *testing.T) {
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	r1 := testutil.MakeRequest("ns", "r1").UID("1").Created(at(0)).Obj()
-	r2 := testutil.MakeRequest("ns", "r2").UID("2").Created(at(1)).Obj()
-	r3 := testutil.MakeRequest("ns", "r3").UID("3").Created(at(2)).Obj()
-	// Same second as r3, earlier name: the tie is broken the same way everywhere.
-	r0 := testutil.MakeRequest("ns", "r0").UID("0").Created(at(2)).Obj()
-	peers := []v1alpha1.ReplayRequest{*r1, *r2, *r3, *r0}
-	none := func(*v1alpha1.ReplayRequest) bool { return false }
-
-	if d := Decide(r1, peers, none); !d.Start {
-		t.Fatalf("r1 (first) must start: %+v", d)
+func TestUnitPodSpecQueueKeyMatchesTheRequests(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "a").Bootstrap("B:9092, a:9092").Resolved("earliest").Obj()
+	job, err := BuildJob(rr, StageApply, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if d := Decide(r2, peers, none); d.Start || d.Blocker.Name != "r1" {
-		t.Fatalf("r2 must wait for r1: %+v", d)
+	if got := PodSpecQueueKey(&job.Spec.Template.Spec); got != QueueKey(rr) {
+		t.Fatalf("the Job's key %q is not the request's %q", got, QueueKey(rr))
 	}
-	// Each waits for the request just ahead of it: r0 before r3 (same
-	// second, name order).
-	if d := Decide(r3, peers, none); d.Start || d.Blocker.Name != "r0" {
-		t.Fatalf("r3 must wait for r0: %+v", d)
-	}
-	if d := Decide(r0, peers, none); d.Start || d.Blocker.Name != "r2" {
-		t.Fatalf("r0 must wait for r2: %+v", d)
-	}
-
-	// r1 started: it heads the queue, even before an earlier-sorting
-	// request, and the ones behind keep waiting for the same predecessor.
-	started := func(p *v1alpha1.ReplayRequest) bool { return p.Name == "r1" }
-	if d := Decide(r2, peers, started); d.Start || d.Blocker.Name != "r1" {
-		t.Fatalf("r2 must wait for running r1: %+v", d)
-	}
-	if d := Decide(r3, peers, started); d.Start || d.Blocker.Name != "r0" {
-		t.Fatalf("r3 must still wait for r0: %+v", d)
-	}
-	early := testutil.MakeRequest("ns", "early").UID("e").Created(at(-5)).Obj()
-	if d := Decide(early, append(peers, *early), started); d.Start || d.Blocker.Name != "r1" {
-		t.Fatalf("an earlier-sorting request must wait for running r1: %+v", d)
-	}
-
-	// r1 finished: r2 is next, then r0 before r3.
-	Finish(&peers[0], Outcome{Succeeded: true, Reason: "Applied"}, "", t0)
-	if d := Decide(r2, peers, none); !d.Start {
-		t.Fatalf("r2 must start after r1: %+v", d)
-	}
-	Finish(&peers[1], Outcome{Succeeded: true, Reason: "Applied"}, "", t0)
-	if d := Decide(r3, peers, none); d.Start || d.Blocker.Name != "r0" {
-		t.Fatalf("r3 must wait for r0: %+v", d)
-	}
-	if d := Decide(r0, peers, none); !d.Start {
-		t.Fatalf("r0 must start after r2: %+v", d)
-	}
-	// A request being deleted does not hold the queue.
-	now := metav1.Now()
-	peers[3].DeletionTimestamp = &now
-	if d := Decide(r3, peers, none); !d.Start {
-		t.Fatalf("r3 must start once r0 is being deleted: %+v", d)
+	job.Spec.Template.Spec.Containers[0].Name = "sidecar"
+	if got := PodSpecQueueKey(&job.Spec.Template.Spec); got != "" {
+		t.Fatalf("a pod without a runner container has key %q", got)
 	}
 }
 
-func TestUnitGroupQueueHoldsOneRequestPerKey(t *testing.T) {
+func TestUnitDecideIsFirstInFirstOut(t *testing.T) {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	req := func(name string, s int) Entry {
+		return Entry{Kind: EntryRequest, Namespace: "ns", Name: name, Created: at(s)}
+	}
+	r1, r2, r3 := req("r1", 0), req("r2", 1), req("r3", 2)
+	// Same second as r3, earlier name: the tie is broken the same way everywhere.
+	r0 := req("r0", 2)
+	runbook := Entry{Kind: EntryJob, Namespace: "ops", Name: "rewind", Created: at(1)}
+	running := func(e Entry, since int) Entry { e.Since = at(since); return e }
+
+	cases := []struct {
+		name     string
+		self     Entry
+		holders  []Entry
+		waiting  []Entry
+		start    bool
+		blocker  string
+		isRunner bool
+	}{
+		{"first starts", r1, nil, []Entry{r1, r2, r3, r0}, true, "", false},
+		{"second waits for the first", r2, nil, []Entry{r1, r2, r3, r0}, false, "r1", false},
+		{"each waits for the one just ahead", r3, nil, []Entry{r1, r2, r3, r0}, false, "r0", false},
+		{"ties by name", r0, nil, []Entry{r1, r2, r3, r0}, false, "r2", false},
+		{"head waits for a holder", r2, []Entry{running(r1, 5)}, []Entry{r2, r3}, false, "r1", true},
+		{"behind the head, still the one ahead", r3, []Entry{running(r1, 5)}, []Entry{r2, r3}, false, "r2", false},
+		{"an earlier request waits for a holder", req("early", -5), []Entry{running(r1, 5)}, []Entry{r2}, false, "r1", true},
+		{"a runbook Job queues with requests", r2, nil, []Entry{runbook, r2}, false, "rewind", false},
+		{"a runbook Job waits for a request", runbook, []Entry{running(r1, 3)}, []Entry{runbook, r2}, false, "r1", true},
+		{"an orphaned pod holds the group", r2, []Entry{{Kind: EntryPod, Namespace: "ns", Name: "old-pod", Since: at(0)}}, []Entry{r2}, false, "old-pod", true},
+		{"self holding is a retry, not a blocker", r2, []Entry{running(r2, 3)}, []Entry{r2}, true, "", false},
+		{"free", r2, nil, []Entry{r2}, true, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Decide(c.self, c.holders, c.waiting)
+			if d.Start != c.start {
+				t.Fatalf("Start = %v, want %v (%+v)", d.Start, c.start, d)
+			}
+			if c.start {
+				return
+			}
+			if d.Blocker == nil || d.Blocker.Name != c.blocker || d.Running != c.isRunner {
+				t.Fatalf("blocker %+v running %v, want %s running %v", d.Blocker, d.Running, c.blocker, c.isRunner)
+			}
+		})
+	}
+}
+
+func TestUnitWaitingMessageNamesOnlyTheSameNamespace(t *testing.T) {
+	since := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	same := Decision{Blocker: &Entry{Kind: EntryRequest, Namespace: "team-a", Name: "first", Since: since}, Running: true}
+	other := Decision{Blocker: &Entry{Kind: EntryRequest, Namespace: "team-b", Name: "secret-project", Since: since}, Running: true}
+	queued := Decision{Blocker: &Entry{Kind: EntryJob, Namespace: "team-b", Name: "secret-runbook", Created: since}}
+	if m := WaitingMessage("team-a", "orders", same); !strings.Contains(m, "team-a/first") {
+		t.Fatalf("same namespace: %q does not name the blocker", m)
+	}
+	for _, d := range []Decision{other, queued} {
+		m := WaitingMessage("team-a", "orders", d)
+		if strings.Contains(m, "team-b") || strings.Contains(m, "secret") {
+			t.Fatalf("another namespace leaks: %q", m)
+		}
+		if !strings.Contains(m, "another replay of group \"orders\"") || !strings.Contains(m, "since 2026-03-01T09:00:00Z") {
+			t.Fatalf("message %q does not say that another replay is there, and since when", m)
+		}
+	}
+}
+
+func TestUnitHoldersFromTheCluster(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "a").UID("rr-uid").Resolved("earliest").Created(t0).Obj()
+	base, err := BuildJob(rr, StageApply, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.UID = "job-uid"
+	pod := func(phase corev1.PodPhase, deleting bool) corev1.Pod {
+		p := testutil.PodFor(base, "pod")
+		p.Status.Phase = phase
+		if deleting {
+			p.DeletionTimestamp = &metav1.Time{Time: t0}
+		}
+		return *p
+	}
+	running := *base.DeepCopy()
+	finished := *base.DeepCopy()
+	testutil.Complete(&finished, t0)
+	deleting := *base.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
+	suspended := *base.DeepCopy()
+	suspended.Spec.Suspend = ptr.To(true)
+	started := rr.DeepCopy()
+	started.Status.JobName = base.Name
+
+	cases := []struct {
+		name string
+		rrs  []v1alpha1.ReplayRequest
+		jobs []batchv1.Job
+		pods []corev1.Pod
+		want []string
+	}{
+		{"nothing", nil, nil, nil, nil},
+		{"a running Job", nil, []batchv1.Job{running}, nil, []string{"Job/" + base.Name}},
+		{"a finished Job with no live pod", nil, []batchv1.Job{finished}, []corev1.Pod{pod(corev1.PodSucceeded, false)}, nil},
+		{"a finished Job whose pod still terminates", nil, []batchv1.Job{finished}, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Job/" + base.Name}},
+		{"a deleted Job's terminating pod", nil, []batchv1.Job{deleting}, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Job/" + base.Name}},
+		{"a deleted Job with its pods gone", nil, []batchv1.Job{deleting}, nil, nil},
+		{"an orphaned pod, Job gone", nil, nil, []corev1.Pod{pod(corev1.PodRunning, false)}, []string{"Pod/pod"}},
+		{"a suspended Job whose pod is being removed", nil, []batchv1.Job{suspended}, []corev1.Pod{pod(corev1.PodPending, true)}, []string{"Job/" + base.Name}},
+		{"a suspended Job, no pod", nil, []batchv1.Job{suspended}, nil, nil},
+		{"a started request whose Job the cache lacks", []v1alpha1.ReplayRequest{*started}, nil, nil, []string{"ReplayRequest/a"}},
+		{"a started request and its Job: one holder", []v1alpha1.ReplayRequest{*started}, []batchv1.Job{running}, nil, []string{"Job/" + base.Name}},
+		{"a request not started", []v1alpha1.ReplayRequest{*rr}, nil, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, h := range Holders(c.rrs, c.jobs, c.pods) {
+				got = append(got, string(h.Kind)+"/"+h.Name)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("holders %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestUnitGroupQueueStartsOncePerKey(t *testing.T) {
 	q := newGroupQueue()
 	var started atomic.Int32
 	var wg sync.WaitGroup
+	notSeen := func(types.NamespacedName) bool { return false }
 	for i := range 20 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			who := types.NamespacedName{Namespace: "ns", Name: string(rune('a' + i))}
-			if d, _ := q.TryStart("k", who, func() Decision { return Decision{Start: true} }); d.Start {
+			self := Entry{Kind: EntryRequest, Namespace: "ns", Name: string(rune('a' + i))}
+			_, _ = q.TryStart("k", notSeen, func(pending *Entry) Decision {
+				if pending != nil {
+					return Decide(self, []Entry{*pending}, nil)
+				}
+				return Decision{Start: true}
+			}, func() (types.NamespacedName, Entry, error) {
 				started.Add(1)
-			}
+				return types.NamespacedName{Namespace: "ns", Name: "job-" + self.Name}, self, nil
+			})
 		}()
 	}
 	wg.Wait()
 	if started.Load() != 1 {
-		t.Fatalf("%d requests started under one key", started.Load())
+		t.Fatalf("%d replays started under one key while the cache showed none", started.Load())
 	}
-	holder, _ := q.Holder("k")
-	if d, h := q.TryStart("k", types.NamespacedName{Namespace: "ns", Name: "zz"}, func() Decision { return Decision{Start: true} }); d.Start || h == nil || *h != holder {
-		t.Fatal("a second request got past the hold")
+	job, ok := q.Pending("k")
+	if !ok {
+		t.Fatal("no hold after a start")
 	}
-	// The holder itself may run its decision again (a retried reconcile).
-	if d, _ := q.TryStart("k", holder, func() Decision { return Decision{Start: true} }); !d.Start {
-		t.Fatal("holder refused")
+	// Once the cache shows the Job, the hold ends: the cluster speaks.
+	seen := func(j types.NamespacedName) bool { return j == job }
+	var pending *Entry
+	_, _ = q.TryStart("k", seen, func(p *Entry) Decision { pending = p; return Decision{} }, nil)
+	if pending != nil {
+		t.Fatalf("hold %+v outlived the cache showing its Job", pending)
 	}
-	q.Release(holder)
-	if d, _ := q.TryStart("k", types.NamespacedName{Namespace: "ns", Name: "zz"}, func() Decision { return Decision{Start: true} }); !d.Start {
-		t.Fatal("key not freed by Release")
+	if _, ok := q.Pending("k"); ok {
+		t.Fatal("hold kept")
 	}
 }

@@ -41,6 +41,7 @@ type settings struct {
 	BackoffLimit            int           `envconfig:"BACKOFF_LIMIT" default:"2"`
 	ActiveDeadline          time.Duration `envconfig:"ACTIVE_DEADLINE" default:"10m"`
 	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
+	StartTimeout            time.Duration `envconfig:"START_TIMEOUT" default:"5m"`
 	Workers                 int           `envconfig:"WORKERS" default:"4"`
 	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"100"`
 	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"200"`
@@ -97,7 +98,8 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&s.RunnerServiceAccount, "runner-service-account", s.RunnerServiceAccount, "ServiceAccount of runner pods; default: the namespace's default"+env("RUNNER_SERVICE_ACCOUNT"))
 	fs.IntVar(&s.BackoffLimit, "backoff-limit", s.BackoffLimit, "retries of a retryable runner failure (never for invalid input or an active group)"+env("BACKOFF_LIMIT"))
 	fs.DurationVar(&s.ActiveDeadline, "active-deadline", s.ActiveDeadline, "bound on a runner Job, retries included; a request's waitTimeout is added"+env("ACTIVE_DEADLINE"))
-	fs.IntVar(&s.HistoryLimit, "history-limit", s.HistoryLimit, "finished requests and Jobs kept per namespace and group, oldest deleted first; 0 keeps all"+env("HISTORY_LIMIT"))
+	fs.IntVar(&s.HistoryLimit, "history-limit", s.HistoryLimit, "finished runner Jobs kept per namespace and group, oldest deleted first (requests are never deleted); 0 keeps all"+env("HISTORY_LIMIT"))
+	fs.DurationVar(&s.StartTimeout, "start-timeout", s.StartTimeout, "bound on a replay's start: its Job accepted by the API server and its runner pod started, else the request fails (JobNotCreated, PodNotStarted) and the group moves on"+env("START_TIMEOUT"))
 	fs.IntVar(&s.Workers, "workers", s.Workers, "requests reconciled concurrently"+env("WORKERS"))
 	fs.Float64Var(&s.KubeAPIQPS, "kube-api-qps", s.KubeAPIQPS, "client-side rate limit of Kubernetes API calls per second"+env("KUBE_API_QPS"))
 	fs.IntVar(&s.KubeAPIBurst, "kube-api-burst", s.KubeAPIBurst, "burst above --kube-api-qps"+env("KUBE_API_BURST"))
@@ -128,6 +130,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.BackoffLimit = int32(s.BackoffLimit)
 	c.opts.ActiveDeadline = s.ActiveDeadline
 	c.opts.HistoryLimit = s.HistoryLimit
+	c.opts.StartTimeout = s.StartTimeout
 	c.opts.Resources = runnerResources(s, defaults.Resources)
 	return c, nil
 }
@@ -238,6 +241,9 @@ func validate(s *settings) error {
 	}
 	if s.ActiveDeadline < time.Second {
 		errs = append(errs, "--active-deadline: must be at least 1s")
+	}
+	if s.StartTimeout < time.Second {
+		errs = append(errs, "--start-timeout: must be at least 1s")
 	}
 	if s.HistoryLimit < 0 {
 		errs = append(errs, "--history-limit: must not be negative")

@@ -19,7 +19,7 @@ func TestParseDefaults(t *testing.T) {
 	if !c.LeaderElect || c.MetricsBindAddress != ":8080" || c.HealthProbeBindAddress != ":8081" || c.Workers != 4 {
 		t.Fatalf("settings = %+v", c.settings)
 	}
-	if c.opts.HistoryLimit != 10 || c.opts.BackoffLimit != 2 || c.opts.ActiveDeadline != 10*time.Minute || c.opts.RunnerImage == "" {
+	if c.opts.HistoryLimit != 10 || c.opts.BackoffLimit != 2 || c.opts.ActiveDeadline != 10*time.Minute || c.opts.StartTimeout != 5*time.Minute || c.opts.RunnerImage == "" {
 		t.Fatalf("options = %+v", c.opts)
 	}
 }
@@ -28,11 +28,12 @@ func TestParseFlagsWinOverEnvironment(t *testing.T) {
 	t.Setenv("LAUNCHER_HISTORY_LIMIT", "3")
 	t.Setenv("LAUNCHER_RUNNER_IMAGE", "from-env:1")
 	t.Setenv("LAUNCHER_BACKOFF_LIMIT", "5")
-	c, err := parse([]string{"--history-limit=7", "--leader-elect=false"}, &bytes.Buffer{})
+	t.Setenv("LAUNCHER_START_TIMEOUT", "1m")
+	c, err := parse([]string{"--history-limit=7", "--leader-elect=false", "--start-timeout=90s"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.opts.HistoryLimit != 7 || c.opts.RunnerImage != "from-env:1" || c.opts.BackoffLimit != 5 || c.LeaderElect {
+	if c.opts.HistoryLimit != 7 || c.opts.StartTimeout != 90*time.Second || c.opts.RunnerImage != "from-env:1" || c.opts.BackoffLimit != 5 || c.LeaderElect {
 		t.Fatalf("flags did not win over the environment: %+v / %+v", c.settings, c.opts)
 	}
 }
@@ -43,6 +44,7 @@ func TestParseRefusesBadInput(t *testing.T) {
 		{"--workers=0"},
 		{"--runner-image-pull-policy=Sometimes"},
 		{"--active-deadline=10ms"},
+		{"--start-timeout=0s"},
 		{"--kube-api-qps=0"},
 		{"--runner-memory-limit=lots"},
 		{"--runner-cpu-request=-1"},

@@ -44,6 +44,9 @@ const (
 	// AnnotationResolvedTarget holds, on a launcher-made Job, the target as
 	// resolved on acceptance (status.resolvedTarget).
 	AnnotationResolvedTarget = "kafkareplay.dev/resolved-target"
+	// AnnotationStartedAt, on a runbook Job, is when the launcher started it
+	// (set suspend to false) at the head of its group's queue, RFC3339.
+	AnnotationStartedAt = "kafkareplay.dev/started-at"
 	// AnnotationOffsets, on the pod template, holds the JSON list of explicit
 	// offsets of an `offsets` target. A downward API volume turns it into the
 	// file that the runner's file: target reads.

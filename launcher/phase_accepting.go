@@ -1,0 +1,51 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// accepting validates a new request with the runner's own rules and
+// resolves its target, against the request's creationTimestamp: an ago
+// target means "that long before I asked", whenever the launcher gets to it,
+// and resolving it from a stored instant gives the same time on every
+// attempt. A refused request finishes here.
+//
+// The resolved target is only kept in memory here. It is stored by the
+// pass's status write, after the Job (which carries it in an annotation and
+// REPLAY_TO) when the request starts at once: one write fewer on the path
+// from request to Job, and a Job that exists is always adopted with the
+// target it carries.
+func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next bool, err error) {
+	rr := p.rr
+	target, terr := ResolveTarget(rr.Spec.Target, rr.CreationTimestamp.Time)
+	serr := ValidateSpec(&rr.Spec)
+	if serr == nil && rr.Spec.Runner != nil {
+		if ok, allowed := r.Options.RunnerImageAllowed(rr.Spec.Runner.Image); !ok {
+			serr = fmt.Errorf("runner.image: %q is not allowed by this launcher (--allowed-runner-images: %s)", rr.Spec.Runner.Image, strings.Join(allowed, ","))
+		}
+	}
+	if terr != nil || serr != nil {
+		reason, msg := ReasonInvalidTarget, ""
+		if terr != nil {
+			msg = terr.Error()
+		} else {
+			reason, msg = string(report.ReasonInvalidInput), serr.Error()
+		}
+		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
+		return false, r.finish(ctx, p, nil, Outcome{Reason: reason, Message: msg})
+	}
+	rr.Status.ResolvedTarget = target
+	SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+target)
+	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	rr.Status.ObservedGeneration = rr.Generation
+	p.accepted = true
+	return true, nil
+}

@@ -1,0 +1,197 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// Reasons of the Applying phase.
+const (
+	// ReasonPodWaiting: the runner pod has not started yet; the message
+	// says why (ImagePullBackOff, CreateContainerConfigError,
+	// Unschedulable, ...).
+	ReasonPodWaiting = "PodWaiting"
+	// ReasonPodRunning: the runner runs.
+	ReasonPodRunning = "PodRunning"
+	// ReasonPodNotStarted: no runner pod started within the start timeout;
+	// the message names what it waited for. The Job is suspended, which
+	// removes its pod, and the group goes to the next replay once the pod
+	// is gone.
+	ReasonPodNotStarted = "PodNotStarted"
+)
+
+// PodStart is how far a Job's runner got towards starting.
+type PodStart struct {
+	// Started is true once a runner container has run in any pod of the
+	// Job: from then on activeDeadlineSeconds bounds the Job, not the start
+	// timeout.
+	Started bool
+	// Pod is the pod the rest is about, if any.
+	Pod string
+	// Waiting says, while not Started, what the pod waits for, as
+	// "<Reason>: <message>".
+	Waiting string
+}
+
+// StartProgress reads from a Job's pods whether its runner has started, and
+// if not, why. It is pure.
+func StartProgress(pods []corev1.Pod) PodStart {
+	if len(pods) == 0 {
+		return PodStart{Waiting: "NoPod: the Job has made no runner pod yet (a missing ServiceAccount, a quota or an admission webhook shows in the Job's events)"}
+	}
+	sorted := slices.Clone(pods)
+	slices.SortFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+	for i := range sorted {
+		p := &sorted[i]
+		if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			return PodStart{Started: true, Pod: p.Name}
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == ContainerName && (cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil) {
+				return PodStart{Started: true, Pod: p.Name}
+			}
+		}
+	}
+	p := &sorted[0] // the newest pod says what the Job waits for now
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == ContainerName && cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
+			return PodStart{Pod: p.Name, Waiting: joinReason(cs.State.Waiting.Reason, cs.State.Waiting.Message)}
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return PodStart{Pod: p.Name, Waiting: joinReason(valueOrString(c.Reason, "Unschedulable"), c.Message)}
+		}
+	}
+	return PodStart{Pod: p.Name, Waiting: "Pending: the pod has not started yet"}
+}
+
+func joinReason(reason, message string) string {
+	if message == "" {
+		return reason
+	}
+	return truncate(reason+": "+message, 512)
+}
+
+func valueOrString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// applying follows the request's Job: it adopts a Job the request controls
+// but status does not name yet, says while the pod waits why, fails the
+// request when the pod has not started within the start timeout, and
+// records the outcome when the Job finishes.
+func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next bool, err error) {
+	rr, job := p.rr, p.job
+	if job == nil || job.DeletionTimestamp != nil && !IsRecorded(job) {
+		// Gone, or going, before it finished.
+		return false, r.finish(ctx, p, nil, Outcome{
+			Reason:  ReasonJobDeleted,
+			Message: fmt.Sprintf("the runner Job %s was deleted before it finished", valueOrString(rr.Status.JobName, JobName(rr, StageApply))),
+		})
+	}
+	if !IsStarted(rr) {
+		// The Job exists but status does not say so: this pass (or a
+		// previous one, or leader) created it. The target it carries wins
+		// over one resolved since.
+		if t := job.Annotations[v1alpha1.AnnotationResolvedTarget]; t != "" {
+			rr.Status.ResolvedTarget = t
+		}
+		rr.Status.JobName = job.Name
+		rr.Status.StartTime = &metav1.Time{Time: job.CreationTimestamp.Time}
+		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)
+		SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, "runner Job "+job.Name+" created")
+		rr.Status.Message = "runner Job " + job.Name + " created"
+		rr.Status.ObservedGeneration = rr.Generation
+		p.event(job, corev1.EventTypeNormal, ReasonJobCreated, "Run", "created runner Job "+job.Name)
+	}
+	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+
+	pods, err := podsOfJob(ctx, r.Client, job)
+	if err != nil {
+		return false, err
+	}
+	if finished, _, _ := JobFinished(job); finished {
+		o := JobOutcome(job, pods)
+		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
+			// The pod's last state is not in the cache yet; its event will
+			// trigger a reconcile sooner than this.
+			p.requeueAfter(wait)
+			return false, nil
+		}
+		return false, r.finish(ctx, p, job, o)
+	}
+	if IsRecorded(job) {
+		// Recorded but not finished: the launcher stopped it (start
+		// timeout) in an earlier pass that did not get to write status.
+		return false, r.finish(ctx, p, nil, recordedOutcome(job))
+	}
+
+	start := StartProgress(pods)
+	if start.Started {
+		msg := "runner pod " + start.Pod + " is running"
+		if SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodRunning, msg) {
+			rr.Status.Message = msg
+		}
+		return false, nil
+	}
+	deadline := job.CreationTimestamp.Add(r.Options.StartTimeout)
+	if !p.now.Before(deadline) {
+		o := Outcome{
+			Reason:     ReasonPodNotStarted,
+			Message:    fmt.Sprintf("the runner did not start within the start timeout (%s): %s", r.Options.StartTimeout, start.Waiting),
+			FinishedAt: p.now,
+		}
+		if err := stopJob(ctx, r.Client, job); err != nil {
+			return false, err
+		}
+		return false, r.finish(ctx, p, job, o)
+	}
+	msg := fmt.Sprintf("runner Job %s is waiting for its pod to start: %s (the request fails with %s at %s)",
+		job.Name, start.Waiting, ReasonPodNotStarted, deadline.UTC().Format(time.RFC3339))
+	if c := SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodWaiting, msg); c && start.Pod != "" {
+		p.event(job, corev1.EventTypeWarning, ReasonPodWaiting, "Run", msg)
+	}
+	rr.Status.Message = msg
+	p.requeueAfter(deadline.Sub(p.now))
+	return false, nil
+}
+
+// stopJob suspends a Job whose runner never started: the Job controller
+// removes its pods, and the Job stays, with its outcome, as history.
+func stopJob(ctx context.Context, c client.Client, job *batchv1.Job) error {
+	if job.Spec.Suspend != nil && *job.Spec.Suspend {
+		return nil
+	}
+	patched := job.DeepCopy()
+	patched.Spec.Suspend = ptr.To(true)
+	if err := c.Patch(ctx, patched, client.MergeFrom(job)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	*job = *patched
+	return nil
+}
+
+// recordedOutcome reads back an outcome the launcher recorded on a Job.
+func recordedOutcome(job *batchv1.Job) Outcome {
+	o := Outcome{
+		Succeeded:  job.Annotations[v1alpha1.AnnotationOutcome] == OutcomeSucceeded,
+		Reason:     job.Annotations[v1alpha1.AnnotationReason],
+		FinishedAt: jobFinishedAt(job),
+	}
+	o.Message = fmt.Sprintf("the runner Job %s ended: %s", job.Name, o.Reason)
+	return o
+}

@@ -1,0 +1,79 @@
+package launcher
+
+import (
+	"context"
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// ReleaseDeleted says whether a deleted request may go (its finalizer be
+// removed), given its Job (nil when gone) and that Job's pods. It is pure.
+//
+// With --cascade=orphan the user keeps the Job running: the request goes at
+// once, and the Job and its pod hold the group by themselves (Holders) until
+// the pod is gone. Otherwise the request stays until no runner pod of its
+// Job is active or terminating: a deleted request is visibly Terminating for
+// as long as its runner may still commit.
+func ReleaseDeleted(rr *v1alpha1.ReplayRequest, job *batchv1.Job, pods []corev1.Pod) bool {
+	if slices.Contains(rr.Finalizers, metav1.FinalizerOrphanDependents) {
+		return true
+	}
+	for i := range pods {
+		if podActive(&pods[i]) {
+			return false
+		}
+	}
+	return job == nil || !jobRuns(job)
+}
+
+// deleting handles a request being deleted that carries the launcher's
+// finalizer: it deletes the request's running Job (unless the deletion
+// orphans it), and drops the finalizer once ReleaseDeleted says so. Pod
+// events bring it back until then.
+func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
+	rr := p.rr
+	if !controllerutil.ContainsFinalizer(rr, Finalizer) {
+		return nil
+	}
+	job := p.job
+	if job != nil && !ControlledBy(job, rr) {
+		job = nil // not this request's
+	}
+	var pods []corev1.Pod
+	if job != nil {
+		var err error
+		if pods, err = podsOfJob(ctx, r.Client, job); err != nil {
+			return err
+		}
+	} else if rr.Status.JobName != "" {
+		// The Job is gone; its pods may not be (--cascade=orphan on the
+		// Job). They carry its name.
+		var list corev1.PodList
+		if err := r.Client.List(ctx, &list, client.InNamespace(rr.Namespace), client.MatchingLabels{batchv1.JobNameLabel: rr.Status.JobName}); err != nil {
+			return err
+		}
+		pods = list.Items
+	}
+	orphan := slices.Contains(rr.Finalizers, metav1.FinalizerOrphanDependents)
+	if job != nil && jobRuns(job) && !orphan {
+		// Background propagation: the Job goes at once and the garbage
+		// collector removes its pods, each with its grace period.
+		if err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("request deleted: stopping its runner Job", "job", job.Name)
+		job = nil
+	}
+	if !ReleaseDeleted(rr, job, pods) {
+		return nil
+	}
+	return r.removeFinalizer(ctx, rr)
+}

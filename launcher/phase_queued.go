@@ -1,0 +1,167 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// Reasons of the Queued phase.
+const (
+	// ReasonJobNotCreated: the API server kept refusing the Job (a quota, a
+	// policy webhook) for longer than the start timeout.
+	ReasonJobNotCreated = "JobNotCreated"
+)
+
+// errStale says the cache is behind the API server for this request: its
+// Job is not created from what may be an old picture. The watch event that
+// brings the current request reconciles it again.
+var errStale = errors.New("the cache is behind the API server")
+
+// queued creates the request's Job when the group's queue says it may start,
+// or records what it waits for.
+func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next bool, err error) {
+	rr := p.rr
+	var created *batchv1.Job
+	var createErr error
+	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, p.key, p.self, func() (types.NamespacedName, Entry, error) {
+		job, err := r.createJob(ctx, rr)
+		if err != nil {
+			createErr = err
+			return types.NamespacedName{}, Entry{}, nil
+		}
+		created = job
+		return client.ObjectKeyFromObject(job), p.self, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case errors.Is(createErr, errStale):
+		log.FromContext(ctx).V(1).Info("not starting from a stale cache")
+		return false, nil
+	case createErr != nil:
+		return false, r.createFailed(ctx, p, createErr)
+	case created != nil:
+		p.job = created
+		return true, nil // Applying adopts it
+	}
+	msg := WaitingMessage(rr.Namespace, rr.Spec.Group, d)
+	if SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonWaitingForGroup, msg) {
+		p.event(nil, corev1.EventTypeNormal, ReasonWaitingForGroup, "Queue", msg)
+	}
+	rr.Status.Message = msg
+	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	return false, nil
+}
+
+// createJob creates the request's Job, after making sure that the request is
+// what the cache shows (nothing may start a run twice because a read was
+// stale) and that it carries the finalizer (so that its deletion is seen).
+// Both are one call: the finalizer patch carries the cached resourceVersion
+// and fails with a conflict when the cache is behind; a request that already
+// has the finalizer is read from the API server instead and compared. The
+// Job's name is the request's own (JobName), so a Job created by an earlier
+// pass is found, not doubled: AlreadyExists hands it to Applying, which
+// adopts it only if this request controls it.
+func (r *ReplayRequestReconciler) createJob(ctx context.Context, rr *v1alpha1.ReplayRequest) (*batchv1.Job, error) {
+	if err := r.confirmCurrent(ctx, rr); err != nil {
+		return nil, err
+	}
+	job, err := BuildJob(rr, StageApply, r.Options)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Client.Create(ctx, job); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return nil, err
+		}
+	}
+	return job, nil
+}
+
+// confirmCurrent returns errStale unless rr is the API server's current
+// version, and adds the finalizer on the way.
+func (r *ReplayRequestReconciler) confirmCurrent(ctx context.Context, rr *v1alpha1.ReplayRequest) error {
+	if !controllerutil.ContainsFinalizer(rr, Finalizer) {
+		patched := rr.DeepCopy()
+		controllerutil.AddFinalizer(patched, Finalizer)
+		err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(rr, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return errStale
+		}
+		if err != nil {
+			return err
+		}
+		// The patch answered with the current request: keep the status
+		// this pass has made, on the new version.
+		rr.Finalizers, rr.ResourceVersion = patched.Finalizers, patched.ResourceVersion
+		return nil
+	}
+	var live v1alpha1.ReplayRequest
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rr), &live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return errStale
+		}
+		return err
+	}
+	if live.ResourceVersion != rr.ResourceVersion {
+		return errStale
+	}
+	return nil
+}
+
+// createFailed reports a Job the API server refused. A Job it finds invalid
+// can never be created, so the request fails. Anything else (a quota, a
+// webhook, an outage) is reported on the request and retried, for at most
+// the start timeout, after which the request fails with JobNotCreated and
+// its group goes to the next replay.
+func (r *ReplayRequestReconciler) createFailed(ctx context.Context, p *pass, err error) error {
+	rr := p.rr
+	msg := "cannot create the runner Job: " + err.Error()
+	if apierrors.IsInvalid(err) {
+		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobInvalid, msg)
+		return r.finish(ctx, p, nil, Outcome{Reason: ReasonJobInvalid, Message: msg})
+	}
+	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, ReasonJobCreateFailed, msg)
+	since := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning).LastTransitionTime.Time
+	retry, left := CreateRetry(since, p.now, r.Options.StartTimeout)
+	if left <= 0 {
+		timeout := "cannot create the runner Job within the start timeout (" + r.Options.StartTimeout.String() + "): " + err.Error()
+		return r.finish(ctx, p, nil, Outcome{Reason: ReasonJobNotCreated, Message: timeout})
+	}
+	p.event(nil, corev1.EventTypeWarning, ReasonJobCreateFailed, "Run", msg)
+	rr.Status.Message = truncate(msg, 1024)
+	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	p.requeueAfter(retry)
+	log.FromContext(ctx).V(1).Info("Job refused; retrying", "error", err.Error(), "retry", retry)
+	return nil
+}
+
+// CreateRetry says when to try creating a refused Job again, and how much of
+// the start timeout is left, given when the refusals began. The retry waits
+// half the time refused so far, between 1 s and 30 s, and never past the
+// timeout. It is pure.
+func CreateRetry(since, now time.Time, timeout time.Duration) (retry, left time.Duration) {
+	left = since.Add(timeout).Sub(now)
+	retry = min(max(now.Sub(since)/2, time.Second), 30*time.Second)
+	if left <= 0 {
+		return 0, left
+	}
+	return min(retry, left), left
+}

@@ -1,0 +1,111 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// Reasons of the Recognising phase.
+const (
+	// ReasonAlreadyRan: a request with the same namespace, name and spec
+	// has run before (its Job is kept as history); this one ends without
+	// running. To run the same replay again, create a request with another
+	// name (metadata.generateName makes one).
+	ReasonAlreadyRan = "AlreadyRan"
+	// ReasonJobConflict: a Job with the request's name exists that the
+	// launcher did not make for this request. It is never adopted, and its
+	// result never counts as the request's.
+	ReasonJobConflict = "JobConflict"
+	// ReasonEarlierRunInProgress: an earlier request with the same name and
+	// spec still has its Job running; this one waits for it to finish (and
+	// will then be AlreadyRan).
+	ReasonEarlierRunInProgress = "EarlierRunInProgress"
+)
+
+// ForeignJob is what a Job with a request's name, not controlled by the
+// request, is to it.
+type ForeignJob int
+
+const (
+	// ForeignConflict: someone else's Job.
+	ForeignConflict ForeignJob = iota
+	// ForeignAlreadyRan: the finished Job of an earlier request with the
+	// same name and spec.
+	ForeignAlreadyRan
+	// ForeignInProgress: the unfinished Job of such an earlier request.
+	ForeignInProgress
+)
+
+// ClassifyForeignJob says what a Job named like rr's, that rr does not
+// control, is. It is pure. The launcher's own Jobs say which request and spec
+// they ran (labels and annotations); one made by anyone else is a conflict.
+func ClassifyForeignJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) ForeignJob {
+	if job.Labels[v1alpha1.LabelRequest] != v1alpha1.LabelValue(rr.Name) ||
+		job.Annotations[v1alpha1.AnnotationRequest] != rr.Name ||
+		job.Annotations[v1alpha1.AnnotationSpecDigest] != SpecDigest(&rr.Spec) {
+		return ForeignConflict
+	}
+	if ref := metav1.GetControllerOf(job); ref != nil && ref.Kind != "ReplayRequest" {
+		return ForeignConflict
+	}
+	if finished, _, _ := JobFinished(job); finished || IsRecorded(job) {
+		return ForeignAlreadyRan
+	}
+	return ForeignInProgress
+}
+
+// AlreadyRanOutcome is the outcome of a request that ran before, as its kept
+// Job tells: Succeeded as the earlier run, reason AlreadyRan, and a message
+// naming the Job, when it finished and how.
+func AlreadyRanOutcome(job *batchv1.Job) Outcome {
+	finished := jobFinishedAt(job)
+	earlier := job.Annotations[v1alpha1.AnnotationOutcome]
+	if earlier == "" {
+		if _, ok, _ := JobFinished(job); ok {
+			earlier = OutcomeSucceeded
+		} else {
+			earlier = OutcomeFailed
+		}
+	}
+	how := earlier
+	if reason := job.Annotations[v1alpha1.AnnotationReason]; reason != "" {
+		how += " (" + reason + ")"
+	}
+	return Outcome{
+		Succeeded: earlier == OutcomeSucceeded,
+		Reason:    ReasonAlreadyRan,
+		Message: fmt.Sprintf("this replay already ran: a request with the same name and spec ran as Job %s, which finished at %s: %s; it is not run again (to run it again, create a request with another name, for example with metadata.generateName)",
+			job.Name, finished.UTC().Format(time.RFC3339), how),
+	}
+}
+
+// recognising ends a request whose Job name is taken: AlreadyRan when an
+// earlier run of the same request has finished, JobConflict for anyone
+// else's Job; it waits while an earlier run is still in progress (that Job
+// holds the group, and its events wake this request).
+func (r *ReplayRequestReconciler) recognising(ctx context.Context, p *pass) (next bool, err error) {
+	rr, job := p.rr, p.job
+	switch ClassifyForeignJob(rr, job) {
+	case ForeignAlreadyRan:
+		return false, r.finish(ctx, p, nil, AlreadyRanOutcome(job))
+	case ForeignInProgress:
+		msg := fmt.Sprintf("an earlier request with the same name and spec is still running as Job %s; this one waits for it, and will not run again", job.Name)
+		if SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonEarlierRunInProgress, msg) {
+			p.event(nil, corev1.EventTypeNormal, ReasonEarlierRunInProgress, "Queue", msg)
+		}
+		rr.Status.Message = msg
+		rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+		return false, nil
+	default:
+		msg := fmt.Sprintf("a Job named %s already exists that the launcher did not make for this request; it is not adopted, and nothing was run", job.Name)
+		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobConflict, msg)
+		return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonJobConflict, Message: msg})
+	}
+}

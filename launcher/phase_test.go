@@ -1,0 +1,254 @@
+package launcher
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// ownJob is the Job the launcher makes for rr, controlled by it.
+func ownJob(t *testing.T, rr *v1alpha1.ReplayRequest) *batchv1.Job {
+	t.Helper()
+	cp := rr.DeepCopy()
+	if cp.Status.ResolvedTarget == "" {
+		cp.Status.ResolvedTarget = "earliest"
+	}
+	job, err := BuildJob(cp, StageApply, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.UID = "job-uid"
+	return job
+}
+
+func TestUnitDecidePhase(t *testing.T) {
+	fresh := testutil.MakeRequest("ns", "a").UID("uid-1").Obj()
+	accepted := testutil.MakeRequest("ns", "a").UID("uid-1").Resolved("earliest").Obj()
+	started := accepted.DeepCopy()
+	started.Status.JobName = "a-123"
+	finished := started.DeepCopy()
+	FinishRequest(finished, Outcome{Succeeded: true, Reason: "Applied"}, "", t0)
+	deleting := started.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
+	mine := ownJob(t, fresh)
+	recreated := testutil.MakeRequest("ns", "a").UID("uid-2").Obj() // same key, new UID
+
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		job  *batchv1.Job
+		want Phase
+	}{
+		{"new", fresh, nil, PhaseAccepting},
+		{"accepted, no Job", accepted, nil, PhaseQueued},
+		{"own Job not yet in status (adopt)", accepted, mine, PhaseApplying},
+		{"own Job, not even accepted in status (adopt)", fresh, mine, PhaseApplying},
+		{"started", started, mine, PhaseApplying},
+		{"started, Job gone", started, nil, PhaseApplying},
+		{"re-created: the earlier incarnation's Job", recreated, mine, PhaseRecognising},
+		{"finished", finished, mine, PhaseFinished},
+		{"deleting", deleting, mine, PhaseDeleting},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DecidePhase(Observed{Request: c.rr, Job: c.job}); got != c.want {
+				t.Fatalf("phase %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestUnitClassifyForeignJob(t *testing.T) {
+	earlier := testutil.MakeRequest("ns", "a").UID("uid-1").ShiftBy(-10).Obj()
+	again := testutil.MakeRequest("ns", "a").UID("uid-2").ShiftBy(-10).Obj()
+	running := ownJob(t, earlier)
+	released := running.DeepCopy()
+	released.OwnerReferences = nil
+	testutil.Complete(released, t0)
+	planted := released.DeepCopy()
+	planted.Annotations = map[string]string{}
+	otherSpec := released.DeepCopy()
+	otherSpec.Annotations[v1alpha1.AnnotationSpecDigest] = "0123456789abcdef"
+	fromCron := released.DeepCopy()
+	fromCron.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "x", UID: "c", Controller: ptr.To(true)}}
+
+	cases := []struct {
+		name string
+		job  *batchv1.Job
+		want ForeignJob
+	}{
+		{"the earlier run, finished and released", released, ForeignAlreadyRan},
+		{"the earlier run, still running (owned by the old UID)", running, ForeignInProgress},
+		{"a planted Job without the launcher's annotations", planted, ForeignConflict},
+		{"a Job of the same name for another spec", otherSpec, ForeignConflict},
+		{"a Job controlled by something else", fromCron, ForeignConflict},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ClassifyForeignJob(again, c.job); got != c.want {
+				t.Fatalf("got %d, want %d", got, c.want)
+			}
+		})
+	}
+	o := AlreadyRanOutcome(released)
+	if o.Reason != ReasonAlreadyRan || !o.Succeeded || !strings.Contains(o.Message, released.Name) || !strings.Contains(o.Message, t0.UTC().Format(time.RFC3339)) {
+		t.Fatalf("AlreadyRan outcome %+v must name the Job and its time", o)
+	}
+	failed := released.DeepCopy()
+	failed.Annotations[v1alpha1.AnnotationOutcome] = OutcomeFailed
+	failed.Annotations[v1alpha1.AnnotationReason] = "GroupActive"
+	if o := AlreadyRanOutcome(failed); o.Succeeded || !strings.Contains(o.Message, "GroupActive") {
+		t.Fatalf("an earlier failure is not a success now: %+v", o)
+	}
+}
+
+func TestUnitStartProgress(t *testing.T) {
+	job := ownJob(t, testutil.MakeRequest("ns", "a").Obj())
+	waiting := func(reason, msg string) corev1.Pod {
+		p := testutil.PodFor(job, "p")
+		p.Status.Phase = corev1.PodPending
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}}
+		return *p
+	}
+	unschedulable := testutil.PodFor(job, "p")
+	unschedulable.Status.Phase = corev1.PodPending
+	unschedulable.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/1 nodes are available"}}
+	running := testutil.PodFor(job, "p")
+	running.Status.Phase = corev1.PodRunning
+	retried := waiting("ImagePullBackOff", "")
+	retried.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 4}
+
+	cases := []struct {
+		name    string
+		pods    []corev1.Pod
+		started bool
+		waiting string
+	}{
+		{"no pod", nil, false, "NoPod"},
+		{"image pull", []corev1.Pod{waiting("ImagePullBackOff", "Back-off pulling image")}, false, "ImagePullBackOff: Back-off pulling image"},
+		{"missing Secret", []corev1.Pod{waiting("CreateContainerConfigError", `secret "kafka-creds" not found`)}, false, "CreateContainerConfigError"},
+		{"unschedulable", []corev1.Pod{*unschedulable}, false, "Unschedulable: 0/1 nodes"},
+		{"running", []corev1.Pod{*running}, true, ""},
+		{"ran before, waits again: started", []corev1.Pod{retried}, true, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := StartProgress(c.pods)
+			if got.Started != c.started || !strings.HasPrefix(got.Waiting, c.waiting) {
+				t.Fatalf("got %+v, want started=%v waiting~%q", got, c.started, c.waiting)
+			}
+		})
+	}
+}
+
+func TestUnitCreateRetry(t *testing.T) {
+	cases := []struct {
+		refusedFor, timeout time.Duration
+		retry               time.Duration
+		expired             bool
+	}{
+		{0, 5 * time.Minute, time.Second, false},
+		{10 * time.Second, 5 * time.Minute, 5 * time.Second, false},
+		{4 * time.Minute, 5 * time.Minute, 30 * time.Second, false},
+		{4*time.Minute + 50*time.Second, 5 * time.Minute, 10 * time.Second, false}, // never past the timeout
+		{5 * time.Minute, 5 * time.Minute, 0, true},
+	}
+	for _, c := range cases {
+		retry, left := CreateRetry(t0, t0.Add(c.refusedFor), c.timeout)
+		if retry != c.retry || (left <= 0) != c.expired {
+			t.Errorf("refused for %s of %s: retry %s left %s, want retry %s expired %v", c.refusedFor, c.timeout, retry, left, c.retry, c.expired)
+		}
+	}
+}
+
+func TestUnitReleaseDeleted(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "a").Obj()
+	job := ownJob(t, rr)
+	finished := job.DeepCopy()
+	testutil.Complete(finished, t0)
+	pod := func(phase corev1.PodPhase) corev1.Pod {
+		p := testutil.PodFor(job, "p")
+		p.Status.Phase = phase
+		return *p
+	}
+	orphaning := rr.DeepCopy()
+	orphaning.Finalizers = []string{Finalizer, metav1.FinalizerOrphanDependents}
+
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		job  *batchv1.Job
+		pods []corev1.Pod
+		want bool
+	}{
+		{"no Job ever", rr, nil, nil, true},
+		{"Job running", rr, job, []corev1.Pod{pod(corev1.PodRunning)}, false},
+		{"Job deleted, pod still terminating", rr, nil, []corev1.Pod{pod(corev1.PodRunning)}, false},
+		{"Job deleted, pod done", rr, nil, []corev1.Pod{pod(corev1.PodFailed)}, true},
+		{"Job finished", rr, finished, []corev1.Pod{pod(corev1.PodSucceeded)}, true},
+		{"--cascade=orphan: the Job lives on and holds the group itself", orphaning, job, []corev1.Pod{pod(corev1.PodRunning)}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ReleaseDeleted(c.rr, c.job, c.pods); got != c.want {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestUnitTrustedRunbookJob(t *testing.T) {
+	cron := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "kr-rewind", UID: "cron-uid", Labels: map[string]string{
+		labelPartOf: labelPartOfValue, labelComponent: labelComponentRun, v1alpha1.LabelRunbook: "rewind",
+	}}}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "rewind-1",
+		Labels:          map[string]string{v1alpha1.LabelRunner: "true", v1alpha1.LabelRunbook: "rewind"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cron.Name, UID: cron.UID, Controller: ptr.To(true)}},
+	}}
+	if !TrustedRunbookJob(job, cron) {
+		t.Fatal("a Job made from the chart's runbook CronJob is not trusted")
+	}
+	mutations := map[string]func(j *batchv1.Job, c *batchv1.CronJob){
+		"no owner":                    func(j *batchv1.Job, _ *batchv1.CronJob) { j.OwnerReferences = nil },
+		"another CronJob UID":         func(j *batchv1.Job, _ *batchv1.CronJob) { j.OwnerReferences[0].UID = "other" },
+		"a CronJob without the chart": func(_ *batchv1.Job, c *batchv1.CronJob) { delete(c.Labels, labelPartOf) },
+		"another runbook's CronJob":   func(_ *batchv1.Job, c *batchv1.CronJob) { c.Labels[v1alpha1.LabelRunbook] = "other" },
+		"a request's Job":             func(j *batchv1.Job, _ *batchv1.CronJob) { j.Labels[v1alpha1.LabelRequest] = "x" },
+		"no runbook label":            func(j *batchv1.Job, _ *batchv1.CronJob) { delete(j.Labels, v1alpha1.LabelRunbook) },
+	}
+	for name, mutate := range mutations {
+		j, c := job.DeepCopy(), cron.DeepCopy()
+		mutate(j, c)
+		if TrustedRunbookJob(j, c) {
+			t.Errorf("%s: trusted", name)
+		}
+	}
+}
+
+func TestUnitFinishRequestSetsFinishedOnEveryOutcome(t *testing.T) {
+	for _, o := range []Outcome{
+		{Succeeded: true, Reason: "Applied", Message: "moved"},
+		{Reason: "GroupActive", Message: "active"},
+		{Reason: ReasonAlreadyRan, Succeeded: true, Message: "ran before"},
+		{Reason: ReasonPodNotStarted, Message: "ImagePullBackOff"},
+	} {
+		rr := testutil.MakeRequest("ns", "a").Obj()
+		FinishRequest(rr, o, "", t0)
+		c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionFinished)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != o.Reason {
+			t.Errorf("%s: Finished = %+v", o.Reason, c)
+		}
+		if !IsFinished(rr) {
+			t.Errorf("%s: not finished", o.Reason)
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// The labels the chart puts on its runbook CronJobs (templates/runbooks.yaml,
+// through kafka-replay.runner.labels), besides LabelRunbook. A runbook Job is
+// trusted only when its controller is a CronJob carrying them.
+const (
+	labelPartOf       = "app.kubernetes.io/part-of"
+	labelPartOfValue  = "kafka-replay"
+	labelComponent    = "app.kubernetes.io/component"
+	labelComponentRun = "runner"
+)
+
+// isRunbookJob reports whether a runner Job was made without a request: a
+// candidate runbook Job, trusted only if TrustedRunbookJob says so.
+func isRunbookJob(job *batchv1.Job) bool {
+	if job.Labels[v1alpha1.LabelRunner] != v1alpha1.LabelRunnerValue || job.Labels[v1alpha1.LabelRunbook] == "" {
+		return false
+	}
+	_, fromRequest := job.Labels[v1alpha1.LabelRequest]
+	return !fromRequest
+}
+
+// TrustedRunbookJob reports whether job was made from one of the chart's
+// runbook CronJobs: its controller is cronJob (same UID), which carries the
+// chart's labels and the same runbook name. Carrying the runner label is not
+// enough: anyone who may create a Job could put it on one. It is pure.
+func TrustedRunbookJob(job *batchv1.Job, cronJob *batchv1.CronJob) bool {
+	ref := metav1.GetControllerOf(job)
+	if !isRunbookJob(job) || ref == nil || cronJob == nil || ref.Kind != "CronJob" || ref.APIVersion != batchv1.SchemeGroupVersion.String() || ref.UID != cronJob.UID {
+		return false
+	}
+	l := cronJob.Labels
+	return l[labelPartOf] == labelPartOfValue && l[labelComponent] == labelComponentRun && l[v1alpha1.LabelRunbook] == job.Labels[v1alpha1.LabelRunbook]
+}
+
+// trustedRunbookJob looks up job's CronJob in the cache (only the chart's
+// runbook CronJobs are cached) and applies TrustedRunbookJob.
+func trustedRunbookJob(ctx context.Context, c client.Reader, job *batchv1.Job) (bool, error) {
+	ref := metav1.GetControllerOf(job)
+	if !isRunbookJob(job) || ref == nil || ref.Kind != "CronJob" {
+		return false, nil
+	}
+	var cj batchv1.CronJob
+	if err := c.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: ref.Name}, &cj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return TrustedRunbookJob(job, &cj), nil
+}
+
+// runbookWaits reports whether a runbook Job waits in its group's queue:
+// created suspended, not yet started by the launcher, not recorded, not being
+// deleted.
+func runbookWaits(job *batchv1.Job) bool {
+	if !isRunbookJob(job) || job.DeletionTimestamp != nil || IsRecorded(job) {
+		return false
+	}
+	if _, started := job.Annotations[v1alpha1.AnnotationStartedAt]; started {
+		return false
+	}
+	return job.Spec.Suspend != nil && *job.Spec.Suspend
+}
+
+// RunbookJobReconciler runs the Jobs made from the chart's runbook CronJobs
+// (`kubectl create job --from=cronjob/...`) the way requests run: each is
+// created suspended and waits in its group's queue, first in first out with
+// the group's requests; when its turn comes the launcher starts it
+// (suspend: false) and, when it finishes, records its outcome on it, so its
+// history reads the same as a request's. Only trusted Jobs (TrustedRunbookJob)
+// are started or recorded.
+type RunbookJobReconciler struct {
+	Client    client.Client
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+	Options   Options
+	// Now is the clock; tests may stop it.
+	Now func() time.Time
+
+	queue *groupQueue
+}
+
+func (r *RunbookJobReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Reconcile starts a waiting runbook Job when its group is free, bounds its
+// start, and records its outcome once.
+func (r *RunbookJobReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var job batchv1.Job
+	if err := r.Client.Get(ctx, req.NamespacedName, &job); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !isRunbookJob(&job) || IsRecorded(&job) || job.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	trusted, err := trustedRunbookJob(ctx, r.Client, &job)
+	if err != nil || !trusted {
+		if err == nil {
+			log.FromContext(ctx).V(1).Info("ignoring a runner Job not made from the chart's runbook CronJobs")
+		}
+		return reconcile.Result{}, err
+	}
+	if runbookWaits(&job) {
+		return reconcile.Result{}, r.startOrWait(ctx, &job)
+	}
+	pods, err := podsOfJob(ctx, r.Client, &job)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	now := r.now()
+	finished, _, _ := JobFinished(&job)
+	if !finished {
+		return r.bound(ctx, &job, pods, now)
+	}
+	o := JobOutcome(&job, pods)
+	if wait := resultGraceLeft(o, r.Options.PodResultGrace, now); wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	return reconcile.Result{}, r.record(ctx, &job, o)
+}
+
+// startOrWait starts a waiting runbook Job when the queue says so: it sets
+// suspend to false and notes when (AnnotationStartedAt), in one patch that
+// carries the cached resourceVersion, so a stale cache cannot start it twice.
+func (r *RunbookJobReconciler) startOrWait(ctx context.Context, job *batchv1.Job) error {
+	key := PodSpecQueueKey(&job.Spec.Template.Spec)
+	self := Entry{Kind: EntryJob, Namespace: job.Namespace, Name: job.Name, Created: job.CreationTimestamp.Time}
+	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, key, self, func() (types.NamespacedName, Entry, error) {
+		patched := job.DeepCopy()
+		patched.Spec.Suspend = ptr.To(false)
+		if patched.Annotations == nil {
+			patched.Annotations = map[string]string{}
+		}
+		now := r.now()
+		patched.Annotations[v1alpha1.AnnotationStartedAt] = now.UTC().Format(time.RFC3339)
+		if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(job, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				return types.NamespacedName{}, Entry{}, nil // stale: the event brings it back
+			}
+			return types.NamespacedName{}, Entry{}, err
+		}
+		*job = *patched
+		self.Since = now
+		return client.ObjectKeyFromObject(job), self, nil
+	})
+	if err != nil {
+		return err
+	}
+	if d.Start {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "Started", "Run", "started: group %q is free", job.Annotations[v1alpha1.AnnotationGroup])
+		return nil
+	}
+	if d.Blocker != nil {
+		msg := WaitingMessage(job.Namespace, job.Annotations[v1alpha1.AnnotationGroup], d)
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, ReasonWaitingForGroup, "Queue", "%s", msg)
+	}
+	return nil
+}
+
+// bound fails a started runbook Job whose pod has not started within the
+// start timeout: it is recorded PodNotStarted and suspended again, which
+// removes its pod.
+func (r *RunbookJobReconciler) bound(ctx context.Context, job *batchv1.Job, pods []corev1.Pod, now time.Time) (reconcile.Result, error) {
+	start := StartProgress(pods)
+	if start.Started {
+		return reconcile.Result{}, nil
+	}
+	deadline := jobSince(job).Add(r.Options.StartTimeout)
+	if now.Before(deadline) {
+		return reconcile.Result{RequeueAfter: deadline.Sub(now)}, nil
+	}
+	if err := stopJob(ctx, r.Client, job); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.record(ctx, job, Outcome{
+		Reason:     ReasonPodNotStarted,
+		Message:    fmt.Sprintf("the runner did not start within the start timeout (%s): %s", r.Options.StartTimeout, start.Waiting),
+		FinishedAt: now,
+	})
+}
+
+func (r *RunbookJobReconciler) record(ctx context.Context, job *batchv1.Job, o Outcome) error {
+	if err := recordOnJob(ctx, r.Client, job, o, false); err != nil {
+		return err
+	}
+	observeOutcome(o, jobStartedAt(job))
+	eventType := corev1.EventTypeNormal
+	if !o.Succeeded {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(job, nil, eventType, o.Reason, "Record", "%s", o.Message)
+	log.FromContext(ctx).Info("recorded runbook Job outcome", "outcome", o.Reason)
+	return nil
+}
+
+func jobStartedAt(job *batchv1.Job) time.Time {
+	if job.Status.StartTime != nil {
+		return job.Status.StartTime.Time
+	}
+	return jobSince(job)
+}
+
+// SetupWithManager registers the runbook Job controller: runbook Jobs, their
+// pods, and the groups' freeing events (a runbook Job waits for requests and
+// other Jobs of its group).
+func (r *RunbookJobReconciler) SetupWithManager(mgr ctrl.Manager, q *groupQueue) error {
+	r.queue = q
+	isRunbook := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		job, ok := o.(*batchv1.Job)
+		return ok && isRunbookJob(job)
+	})
+	wake := wakeWaiting(mgr.GetClient(), EntryJob)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("runbookjob").
+		For(&batchv1.Job{}, builder.WithPredicates(isRunbook)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if _, fromRequest := o.GetLabels()[v1alpha1.LabelRequest]; fromRequest {
+				return nil
+			}
+			if name := o.GetLabels()[batchv1.JobNameLabel]; name != "" {
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+			}
+			return nil
+		})).
+		Watches(&batchv1.Job{}, wake).
+		Watches(&corev1.Pod{}, wake).
+		Watches(&v1alpha1.ReplayRequest{}, wake).
+		Complete(r)
+}

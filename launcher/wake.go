@@ -1,0 +1,91 @@
+package launcher
+
+import (
+	"context"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// holdsGroup reports whether an object, in this version, may hold its group:
+// a pod that is active or terminating, a Job that runs or may still make pods,
+// a request that has started and not finished. Waiting replays are woken when
+// an object goes from holding to not holding (or is deleted): the only
+// moments a group can become free. Nothing is polled.
+func holdsGroup(o client.Object) bool {
+	switch v := o.(type) {
+	case *corev1.Pod:
+		return podActive(v)
+	case *batchv1.Job:
+		return jobRuns(v)
+	case *v1alpha1.ReplayRequest:
+		return IsStarted(v) && !IsFinished(v) || v.DeletionTimestamp == nil && !IsFinished(v)
+	}
+	return false
+}
+
+// queueKeyOf is the QueueKey of a request, runner Job or runner pod.
+func queueKeyOf(o client.Object) string {
+	switch v := o.(type) {
+	case *corev1.Pod:
+		return PodSpecQueueKey(&v.Spec)
+	case *batchv1.Job:
+		return PodSpecQueueKey(&v.Spec.Template.Spec)
+	case *v1alpha1.ReplayRequest:
+		return QueueKey(v)
+	}
+	return ""
+}
+
+// wakeWaiting enqueues the waiting entries of kind (requests for the request
+// controller, runbook Jobs for the runbook controller) of a group when one of
+// its objects stops holding it or leaves the queue.
+func wakeWaiting(c client.Client, kind EntryKind) handler.TypedEventHandler[client.Object, reconcile.Request] {
+	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		key := queueKeyOf(o)
+		if key == "" {
+			return
+		}
+		var waiting []Entry
+		switch kind {
+		case EntryRequest:
+			var rrs v1alpha1.ReplayRequestList
+			if err := c.List(ctx, &rrs, client.MatchingFields{indexQueueKey: key}); err != nil {
+				log.FromContext(ctx).Error(err, "list waiting requests")
+				return
+			}
+			waiting = Waiting(rrs.Items, nil)
+		case EntryJob:
+			var jobs batchv1.JobList
+			if err := c.List(ctx, &jobs, client.MatchingFields{indexQueueKey: key}); err != nil {
+				log.FromContext(ctx).Error(err, "list waiting runbook Jobs")
+				return
+			}
+			waiting = Waiting(nil, jobs.Items)
+		}
+		for _, w := range waiting {
+			if w.Kind == kind && !(w.Namespace == o.GetNamespace() && w.Name == o.GetName()) {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}})
+			}
+		}
+	}
+	return handler.Funcs{
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if holdsGroup(e.ObjectOld) && !holdsGroup(e.ObjectNew) {
+				enqueue(ctx, e.ObjectNew, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+	}
+}
