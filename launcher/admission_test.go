@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
 // manifest returns a valid ReplayRequest as plain JSON data, so that tests
@@ -72,6 +77,13 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 		{"time without zone", []edit{{"target.time", "2026-03-01T09:30:00"}}, "spec.target.time", "with a zone"},
 		{"time as a date", []edit{{"target.time", "2026-03-01"}}, "spec.target.time", "RFC3339"},
 		{"time garbage", []edit{{"target.time", "yesterday"}}, "spec.target.time", "RFC3339"},
+		{"time month 13", []edit{{"target.time", "2026-13-45T10:00:00Z"}}, "spec.target.time", "a real instant"},
+		{"time 30 February", []edit{{"target.time", "2026-02-30T10:00:00Z"}}, "spec.target.time", "a real instant"},
+		{"time hour 24", []edit{{"target.time", "2026-03-01T24:00:00Z"}}, "spec.target.time", "a real instant"},
+		{"time zone offset 25 hours", []edit{{"target.time", "2026-03-01T10:00:00+25:00"}}, "spec.target.time", "a real instant"},
+		{"time before 1970", []edit{{"target.time", "1969-12-31T23:59:59Z"}}, "spec.target.time", "from 1970 on"},
+		{"time lowercase t and z", []edit{{"target.time", "2026-03-01t09:30:00z"}}, "spec.target.time", "RFC3339"},
+		{"offsets over a pod annotation", []edit{{"topics", nil}, {"target", map[string]any{"offsets": longOffsets(1000, 249)}}}, "spec.target.offsets", "must fit in 240 KiB"},
 		{"ago not a duration", []edit{{"target", map[string]any{"ago": "two hours"}}}, "spec.target.ago", "Go duration"},
 		{"ago zero", []edit{{"target", map[string]any{"ago": "0s"}}}, "spec.target.ago", "positive"},
 		{"ago negative", []edit{{"target", map[string]any{"ago": "-1h"}}}, "spec.target.ago", "positive"},
@@ -170,5 +182,80 @@ func TestEnvtestAdmissionAcceptsBootstrapForms(t *testing.T) {
 		if err := k8s.Create(context.Background(), &obj, clientStrict()); err != nil {
 			t.Errorf("%q refused: %v", bs, err)
 		}
+	}
+}
+
+// longOffsets is an offsets target of n entries with topic names of nameLen
+// characters and the largest offsets.
+func longOffsets(n, nameLen int) []any {
+	out := make([]any, n)
+	for i := range out {
+		topic := fmt.Sprintf("t%06d.", i)
+		topic += strings.Repeat("x", nameLen-len(topic))
+		out[i] = map[string]any{"topic": topic, "partition": 2147483647, "offset": int64(9223372036854775807)}
+	}
+	return out
+}
+
+// The offsets bound at admission is the pod annotation limit: the longest
+// list the schema admits makes a Job the API server accepts, while a list
+// MaxItems alone would admit makes a Job it refuses (what requests ended
+// with, JobInvalid, before the bound).
+func TestEnvtestOffsetsBound(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+
+	crd, err := os.ReadFile(filepath.Join("..", "charts", "kafka-replay", "crds", "kafkareplay.dev_replayrequests.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("<= %d", launcher.MaxOffsetsAnnotationBytes); !strings.Contains(string(crd), want) {
+		t.Fatalf("the CRD's offsets rule does not bound at launcher.MaxOffsetsAnnotationBytes (%s)", want)
+	}
+
+	entries := func(n int) []v1alpha1.PartitionOffset {
+		out := make([]v1alpha1.PartitionOffset, n)
+		for i := range out {
+			topic := fmt.Sprintf("t%06d.", i)
+			out[i] = v1alpha1.PartitionOffset{Topic: topic + strings.Repeat("x", 249-len(topic)), Partition: 2147483647, Offset: 9223372036854775807}
+		}
+		return out
+	}
+	perEntry := launcher.OffsetsAnnotationBytes(entries(1))
+	atBound := launcher.MaxOffsetsAnnotationBytes / perEntry
+
+	over := testutil.MakeRequest(ns, "over").Offsets(entries(atBound + 1)...).Obj()
+	if err := k8s.Create(ctx, over); err == nil || !strings.Contains(err.Error(), "must fit in 240 KiB") {
+		t.Fatalf("%d entries of %d bytes: %v, want refused", atBound+1, perEntry, err)
+	}
+	rr := testutil.MakeRequest(ns, "at-bound").Offsets(entries(atBound)...).Obj()
+	create(t, rr)
+	if err := launcher.ValidateSpec(&rr.Spec); err != nil {
+		t.Fatalf("the launcher refuses what admission let through: %v", err)
+	}
+
+	jobFor := func(rr *v1alpha1.ReplayRequest) error {
+		target, err := launcher.ResolveTarget(rr.Spec.Target, time.Now())
+		if err != nil {
+			return err
+		}
+		rr.Status.ResolvedTarget = target
+		job, err := launcher.BuildJob(rr, launcher.StageApply, testOptions())
+		if err != nil {
+			return err
+		}
+		return k8s.Create(ctx, job)
+	}
+	if err := jobFor(rr); err != nil {
+		t.Fatalf("the largest admitted offsets list makes a Job the API server refuses: %v", err)
+	}
+	tooMany := testutil.MakeRequest(ns, "max-items").Offsets(entries(2000)...).Obj()
+	tooMany.UID = "uid-not-created"
+	if err := jobFor(tooMany); err == nil || !strings.Contains(err.Error(), "annotations") {
+		t.Fatalf("2,000 long entries: Job creation %v, want refused for its annotations", err)
+	}
+	if err := launcher.ValidateSpec(&tooMany.Spec); err == nil {
+		t.Fatal("ValidateSpec lets through offsets too large for the annotation")
 	}
 }

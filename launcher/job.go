@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +49,43 @@ const (
 	// to the Job's UID. A runbook Job's run ID comes from it.
 	controllerUIDLabel = batchv1.ControllerUidLabel
 )
+
+// RunnerTimeout is the runner's --timeout (REPLAY_TIMEOUT) in every Job the
+// launcher makes, and in the chart's runbooks. It bounds reading Kafka and,
+// once the commit has begun, the commit and its read-back, which the runner
+// finishes even after a SIGTERM rather than leave the outcome unknown.
+const RunnerTimeout = 2 * time.Minute
+
+// terminationGraceMargin is what a runner needs on top of a whole commit
+// after a SIGTERM: writing its result, frame and termination message.
+const terminationGraceMargin = 30 * time.Second
+
+// TerminationGracePeriodSeconds is the runner pod's grace period: longer
+// than the longest commit a SIGTERM can land in, so the kubelet's SIGKILL
+// never cuts one. The Kubernetes default (30 s) is shorter than the commit's
+// bound.
+func TerminationGracePeriodSeconds() int64 {
+	return int64((RunnerTimeout + terminationGraceMargin) / time.Second)
+}
+
+// MaxOffsetsAnnotationBytes bounds the explicit offsets that travel to the
+// runner in a pod annotation (AnnotationOffsets). The API server refuses a
+// pod whose annotations exceed 256 KiB in all; this leaves 16 KiB for the
+// request-name annotation and whatever admission webhooks add. The CRD's
+// rule on target.offsets enforces it at admission, counting the same JSON
+// (see OffsetsAnnotationBytes); TestEnvtestOffsetsBound keeps the two equal.
+const MaxOffsetsAnnotationBytes = 240 << 10
+
+// OffsetsAnnotationBytes is the length of the offsets annotation's JSON for
+// these entries: 36 bytes of punctuation and field names per entry, its
+// topic, and the digits of its partition and offset (brackets aside).
+func OffsetsAnnotationBytes(offsets []v1alpha1.PartitionOffset) int {
+	n := 0
+	for _, o := range offsets {
+		n += 36 + len(o.Topic) + len(strconv.FormatInt(int64(o.Partition), 10)) + len(strconv.FormatInt(o.Offset, 10))
+	}
+	return n
+}
 
 // maxJobNameLength keeps the Job name short enough for the Job controller's
 // job-name label and for pod names made from it.
@@ -175,6 +213,11 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 	env = append(env,
 		corev1.EnvVar{Name: config.EnvRunID, Value: RequestRunID(rr)},
 		corev1.EnvVar{Name: config.EnvTerminationMessagePath, Value: corev1.TerminationMessagePathDefault},
+		// The grace period below is derived from this bound.
+		corev1.EnvVar{Name: config.EnvTimeout, Value: RunnerTimeout.String()},
+		// The whole result as a frame in the log, read into the
+		// ReplayRecord: the termination message holds only 4 KiB.
+		corev1.EnvVar{Name: config.EnvEmitRecord, Value: "true"},
 	)
 
 	if src := kafkaConfigSources(rr.Spec.Kafka); len(src) > 0 {
@@ -240,10 +283,11 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 					Annotations: podAnnotations,
 				},
 				Spec: corev1.PodSpec{
-					RestartPolicy:                corev1.RestartPolicyNever,
-					ServiceAccountName:           serviceAccount,
-					AutomountServiceAccountToken: ptr.To(false),
-					EnableServiceLinks:           ptr.To(false),
+					RestartPolicy:                 corev1.RestartPolicyNever,
+					TerminationGracePeriodSeconds: ptr.To(TerminationGracePeriodSeconds()),
+					ServiceAccountName:            serviceAccount,
+					AutomountServiceAccountToken:  ptr.To(false),
+					EnableServiceLinks:            ptr.To(false),
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),
 						RunAsUser:      ptr.To[int64](runnerUID),

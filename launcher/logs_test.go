@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -22,5 +23,28 @@ func TestUnitPodLogsTail(t *testing.T) {
 	got, err = logs.Tail(context.Background(), "ns", "p", ContainerName, 10, 4)
 	if err != nil || got != "fake" {
 		t.Fatalf("bounded Tail = %q, %v", got, err)
+	}
+}
+
+func TestUnitPodLogsFull(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}})
+	logs := PodLogs{Client: cs, Timeout: time.Second}
+	for _, tc := range []struct {
+		limit int64
+		want  string
+	}{{1 << 20, "fake logs"}, {4, "fake"}} {
+		rc, err := logs.Full(context.Background(), "ns", "p", ContainerName, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		if cerr := rc.Close(); err != nil || cerr != nil || string(b) != tc.want {
+			t.Fatalf("Full(limit %d) = %q, %v, %v; want %q", tc.limit, b, err, cerr, tc.want)
+		}
+	}
+	// PodLogs is what the launcher reads records with.
+	var _ FullLogFetcher = logs
+	if NewRecordCollector(nil, nil, logs).Logs == nil {
+		t.Fatal("the collector does not read whole logs through PodLogs")
 	}
 }

@@ -44,6 +44,9 @@ const (
 	// ReasonJobInvalid: the API server refused the Job as invalid, which no
 	// retry can change.
 	ReasonJobInvalid = "JobInvalid"
+	// ReasonOOMKilled: the runner was killed for using more memory than its
+	// limit. It left no result of its own, so offsets may have changed.
+	ReasonOOMKilled = "OOMKilled"
 )
 
 // Outcome is what a finished runner Job says about its replay.
@@ -62,6 +65,16 @@ type Outcome struct {
 	FinishedAt time.Time
 	// PodName is the pod the result came from, for the log tail.
 	PodName string
+
+	// Attempts are the Job's runner pods, oldest first (see MergeAttempts).
+	Attempts []Attempt
+	// OffsetsChanged says whether any attempt changed committed offsets.
+	OffsetsChanged v1alpha1.OffsetsChanged
+	// Full is the merged result of every attempt, every partition, for the
+	// ReplayRecord; Result is its compact form.
+	Full *report.Result
+	// Complete is true when every attempt's full result was read.
+	Complete bool
 }
 
 // JobFinished reports whether a Job has reached a terminal condition
@@ -115,63 +128,13 @@ func LastTerminatedPod(pods []corev1.Pod) (*corev1.Pod, *corev1.ContainerStateTe
 }
 
 // JobOutcome derives the outcome of a finished Job from its terminal
-// condition and its pods' termination messages. The runner writes its compact
-// result there; with FallbackToLogsOnError a runner that died before writing
-// it leaves its last log lines instead, which end up in the message.
+// condition and all its pods' termination messages (see MergeAttempts). The
+// runner writes its compact result there; with FallbackToLogsOnError a runner
+// that died before writing it leaves its last log lines instead, which end up
+// in the message. RecordCollector.Collect gives the same outcome from the
+// pods' full results in their logs, and keeps the record.
 func JobOutcome(job *batchv1.Job, pods []corev1.Pod) Outcome {
-	_, succeeded, cond := JobFinished(job)
-	o := Outcome{Succeeded: succeeded}
-	if cond != nil {
-		o.FinishedAt = cond.LastTransitionTime.Time
-	}
-	if job.Status.CompletionTime != nil {
-		o.FinishedAt = job.Status.CompletionTime.Time
-	}
-
-	pod, term := LastTerminatedPod(pods)
-	var text string
-	if term != nil {
-		o.PodName = pod.Name
-		o.ExitCode = &term.ExitCode
-		if r, err := report.Decode([]byte(term.Message)); err == nil {
-			o.Result = r
-		} else {
-			text = lastLine(term.Message)
-		}
-	}
-
-	switch {
-	case succeeded && o.Result != nil:
-		o.Reason = validReason(string(o.Result.Reason), ReasonCompleted)
-		o.Message = successMessage(o.Result)
-	case succeeded:
-		o.Reason = ReasonCompleted
-		o.Message = "the runner succeeded but left no result in its termination message"
-	case cond != nil && cond.Reason == batchv1.JobReasonDeadlineExceeded:
-		o.Reason = ReasonDeadlineExceeded
-		o.Message = fmt.Sprintf("the Job ran longer than its activeDeadlineSeconds (%d)", valueOr(job.Spec.ActiveDeadlineSeconds, 0))
-	case o.Result != nil:
-		o.Reason = validReason(string(o.Result.Reason), string(report.ReasonForExitCode(o.Result.ExitCode)))
-		o.Message = o.Result.Error
-		if o.Message == "" {
-			o.Message = fmt.Sprintf("the runner failed (%s, exit code %d)", o.Reason, o.Result.ExitCode)
-		}
-	case o.ExitCode != nil:
-		o.Reason = string(report.ReasonForExitCode(report.ExitCode(*o.ExitCode)))
-		o.Message = fmt.Sprintf("the runner exited with code %d", *o.ExitCode)
-		if text != "" {
-			o.Message += ": " + text
-		}
-	default:
-		o.Reason = ReasonJobFailed
-		if cond != nil && cond.Reason != "" {
-			o.Message = fmt.Sprintf("the Job failed (%s): %s", cond.Reason, cond.Message)
-		} else {
-			o.Message = "the Job failed"
-		}
-	}
-	o.Message = truncate(o.Message, 1024)
-	return o
+	return MergeAttempts(job, AttemptsOf(pods, nil))
 }
 
 // conditionReason is the API server's rule for metav1.Condition reasons.
@@ -215,14 +178,7 @@ func APIResult(r *report.Result) *v1alpha1.ReplayResult {
 		Truncated:      r.Truncated,
 		Error:          r.Error,
 		Warnings:       slices.Clone(r.Warnings),
-		Totals: v1alpha1.ResultTotals{
-			Partitions:          int32(r.Totals.Partitions),
-			MessagesToReconsume: r.Totals.MessagesToReconsume,
-			MessagesSkipped:     r.Totals.MessagesSkipped,
-			Clamped:             int32(r.Totals.Clamped),
-			NoPreviousOffset:    int32(r.Totals.NoPreviousOffset),
-			Failed:              int32(r.Totals.Failed),
-		},
+		Totals:         apiTotals(r.Totals),
 	}
 	if out.Target == "" {
 		out.Target = r.Target.Given

@@ -86,6 +86,9 @@ func TestUnitJobOutcome(t *testing.T) {
 		{"deadline exceeded", false, batchv1.JobReasonDeadlineExceeded, func(j *batchv1.Job) []corev1.Pod {
 			return []corev1.Pod{podWith(j, "p1", 137, "", t0)}
 		}, false, ReasonDeadlineExceeded, "activeDeadlineSeconds (600)", false},
+		{"killed for memory", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod {
+			return []corev1.Pod{oomKilled(j, "p1", t0)}
+		}, false, ReasonOOMKilled, "more memory than its limit", false},
 		{"unknown exit code", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod {
 			return []corev1.Pod{podWith(j, "p1", 139, "segfault", t0)}
 		}, false, "InternalError", "code 139", false},

@@ -82,6 +82,9 @@ func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 	if spec.Target.FromGroup != nil && *spec.Target.FromGroup == spec.Group {
 		errs = append(errs, "target.fromGroup: names the group being repositioned")
 	}
+	if n := OffsetsAnnotationBytes(spec.Target.Offsets); n > MaxOffsetsAnnotationBytes {
+		errs = append(errs, fmt.Sprintf("target.offsets: %d bytes as JSON, more than the %d a pod annotation can carry", n, MaxOffsetsAnnotationBytes))
+	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}

@@ -254,6 +254,8 @@ func Result(group string, code report.ExitCode, deltas ...int64) *report.Result 
 		r.Partitions = append(r.Partitions, report.Partition{
 			Topic: "orders", Partition: int32(i), PreviousOffset: &prev, NewOffset: prev - d, Delta: &delta,
 			LogStartOffset: 0, LogEndOffset: 2000,
+			// A successful run committed every partition.
+			Applied: code == report.ExitOK,
 		})
 	}
 	r.Summarize()

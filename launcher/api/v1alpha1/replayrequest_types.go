@@ -157,7 +157,8 @@ type Target struct {
 	// 2026-03-01T10:30:00+01:00). A time after the last message moves to the
 	// end of the log.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule=`self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$')`,message="target.time must be RFC3339 with a zone, such as 2026-03-01T09:30:00Z; a time without a zone is never assumed to be UTC"
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$')`,message="target.time must be RFC3339 with a zone, such as 2026-03-01T09:30:00Z; a time without a zone is never assumed to be UTC"
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$') || timestamp(self) >= timestamp('1970-01-01T00:00:00Z')`,message="target.time must be a real instant from 1970 on: month 01-12, a day the month has, hour 00-23, zone offset at most 23:59"
 	Time *string `json:"time,omitempty"`
 
 	// ago is a time relative to the request's creationTimestamp, as a Go
@@ -188,13 +189,18 @@ type Target struct {
 	ShiftBy *int64 `json:"shiftBy,omitempty"`
 
 	// offsets sets explicit offsets per partition. The partitions listed are
-	// the scope, so topics must be empty.
+	// the scope, so topics must be empty. The list reaches the runner as a
+	// file through a pod annotation, and the pod's annotations may hold 256
+	// KiB in all, so the list as JSON is bounded to 240 KiB: 2,000 entries
+	// with topic names of up to about 60 characters, or about 800 with names
+	// of the maximum 249.
 	// +optional
 	// +listType=map
 	// +listMapKey=topic
 	// +listMapKey=partition
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=2000
+	// +kubebuilder:validation:XValidation:rule="self.map(o, size(o.topic) + size(string(o.partition)) + size(string(o.offset)) + 36).sum() <= 245760",message="target.offsets is too long: as JSON it must fit in 240 KiB (a pod annotation); split it into several requests"
 	Offsets []PartitionOffset `json:"offsets,omitempty"`
 
 	// fromGroup copies another group's committed offsets.
@@ -455,6 +461,10 @@ type ResultTotals struct {
 	// partitions in scope.
 	// +optional
 	Partitions int32 `json:"partitions,omitempty"`
+	// applied counts the partitions whose committed offset is this run's
+	// commit (made by it, or found in place by a retry).
+	// +optional
+	Applied int32 `json:"applied,omitempty"`
 	// messagesToReconsume is the sum of the positive deltas.
 	// +optional
 	MessagesToReconsume int64 `json:"messagesToReconsume"`

@@ -1,0 +1,156 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// The launcher writes a ReplayRecord per finished runner Job, and never reads
+// records back except the one it is writing (past the cache: records are
+// large, and caching all of them would cost the launcher memory for nothing).
+//
+// +kubebuilder:rbac:groups=kafkareplay.dev,resources=replayrecords,verbs=get;create;update
+
+// MaxRecordLogBytes bounds how much of one pod's log is read for its result
+// frame. A 10,000-partition result is a frame of about 400 KB; the bound
+// leaves room for the runner's own log lines around it, and for far larger
+// results, while keeping one read's memory and time finite.
+const MaxRecordLogBytes = 16 << 20
+
+// ErrRecordNotOwned is returned when a ReplayRecord with the Job's name
+// exists but does not belong to the Job (its owner reference names another
+// UID): someone else wrote it, and it is never taken for the Job's record.
+var ErrRecordNotOwned = errors.New("a ReplayRecord of that name exists but was not written for this Job")
+
+// Record is what Collect learnt about a finished Job.
+type Record struct {
+	// Outcome is the Job's outcome over every attempt, from each pod's
+	// full result (log frame) where there was one, else its termination
+	// message. Outcome.Result is bounded for status; Outcome.Full has
+	// every partition.
+	Outcome Outcome
+	// Object is the ReplayRecord as stored, nil when it could not be.
+	Object *v1alpha1.ReplayRecord
+}
+
+// RecordCollector reads a finished Job's results from its pods' logs and
+// keeps them as the Job's ReplayRecord.
+type RecordCollector struct {
+	// Client writes records (create, update).
+	Client client.Client
+	// Reader reads a record past the cache (the manager's APIReader).
+	Reader client.Reader
+	// Logs reads whole pod logs; nil records from termination messages
+	// only (the record then says it is not complete).
+	Logs FullLogFetcher
+	// MaxLogBytes bounds one pod's log read; 0 means MaxRecordLogBytes.
+	MaxLogBytes int64
+}
+
+// NewRecordCollector makes the collector the launcher uses: writes through c,
+// reads past the cache through r, and reads logs through logs when it can
+// read whole logs (PodLogs can).
+func NewRecordCollector(c client.Client, r client.Reader, logs LogFetcher) *RecordCollector {
+	full, _ := logs.(FullLogFetcher)
+	return &RecordCollector{Client: c, Reader: r, Logs: full}
+}
+
+// Collect is the finish path's one call for a finished runner Job (a
+// request's or a runbook's): it reads every attempt's result frame from its
+// pod's log, merges the attempts (MergeAttempts), and creates the Job's
+// ReplayRecord, or keeps the one already there (a repeated call, after a
+// restart say, changes nothing, except that a complete record replaces an
+// incomplete one).
+//
+// The returned Record is never nil and its Outcome is always valid, also
+// when err is not nil: err only says the ReplayRecord could not be stored.
+// A caller records the outcome (status, Job annotations) either way, and
+// retries for a transient error; ErrRecordNotOwned is permanent.
+func (c *RecordCollector) Collect(ctx context.Context, job *batchv1.Job, pods []corev1.Pod) (*Record, error) {
+	logs := c.readLogs(ctx, job, pods)
+	o := MergeAttempts(job, AttemptsOf(pods, logs))
+	stored, err := c.store(ctx, job, BuildRecord(job, o))
+	return &Record{Outcome: o, Object: stored}, err
+}
+
+// readLogs reads the last intact frame of each terminated attempt's log. A
+// log that cannot be read (the node is gone, say) is not an error: the
+// attempt falls back to its termination message.
+func (c *RecordCollector) readLogs(ctx context.Context, job *batchv1.Job, pods []corev1.Pod) map[string]LogRecord {
+	out := map[string]LogRecord{}
+	if c.Logs == nil {
+		return out
+	}
+	limit := c.MaxLogBytes
+	if limit <= 0 {
+		limit = MaxRecordLogBytes
+	}
+	for i := range pods {
+		if runnerTermination(&pods[i]) == nil {
+			continue
+		}
+		out[pods[i].Name] = readFrameFrom(ctx, c.Logs, job.Namespace, pods[i].Name, limit)
+	}
+	return out
+}
+
+func readFrameFrom(ctx context.Context, logs FullLogFetcher, ns, pod string, limit int64) LogRecord {
+	rc, err := logs.Full(ctx, ns, pod, ContainerName, limit)
+	if err != nil {
+		return LogRecord{Err: err}
+	}
+	defer func() { _ = rc.Close() }()
+	results, damaged, err := report.ReadFrames(rc)
+	lr := LogRecord{Damaged: damaged, Err: err}
+	// One container writes one frame; a log read twice or a runner of
+	// another version may hold more. The last one is the container's end.
+	if len(results) > 0 {
+		lr.Result = results[len(results)-1]
+	}
+	return lr
+}
+
+// store creates the record, or keeps the Job's existing one.
+func (c *RecordCollector) store(ctx context.Context, job *batchv1.Job, rec *v1alpha1.ReplayRecord) (*v1alpha1.ReplayRecord, error) {
+	err := c.Client.Create(ctx, rec)
+	if err == nil {
+		return rec, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	var existing v1alpha1.ReplayRecord
+	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(rec), &existing); err != nil {
+		return nil, fmt.Errorf("read ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	if !ownedByJob(&existing, job) {
+		return nil, fmt.Errorf("ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, ErrRecordNotOwned)
+	}
+	if existing.Complete || !rec.Complete {
+		return &existing, nil
+	}
+	rec.ResourceVersion = existing.ResourceVersion
+	if err := c.Client.Update(ctx, rec); err != nil {
+		return nil, fmt.Errorf("update ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, err)
+	}
+	return rec, nil
+}
+
+func ownedByJob(rec *v1alpha1.ReplayRecord, job *batchv1.Job) bool {
+	for _, r := range rec.OwnerReferences {
+		if r.Kind == "Job" && r.APIVersion == batchv1.SchemeGroupVersion.String() && r.UID == job.UID {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,219 @@
+package launcher
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// attemptResult is a runner result over partitions orders/0..n-1, each
+// moved from 1000 back by 10; applied says which ones this attempt's
+// read-back found committed, failed which ones carry an error.
+func attemptResult(code report.ExitCode, n int, applied, failed []int32) *report.Result {
+	r := testutil.Result("orders", code)
+	for i := range n {
+		prev, next := int64(1000+i), int64(990+i)
+		d := prev - next
+		p := report.Partition{Topic: "orders", Partition: int32(i), PreviousOffset: &prev, NewOffset: next, Delta: &d, LogEndOffset: 2000}
+		for _, a := range applied {
+			p.Applied = p.Applied || a == int32(i)
+		}
+		for _, f := range failed {
+			if f == int32(i) {
+				p.Error = "NOT_COORDINATOR"
+			}
+		}
+		r.Partitions = append(r.Partitions, p)
+	}
+	r.Summarize()
+	return r
+}
+
+func oomKilled(job *batchv1.Job, name string, at time.Time) corev1.Pod {
+	p := podWith(job, name, 137, "", at)
+	p.Status.ContainerStatuses[0].State.Terminated.Reason = ReasonOOMKilled
+	return p
+}
+
+// Every attempt counts: the outcome says whether any attempt changed
+// offsets, and lists what they changed.
+func TestUnitMergeAttempts(t *testing.T) {
+	all := []int32{0, 1, 2}
+	partial := attemptResult(report.ExitPartiallyApplied, 3, []int32{0, 1}, []int32{2})
+	kafkaDown := testutil.Result("orders", report.ExitKafkaError) // failed before reading anything
+	planNotCommitted := attemptResult(report.ExitKafkaError, 3, []int32{0, 1}, nil)
+	rest := attemptResult(report.ExitOK, 3, all, nil)
+	// A retry reads the offsets attempt 1 committed; were its previous
+	// offsets taken as the record's, undo would restore the wrong ones.
+	for i := range rest.Partitions[:2] {
+		p := &rest.Partitions[i]
+		*p.PreviousOffset = p.NewOffset
+		*p.Delta = 0
+	}
+	dry := attemptResult(report.ExitOK, 3, nil, nil)
+	dry.DryRun, dry.Reason = true, report.ReasonDryRun
+	dry.Summarize()
+
+	type pod struct {
+		name string
+		code int32
+		res  *report.Result
+		oom  bool
+	}
+	cases := []struct {
+		name       string
+		succeeded  bool
+		jobReason  string
+		jobFailed  int32 // the Job controller's count of failed pods, when more than the pods given
+		pods       []pod
+		wantReason string
+		wantMsg    []string
+		changed    v1alpha1.OffsetsChanged
+		// applied lists the merged result's applied partitions; nil for no merged result.
+		applied  []int32
+		previous []int64 // merged previous offsets of orders/0..
+	}{
+		{"one attempt applied", true, "", 0, []pod{{"p1", 0, rest, false}},
+			"Applied", []string{"3 partitions moved"}, v1alpha1.OffsetsChangedYes, all, []int64{990, 991, 1002}},
+		{"partial, then Kafka unreachable: not KafkaError", false, batchv1.JobReasonBackoffLimitExceeded, 0,
+			[]pod{{"p1", 5, partial, false}, {"p2", 4, kafkaDown, false}},
+			"PartiallyApplied", []string{"offsets were changed", "attempt 1 (p1) PartiallyApplied", "committed 2 of 3", "attempt 2 (p2) KafkaError"},
+			v1alpha1.OffsetsChangedYes, []int32{0, 1}, []int64{1000, 1001, 1002}},
+		{"partial, then a plan that failed to commit", false, batchv1.JobReasonBackoffLimitExceeded, 0,
+			[]pod{{"p1", 5, partial, false}, {"p2", 4, planNotCommitted, false}},
+			"PartiallyApplied", []string{"offsets were changed", "attempt 2 (p2) KafkaError"},
+			v1alpha1.OffsetsChangedYes, []int32{0, 1}, []int64{1000, 1001, 1002}},
+		{"partial, then the rest applied", true, "", 0,
+			[]pod{{"p1", 5, partial, false}, {"p2", 0, rest, false}},
+			"Applied", []string{"3 partitions moved"}, v1alpha1.OffsetsChangedYes, all, []int64{1000, 1001, 1002}},
+		{"killed for memory", false, batchv1.JobReasonBackoffLimitExceeded, 0,
+			[]pod{{"p1", 137, nil, true}},
+			ReasonOOMKilled, []string{"offsets may have changed", "more memory than its limit"}, v1alpha1.OffsetsChangedUnknown, nil, nil},
+		{"killed for memory, then Kafka unreachable: not KafkaError", false, batchv1.JobReasonBackoffLimitExceeded, 0,
+			[]pod{{"p1", 137, nil, true}, {"p2", 4, kafkaDown, false}},
+			ReasonOOMKilled, []string{"offsets may have changed", "attempt 1 (p1) OOMKilled", "left no result"}, v1alpha1.OffsetsChangedUnknown, []int32{}, nil},
+		{"Kafka unreachable twice", false, batchv1.JobReasonBackoffLimitExceeded, 0,
+			[]pod{{"p1", 4, kafkaDown, false}, {"p2", 4, kafkaDown, false}},
+			"KafkaError", []string{"attempt 1 (p1) KafkaError", "attempt 2 (p2) KafkaError"}, v1alpha1.OffsetsChangedNo, []int32{}, nil},
+		{"an attempt whose pod is gone", false, batchv1.JobReasonBackoffLimitExceeded, 2,
+			[]pod{{"p2", 4, kafkaDown, false}},
+			ReasonJobFailed, []string{"offsets may have changed", "1 more attempt(s) whose pods are gone"}, v1alpha1.OffsetsChangedUnknown, []int32{}, nil},
+		{"group active", false, batchv1.JobReasonPodFailurePolicy, 0,
+			[]pod{{"p1", 3, testutil.Result("orders", report.ExitGroupActive), false}},
+			"GroupActive", nil, v1alpha1.OffsetsChangedNo, []int32{}, nil},
+		{"dry run", true, "", 0, []pod{{"p1", 0, dry, false}},
+			"DryRun", []string{"3 partitions planned"}, v1alpha1.OffsetsChangedNo, []int32{}, []int64{1000, 1001, 1002}},
+		{"deadline after a partial attempt", false, batchv1.JobReasonDeadlineExceeded, 0,
+			[]pod{{"p1", 5, partial, false}, {"p2", 137, nil, false}},
+			ReasonDeadlineExceeded, []string{"offsets were changed", "activeDeadlineSeconds", "committed 2 of 3"}, v1alpha1.OffsetsChangedYes, []int32{0, 1}, []int64{1000, 1001, 1002}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := finishedJob(t, tc.succeeded, tc.jobReason)
+			job.Status.Failed = max(job.Status.Failed, tc.jobFailed)
+			var pods []corev1.Pod
+			// Listed newest first: order comes from the termination times.
+			for i := len(tc.pods) - 1; i >= 0; i-- {
+				p, at := tc.pods[i], t0.Add(time.Duration(i-len(tc.pods))*time.Minute)
+				msg := ""
+				if p.res != nil {
+					msg = testutil.Compact(p.res)
+				}
+				if p.oom {
+					pods = append(pods, oomKilled(job, p.name, at))
+				} else {
+					pods = append(pods, podWith(job, p.name, p.code, msg, at))
+				}
+			}
+			o := JobOutcome(job, pods)
+			if o.Succeeded != tc.succeeded || o.Reason != tc.wantReason || o.OffsetsChanged != tc.changed {
+				t.Fatalf("outcome = %v %s changed=%s (%s); want %v %s changed=%s", o.Succeeded, o.Reason, o.OffsetsChanged, o.Message, tc.succeeded, tc.wantReason, tc.changed)
+			}
+			for _, m := range tc.wantMsg {
+				if !strings.Contains(o.Message, m) {
+					t.Errorf("message %q does not say %q", o.Message, m)
+				}
+			}
+			if len(o.Attempts) != len(tc.pods) || o.Attempts[len(o.Attempts)-1].Pod != tc.pods[len(tc.pods)-1].name || o.PodName != tc.pods[len(tc.pods)-1].name {
+				t.Fatalf("attempts %+v, pod %s", o.Attempts, o.PodName)
+			}
+			if tc.applied == nil {
+				if o.Full != nil {
+					t.Fatalf("a merged result from no result: %+v", o.Full)
+				}
+				return
+			}
+			if o.Full == nil || o.Result == nil {
+				t.Fatal("no merged result")
+			}
+			if o.Full.Reason != report.Reason(o.Reason) || o.Result.Reason != report.Reason(o.Reason) {
+				t.Errorf("merged result's reason %s, outcome's %s", o.Full.Reason, o.Reason)
+			}
+			var applied []int32
+			for _, p := range o.Full.Partitions {
+				if p.Applied {
+					applied = append(applied, p.Partition)
+				}
+			}
+			if len(applied) != len(tc.applied) || (len(applied) > 0 && !equalInts(applied, tc.applied)) {
+				t.Errorf("applied partitions %v, want %v", applied, tc.applied)
+			}
+			if o.Full.Totals.Applied != len(tc.applied) {
+				t.Errorf("totals.applied %d, want %d", o.Full.Totals.Applied, len(tc.applied))
+			}
+			for i, want := range tc.previous {
+				p := o.Full.Partitions[i]
+				if p.PreviousOffset == nil || *p.PreviousOffset != want || p.Delta == nil || *p.Delta != want-p.NewOffset {
+					t.Errorf("orders/%d previous %v delta %v, want previous %d", i, p.PreviousOffset, p.Delta, want)
+				}
+			}
+		})
+	}
+}
+
+func equalInts[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// The log frame is the full result; the termination message only a compact
+// copy. A pod with both is recorded from the frame, and the record is
+// complete only when every attempt's result was whole.
+func TestUnitAttemptsPreferTheLogFrame(t *testing.T) {
+	job := finishedJob(t, true, "")
+	full := attemptResult(report.ExitOK, 500, nil, nil)
+	for i := range full.Partitions {
+		full.Partitions[i].Applied = true
+	}
+	full.Summarize()
+	pods := []corev1.Pod{podWith(job, "p1", 0, testutil.Compact(full), t0)}
+
+	withoutLog := JobOutcome(job, pods)
+	if withoutLog.Complete || withoutLog.Attempts[0].Source != v1alpha1.ResultSourceTerminationMessage || len(withoutLog.Full.Partitions) >= 500 {
+		t.Fatalf("from the termination message: complete=%v source=%s partitions=%d", withoutLog.Complete, withoutLog.Attempts[0].Source, len(withoutLog.Full.Partitions))
+	}
+
+	o := MergeAttempts(job, AttemptsOf(pods, map[string]LogRecord{"p1": {Result: full, Damaged: 1}}))
+	if !o.Complete || o.Attempts[0].Source != v1alpha1.ResultSourceLog || o.Attempts[0].DamagedFrames != 1 || len(o.Full.Partitions) != 500 {
+		t.Fatalf("from the log: complete=%v source=%s damaged=%d partitions=%d", o.Complete, o.Attempts[0].Source, o.Attempts[0].DamagedFrames, len(o.Full.Partitions))
+	}
+	// Status gets the bounded form, never all 500.
+	if !o.Result.Truncated || len(o.Result.Partitions) >= 500 || o.Result.Totals.Partitions != 500 {
+		t.Fatalf("status result: truncated=%v partitions=%d totals=%d", o.Result.Truncated, len(o.Result.Partitions), o.Result.Totals.Partitions)
+	}
+}
