@@ -75,12 +75,17 @@ type argoTemplate struct {
 // (no cluster, no helm): only REPLAY_* settings the runner knows, the result
 // file on a writable emptyDir and exposed as the output parameter, the
 // restricted security context, a retry only for the exit codes
-// report.ExitCode.Retryable says a retry can fix, and a branch for each of
-// the codes that tell the user what to do.
+// report.ExitCode.Retryable says a retry can fix, a branch for each of the
+// codes that tell the user what to do, and a mutex per group.
 func TestArgoTemplateContract(t *testing.T) {
 	wt := argoExample(t)
 	var spec struct {
-		Templates []argoTemplate `json:"templates"`
+		Templates       []argoTemplate `json:"templates"`
+		Synchronization struct {
+			Mutexes []struct {
+				Name string `json:"name"`
+			} `json:"mutexes"`
+		} `json:"synchronization"`
 	}
 	b, err := json.Marshal(wt.Object["spec"])
 	if err != nil {
@@ -171,6 +176,11 @@ func TestArgoTemplateContract(t *testing.T) {
 	re := regexp.MustCompile(`\{\{steps\.replay\.exitCode\}\} != 0`)
 	if !slices.ContainsFunc(whens, re.MatchString) {
 		t.Error("no step for the other failures")
+	}
+	// One replay of a group at a time: a workflow-level mutex keyed by the
+	// group (the end-to-end suite shows a second workflow wait for it).
+	if m := spec.Synchronization.Mutexes; len(m) != 1 || !strings.Contains(m[0].Name, "{{workflow.parameters.group}}") {
+		t.Errorf("spec.synchronization.mutexes: want one mutex named after {{workflow.parameters.group}}, got %+v", m)
 	}
 	checkArgoReferences(t, wt)
 }
