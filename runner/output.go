@@ -174,12 +174,13 @@ func signed(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
-// keptFields are the result's identifiers, by JSON name: they come from the
-// request itself (which is no secret), and redacting them would make the
-// result name another group, topic or run. Every other string in the result
-// is free text (errors, notes, warnings) that may quote a Kafka error, and is
-// redacted.
-var keptFields = map[string]bool{"schema": true, "group": true, "runId": true, "topic": true, "given": true, "resolved": true}
+// keptFields are, by JSON name, the result's identifiers and its fixed
+// vocabulary: the identifiers come from the request itself (which is no
+// secret), and redacting them would make the result name another group,
+// topic or run; the schema and the reason are constants every reader keys
+// on. Every other string in the result is free text (errors, notes,
+// warnings) that may quote a Kafka error, and is redacted.
+var keptFields = map[string]bool{"schema": true, "reason": true, "group": true, "runId": true, "topic": true, "given": true, "resolved": true}
 
 // redactResult removes secret values from every free-text string in res, in
 // place, by walking its fields: a field added to the result later is redacted

@@ -16,7 +16,7 @@ import (
 // turns into an undecodable document: words and digits of the result
 // itself, JSON syntax, and escapes.
 var nastySecrets = []string{
-	"kafka", "2026", "schema", "partitions", "kafkareplay.dev/result/v1", "true", "null", "0000",
+	"kafka", "2026", "schema", "Applied", "partitions", "kafkareplay.dev/result/v1", "true", "null", "0000",
 	`"}],`, `\\\\`, "::::", `","x":"`, "\"\n\"}", "T09:", "exitCode",
 }
 
@@ -55,7 +55,7 @@ func TestRedactResultKeepsTheResultDecodable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the redacted result does not decode: %v\n%s", err, b)
 			}
-			if got.Schema != report.Schema || got.Group != want.Group || got.RunID != want.RunID || got.Partitions[0].Topic != want.Partitions[0].Topic {
+			if got.Schema != report.Schema || got.Reason != want.Reason || got.Group != want.Group || got.RunID != want.RunID || got.Partitions[0].Topic != want.Partitions[0].Topic {
 				t.Errorf("identifiers changed: %+v", got)
 			}
 			if !got.StartedAt.Equal(want.StartedAt) || *got.Partitions[0].PreviousOffset != 2026 || got.Partitions[0].NewOffset != 2025 {
