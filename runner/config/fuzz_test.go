@@ -25,6 +25,8 @@ func FuzzParseTarget(f *testing.F) {
 		"file:[]", `file:[{"topic":"orders","partition":0,"offset":1}]`,
 		`file:[{"topic":"orders","partition":0,"offset":1},{"topic":"orders","partition":0,"offset":2}]`,
 		`file:[{"topic":"..","partition":0,"offset":1}]`, `file:[{"topic":"a","partition":0,"offset":1,"x":1}]`,
+		`file:[{"topic":"a","partition":0,"offset":null}]`, `file:[{"topic":"a","partition":0}]`, `file:[{"topic":"a","partition":0,"Offset":1}]`,
+		`file:[{"topic":"a","partition":0,"offset":1,"offset":2}]`, `file:[{"topic":"a","partition":0,"offset":1}] []`, `file:[{"topic":"a","partition":0,"offset":1e2}]`,
 		"", ":", "unknown:1", "time", "TIME:0",
 	} {
 		f.Add(s)
