@@ -66,9 +66,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 		logs = opts.Logs
 	}
 	rec := mgr.GetEventRecorder(EventSource)
-	if err := setupIndexes(ctx, mgr); err != nil {
-		return err
-	}
 	q := newGroupQueue()
 	if err := (&ReplayRequestReconciler{
 		Client:    mgr.GetClient(),
@@ -76,7 +73,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 		Recorder:  rec,
 		Logs:      logs,
 		Options:   opts,
-	}).SetupWithManager(ctx, mgr, q, workers); err != nil {
+		queue:     q,
+	}).SetupWithManager(ctx, mgr, workers); err != nil {
 		return err
 	}
 	return (&RunbookJobReconciler{
@@ -84,5 +82,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  rec,
 		Options:   opts,
-	}).SetupWithManager(mgr, q)
+		queue:     q,
+	}).SetupWithManager(mgr)
 }

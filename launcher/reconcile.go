@@ -70,7 +70,11 @@ type ReplayRequestReconciler struct {
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
 	Logs      LogFetcher
-	Options   Options
+	// Records reads a finished Job's full results from its pods' logs and
+	// keeps its ReplayRecord; nil records from termination messages alone,
+	// and keeps no record.
+	Records *RecordCollector
+	Options Options
 	// Now is the clock; tests may stop it.
 	Now func() time.Time
 
@@ -126,12 +130,11 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 	// One status write per reconcile, whatever the phases did.
 	if !equality.Semantic.DeepEqual(before, &p.rr.Status) && p.rr.DeletionTimestamp == nil {
 		if uerr := r.Client.Status().Update(ctx, p.rr); uerr != nil {
-			if apierrors.IsConflict(uerr) || apierrors.IsNotFound(uerr) {
-				// The cache was behind; its event brings the current
-				// request and another reconcile.
-				log.FromContext(ctx).V(1).Info("status update", "error", uerr.Error())
-				return reconcile.Result{Requeue: true}, nil
+			if apierrors.IsNotFound(uerr) {
+				return reconcile.Result{}, nil // deleted meanwhile
 			}
+			// A conflict: the cache was behind. The retry reads again
+			// and decides again.
 			return reconcile.Result{}, uerr
 		}
 	}
@@ -270,8 +273,16 @@ func decideStart(ctx context.Context, q *groupQueue, c client.Client, api client
 // which also works once a finished Job is no longer owned); and, so that a
 // replay that leaves its group lets the next one start, the waiting requests
 // of a group whenever one of its Jobs, pods or requests stops holding it.
-func (r *ReplayRequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, q *groupQueue, workers int) error {
-	r.queue = q
+//
+// It also registers the queue key indexes, which the runbook Job controller
+// uses too.
+func (r *ReplayRequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
+	if r.queue == nil {
+		r.queue = newGroupQueue()
+	}
+	if err := setupIndexes(ctx, mgr); err != nil {
+		return err
+	}
 	toRequest := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		name := o.GetAnnotations()[v1alpha1.AnnotationRequest]
 		if name == "" || o.GetLabels()[v1alpha1.LabelRequest] == "" {

@@ -232,8 +232,13 @@ func jobStartedAt(job *batchv1.Job) time.Time {
 // SetupWithManager registers the runbook Job controller: runbook Jobs, their
 // pods, and the groups' freeing events (a runbook Job waits for requests and
 // other Jobs of its group).
-func (r *RunbookJobReconciler) SetupWithManager(mgr ctrl.Manager, q *groupQueue) error {
-	r.queue = q
+//
+// It needs the queue key indexes that ReplayRequestReconciler.SetupWithManager
+// registers, and shares that controller's queue when Setup makes both.
+func (r *RunbookJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.queue == nil {
+		r.queue = newGroupQueue()
+	}
 	isRunbook := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		job, ok := o.(*batchv1.Job)
 		return ok && isRunbookJob(job)
