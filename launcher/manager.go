@@ -67,11 +67,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 	}
 	rec := mgr.GetEventRecorder(EventSource)
 	q := newGroupQueue()
+	records := NewRecordCollector(mgr.GetClient(), mgr.GetAPIReader(), logs)
 	if err := (&ReplayRequestReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  rec,
 		Logs:      logs,
+		Records:   records,
 		Options:   opts,
 		queue:     q,
 	}).SetupWithManager(ctx, mgr, workers); err != nil {
@@ -81,6 +83,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  rec,
+		Records:   records,
 		Options:   opts,
 		queue:     q,
 	}).SetupWithManager(mgr)

@@ -132,6 +132,9 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			p.requeueAfter(wait)
 			return false, nil
 		}
+		if o, err = collectRecord(ctx, r.Records, job, pods, o); err != nil {
+			return false, err
+		}
 		return false, r.finish(ctx, p, job, o)
 	}
 	if IsRecorded(job) {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
@@ -81,6 +82,24 @@ func (c *RecordCollector) Collect(ctx context.Context, job *batchv1.Job, pods []
 	o := MergeAttempts(job, AttemptsOf(pods, logs))
 	stored, err := c.store(ctx, job, BuildRecord(job, o))
 	return &Record{Outcome: o, Object: stored}, err
+}
+
+// collectRecord is the finish path's step for a finished Job: with a
+// collector, the outcome from every pod's full result, and the record kept;
+// without one, the outcome from termination messages (fallback) as is. A
+// record that cannot be stored for now is an error to retry; one that some
+// other writer holds (ErrRecordNotOwned) never will be, so the outcome is
+// recorded without it.
+func collectRecord(ctx context.Context, c *RecordCollector, job *batchv1.Job, pods []corev1.Pod, fallback Outcome) (Outcome, error) {
+	if c == nil {
+		return fallback, nil
+	}
+	rec, err := c.Collect(ctx, job, pods)
+	if errors.Is(err, ErrRecordNotOwned) {
+		log.FromContext(ctx).Info("not recording into a ReplayRecord the launcher did not write", "job", job.Name, "error", err.Error())
+		err = nil
+	}
+	return rec.Outcome, err
 }
 
 // readLogs reads the last intact frame of each terminated attempt's log. A

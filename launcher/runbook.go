@@ -98,7 +98,10 @@ type RunbookJobReconciler struct {
 	Client    client.Client
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
-	Options   Options
+	// Records keeps a finished runbook Job's ReplayRecord, as for a
+	// request's Job; nil keeps none.
+	Records *RecordCollector
+	Options Options
 	// Now is the clock; tests may stop it.
 	Now func() time.Time
 
@@ -144,6 +147,10 @@ func (r *RunbookJobReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	o := JobOutcome(&job, pods)
 	if wait := resultGraceLeft(o, r.Options.PodResultGrace, now); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	o, err = collectRecord(ctx, r.Records, &job, pods, o)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
 	return reconcile.Result{}, r.record(ctx, &job, o)
 }

@@ -1,0 +1,297 @@
+package launcher_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// recordLogs stands in for pods/log, which envtest lacks (no kubelet): it
+// serves, per pod, a log made the way the runner makes it, its own log
+// lines around a frame from the runner's frame writer (report.WriteFrame).
+// The end-to-end suite reads real pods' logs.
+type recordLogs struct {
+	mu   sync.Mutex
+	logs map[string]string // namespace/pod → log
+}
+
+func newRecordLogs() *recordLogs { return &recordLogs{logs: map[string]string{}} }
+
+// put stores a pod's log: log lines, then (if r is set) the frame.
+func (l *recordLogs) put(t testing.TB, ns, pod string, r *report.Result) {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("time=2026-03-01T09:30:00Z level=INFO msg=starting\n")
+	if r != nil {
+		if err := report.WriteFrame(&b, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.WriteString("time=2026-03-01T09:30:01Z level=INFO msg=done\n")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.logs[ns+"/"+pod] = b.String()
+}
+
+func (l *recordLogs) get(ns, pod string) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.logs[ns+"/"+pod]
+	if !ok {
+		return "", fmt.Errorf("pods %q not found", pod)
+	}
+	return s, nil
+}
+
+func (l *recordLogs) Tail(_ context.Context, ns, pod, _ string, _, limit int64) (string, error) {
+	s, err := l.get(ns, pod)
+	if int64(len(s)) > limit {
+		s = s[int64(len(s))-limit:]
+	}
+	return s, err
+}
+
+func (l *recordLogs) Full(_ context.Context, ns, pod, _ string, limit int64) (io.ReadCloser, error) {
+	s, err := l.get(ns, pod)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(io.LimitReader(strings.NewReader(s), limit)), nil
+}
+
+// bigResult is a runner result over topics × partitions, production-style
+// topic names, with applied and failed partitions as the runner reports them.
+func bigResult(code report.ExitCode, topics, partitions int, applied func(i int) bool) *report.Result {
+	r := testutil.Result("orders", code)
+	i := 0
+	for t := range topics {
+		name := fmt.Sprintf("prod.payments.entity-%03d-change-events.v2", t)
+		for p := range partitions {
+			prev := int64(400_000_000 + t*1_000_003 + p*7_919)
+			next := prev - 1_000
+			d := prev - next
+			part := report.Partition{Topic: name, Partition: int32(p), PreviousOffset: &prev, NewOffset: next, Delta: &d, LogEndOffset: prev + 10}
+			if applied != nil && applied(i) {
+				part.Applied = true
+			} else if code == report.ExitPartiallyApplied {
+				part.Error = "NOT_COORDINATOR"
+			}
+			r.Partitions = append(r.Partitions, part)
+			i++
+		}
+	}
+	r.Summarize()
+	return r
+}
+
+// attempt plays the Job controller and kubelet for one attempt: a pod that
+// terminated at at with code, the compact result as its termination message,
+// and (logged) the full one in its log.
+func attempt(t testing.TB, logs *recordLogs, job *batchv1.Job, name string, code int32, r *report.Result, at time.Time) {
+	t.Helper()
+	pod := testutil.PodFor(job, name)
+	create(t, pod)
+	msg := ""
+	if r != nil {
+		msg = testutil.Compact(r)
+	}
+	logs.put(t, job.Namespace, name, r)
+	testutil.Terminated(pod, code, msg, at)
+	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+		t.Fatalf("pod status: %v", err)
+	}
+}
+
+func getRecord(t testing.TB, ns, name string) *v1alpha1.ReplayRecord {
+	t.Helper()
+	var rec v1alpha1.ReplayRecord
+	eventually(t, 30*time.Second, "ReplayRecord "+name, func() error {
+		return k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, &rec)
+	})
+	return &rec
+}
+
+// The whole run is kept, every attempt: attempt 1 commits 6,000 of 10,000
+// partitions and exits 5, attempt 2 cannot reach Kafka and exits 4. The
+// request ends PartiallyApplied, not KafkaError; status has the summary and
+// the first partitions; the ReplayRecord, read back from the API server, has
+// all 10,000 with their previous offsets, both attempts, and belongs to the
+// Job.
+func TestEnvtestRecordKeepsEveryAttemptAndPartition(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+
+	rr := testutil.MakeRequest(ns, "big").Obj()
+	create(t, rr)
+	job := waitJob(t, rr)
+	first := bigResult(report.ExitPartiallyApplied, 100, 100, func(i int) bool { return i < 6000 })
+	now := time.Now()
+	attempt(t, logs, job, job.Name+"-0", 5, first, now.Add(-time.Minute))
+	attempt(t, logs, job, job.Name+"-1", 4, testutil.Result("orders", report.ExitKafkaError), now)
+	finishJob(t, job, batchv1.JobReasonBackoffLimitExceeded)
+
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	sc := condition(cur, v1alpha1.ConditionSucceeded)
+	if sc.Reason != string(report.ReasonPartiallyApplied) || !strings.Contains(sc.Message, "offsets were changed") || !strings.Contains(sc.Message, "attempt 2") {
+		t.Fatalf("Succeeded = %s: %s; want PartiallyApplied naming both attempts", sc.Reason, sc.Message)
+	}
+	res := cur.Status.Result
+	if res == nil || !res.Truncated || len(res.Partitions) == 0 || res.Totals.Partitions != 10_000 || res.Totals.Applied != 6000 {
+		t.Fatalf("status result: %+v", res)
+	}
+
+	rec := getRecord(t, ns, cur.Status.JobName)
+	if rec.Outcome.Reason != sc.Reason || rec.Outcome.OffsetsChanged != v1alpha1.OffsetsChangedYes || rec.Outcome.Attempts != 2 || !rec.Complete {
+		t.Fatalf("record outcome %+v, complete %v", rec.Outcome, rec.Complete)
+	}
+	if len(rec.Attempts) != 2 || rec.Attempts[0].ResultSource != v1alpha1.ResultSourceLog || rec.Attempts[0].OffsetsChanged != v1alpha1.OffsetsChangedYes ||
+		rec.Attempts[1].Reason != string(report.ReasonKafkaError) || rec.Attempts[1].OffsetsChanged != v1alpha1.OffsetsChangedNo {
+		t.Fatalf("attempts %+v", rec.Attempts)
+	}
+	var jobNow batchv1.Job
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &jobNow); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.OwnerReferences) != 1 || rec.OwnerReferences[0].UID != jobNow.UID || !maps.Equal(rec.Labels, jobNow.Labels) || rec.Request != rr.Name {
+		t.Fatalf("record owner %+v labels %v request %q; Job %s labels %v", rec.OwnerReferences, rec.Labels, rec.Request, jobNow.UID, jobNow.Labels)
+	}
+	parts, err := launcher.RecordPartitions(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 10_000 {
+		t.Fatalf("%d partitions in the record, want 10000", len(parts))
+	}
+	applied := 0
+	for i, p := range parts {
+		want := first.Partitions[i]
+		if p.Topic != want.Topic || p.Partition != want.Partition || *p.PreviousOffset != *want.PreviousOffset || p.NewOffset != want.NewOffset {
+			t.Fatalf("partition %d: %+v, want %+v", i, p, want)
+		}
+		if p.Applied {
+			applied++
+		}
+	}
+	if applied != 6000 {
+		t.Fatalf("%d applied partitions in the record, want 6000", applied)
+	}
+	// The size as the API server holds it.
+	b, _ := json.Marshal(rec)
+	t.Logf("ReplayRecord of 10,000 partitions: %d bytes as JSON", len(b))
+	if len(b) > 1<<20 {
+		t.Fatalf("record is %d bytes", len(b))
+	}
+}
+
+// A dry run has a record too: its plan, which review before apply reads.
+func TestEnvtestRecordOfADryRun(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+
+	rr := testutil.MakeRequest(ns, "plan").DryRun().Obj()
+	create(t, rr)
+	job := waitJob(t, rr)
+	plan := bigResult(report.ExitOK, 3, 200, nil)
+	plan.DryRun, plan.Reason = true, report.ReasonDryRun
+	plan.Summarize()
+	attempt(t, logs, job, job.Name+"-0", 0, plan, time.Now())
+	finishJob(t, job, "")
+
+	cur := waitPhase(t, rr, v1alpha1.PhaseSucceeded)
+	rec := getRecord(t, ns, cur.Status.JobName)
+	parts, err := launcher.RecordPartitions(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.DryRun || rec.Outcome.Reason != string(report.ReasonDryRun) || rec.Outcome.OffsetsChanged != v1alpha1.OffsetsChangedNo || len(parts) != 600 {
+		t.Fatalf("record: dryRun %v outcome %+v, %d partitions", rec.DryRun, rec.Outcome, len(parts))
+	}
+	for _, tp := range rec.Topics {
+		if len(tp.Failed) != 0 {
+			t.Fatalf("a dry run's plan lists failed partitions: %+v", tp.Failed)
+		}
+	}
+}
+
+// The collector, as the launcher's user (its generated RBAC role): writing
+// twice keeps the first complete record even when the logs are gone by
+// then, and a record of the Job's name that someone else wrote is never
+// taken as the Job's.
+func TestEnvtestRecordCollectorIsIdempotentAndKeepsItsOwn(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+	as, err := client.New(userCfg, client.Options{Scheme: launcher.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := newRecordLogs()
+	collector := launcher.NewRecordCollector(as, as, logs)
+
+	rr := testutil.MakeRequest(ns, "direct").Obj()
+	create(t, rr)
+	rr.Status.ResolvedTarget = "earliest"
+	job, err := launcher.BuildJob(rr, launcher.StageApply, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, job)
+	r := bigResult(report.ExitOK, 2, 50, func(int) bool { return true })
+	attempt(t, logs, job, job.Name+"-0", 0, r, time.Now())
+	testutil.Complete(job, time.Now())
+	var pods corev1.PodList
+	if err := k8s.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := collector.Collect(ctx, job, pods.Items)
+	if err != nil || got.Object == nil || !got.Object.Complete || got.Outcome.Reason != string(report.ReasonApplied) {
+		t.Fatalf("Collect = %+v, %v", got, err)
+	}
+	// Again, with the pod's log gone: the complete record stays.
+	logs = newRecordLogs()
+	again, err := launcher.NewRecordCollector(as, as, logs).Collect(ctx, job, pods.Items)
+	if err != nil || again.Object == nil || !again.Object.Complete || again.Object.ResourceVersion != got.Object.ResourceVersion {
+		t.Fatalf("second Collect = %+v, %v; want the first record unchanged", again.Object, err)
+	}
+
+	// A record planted under another Job's name, owned by something else.
+	other := job.DeepCopy()
+	other.Name, other.UID = job.Name+"-planted", "not-this-job"
+	planted := launcher.BuildRecord(other, launcher.Outcome{Reason: "Applied", Succeeded: true})
+	planted.Name = job.Name + "x"
+	create(t, planted)
+	victim := job.DeepCopy()
+	victim.Name = planted.Name
+	res, err := collector.Collect(ctx, victim, nil)
+	if !errors.Is(err, launcher.ErrRecordNotOwned) || res == nil || res.Object != nil {
+		t.Fatalf("Collect over a planted record = %+v, %v; want ErrRecordNotOwned and no record", res, err)
+	}
+}
