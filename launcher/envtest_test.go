@@ -38,15 +38,16 @@ func TestEnvtestRequestBecomesExpectedJob(t *testing.T) {
 
 	rr := testutil.MakeRequest(ns, "replay-orders").Ago(2*time.Hour).Topic("orders", 0, 1).Topic("payments").
 		ConfigMap("kafka-props").Secret("kafka-creds").Obj()
-	before := time.Now()
 	create(t, rr)
 	job := waitJob(t, rr)
 	cur := waitPhase(t, rr, v1alpha1.PhaseRunning)
 
-	// ago was resolved once, on acceptance, into an absolute time.
+	// ago was resolved once, against the request's creationTimestamp (item
+	// 10): exactly 2h before it, not 2h before whenever the launcher got to
+	// it.
 	at, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(cur.Status.ResolvedTarget, "time:"))
-	if err != nil || at.Before(before.Add(-2*time.Hour-time.Second)) || at.After(time.Now().Add(-2*time.Hour)) {
-		t.Fatalf("resolvedTarget %q (%v) is not acceptance time minus 2h", cur.Status.ResolvedTarget, err)
+	if want := cur.CreationTimestamp.Add(-2 * time.Hour); err != nil || !at.Equal(want) {
+		t.Fatalf("resolvedTarget %q (%v), want creationTimestamp minus 2h = %s", cur.Status.ResolvedTarget, err, want.UTC().Format(time.RFC3339Nano))
 	}
 	// The Job is exactly what the builder makes from the stored request.
 	want, err := launcher.BuildJob(cur, launcher.StageApply, testOptions())
@@ -122,6 +123,9 @@ func TestEnvtestFinishedJobSucceedsWithResult(t *testing.T) {
 	if r := condition(cur, v1alpha1.ConditionRunning); r.Status != metav1.ConditionFalse {
 		t.Fatalf("Running = %+v", r)
 	}
+	if f := condition(cur, v1alpha1.ConditionFinished); f == nil || f.Status != metav1.ConditionTrue || f.Reason != string(report.ReasonApplied) {
+		t.Fatalf("Finished = %+v", f)
+	}
 	got := cur.Status.Result
 	if got == nil || got.RunID != string(job.UID) || got.Totals.MessagesToReconsume != 300 || len(got.Partitions) != 3 || *got.Partitions[2].Delta != 100 {
 		t.Fatalf("result = %+v", got)
@@ -140,9 +144,15 @@ func TestEnvtestFinishedJobSucceedsWithResult(t *testing.T) {
 	if r, err := report.Decode([]byte(j.Annotations[v1alpha1.AnnotationResult])); err != nil || r.Totals.MessagesToReconsume != 300 {
 		t.Fatalf("result annotation: %v", err)
 	}
-	if len(j.OwnerReferences) != 0 {
-		t.Fatalf("finished Job still owned: %+v", j.OwnerReferences)
-	}
+	eventually(t, 10*time.Second, "the finished Job released", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &j); err != nil {
+			return err
+		}
+		if len(j.OwnerReferences) != 0 {
+			return fmt.Errorf("finished Job still owned: %+v", j.OwnerReferences)
+		}
+		return nil
+	})
 	waitEvent(t, ns, rr.Name, "Applied")
 	// History: the group's Jobs are listed by label.
 	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelGroup: "orders"})); n != 1 {
@@ -221,6 +231,11 @@ func TestEnvtestFailureReasons(t *testing.T) {
 			}
 			if cur.Status.CompletionTime == nil || cur.Status.Phase != v1alpha1.PhaseFailed {
 				t.Fatalf("status = %+v", cur.Status)
+			}
+			// Finished is True on failure too: kubectl wait
+			// --for=condition=Finished returns (item 11).
+			if f := condition(cur, v1alpha1.ConditionFinished); f == nil || f.Status != metav1.ConditionTrue || f.Reason != c.reason {
+				t.Fatalf("Finished = %+v, want True/%s", f, c.reason)
 			}
 			waitEvent(t, ns, rr.Name, c.reason)
 			if c.act == nil {

@@ -57,23 +57,16 @@ func IsRecorded(job *batchv1.Job) bool {
 	return ok
 }
 
-// recordOnJob writes the outcome annotations on a finished Job. With
-// release, it also removes the request's owner reference: while the Job runs
-// the reference makes a deleted request take its Job (and pod) with it; once
-// the outcome is recorded the Job is the history of the group, and outlives
-// the request until the history limit removes it.
-func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o Outcome, release bool) error {
+// recordOnJob writes the outcome annotations on a finished Job. A
+// request's Job is released (releaseJob) only after the request's status is
+// written.
+func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o Outcome) error {
 	patched := job.DeepCopy()
 	if patched.Annotations == nil {
 		patched.Annotations = map[string]string{}
 	}
 	for k, v := range ResultAnnotations(o) {
 		patched.Annotations[k] = v
-	}
-	if release {
-		patched.OwnerReferences = slices.DeleteFunc(patched.OwnerReferences, func(r metav1.OwnerReference) bool {
-			return r.Kind == "ReplayRequest" && r.APIVersion == v1alpha1.GroupVersion.String()
-		})
 	}
 	if err := c.Patch(ctx, patched, client.MergeFrom(job)); err != nil {
 		return err

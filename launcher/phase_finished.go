@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -13,12 +14,12 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
-// finish records a final outcome: first on the Job (annotations, and the
-// request's ownership released so the Job stays as history), then, through
-// the pass, in status (Succeeded, Finished, the result), then as an event and
-// metrics; the finalizer goes and the history limit applies after the
-// status write. A failure part-way is retried by the next reconcile, which
-// finds the same outcome again.
+// finish records a final outcome: first on the Job (annotations), then,
+// through the pass, in status (Succeeded, Finished, the result), then as an
+// event and metrics. After the status write the request releases its Job
+// (releaseJob: the Job stays as the group's history), the finalizer goes and
+// the history limit applies. A failure part-way is retried by the next
+// reconcile, which finds the same outcome again.
 func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) error {
 	logTail := ""
 	if job != nil {
@@ -29,7 +30,10 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batc
 			}
 			logTail = t
 		}
-		if err := recordOnJob(ctx, r.Client, job, o, true); client.IgnoreNotFound(err) != nil {
+		// The request keeps controlling its Job until status says it has
+		// finished: a pass that fails between the two finds its own Job
+		// again, not one it would take for an earlier run's (AlreadyRan).
+		if err := recordOnJob(ctx, r.Client, job, o); client.IgnoreNotFound(err) != nil {
 			return err
 		}
 	}
@@ -50,4 +54,32 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batc
 func FinishRequest(rr *v1alpha1.ReplayRequest, o Outcome, logTail string, now time.Time) {
 	Finish(rr, o, logTail, now)
 	SetCondition(rr, v1alpha1.ConditionFinished, metav1.ConditionTrue, o.Reason, o.Message)
+}
+
+// releaseJob removes the request's owner reference from its recorded Job:
+// while the Job runs the reference makes a deleted request take its Job (and
+// pod) with it; once the request has finished, the Job is the group's
+// history and outlives the request until the history limit removes it.
+func releaseJob(ctx context.Context, c client.Client, rr *v1alpha1.ReplayRequest, job *batchv1.Job) error {
+	if job == nil || !ControlledBy(job, rr) || !IsRecorded(job) {
+		return nil
+	}
+	patched := job.DeepCopy()
+	patched.OwnerReferences = slices.DeleteFunc(patched.OwnerReferences, func(ref metav1.OwnerReference) bool {
+		return ref.UID == rr.UID
+	})
+	if err := c.Patch(ctx, patched, client.MergeFrom(job)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	*job = *patched
+	return nil
+}
+
+// finished is the Finished phase: what a finish left to do after its status
+// write, should that pass have stopped there.
+func (r *ReplayRequestReconciler) finishedPhase(ctx context.Context, p *pass) error {
+	if err := releaseJob(ctx, r.Client, p.rr, p.job); err != nil {
+		return err
+	}
+	return r.removeFinalizer(ctx, p.rr)
 }

@@ -120,7 +120,7 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 		case PhaseDeleting:
 			err = r.deleting(ctx, p)
 		case PhaseFinished:
-			err = r.removeFinalizer(ctx, p.rr)
+			err = r.finishedPhase(ctx, p)
 		}
 		if err != nil || !next {
 			break
@@ -156,7 +156,7 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 	if o := p.finished; o != nil && err == nil {
 		observeOutcome(*o, p.rr.CreationTimestamp.Time)
 		log.FromContext(ctx).Info("replay finished", "succeeded", o.Succeeded, "reason", o.Reason, "job", p.rr.Status.JobName)
-		if ferr := r.removeFinalizer(ctx, p.rr); ferr != nil {
+		if ferr := r.finishedPhase(ctx, p); ferr != nil {
 			return reconcile.Result{}, ferr
 		}
 		if perr := pruneHistory(ctx, r.Client, r.Recorder, p.rr, p.job, r.Options.HistoryLimit); perr != nil {

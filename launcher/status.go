@@ -109,24 +109,6 @@ func runnerTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	return nil
 }
 
-// LastTerminatedPod picks, among a Job's pods, the most recent one whose
-// runner container has terminated: the attempt whose result is the Job's.
-func LastTerminatedPod(pods []corev1.Pod) (*corev1.Pod, *corev1.ContainerStateTerminated) {
-	var best *corev1.Pod
-	var bestT *corev1.ContainerStateTerminated
-	for i := range pods {
-		t := runnerTermination(&pods[i])
-		if t == nil {
-			continue
-		}
-		if best == nil || t.FinishedAt.After(bestT.FinishedAt.Time) ||
-			(t.FinishedAt.Equal(&bestT.FinishedAt) && pods[i].CreationTimestamp.After(best.CreationTimestamp.Time)) {
-			best, bestT = &pods[i], t
-		}
-	}
-	return best, bestT
-}
-
 // JobOutcome derives the outcome of a finished Job from its terminal
 // condition and all its pods' termination messages (see MergeAttempts). The
 // runner writes its compact result there; with FallbackToLogsOnError a runner
