@@ -402,7 +402,8 @@ type ReplayResult struct {
 	// +optional
 	Target string `json:"target,omitempty"`
 	// partitions are the per-partition offsets, sorted by topic and
-	// partition. They may be truncated (see truncated); totals are not.
+	// partition. They may be truncated (see truncated); totals are not. The
+	// Job's ReplayRecord (named status.jobName) has every partition.
 	// +optional
 	// +listType=atomic
 	Partitions []PartitionResult `json:"partitions,omitempty"`
@@ -413,8 +414,9 @@ type ReplayResult struct {
 	// +optional
 	// +listType=atomic
 	Warnings []string `json:"warnings,omitempty"`
-	// truncated is true when some partitions were left out to fit the
-	// container's 4 KiB termination message.
+	// truncated is true when some partitions were left out to keep status
+	// small (4 KiB of result, failed partitions first); the ReplayRecord
+	// named status.jobName has them all.
 	// +optional
 	Truncated bool `json:"truncated,omitempty"`
 	// error explains a failure.
