@@ -295,3 +295,29 @@ func TestEnvtestRecordCollectorIsIdempotentAndKeepsItsOwn(t *testing.T) {
 		t.Fatalf("Collect over a planted record = %+v, %v; want ErrRecordNotOwned and no record", res, err)
 	}
 }
+
+// A runbook Job (from the chart's CronJob, no request) gets its record too,
+// read from its pod's log, with the runbook's name.
+func TestEnvtestRecordOfARunbookJob(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+
+	cron := runbookCronJob(t, ns, "rewind-orders", true)
+	job := waitUnsuspended(t, jobFromCronJob(t, cron, "rewind-orders-manual"))
+	r := bigResult(report.ExitOK, 2, 150, func(int) bool { return true })
+	attempt(t, logs, job, job.Name+"-0", 0, r, time.Now())
+	finishJob(t, job, "")
+
+	rec := getRecord(t, ns, job.Name)
+	parts, err := launcher.RecordPartitions(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Runbook != "rewind-orders" || rec.Request != "" || !rec.Complete || rec.Outcome.Reason != string(report.ReasonApplied) || len(parts) != 300 {
+		t.Fatalf("record: runbook %q request %q complete %v outcome %+v, %d partitions", rec.Runbook, rec.Request, rec.Complete, rec.Outcome, len(parts))
+	}
+}
