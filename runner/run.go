@@ -361,7 +361,7 @@ func lookupMillis(t time.Time) int64 {
 func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *report.Result) *report.Result {
 	cfg := r.cfg
 	at := r.now().UTC()
-	offsets := make(map[TP]commitOffset, plan.ToCommit())
+	offsets := make([]commitOffset, 0, plan.ToCommit())
 	tps := make([]TP, 0, plan.ToCommit())
 	for i, p := range plan.Partitions {
 		if !plan.Commit[i] {
@@ -373,7 +373,7 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 			t := cfg.Target.Time.UTC()
 			m.Time = &t
 		}
-		offsets[tp] = commitOffset{Offset: p.NewOffset, Metadata: m.String()}
+		offsets = append(offsets, commitOffset{TP: tp, Offset: p.NewOffset, Metadata: m.String()})
 		tps = append(tps, tp)
 	}
 	r.log.Info("committing", "partitions", len(offsets))
