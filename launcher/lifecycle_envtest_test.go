@@ -212,7 +212,7 @@ func TestEnvtestDeletedRequestHoldsGroupUntilPodGone(t *testing.T) {
 				switch {
 				case c.name == "Job deleted with --cascade=orphan":
 					if err != nil || !launcher.IsFinished(&cur) {
-						return fmt.Errorf("request %v: %+v", err, cur.Status)
+						return fmt.Errorf("request (%w): %+v", err, cur.Status)
 					}
 				case c.requestGoes:
 					if err == nil && controllerutil.ContainsFinalizer(&cur, launcher.Finalizer) {
@@ -224,7 +224,7 @@ func TestEnvtestDeletedRequestHoldsGroupUntilPodGone(t *testing.T) {
 						return fmt.Errorf("the request's Job was not deleted")
 					}
 					if err != nil || cur.DeletionTimestamp == nil || !controllerutil.ContainsFinalizer(&cur, launcher.Finalizer) {
-						return fmt.Errorf("the request went while its pod runs (%v)", err)
+						return fmt.Errorf("the request went while its pod runs (%w)", err)
 					}
 				}
 				return nil
@@ -498,7 +498,12 @@ func TestEnvtestStaleCacheNeverStartsTwice(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
 
 	for _, withFinalizer := range []bool{false, true} {
 		name := fmt.Sprintf("deleted-mid-run-%v", withFinalizer)

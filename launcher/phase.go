@@ -4,7 +4,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -116,15 +115,4 @@ func (p *pass) requeueAfter(d time.Duration) {
 	if p.requeue == 0 || d < p.requeue {
 		p.requeue = d
 	}
-}
-
-// podsOf keeps the pods of job (by the Job controller's controller-uid label).
-func podsOf(job *batchv1.Job, pods []corev1.Pod) []corev1.Pod {
-	var out []corev1.Pod
-	for _, p := range pods {
-		if p.Labels[controllerUIDLabel] == string(job.UID) {
-			out = append(out, p)
-		}
-	}
-	return out
 }

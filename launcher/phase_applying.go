@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -144,9 +145,13 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	}
 
 	start := StartProgress(pods)
+	running := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning)
 	if start.Started {
-		msg := "runner pod " + start.Pod + " is running"
-		if SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodRunning, msg) {
+		// Only a status that said the pod waits needs correcting; a
+		// write per pod start would be one more on every run's path.
+		if running != nil && running.Reason == ReasonPodWaiting {
+			msg := "runner pod " + start.Pod + " is running"
+			SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodRunning, msg)
 			rr.Status.Message = msg
 		}
 		return false, nil
@@ -163,13 +168,19 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		}
 		return false, r.finish(ctx, p, job, o)
 	}
+	p.requeueAfter(deadline.Sub(p.now))
+	if start.Pod == "" {
+		// No pod yet, normally for a moment only: the status keeps
+		// saying the Job was created. Should no pod ever come, the start
+		// timeout names that.
+		return false, nil
+	}
 	msg := fmt.Sprintf("runner Job %s is waiting for its pod to start: %s (the request fails with %s at %s)",
 		job.Name, start.Waiting, ReasonPodNotStarted, deadline.UTC().Format(time.RFC3339))
-	if c := SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodWaiting, msg); c && start.Pod != "" {
+	if SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodWaiting, msg) {
 		p.event(job, corev1.EventTypeWarning, ReasonPodWaiting, "Run", msg)
 	}
 	rr.Status.Message = msg
-	p.requeueAfter(deadline.Sub(p.now))
 	return false, nil
 }
 

@@ -73,7 +73,7 @@ func wakeWaiting(c client.Client, kind EntryKind) handler.TypedEventHandler[clie
 			waiting = Waiting(nil, jobs.Items)
 		}
 		for _, w := range waiting {
-			if w.Kind == kind && !(w.Namespace == o.GetNamespace() && w.Name == o.GetName()) {
+			if w.Kind == kind && (w.Namespace != o.GetNamespace() || w.Name != o.GetName()) {
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}})
 			}
 		}
