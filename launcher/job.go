@@ -218,6 +218,9 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 		// The whole result as a frame in the log, read into the
 		// ReplayRecord: the termination message holds only 4 KiB.
 		corev1.EnvVar{Name: config.EnvEmitRecord, Value: "true"},
+		// The request's user reads the runner's errors in status: in the
+		// request's field names, not the runner's flags.
+		corev1.EnvVar{Name: config.EnvFieldNames, Value: string(config.FieldNamesSpec)},
 	)
 
 	if src := kafkaConfigSources(rr.Spec.Kafka); len(src) > 0 {

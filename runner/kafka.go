@@ -62,7 +62,7 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 	if err != nil {
 		// librdkafka's message names the property; the redactor removes any
 		// value it might quote.
-		return nil, &inputError{"--" + config.FlagKafkaConfigDir, err.Error()}
+		return nil, &inputError{config.Ref(config.FlagKafkaConfigDir), err.Error()}
 	}
 	admin, err := kafka.NewAdminClientFromProducer(producer)
 	if err != nil {
@@ -83,7 +83,7 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 type authError struct{ err kafka.Error }
 
 func (e *authError) Error() string {
-	return "authentication failed: " + e.err.Error() + " (check the credentials in --" + config.FlagKafkaConfigDir + ")"
+	return "authentication failed: " + e.err.Error() + " (check the credentials in " + config.Ref(config.RefCredentials) + ")"
 }
 
 func (e *authError) Unwrap() error { return e.err }
@@ -231,7 +231,7 @@ func retriable(err error) bool {
 type groupActiveError struct{ info GroupInfo }
 
 func (e *groupActiveError) Error() string {
-	return "group is active (" + e.info.Describe() + "); stop its consumers first, or use --wait-for-empty"
+	return "group is active (" + e.info.Describe() + "); stop its consumers first, or use " + config.Ref(config.RefWait)
 }
 
 func (k *kafkaClient) describeGroup(ctx context.Context, group string) (GroupInfo, error) {

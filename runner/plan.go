@@ -12,6 +12,8 @@ import (
 
 // inputError is a problem with the user's input that could only be seen once
 // Kafka's metadata was known (an unknown topic, say). It exits with code 2.
+// field is a config.Ref, so that the error names the setting the way the
+// runner was started (a flag, or a request's field) when it is written out.
 type inputError struct {
 	field string
 	msg   string
@@ -67,18 +69,18 @@ func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, 
 	switch {
 	case target.Kind == config.KindFile:
 		for _, o := range target.Offsets {
-			n, err := checkTopic("--to file:", o.Topic)
+			n, err := checkTopic(config.Ref(config.RefOffsetsFile), o.Topic)
 			if err != nil {
 				return nil, nil, err
 			}
 			if o.Partition >= n {
-				return nil, nil, &inputError{"--to file:", fmt.Sprintf("partition %s does not exist; topic %q has %d partitions (0-%d)", TP{Topic: o.Topic, Partition: o.Partition}, o.Topic, n, n-1)}
+				return nil, nil, &inputError{config.Ref(config.RefOffsetsFile), fmt.Sprintf("partition %s does not exist; topic %q has %d partitions (0-%d)", TP{Topic: o.Topic, Partition: o.Partition}, o.Topic, n, n-1)}
 			}
 			out = append(out, TP{Topic: o.Topic, Partition: o.Partition})
 		}
 	case !scope.Empty():
 		for _, topic := range scope.TopicNames() {
-			n, err := checkTopic("--topic", topic)
+			n, err := checkTopic(config.Ref(config.FlagTopic), topic)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -91,7 +93,7 @@ func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, 
 			}
 			for _, p := range parts {
 				if p >= n {
-					return nil, nil, &inputError{"--topic", fmt.Sprintf("partition %d of topic %q does not exist; it has %d partitions (0-%d)", p, topic, n, n-1)}
+					return nil, nil, &inputError{config.Ref(config.FlagTopic), fmt.Sprintf("partition %d of topic %q does not exist; it has %d partitions (0-%d)", p, topic, n, n-1)}
 				}
 				out = append(out, TP{Topic: topic, Partition: p})
 			}
@@ -115,7 +117,7 @@ func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, 
 			}
 		}
 		if len(out) == 0 {
-			return nil, warnings, &inputError{"--topic", fmt.Sprintf("is empty and %s has no committed offsets on existing topics; name the topics to reposition", whose)}
+			return nil, warnings, &inputError{config.Ref(config.FlagTopic), fmt.Sprintf("is empty and %s has no committed offsets on existing topics; name the topics to reposition", whose)}
 		}
 	}
 	sortTPs(out)
@@ -318,7 +320,7 @@ func alreadyApplied(rp report.Partition, c Committed, m commitMark) report.Parti
 // a misspelt group name would otherwise copy nothing and report success.
 func checkSource(s *Snapshot, target config.Target) error {
 	if target.Kind == config.KindGroup && len(s.Source) == 0 {
-		return &inputError{"--" + config.FlagTo, fmt.Sprintf("source group %q has no committed offsets: it does not exist, or has never committed", target.Group)}
+		return &inputError{config.Ref(config.RefFromGroup), fmt.Sprintf("source group %q has no committed offsets: it does not exist, or has never committed", target.Group)}
 	}
 	return nil
 }
@@ -327,11 +329,11 @@ func checkSource(s *Snapshot, target config.Target) error {
 func emptyPlanError(s *Snapshot, target config.Target) error {
 	switch target.Kind {
 	case config.KindShift:
-		return &inputError{"--" + config.FlagTo, fmt.Sprintf("shift: moves from the committed offset, and the group has none on the %d partition(s) in scope; use earliest, latest, offset: or time: instead", len(s.Partitions))}
+		return &inputError{config.Ref(config.RefShift), fmt.Sprintf("shift: moves from the committed offset, and the group has none on the %d partition(s) in scope; use earliest, latest, offset: or time: instead", len(s.Partitions))}
 	case config.KindGroup:
-		return &inputError{"--" + config.FlagTo, fmt.Sprintf("source group %q has no committed offset on any of the %d partition(s) in scope", target.Group, len(s.Partitions))}
+		return &inputError{config.Ref(config.RefFromGroup), fmt.Sprintf("source group %q has no committed offset on any of the %d partition(s) in scope", target.Group, len(s.Partitions))}
 	}
-	return &inputError{"--" + config.FlagTopic, "no partition in scope"}
+	return &inputError{config.Ref(config.FlagTopic), "no partition in scope"}
 }
 
 // addNote appends to a partition's note.

@@ -170,7 +170,7 @@ func TestMakePlanRefusesARunIDReusedWithAnotherPlan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := MakePlan(b.s, tc.tg, tc.id)
 			var ie *inputError
-			if !errors.As(err, &ie) || ie.field != "--run-id" || !strings.Contains(err.Error(), "another target or scope") {
+			if !errors.As(err, &ie) || config.FieldNamesFlags.Expand(ie.field) != "--run-id" || !strings.Contains(err.Error(), "another target or scope") {
 				t.Fatalf("error %v, want a --run-id input error", err)
 			}
 		})
@@ -197,7 +197,7 @@ func TestMakePlanRefusesAnEmptyPlan(t *testing.T) {
 			tg := target(t, tc.to)
 			_, err := MakePlan(b.s, tg, runIdent{RunID: "r", Plan: planDigest(tg, config.Scope{})})
 			var ie *inputError
-			if !errors.As(err, &ie) || ie.field != "--to" || !strings.Contains(err.Error(), tc.msg) {
+			if !errors.As(err, &ie) || config.FieldNamesFlags.Expand(ie.field) != "--to" || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("error %v, want a --to input error saying %q", err, tc.msg)
 			}
 		})
@@ -279,12 +279,12 @@ func TestResolveScope(t *testing.T) {
 	for _, bad := range []config.Scope{scope("c"), scope("a:3")} {
 		_, _, err := resolveScope(s, bad, config.Target{Kind: config.KindEarliest})
 		var ie *inputError
-		if !errors.As(err, &ie) || ie.field != "--topic" {
+		if !errors.As(err, &ie) || config.FieldNamesFlags.Expand(ie.field) != "--topic" {
 			t.Errorf("%v: error %v does not name --topic", bad, err)
 		}
 	}
 	file := config.Target{Kind: config.KindFile, Offsets: []config.PartitionOffset{{Topic: "b", Partition: 2}}}
-	if _, _, err := resolveScope(s, config.Scope{}, file); err == nil || !strings.Contains(err.Error(), "--to file:") {
+	if _, _, err := resolveScope(s, config.Scope{}, file); err == nil || !strings.Contains(config.FieldNamesFlags.Expand(err.Error()), "--to file:") {
 		t.Errorf("file partition out of range: %v", err)
 	}
 }

@@ -32,9 +32,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, config.ErrHelp) {
 		return int(report.ExitOK)
 	}
-	var red *config.Redactor
+	// The redactor also renders setting references (config.Ref) in the
+	// names of whoever started the runner: flags, or a request's fields.
+	red := (*config.Redactor)(nil).WithNames(config.FieldNamesFlags)
 	if cfg != nil {
-		red = cfg.KafkaProperties.Redactor()
+		red = cfg.KafkaProperties.Redactor().WithNames(cfg.FieldNames)
 	}
 	// Secret values are redacted from each log record's values, and from the
 	// result's (emit); stdout and stderr themselves are written as they are.
@@ -124,7 +126,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	if cfg.RunID == "" {
 		cfg.RunID = "local-" + randomID()
 		res.RunID = cfg.RunID
-		r.log.Info("no --run-id given; retries of this command will not be recognised", "runId", cfg.RunID)
+		r.log.Info("no "+config.Ref(config.FlagRunID)+" given; retries of this command will not be recognised", "runId", cfg.RunID)
 	}
 	cfg.Target.Resolve(res.StartedAt)
 	r.id = runIdent{RunID: cfg.RunID, Plan: planDigest(cfg.Target, cfg.Scope)}
@@ -158,7 +160,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	res.Warnings = append(res.Warnings, plan.Warnings...)
 	if snap.Group.Active() {
 		// Only a dry run plans an active group (see snapshot).
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the group is active (%s): applying this plan needs it empty, so stop its consumers first or use --wait-for-empty; until then its members keep committing, so the previous offsets are those of this moment", snap.Group.Describe()))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the group is active (%s): applying this plan needs it empty, so stop its consumers first or use %s; until then its members keep committing, so the previous offsets are those of this moment", snap.Group.Describe(), config.Ref(config.RefWait)))
 	}
 	for _, w := range res.Warnings {
 		r.log.Warn(w)

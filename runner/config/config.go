@@ -39,6 +39,7 @@ const (
 	EnvTimeout                = "REPLAY_TIMEOUT"
 	EnvEmitRecord             = "REPLAY_EMIT_RECORD"
 	EnvAllowUnsafeProperties  = "REPLAY_ALLOW_UNSAFE_PROPERTIES"
+	EnvFieldNames             = "REPLAY_FIELD_NAMES"
 )
 
 // Flag names (without dashes).
@@ -58,6 +59,9 @@ const (
 	// FlagAllowUnsafeProperties is the operator's, never a request's: the
 	// launcher does not set it from a ReplayRequest.
 	FlagAllowUnsafeProperties = "allow-unsafe-properties"
+	// FlagFieldNames says whose names errors use (see FieldNames); the
+	// launcher sets it to spec.
+	FlagFieldNames = "field-names"
 )
 
 // Output formats for stdout.
@@ -77,6 +81,9 @@ const DefaultTerminationMessagePath = "/dev/termination-log"
 // GROUP, TO or OUTPUT from the pod's environment. config_test.go checks that
 // the tags match the Env* constants.
 type Config struct {
+	// FieldNames comes first: envconfig stops at the first variable it
+	// cannot parse, and even that error is worded in these names.
+	FieldNames             FieldNames    `envconfig:"REPLAY_FIELD_NAMES"`
 	BootstrapServers       string        `envconfig:"REPLAY_BOOTSTRAP_SERVERS"`
 	Group                  string        `envconfig:"REPLAY_GROUP"`
 	Topics                 TopicList     `envconfig:"REPLAY_TOPICS"`
@@ -142,20 +149,19 @@ func (l *NameList) String() string {
 type FieldError struct {
 	Flag string // without dashes; empty if the field has no flag
 	Env  string
-	Msg  string
+	// Msg may hold Refs to other settings, rendered in Names.
+	Msg string
+	// Names is whose names the error speaks in (flags when empty); Load
+	// sets it from REPLAY_FIELD_NAMES.
+	Names FieldNames
 }
 
 func (e *FieldError) Error() string {
-	switch {
-	case e.Flag != "" && e.Env != "":
-		return fmt.Sprintf("--%s (%s): %s", e.Flag, e.Env, e.Msg)
-	case e.Flag != "":
-		return "--" + e.Flag + ": " + e.Msg
-	case e.Env != "":
-		return e.Env + ": " + e.Msg
-	default:
-		return e.Msg
+	msg := e.Names.Expand(e.Msg)
+	if f := e.Names.field(e.Flag, e.Env); f != "" {
+		return f + ": " + msg
 	}
+	return msg
 }
 
 // Errors collects every invalid input, so a user fixes them in one go.
@@ -174,6 +180,14 @@ func IsInvalidInput(err error) bool {
 	var es Errors
 	var fe *FieldError
 	return errors.As(err, &es) || errors.As(err, &fe)
+}
+
+// named makes every error speak in the names the runner was started with.
+func (es Errors) named(n FieldNames) Errors {
+	for _, e := range es {
+		e.Names = n
+	}
+	return es
 }
 
 // ErrHelp is returned by Load when --help was asked for; usage was printed.
@@ -195,14 +209,16 @@ func Load(args []string, stderr io.Writer) (*Config, error) {
 			return nil, ErrHelp
 		}
 		c.Output = OutputTable
-		return &c, Errors{envError(err)}
+		names, _ := ParseFieldNames(string(c.FieldNames))
+		return &c, Errors{envError(err)}.named(names)
 	}
 	fs, aliases := c.flagSet(stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, ErrHelp
 		}
-		return &c, Errors{{Msg: err.Error()}}
+		names, _ := ParseFieldNames(string(c.FieldNames))
+		return &c, Errors{{Msg: err.Error(), Names: names}}
 	}
 	var errs Errors
 	if fs.NArg() > 0 {
@@ -211,7 +227,8 @@ func Load(args []string, stderr io.Writer) (*Config, error) {
 	if rep := aliases.repeated(); len(rep) > 0 {
 		// Which of the values was meant is unknown: validate nothing else
 		// that could depend on it.
-		return &c, append(errs, rep...)
+		names, _ := ParseFieldNames(string(c.FieldNames))
+		return &c, append(errs, rep...).named(names)
 	}
 	aliasErr := aliases.apply(&c, fs)
 	if aliasErr != nil {
@@ -232,28 +249,21 @@ func Load(args []string, stderr io.Writer) (*Config, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return &c, errs
+		names, _ := ParseFieldNames(string(c.FieldNames))
+		return &c, errs.named(names)
 	}
 	return &c, nil
 }
 
 // envFlags maps each environment variable to its flag, so an error about a
 // variable also names the flag that overrides it.
-var envFlags = map[string]string{
-	EnvBootstrapServers:      FlagBootstrapServers,
-	EnvGroup:                 FlagGroup,
-	EnvTopics:                FlagTopic,
-	EnvTo:                    FlagTo,
-	EnvDryRun:                FlagDryRun,
-	EnvKafkaConfigDir:        FlagKafkaConfigDir,
-	EnvResultFile:            FlagResultFile,
-	EnvRunID:                 FlagRunID,
-	EnvWaitForEmpty:          FlagWaitForEmpty,
-	EnvOutput:                FlagOutput,
-	EnvTimeout:               FlagTimeout,
-	EnvEmitRecord:            FlagEmitRecord,
-	EnvAllowUnsafeProperties: FlagAllowUnsafeProperties,
-}
+var envFlags = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range settings {
+		m[s.Env] = s.Flag
+	}
+	return m
+}()
 
 // envOf is the environment variable of a flag, if it has one.
 func envOf(flagName string) string {
@@ -287,6 +297,11 @@ func (c *Config) Validate() error {
 	var errs Errors
 	bad := func(flagName, env, format string, a ...any) {
 		errs = append(errs, &FieldError{Flag: flagName, Env: env, Msg: fmt.Sprintf(format, a...)})
+	}
+	if names, err := ParseFieldNames(string(c.FieldNames)); err != nil {
+		bad(FlagFieldNames, EnvFieldNames, "%v", err)
+	} else {
+		c.FieldNames = names
 	}
 	if err := ValidateBootstrapServers(c.BootstrapServers); err != nil {
 		bad(FlagBootstrapServers, EnvBootstrapServers, "%v", err)
@@ -345,10 +360,10 @@ func (c *Config) Validate() error {
 		bad(FlagAllowUnsafeProperties, EnvAllowUnsafeProperties, "%v", allowErr)
 	}
 	if c.KafkaConfigDir != "" {
-		props, err := LoadProperties(c.KafkaConfigDir)
+		props, err := loadProperties(c.KafkaConfigDir)
 		if err != nil {
 			bad(FlagKafkaConfigDir, EnvKafkaConfigDir, "%v", err)
-		} else if err := props.CheckUnsafe(c.AllowUnsafeProperties); err != nil && allowErr == nil {
+		} else if err := props.checkUnsafe(c.AllowUnsafeProperties); err != nil && allowErr == nil {
 			bad(FlagKafkaConfigDir, EnvKafkaConfigDir, "%v", err)
 		}
 		c.KafkaProperties = props

@@ -35,6 +35,7 @@ var envByField = map[string]string{
 	"Timeout":                EnvTimeout,
 	"EmitRecord":             EnvEmitRecord,
 	"AllowUnsafeProperties":  EnvAllowUnsafeProperties,
+	"FieldNames":             EnvFieldNames,
 }
 
 // clearEnv unsets every variable Load could read, including the bare names
@@ -149,8 +150,10 @@ func TestLoadFromEnv(t *testing.T) {
 	t.Setenv(EnvWaitForEmpty, "30s")
 	t.Setenv(EnvOutput, "json")
 	t.Setenv(EnvTimeout, "45s")
+	t.Setenv(EnvFieldNames, "spec")
 	c := mustLoad(t)
 	want := Config{
+		FieldNames:             FieldNamesSpec,
 		BootstrapServers:       "k1:9092,k2:9093",
 		Group:                  "orders-consumer",
 		Topics:                 TopicList{"orders:0,1,2", "payments"},

@@ -107,6 +107,11 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	env[FlagEmitRecord] = EnvEmitRecord
 	fs.Var(&c.AllowUnsafeProperties, FlagAllowUnsafeProperties, "operator only: comma-separated librdkafka properties that run programs or load code, allowed in the config directory ("+strings.Join(UnsafePropertyNames(), ", ")+")")
 	env[FlagAllowUnsafeProperties] = EnvAllowUnsafeProperties
+	fs.Func(FlagFieldNames, "whose names errors and hints use: flags (--topic), or spec (spec.topics) when the launcher runs a ReplayRequest (default flags)", func(v string) error {
+		c.FieldNames = FieldNames(v)
+		return nil
+	})
+	env[FlagFieldNames] = EnvFieldNames
 
 	fs.BoolVar(&a.earliest, FlagToEarliest, false, "alias of --to earliest")
 	fs.BoolVar(&a.latest, FlagToLatest, false, "alias of --to latest")

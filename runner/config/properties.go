@@ -20,9 +20,9 @@ type Properties map[string]string
 // sets them is almost certainly a mistake, so it is refused rather than
 // silently overridden.
 var reservedProperties = map[string]string{
-	"bootstrap.servers":    "use --bootstrap-servers",
-	"metadata.broker.list": "use --bootstrap-servers",
-	"group.id":             "use --group",
+	"bootstrap.servers":    "use " + Ref(FlagBootstrapServers),
+	"metadata.broker.list": "use " + Ref(FlagBootstrapServers),
+	"group.id":             "use " + Ref(FlagGroup),
 }
 
 // reservedPrefix marks the Go client's own settings (go.logs.channel.enable
@@ -62,6 +62,11 @@ func UnsafePropertyNames() []string {
 // CheckUnsafe refuses every property that runs programs or loads code and is
 // not in allowed. The error names each one; never a value.
 func (p Properties) CheckUnsafe(allowed []string) error {
+	return inFlagNames(p.checkUnsafe(allowed))
+}
+
+// checkUnsafe is CheckUnsafe with its hint as a Ref, for Validate.
+func (p Properties) checkUnsafe(allowed []string) error {
 	var refused []string
 	for _, n := range p.Names() {
 		if why, unsafe := unsafeProperties[n]; unsafe && !slices.Contains(allowed, n) {
@@ -71,7 +76,7 @@ func (p Properties) CheckUnsafe(allowed []string) error {
 	if len(refused) == 0 {
 		return nil
 	}
-	return fmt.Errorf("refused: %s; an operator can allow a property by name with --%s", strings.Join(refused, "; "), FlagAllowUnsafeProperties)
+	return fmt.Errorf("refused: %s; an operator can allow a property by name with %s", strings.Join(refused, "; "), Ref(FlagAllowUnsafeProperties))
 }
 
 // ValidateAllowedUnsafe checks the names given to FlagAllowUnsafeProperties,
@@ -106,6 +111,20 @@ const MaxPropertyBytes = 1 << 20
 //
 // Error messages name files, never their content.
 func LoadProperties(dir string) (Properties, error) {
+	p, err := loadProperties(dir)
+	return p, inFlagNames(err)
+}
+
+// inFlagNames renders the Refs of an error returned outside a FieldError.
+func inFlagNames(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(FieldNamesFlags.Expand(err.Error()))
+}
+
+// loadProperties is LoadProperties with the hints as Refs, for Validate.
+func loadProperties(dir string) (Properties, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the config directory: %w", unwrapPath(err))
@@ -186,9 +205,22 @@ func (p Properties) Names() []string {
 	return names
 }
 
-// Redactor removes secret values from text that leaves the process.
+// Redactor removes secret values from text that leaves the process, and
+// renders the Refs in it in the names the runner was started with: every
+// text the runner writes passes through it.
 type Redactor struct {
-	r *strings.Replacer
+	r     *strings.Replacer
+	names FieldNames
+}
+
+// WithNames returns a Redactor that also renders Refs in n's names; r may
+// be nil (no secrets).
+func (r *Redactor) WithNames(n FieldNames) *Redactor {
+	out := &Redactor{names: n}
+	if r != nil {
+		out.r = r.r
+	}
+	return out
 }
 
 // minRedactLen avoids replacing a trivially short "secret" such as "1" in
@@ -239,9 +271,15 @@ func (p Properties) Redactor() *Redactor {
 	return &Redactor{r: strings.NewReplacer(flat...)}
 }
 
-// Redact returns s without any secret value.
+// Redact returns s without any secret value, its Refs rendered. Rendering
+// comes first, so a secret that happens to spell a setting's name is
+// still redacted.
 func (r *Redactor) Redact(s string) string {
-	if r == nil || r.r == nil {
+	if r == nil {
+		return s
+	}
+	s = r.names.Expand(s)
+	if r.r == nil {
 		return s
 	}
 	return r.r.Replace(s)
