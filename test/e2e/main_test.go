@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 	// The tests report through t.Logf; controller-runtime's own client logs add nothing.
 	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
+	argo.stop() // the Argo workflow-controller process, if a test started it
 	if flow != nil {
 		flow.kafka.Close()
 	}
