@@ -68,6 +68,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 	rec := mgr.GetEventRecorder(EventSource)
 	q := newGroupQueue()
 	records := NewRecordCollector(mgr.GetClient(), mgr.GetAPIReader(), logs)
+	records.TailLines, records.TailBytes = opts.LogTailLines, opts.LogTailBytes
 	if err := (&ReplayRequestReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

@@ -23,12 +23,15 @@ import (
 func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) error {
 	logTail := ""
 	if job != nil {
-		if o.PodName != "" && r.Logs != nil {
+		// The collector read the whole log and kept its end without the
+		// result frame; otherwise read the end.
+		logTail = o.LogTail
+		if logTail == "" && o.PodName != "" && r.Logs != nil {
 			t, err := r.Logs.Tail(ctx, p.rr.Namespace, o.PodName, ContainerName, r.Options.LogTailLines, r.Options.LogTailBytes)
 			if err != nil {
 				log.FromContext(ctx).V(1).Info("no log tail", "pod", o.PodName, "error", err.Error())
 			}
-			logTail = t
+			logTail = WithoutFrameLines(t)
 		}
 		// The request keeps controlling its Job until status says it has
 		// finished: a pass that fails between the two finds its own Job

@@ -53,11 +53,13 @@ type Attempt struct {
 	created time.Time
 }
 
-// LogRecord is what a pod's log said, for AttemptsOf: the last intact frame
-// and how many were damaged. Err is set when the log could not be read.
+// LogRecord is what a pod's log said, for AttemptsOf: the last intact frame,
+// how many were damaged, and the log's last lines without frames. Err is set
+// when the log could not be read.
 type LogRecord struct {
 	Result  *report.Result
 	Damaged int
+	Tail    string
 	Err     error
 }
 

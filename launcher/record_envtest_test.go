@@ -158,6 +158,10 @@ func TestEnvtestRecordKeepsEveryAttemptAndPartition(t *testing.T) {
 	if sc.Reason != string(report.ReasonPartiallyApplied) || !strings.Contains(sc.Message, "offsets were changed") || !strings.Contains(sc.Message, "attempt 2") {
 		t.Fatalf("Succeeded = %s: %s; want PartiallyApplied naming both attempts", sc.Reason, sc.Message)
 	}
+	// The log tail is the runner's own lines, not the frame's base64.
+	if lt := cur.Status.LogTail; !strings.Contains(lt, "msg=done") || strings.Contains(lt, report.FrameMarker) {
+		t.Fatalf("status.logTail = %q", lt)
+	}
 	res := cur.Status.Result
 	if res == nil || !res.Truncated || len(res.Partitions) == 0 || res.Totals.Partitions != 10_000 || res.Totals.Applied != 6000 {
 		t.Fatalf("status result: %+v", res)

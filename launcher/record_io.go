@@ -1,9 +1,13 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +60,9 @@ type RecordCollector struct {
 	Logs FullLogFetcher
 	// MaxLogBytes bounds one pod's log read; 0 means MaxRecordLogBytes.
 	MaxLogBytes int64
+	// TailLines and TailBytes bound the log tail kept for status (the
+	// frame left out); 0 means 40 lines and 4 KiB.
+	TailLines, TailBytes int64
 }
 
 // NewRecordCollector makes the collector the launcher uses: writes through c,
@@ -80,6 +87,9 @@ func NewRecordCollector(c client.Client, r client.Reader, logs LogFetcher) *Reco
 func (c *RecordCollector) Collect(ctx context.Context, job *batchv1.Job, pods []corev1.Pod) (*Record, error) {
 	logs := c.readLogs(ctx, job, pods)
 	o := MergeAttempts(job, AttemptsOf(pods, logs))
+	if o.PodName != "" {
+		o.LogTail = logs[o.PodName].Tail
+	}
 	stored, err := c.store(ctx, job, BuildRecord(job, o))
 	return &Record{Outcome: o, Object: stored}, err
 }
@@ -118,19 +128,27 @@ func (c *RecordCollector) readLogs(ctx context.Context, job *batchv1.Job, pods [
 		if runnerTermination(&pods[i]) == nil {
 			continue
 		}
-		out[pods[i].Name] = readFrameFrom(ctx, c.Logs, job.Namespace, pods[i].Name, limit)
+		out[pods[i].Name] = c.readFrameFrom(ctx, job.Namespace, pods[i].Name, limit)
 	}
 	return out
 }
 
-func readFrameFrom(ctx context.Context, logs FullLogFetcher, ns, pod string, limit int64) LogRecord {
-	rc, err := logs.Full(ctx, ns, pod, ContainerName, limit)
+func (c *RecordCollector) readFrameFrom(ctx context.Context, ns, pod string, limit int64) LogRecord {
+	rc, err := c.Logs.Full(ctx, ns, pod, ContainerName, limit)
 	if err != nil {
 		return LogRecord{Err: err}
 	}
 	defer func() { _ = rc.Close() }()
-	results, damaged, err := report.ReadFrames(rc)
-	lr := LogRecord{Damaged: damaged, Err: err}
+	maxLines, maxBytes := c.TailLines, c.TailBytes
+	if maxLines <= 0 {
+		maxLines = 40
+	}
+	if maxBytes <= 0 {
+		maxBytes = 4096
+	}
+	tw := &tailWriter{lines: int(maxLines), lineBytes: int(maxBytes)}
+	results, damaged, err := report.ReadFrames(io.TeeReader(rc, tw))
+	lr := LogRecord{Damaged: damaged, Err: err, Tail: tail(tw.String(), int(maxBytes))}
 	// One container writes one frame; a log read twice or a runner of
 	// another version may hold more. The last one is the container's end.
 	if len(results) > 0 {
@@ -163,6 +181,65 @@ func (c *RecordCollector) store(ctx context.Context, job *batchv1.Job, rec *v1al
 		return nil, fmt.Errorf("update ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
 	return rec, nil
+}
+
+// tailWriter keeps the last lines written to it, leaving out frame lines
+// (report.IsFrameLine): the runner's own log lines, for status.logTail. Each
+// line is cut to lineBytes, so memory stays bounded whatever the log holds.
+type tailWriter struct {
+	lines, lineBytes int
+	kept             []string
+	partial          []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if room := w.lineBytes - len(w.partial); room > 0 {
+				w.partial = append(w.partial, p[:min(room, len(p))]...)
+			}
+			break
+		}
+		if room := w.lineBytes - len(w.partial); room > 0 {
+			w.partial = append(w.partial, p[:min(room, i)]...)
+		}
+		w.keep(string(w.partial))
+		w.partial = w.partial[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *tailWriter) keep(line string) {
+	if report.IsFrameLine(line) {
+		return
+	}
+	w.kept = append(w.kept, line)
+	if len(w.kept) > w.lines {
+		w.kept = w.kept[len(w.kept)-w.lines:]
+	}
+}
+
+// String is the kept lines, and an unterminated last line.
+func (w *tailWriter) String() string {
+	kept := w.kept
+	if len(w.partial) > 0 && !report.IsFrameLine(string(w.partial)) {
+		kept = append(slices.Clone(kept[max(0, len(kept)+1-w.lines):]), string(w.partial))
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	return strings.Join(kept, "\n") + "\n"
+}
+
+// WithoutFrameLines drops result frame lines from a log's text, for a log
+// tail meant for people.
+func WithoutFrameLines(log string) string {
+	w := &tailWriter{lines: strings.Count(log, "\n") + 1, lineBytes: len(log) + 1}
+	_, _ = w.Write([]byte(log))
+	return w.String()
 }
 
 func ownedByJob(rec *v1alpha1.ReplayRecord, job *batchv1.Job) bool {

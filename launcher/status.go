@@ -75,6 +75,9 @@ type Outcome struct {
 	Full *report.Result
 	// Complete is true when every attempt's full result was read.
 	Complete bool
+	// LogTail is the end of the last attempt's log without the result
+	// frame, when RecordCollector read the whole log; empty otherwise.
+	LogTail string
 }
 
 // JobFinished reports whether a Job has reached a terminal condition

@@ -162,6 +162,11 @@ func ReadFrames(log io.Reader) (results []*Result, damaged int, err error) {
 	}
 }
 
+// IsFrameLine reports whether a log line is (or mentions) a frame line, so
+// that a reader showing the log's end to people can leave frames out: a
+// frame is thousands of lines of base64.
+func IsFrameLine(line string) bool { return strings.Contains(line, FrameMarker) }
+
 // readLine returns the next line without its newline. A line longer than the
 // reader's buffer is not a frame line: it is returned as an empty line so the
 // caller skips it, and the rest of it is discarded.

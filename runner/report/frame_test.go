@@ -264,3 +264,15 @@ func BenchmarkFrameTenThousandPartitions(b *testing.B) {
 		}
 	}
 }
+
+func TestIsFrameLine(t *testing.T) {
+	f := frame(t, sampleResult())
+	for _, l := range strings.Split(strings.TrimSuffix(f, "\n"), "\n") {
+		if !IsFrameLine(l) {
+			t.Fatalf("%q is not taken for a frame line", l)
+		}
+	}
+	if IsFrameLine("level=INFO msg=committed partitions=3") {
+		t.Fatal("a log line is taken for a frame line")
+	}
+}
