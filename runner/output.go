@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -111,6 +112,12 @@ func writeFileAtomic(path string, b []byte) error {
 // writeTable prints the plan or outcome the way kafka-consumer-groups.sh
 // does, plus the delta and any note.
 func writeTable(w io.Writer, res *report.Result) {
+	// tabwriter hands every cell and padding run to w on its own: written
+	// straight to stdout, a 1,000-partition table was some 18,000 write
+	// system calls, a tenth of the run's CPU.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	defer func() { _ = bw.Flush() }()
+	w = bw
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	mode := "APPLIED"
 	switch {
