@@ -421,6 +421,11 @@ func MergeResults(attempts []Attempt) *report.Result {
 	for _, k := range keys {
 		out.Partitions = append(out.Partitions, *merged[k])
 	}
-	out.Summarize()
+	if !out.Truncated {
+		out.Summarize()
+	}
+	// Otherwise some partitions are missing, and totals computed from the
+	// rest would be wrong: the last result's own totals (never truncated)
+	// stand, exact for the attempt that decides the outcome.
 	return &out
 }

@@ -207,6 +207,10 @@ func TestUnitAttemptsPreferTheLogFrame(t *testing.T) {
 	if withoutLog.Complete || withoutLog.Attempts[0].Source != v1alpha1.ResultSourceTerminationMessage || len(withoutLog.Full.Partitions) >= 500 {
 		t.Fatalf("from the termination message: complete=%v source=%s partitions=%d", withoutLog.Complete, withoutLog.Attempts[0].Source, len(withoutLog.Full.Partitions))
 	}
+	// Truncated partitions never shrink the totals.
+	if withoutLog.Full.Totals != full.Totals || withoutLog.Result.Totals != full.Totals {
+		t.Fatalf("totals from a truncated result: %+v / %+v, want %+v", withoutLog.Full.Totals, withoutLog.Result.Totals, full.Totals)
+	}
 
 	o := MergeAttempts(job, AttemptsOf(pods, map[string]LogRecord{"p1": {Result: full, Damaged: 1}}))
 	if !o.Complete || o.Attempts[0].Source != v1alpha1.ResultSourceLog || o.Attempts[0].DamagedFrames != 1 || len(o.Full.Partitions) != 500 {
