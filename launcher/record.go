@@ -175,13 +175,19 @@ func (a *Attempt) describe(n int) string {
 	return s
 }
 
-// mergeChanged combines the attempts' answers: Yes wins, then Unknown.
+// mergeChanged combines the attempts' answers: Yes wins, then Unknown. A
+// retry that finds its run's commit already in place (AlreadyApplied) shows
+// that an earlier attempt of the Job made it, even one that said nothing
+// (killed right after committing): the Job changed offsets.
 func mergeChanged(attempts []Attempt, missing int) v1alpha1.OffsetsChanged {
 	out := v1alpha1.OffsetsChangedNo
 	if missing > 0 {
 		out = v1alpha1.OffsetsChangedUnknown
 	}
 	for i := range attempts {
+		if r := attempts[i].Result; r != nil && r.AlreadyApplied && !r.DryRun && (i > 0 || missing > 0) {
+			return v1alpha1.OffsetsChangedYes
+		}
 		switch attempts[i].Changed() {
 		case v1alpha1.OffsetsChangedYes:
 			return v1alpha1.OffsetsChangedYes

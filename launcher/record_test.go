@@ -58,6 +58,9 @@ func TestUnitMergeAttempts(t *testing.T) {
 		*p.PreviousOffset = p.NewOffset
 		*p.Delta = 0
 	}
+	// A retry finding the first attempt's commit reports its offsets.
+	again := attemptResult(report.ExitOK, 3, all, nil)
+	again.AlreadyApplied, again.Reason = true, report.ReasonAlreadyApplied
 	dry := attemptResult(report.ExitOK, 3, nil, nil)
 	dry.DryRun, dry.Reason = true, report.ReasonDryRun
 	dry.Summarize()
@@ -100,6 +103,9 @@ func TestUnitMergeAttempts(t *testing.T) {
 		{"killed for memory, then Kafka unreachable: not KafkaError", false, batchv1.JobReasonBackoffLimitExceeded, 0,
 			[]pod{{"p1", 137, nil, true}, {"p2", 4, kafkaDown, false}},
 			ReasonOOMKilled, []string{"offsets may have changed", "attempt 1 (p1) OOMKilled", "left no result"}, v1alpha1.OffsetsChangedUnknown, []int32{}, nil},
+		{"killed for memory after committing, then found applied", true, "", 0,
+			[]pod{{"p1", 137, nil, true}, {"p2", 0, again, false}},
+			"AlreadyApplied", []string{"already applied"}, v1alpha1.OffsetsChangedYes, all, []int64{1000, 1001, 1002}},
 		{"Kafka unreachable twice", false, batchv1.JobReasonBackoffLimitExceeded, 0,
 			[]pod{{"p1", 4, kafkaDown, false}, {"p2", 4, kafkaDown, false}},
 			"KafkaError", []string{"attempt 1 (p1) KafkaError", "attempt 2 (p2) KafkaError"}, v1alpha1.OffsetsChangedNo, []int32{}, nil},
