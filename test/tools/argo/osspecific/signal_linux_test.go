@@ -120,18 +120,8 @@ func TestKillSignalsTheGroup(t *testing.T) {
 	pidFile := filepath.Join(dir, "grandchild")
 	// The shell starts a long sleep, records its PID, then waits for it.
 	cmd := start(t, `sleep 300 & echo $! > `+pidFile+`.tmp; mv `+pidFile+`.tmp `+pidFile+`; wait`)
-	var grandchild int
+	grandchild := readPID(t, pidFile)
 	deadline := time.Now().Add(time.Minute)
-	for grandchild == 0 {
-		if b, err := os.ReadFile(pidFile); err == nil {
-			grandchild, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the shell never started its background sleep")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	if err := Kill(cmd.Process.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -152,20 +142,38 @@ func TestKillSignalsTheGroup(t *testing.T) {
 	}
 }
 
-// Kill of a process that does not lead its group signals that process only:
-// here the test's own group, which must survive.
+// Kill of a process that does not lead its group signals that process only,
+// not the group it is in: here a shell leads the group and its background
+// sleep is killed; the shell must live on to exit 7 by itself.
 func TestKillOnlyThePIDWhenNotALeader(t *testing.T) {
-	cmd := exec.Command("sleep", "300") // same group as the test
-	if err := cmd.Start(); err != nil {
+	pidFile := filepath.Join(t.TempDir(), "sleep")
+	cmd := start(t, `sleep 300 & echo $! > `+pidFile+`.tmp; mv `+pidFile+`.tmp `+pidFile+`; wait; exit 7`)
+	sleeper := readPID(t, pidFile)
+	if err := Kill(sleeper, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := Kill(cmd.Process.Pid, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	if got, ok := exitCodeOf(Wait(cmd.Process)); !ok || got != 7 {
+		t.Fatalf("shell exit code %d, want 7 (%d: the shell was signalled with its child)", got, 128+int(syscall.SIGTERM))
 	}
-	if got, ok := exitCodeOf(Wait(cmd.Process)); !ok || got != 128+int(syscall.SIGTERM) {
-		t.Fatalf("sleep exit code %d, want %d", got, 128+int(syscall.SIGTERM))
+}
+
+// readPID waits for a shell to write a PID to path.
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no PID in %s", path)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	// Reaching here at all shows the test's group was not signalled.
 }
 
 func TestCanIgnoreSignal(t *testing.T) {
