@@ -34,6 +34,11 @@ type kafkaClient struct {
 	// instead of waiting out its timeout.
 	auth       context.Context
 	authFailed context.CancelCauseFunc
+	// unreached is cancelled, with an *unreachableError as its cause, when
+	// every broker failed to connect before Kafka ever answered (connect.go).
+	unreached context.Context
+	gaveUp    context.CancelCauseFunc
+	connect   connectWatch
 }
 
 // clientID names the runner's connections in broker logs and quotas.
@@ -71,6 +76,7 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 	}
 	k := &kafkaClient{producer: producer, admin: admin, log: log, logs: producer.Logs(), events: producer.Events()}
 	k.auth, k.authFailed = context.WithCancelCause(context.Background())
+	k.unreached, k.gaveUp = context.WithCancelCause(context.Background())
 	k.done.Add(2)
 	go k.forwardLogs()
 	go k.watchEvents()
@@ -106,6 +112,9 @@ func (k *kafkaClient) watchEvents() {
 		case kafka.Error:
 			if e.Code() == kafka.ErrAuthentication {
 				k.authFailed(&authError{e})
+			}
+			if u := k.connect.observe(e); u != nil {
+				k.gaveUp(u)
 			}
 		case kafka.OAuthBearerTokenRefresh:
 			// librdkafka asks the application for a token unless it can get
@@ -148,6 +157,7 @@ func (k *kafkaClient) Close() {
 	k.producer.Close() // closes the log and event channels
 	k.done.Wait()
 	k.authFailed(nil)
+	k.gaveUp(nil)
 }
 
 // Release lets go of the client without waiting for its teardown, which
@@ -180,10 +190,13 @@ func retry[T any](ctx context.Context, k *kafkaClient, what string, op func(cont
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		stop := context.AfterFunc(k.auth, cancel)
+		stopUnreached := context.AfterFunc(k.unreached, cancel)
 		v, err := op(actx)
 		stop()
+		stopUnreached()
 		cancel()
 		if err == nil {
+			k.connect.answer()
 			return v, nil
 		}
 		// Whatever the request failed with, refused credentials are the
@@ -191,6 +204,12 @@ func retry[T any](ctx context.Context, k *kafkaClient, what string, op func(cont
 		var ae *authError
 		if errors.As(context.Cause(k.auth), &ae) {
 			return v, fmt.Errorf("%s: %w", what, ae)
+		}
+		// Likewise a Kafka that was never reached: the connections' causes
+		// say more than the request's timeout.
+		var ue *unreachableError
+		if errors.As(context.Cause(k.unreached), &ue) {
+			return v, fmt.Errorf("%s: %w", what, ue)
 		}
 		if !retriable(err) {
 			return v, fmt.Errorf("%s: %w", what, err)

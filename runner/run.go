@@ -443,8 +443,12 @@ func (r *run) fail(res *report.Result, err error) *report.Result {
 	var ga *groupActiveError
 	var ie *inputError
 	var ae *authError
+	var ue *unreachableError
 	switch {
-	case config.IsInvalidInput(err), errors.As(err, &ie), errors.As(err, &ae):
+	case config.IsInvalidInput(err), errors.As(err, &ie), errors.As(err, &ae),
+		// A Kafka that cannot be reached as configured (a name that does
+		// not resolve, a TLS handshake the brokers refuse) stays so.
+		errors.As(err, &ue) && !ue.retryable:
 		res.ExitCode = report.ExitInvalidInput
 	case errors.As(err, &ga), isGroupActiveErr(err):
 		res.ExitCode = report.ExitGroupActive
