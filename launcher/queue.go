@@ -301,33 +301,73 @@ type hold struct {
 // the group as free. A hold ends as soon as the cache shows its Job (from
 // then on Holders sees it), or when that Job turns out to be gone.
 //
+// Each group has its own lock, held across the decision and the start (the
+// API calls that create or unsuspend the Job), so that groups never wait for
+// each other.
+//
 // After a restart the map is empty and the cache, in sync with everything
 // the previous leader wrote, is enough.
 type groupQueue struct {
+	mu   sync.Mutex
+	keys map[string]*keyQueue
+}
+
+// keyQueue is one group's lock and pending hold.
+type keyQueue struct {
 	mu    sync.Mutex
-	holds map[string]hold
+	hold  *hold
+	users int // TryStart calls in flight, guarded by groupQueue.mu
 }
 
 func newGroupQueue() *groupQueue {
-	return &groupQueue{holds: map[string]hold{}}
+	return &groupQueue{keys: map[string]*keyQueue{}}
 }
 
-// TryStart runs decide under the queue's lock, with the key's pending hold
-// (if any) passed in, and, when the decision is to start, runs start and
-// takes a hold on key for the Job it names. seen reports whether the cache
-// already shows a held Job running, which ends the hold.
-func (q *groupQueue) TryStart(key string, seen func(job types.NamespacedName) bool, decide func(pending *Entry) Decision, start func() (types.NamespacedName, Entry, error)) (Decision, error) {
+// enter returns key's queue, counted as in use until leave.
+func (q *groupQueue) enter(key string) *keyQueue {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	kq := q.keys[key]
+	if kq == nil {
+		kq = &keyQueue{}
+		q.keys[key] = kq
+	}
+	kq.users++
+	return kq
+}
+
+// leave forgets key's queue once nobody uses it and it holds nothing, so the
+// map stays as small as the set of groups starting right now.
+func (q *groupQueue) leave(key string, kq *keyQueue, empty bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kq.users--
+	if kq.users == 0 && empty {
+		delete(q.keys, key)
+	}
+}
+
+// TryStart runs decide under key's lock, with the key's pending hold (if
+// any) passed in, and, when the decision is to start, runs start and takes a
+// hold on key for the Job it names. settled reports whether a held Job is
+// either shown by the cache or gone, which ends the hold.
+func (q *groupQueue) TryStart(key string, settled func(job types.NamespacedName) bool, decide func(pending *Entry) Decision, start func() (types.NamespacedName, Entry, error)) (d Decision, err error) {
+	kq := q.enter(key)
+	kq.mu.Lock()
+	defer func() {
+		empty := kq.hold == nil
+		kq.mu.Unlock()
+		q.leave(key, kq, empty)
+	}()
 	var pending *Entry
-	if h, ok := q.holds[key]; ok {
-		if seen(h.job) {
-			delete(q.holds, key)
+	if kq.hold != nil {
+		if settled(kq.hold.job) {
+			kq.hold = nil
 		} else {
-			pending = &h.entry
+			pending = &kq.hold.entry
 		}
 	}
-	d := decide(pending)
+	d = decide(pending)
 	if !d.Start {
 		return d, nil
 	}
@@ -335,24 +375,22 @@ func (q *groupQueue) TryStart(key string, seen func(job types.NamespacedName) bo
 	if err != nil || job.Name == "" {
 		return Decision{}, err
 	}
-	q.holds[key] = hold{entry: entry, job: job}
+	kq.hold = &hold{entry: entry, job: job}
 	return d, nil
-}
-
-// Forget ends key's hold when it is for job: that Job is gone, or has
-// finished, so it no longer holds anything.
-func (q *groupQueue) Forget(key string, job types.NamespacedName) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if h, ok := q.holds[key]; ok && h.job == job {
-		delete(q.holds, key)
-	}
 }
 
 // Pending returns key's hold, for tests.
 func (q *groupQueue) Pending(key string) (types.NamespacedName, bool) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	h, ok := q.holds[key]
-	return h.job, ok
+	kq := q.keys[key]
+	q.mu.Unlock()
+	if kq == nil {
+		return types.NamespacedName{}, false
+	}
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	if kq.hold == nil {
+		return types.NamespacedName{}, false
+	}
+	return kq.hold.job, true
 }

@@ -211,3 +211,34 @@ func TestUnitGroupQueueStartsOncePerKey(t *testing.T) {
 		t.Fatal("hold kept")
 	}
 }
+
+func TestUnitGroupQueueGroupsDoNotWaitForEachOther(t *testing.T) {
+	q := newGroupQueue()
+	free := func(*Entry) Decision { return Decision{Start: true} }
+	never := func(types.NamespacedName) bool { return false }
+	inStart, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		_, _ = q.TryStart("a", never, free, func() (types.NamespacedName, Entry, error) {
+			close(inStart)
+			<-release // a slow API call in group a
+			return types.NamespacedName{Name: "job-a"}, Entry{Name: "a"}, nil
+		})
+	}()
+	<-inStart
+	done := make(chan struct{})
+	go func() {
+		_, _ = q.TryStart("b", never, free, func() (types.NamespacedName, Entry, error) {
+			return types.NamespacedName{Name: "job-b"}, Entry{Name: "b"}, nil
+		})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("group b waited for group a's start")
+	}
+	close(release)
+	if _, ok := q.Pending("b"); !ok {
+		t.Fatal("no hold for b")
+	}
+}
