@@ -164,6 +164,26 @@ e2e: cluster-binaries argo-binaries $(HELM) ## End-to-end on a real single-node 
 demo-cluster: cluster-binaries $(HELM) ## Full demo: real cluster, chart, a ReplayRequest against embedded Kafka, then teardown.
 	HELM=$(HELM) KUBE_ASSETS=$(KUBE_ASSETS) $(GO) run ./test/demo-cluster
 
+# The dev cluster's state (dev-cluster.json, the shell script, bin/) goes
+# to DEV_CLUSTER_DIR, its admin kubeconfig to DEV_KUBECONFIG.
+DEV_CLUSTER_DIR ?= /tmp/kafka-replay-dev-cluster
+DEV_KUBECONFIG  ?= $(DEV_CLUSTER_DIR)/kubeconfig
+
+.PHONY: dev-cluster
+dev-cluster: cluster-binaries $(HELM) ## Real cluster with the chart, embedded Kafka, sample topics and groups; stays up (^C or dev-cluster-down). Prints the shell command.
+	$(GO) build -o $(BIN)/dev-cluster ./test/dev-cluster
+	HELM=$(HELM) KUBE_ASSETS=$(KUBE_ASSETS) $(BIN)/dev-cluster up --dir $(DEV_CLUSTER_DIR) --kubeconfig $(DEV_KUBECONFIG)
+
+.PHONY: dev-cluster-down
+dev-cluster-down: ## Tear down the dev cluster recorded in DEV_CLUSTER_DIR (refuses any other directory).
+	$(GO) build -o $(BIN)/dev-cluster ./test/dev-cluster
+	$(BIN)/dev-cluster down --dir $(DEV_CLUSTER_DIR)
+
+.PHONY: dev-stop-consumer
+dev-stop-consumer: ## Stop the dev cluster's live consumer of group billing, so that replays of it can apply.
+	$(GO) build -o $(BIN)/dev-cluster ./test/dev-cluster
+	$(BIN)/dev-cluster stop-consumer --dir $(DEV_CLUSTER_DIR)
+
 ##@ Tools
 
 $(GOLANGCI_LINT):

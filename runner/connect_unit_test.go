@@ -94,7 +94,9 @@ func TestConnectWatch(t *testing.T) {
 	// Once Kafka has answered, brokers going away are the retries' to handle.
 	var answered connectWatch
 	answered.answer()
-	answered.observe(refused("a:1"))
+	if answered.observe(refused("a:1")) != nil {
+		t.Error("a broker failing after Kafka answered ended the run")
+	}
 	if answered.observe(allDown) != nil {
 		t.Error("brokers down after Kafka answered ended the run")
 	}

@@ -102,3 +102,54 @@ func TestWriteImageArchive(t *testing.T) {
 		t.Errorf("oci-layout: %s", files["oci-layout"])
 	}
 }
+
+// TestWriteKubeconfigIsPrivateAndWhole: the admin kubeconfig leaves the
+// harness as an 0600 file replaced at once, and never over a directory or
+// symlink.
+func TestWriteKubeconfigIsPrivateAndWhole(t *testing.T) {
+	dir := t.TempDir()
+	c := &Cluster{dir: filepath.Join(dir, "state")}
+	if err := os.MkdirAll(filepath.Join(c.dir, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(content string) {
+		if err := os.WriteFile(c.Kubeconfig(), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := filepath.Join(dir, "out", "nested", "kubeconfig")
+	for _, content := range []string{"apiVersion: v1\n# first\n", "apiVersion: v1\n# second\n"} {
+		write(content)
+		if err := c.WriteKubeconfig(dst); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(dst)
+		if err != nil || string(b) != content {
+			t.Fatalf("kubeconfig %q, %v; want %q", b, err, content)
+		}
+		st, _ := os.Stat(dst)
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v, want 0600: it grants cluster-admin", st.Mode().Perm())
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dst))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left beside the kubeconfig: %v", entries)
+	}
+	target := filepath.Join(dir, "elsewhere")
+	if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{filepath.Join(dir, "out"), link} {
+		if err := c.WriteKubeconfig(bad); err == nil {
+			t.Errorf("WriteKubeconfig(%s) replaced a directory or symlink", bad)
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Error("the symlink's target was written")
+	}
+}

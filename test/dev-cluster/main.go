@@ -1,0 +1,277 @@
+// Command dev-cluster is `make dev-cluster`: a real single-node Kubernetes
+// cluster (test/cluster) with the chart installed from the images built
+// here, an embedded 3-broker Kafka (kfake) that pods reach on the node IP,
+// sample topics and consumer groups, and a kubeconfig, so that the
+// documented kubectl and helm commands can be tried by hand. It stays up
+// until ^C, SIGTERM or `make dev-cluster-down`, and then tears everything
+// down by PID, as the harness does.
+//
+//	dev-cluster up --dir DIR [--kubeconfig FILE]   bring it up and stay up
+//	dev-cluster down --dir DIR                     stop the one recorded in DIR
+//	dev-cluster stop-consumer --dir DIR            stop the live consumer of group billing
+//
+// DIR holds the state (dev-cluster.json), the shell script that enters the
+// cluster's network namespace with KUBECONFIG and PATH set, and bin/ with
+// kubectl and helm. `down` and `stop-consumer` refuse a directory without a
+// state file of their own.
+//
+// It needs root and the Debian packages of .ci/run, as the end-to-end
+// tests do.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kafka-replay/kafka-replay/test/cluster"
+	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
+)
+
+// The sample data: what docs/usage.md's examples name.
+const (
+	release        = "kafka-replay"
+	namespace      = "kafka-replay"
+	liveGroup      = "billing" // one live consumer, stoppable
+	liveConsumer   = "billing-worker-1"
+	idleGroup      = "audit" // no members: replays apply at once
+	recordInterval = time.Second
+)
+
+type sampleTopic struct {
+	name       string
+	partitions int32
+	records    int
+}
+
+var topics = []sampleTopic{{"orders", 3, 600}, {"payments", 2, 300}}
+
+var t0 = time.Now()
+
+func logf(format string, args ...any) {
+	fmt.Printf("[%6s] "+format+"\n", append([]any{time.Since(t0).Round(time.Second)}, args...)...)
+}
+
+func main() {
+	ctrllog.SetLogger(logr.Discard())
+	if len(os.Args) < 2 {
+		usage()
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	dir := fs.String("dir", "", "state directory (absolute)")
+	kubeconfig := fs.String("kubeconfig", "", "where to write the admin kubeconfig (default DIR/kubeconfig)")
+	_ = fs.Parse(os.Args[2:])
+	if *dir == "" {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "up":
+		err = up(*dir, *kubeconfig)
+	case "down":
+		err = down(*dir, logf)
+	case "stop-consumer":
+		err = stopConsumer(*dir)
+		if err == nil {
+			logf("asked the dev cluster to stop the consumer of group %s", liveGroup)
+		}
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dev-cluster:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: dev-cluster up|down|stop-consumer --dir DIR [--kubeconfig FILE]")
+	os.Exit(2)
+}
+
+func up(dir, kubeconfig string) (err error) {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("--dir %s must be an absolute path", dir)
+	}
+	if kubeconfig == "" {
+		kubeconfig = filepath.Join(dir, "kubeconfig")
+	}
+	if s, err := readState(dir); err == nil {
+		if s.alive() {
+			return fmt.Errorf("a dev cluster already runs from %s (process %d); `make dev-cluster-down` first", dir, s.PID)
+		}
+		removeOwn(dir, s) // a dev cluster killed outright; Start sweeps its cluster
+	}
+	if err := os.MkdirAll(filepath.Join(dir, binDir), 0o700); err != nil {
+		return err
+	}
+	// Signals from here on: the harness tears the cluster down on SIGINT,
+	// SIGTERM and SIGHUP itself (and exits); this handler removes the
+	// state first, so `down` never waits for a process that is leaving.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	logf("starting a real single-node cluster (the first run builds the Kubernetes binaries)")
+	c, err := cluster.Start(ctx, cluster.Options{Logf: logf})
+	if err != nil {
+		return err
+	}
+	var st state
+	defer func() {
+		removeOwn(dir, st)
+		if serr := c.Stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+
+	logf("building (cached) and importing both images")
+	imgDir, err := os.MkdirTemp("", "kafka-replay-dev-images-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(imgDir)
+	im, err := cluster.BuildImages(ctx, imgDir, logf)
+	if err != nil {
+		return err
+	}
+	if err := c.Import(ctx, im); err != nil {
+		return err
+	}
+
+	logf("starting an embedded 3-broker Kafka on the node IP, inside the cluster's network namespace")
+	k, err := kafkatest.StartWith(kafkatest.Options{
+		Brokers: 3,
+		Fake:    []kfake.Opt{kfake.ListenFn(c.KafkaListen)},
+		Client:  []kgo.Opt{kgo.Dialer(c.KafkaDial)},
+	})
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	member, err := seed(ctx, k)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if member != nil {
+			member.Leave()
+		}
+	}()
+
+	logf("installing the chart (charts/kafka-replay) with the local images")
+	if err := c.InstallChart(ctx, release, namespace); err != nil {
+		return err
+	}
+
+	if err := c.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+	helm, err := cluster.Helm()
+	if err != nil {
+		return err
+	}
+	for name, target := range map[string]string{"kubectl": filepath.Join(c.BinDir(), "kubectl"), "helm": helm} {
+		link := filepath.Join(dir, binDir, name)
+		_ = os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			return err
+		}
+	}
+	shell := filepath.Join(dir, shellFile)
+	if err := os.WriteFile(shell, []byte(shellScript(c.NetNS().Path(), kubeconfig, filepath.Join(dir, binDir), k.Bootstrap())), 0o700); err != nil {
+		return err
+	}
+	st = state{Kind: stateKind, PID: os.Getpid(), Start: cluster.ProcessStart(os.Getpid()),
+		NetNS: c.NetNS().Name, ClusterDir: c.Dir(), Kubeconfig: kubeconfig, Bootstrap: k.Bootstrap()}
+	if err := writeState(dir, st); err != nil {
+		return err
+	}
+	banner(dir, kubeconfig, k.Bootstrap())
+
+	for s := range sigs {
+		if s == syscall.SIGUSR1 {
+			if member != nil {
+				member.Leave()
+				member = nil
+				logf("stopped the consumer %s: group %s is empty now", liveConsumer, liveGroup)
+			}
+			continue
+		}
+		logf("%v: tearing everything down", s)
+		return nil // the deferred calls stop Kafka and the cluster
+	}
+	return nil
+}
+
+// seed creates the sample topics, one record a second ending now, commits
+// both groups at the end of their topics, and starts the live consumer.
+func seed(ctx context.Context, k *kafkatest.Cluster) (*kafkatest.Member, error) {
+	for _, tp := range topics {
+		base := time.Now().Add(-time.Duration(tp.records) * recordInterval).Truncate(time.Second)
+		if err := k.Seed(ctx, tp.name, tp.partitions, tp.records, base, recordInterval); err != nil {
+			return nil, err
+		}
+		logf("topic %s: %d partitions × %d records, one a second from %s", tp.name, tp.partitions, tp.records, base.Format(time.RFC3339))
+	}
+	for group, tp := range map[string]sampleTopic{liveGroup: topics[0], idleGroup: topics[1]} {
+		end := kafkatest.Offsets{tp.name: {}}
+		for p := int32(0); p < tp.partitions; p++ {
+			end[tp.name][p] = int64(tp.records)
+		}
+		if err := k.Commit(ctx, group, end, "consumer"); err != nil {
+			return nil, err
+		}
+	}
+	m, err := k.Join(ctx, liveGroup, liveConsumer, topics[0].name)
+	if err != nil {
+		return nil, err
+	}
+	logf("group %s: consumed to the end of %s, one live consumer (%s); group %s: consumed to the end of %s, no members",
+		liveGroup, topics[0].name, liveConsumer, idleGroup, topics[1].name)
+	return m, nil
+}
+
+// shellScript enters the cluster's network namespace, where the API server
+// and Kafka are, with kubectl and helm on PATH and KUBECONFIG set: a shell,
+// or the command given.
+func shellScript(netns, kubeconfig, bin, bootstrap string) string {
+	return fmt.Sprintf(`#!/bin/sh
+# Written by make dev-cluster: the cluster's network namespace, with
+# KUBECONFIG, kubectl and helm. Usage: %[1]s [command...]
+export KUBECONFIG=%[2]q PATH=%[3]q:"$PATH" KAFKA_BOOTSTRAP=%[4]q
+[ $# -gt 0 ] || set -- "${SHELL:-/bin/sh}"
+exec nsenter --net=%[5]q -- "$@"
+`, "shell", kubeconfig, bin, bootstrap, netns)
+}
+
+func banner(dir, kubeconfig, bootstrap string) {
+	shell := filepath.Join(dir, shellFile)
+	lines := []string{
+		"",
+		fmt.Sprintf("dev cluster up in %s.", time.Since(t0).Round(time.Second)),
+		"",
+		"  shell (kubectl, helm):  " + shell,
+		"  one command:           " + shell + " kubectl get rr -A",
+		"  KUBECONFIG:            " + kubeconfig + "  (the API server is reachable only inside the shell's network namespace)",
+		"  Kafka bootstrap:       " + bootstrap + "  (from pods and the shell; also $KAFKA_BOOTSTRAP there)",
+		fmt.Sprintf("  topics:                orders (3 partitions × 600), payments (2 × 300), one record a second until %s", time.Now().UTC().Format(time.RFC3339)),
+		fmt.Sprintf("  groups:                %s (at the end of orders, one live consumer: a replay is GroupActive), %s (at the end of payments, empty)", liveGroup, idleGroup),
+		"  stop the consumer:     make dev-stop-consumer  (or kill -USR1 " + fmt.Sprint(os.Getpid()) + ")",
+		"  tear down:             ^C here, or make dev-cluster-down",
+		"",
+	}
+	fmt.Println(strings.Join(lines, "\n"))
+}
