@@ -133,8 +133,16 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 			if apierrors.IsNotFound(uerr) {
 				return reconcile.Result{}, nil // deleted meanwhile
 			}
-			// A conflict: the cache was behind. The retry reads again
-			// and decides again.
+			if apierrors.IsConflict(uerr) {
+				// The cache was behind: a newer version of the request
+				// exists, so its watch event is queued or on its way, and
+				// that reconcile reads again and decides again. Returning
+				// the error would add a rate-limited retry on top, which
+				// under load (the launcher's own writes arrive as events
+				// while it works) throttles every request.
+				log.FromContext(ctx).V(1).Info("status update conflict; the newer version's event reconciles again")
+				return reconcile.Result{}, nil
+			}
 			return reconcile.Result{}, uerr
 		}
 	}
