@@ -249,25 +249,58 @@ func (r *run) waitForEmpty(ctx context.Context, k *kafkaClient, deadline time.Ti
 }
 
 // read takes one snapshot. Round 1 reads, concurrently, the group, its
-// offsets, the source group's offsets and the topics' metadata; round 2 (also
-// concurrent) the log bounds and offsets for the target time. An empty scope
-// needs the group's offsets before it knows which topics to describe.
+// offsets, the source group's offsets and the topics' metadata; round 2 the
+// log bounds and offsets for the target time. An empty scope needs the
+// group's offsets before it knows which topics to describe.
+//
+// With named topics (or an offsets file) the scope and its log offsets
+// depend on the topics' metadata alone, so round 2 runs inside round 1, right
+// after the metadata, instead of a round trip after the slowest read: the
+// group describe takes two (ConsumerGroupDescribe, then DescribeGroups for
+// a classic group) after its coordinator lookup, and the leaders'
+// connections are set up meanwhile. With 20 ms added to every request that
+// took a 1,000-partition run from about 390 ms to about 270 ms. Nothing is
+// decided early: what the early read found, errors included, is only used
+// after the checks that come before it, so a run fails for the same reason
+// and in the same order as when it was read afterwards, and an ago: target
+// whose instant a retry reuses looks that instant up again.
 func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	cfg := r.cfg
 	s := &Snapshot{}
 	// A failed read cancels its siblings: the run fails anyway.
 	g, gctx := newGroup(ctx)
-	g.Go(func() (err error) { s.Group, err = k.describeGroup(gctx, cfg.Group); return })
+	// An active group (unless dry run) ends the read after round 1: the
+	// early read stops then, rather than delay the refusal if a leader is
+	// slow to answer.
+	ectx, stopEarly := context.WithCancel(gctx)
+	defer stopEarly()
+	g.Go(func() (err error) {
+		s.Group, err = k.describeGroup(gctx, cfg.Group)
+		if err == nil && s.Group.Active() && !cfg.DryRun {
+			stopEarly()
+		}
+		return
+	})
 	g.Go(func() (err error) { s.Committed, err = k.committed(gctx, cfg.Group, nil); return })
 	if cfg.Target.Kind == config.KindGroup {
 		g.Go(func() (err error) { s.Source, err = k.committed(gctx, cfg.Target.Group, nil); return })
 	}
 	topics := topicsToDescribe(cfg.Scope, cfg.Target)
+	var early earlyRead
 	if len(topics) > 0 {
 		g.Go(func() error {
 			ti, err := k.describeTopics(gctx, topics)
+			if err != nil {
+				return err
+			}
 			s.Topics, s.Leaders = ti.Partitions, ti.Leaders
-			return err
+			// Only the topics are looked at (named topics never need the
+			// group's offsets), and s's other fields are being written.
+			early.parts, early.warnings, early.scopeErr = resolveScope(&Snapshot{Topics: ti.Partitions}, cfg.Scope, cfg.Target)
+			if early.scopeErr == nil {
+				early.offsets, early.err = r.logOffsets(ectx, k, early.parts, ti.Leaders)
+			}
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -283,18 +316,25 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	if s.Group.Active() && !cfg.DryRun {
 		return s, nil // no point reading more; the caller refuses or waits
 	}
-	if len(topics) == 0 {
+	var (
+		parts    []TP
+		warnings []string
+		err      error
+	)
+	if len(topics) > 0 {
+		parts, warnings, err = early.parts, early.warnings, early.scopeErr
+	} else {
 		from := s.Committed
 		if cfg.Target.Kind == config.KindGroup {
 			from = s.Source
 		}
-		ti, err := k.describeTopics(ctx, scopeFromOffsets(from))
-		if err != nil {
+		var ti topicInfo
+		if ti, err = k.describeTopics(ctx, scopeFromOffsets(from)); err != nil {
 			return nil, err
 		}
 		s.Topics, s.Leaders = ti.Partitions, ti.Leaders
+		parts, warnings, err = resolveScope(s, cfg.Scope, cfg.Target)
 	}
-	parts, warnings, err := resolveScope(s, cfg.Scope, cfg.Target)
 	for _, w := range warnings {
 		r.log.Warn(w)
 	}
@@ -303,28 +343,64 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	}
 	s.Partitions = parts
 
-	shards := byLeader(parts, s.Leaders)
-	g, gctx = newGroup(ctx)
+	offs := early.offsets
+	switch {
+	case len(topics) == 0:
+		offs, err = r.logOffsets(ctx, k, parts, s.Leaders)
+	case early.err != nil:
+		err = early.err
+	case cfg.Target.IsTime() && offs.millis != lookupMillis(cfg.Target.Time):
+		// reuseInstant moved the target to the first attempt's instant.
+		offs.ForTime, err = k.listOffsetsByLeader(ctx, "list offsets for time", byLeader(parts, s.Leaders), kafka.NewOffsetSpecForTimestamp(lookupMillis(cfg.Target.Time)))
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.LogStart, s.LogEnd, s.ForTime = offs.Start, offs.End, offs.ForTime
+	r.log.Info("offsets resolved", "partitions", len(parts))
+	return s, nil
+}
+
+// earlyRead is round 2 read inside round 1 (see read), kept until read
+// reaches the point where it used to be read.
+type earlyRead struct {
+	parts    []TP
+	warnings []string
+	scopeErr error
+	offsets  logOffsets
+	err      error
+}
+
+// logOffsets are the partitions' log bounds and, for a time target, the
+// offsets for its time.
+type logOffsets struct {
+	Start, End, ForTime map[TP]int64
+	// millis is the time ForTime was looked up for.
+	millis int64
+}
+
+// logOffsets reads the log start, log end and (for a time target) the
+// offsets for the target time of parts, the three concurrently.
+func (r *run) logOffsets(ctx context.Context, k *kafkaClient, parts []TP, leaders map[TP]int32) (logOffsets, error) {
+	var o logOffsets
+	shards := byLeader(parts, leaders)
+	g, gctx := newGroup(ctx)
 	g.Go(func() (err error) {
-		s.LogStart, err = k.listOffsetsByLeader(gctx, "list log start offsets", shards, kafka.EarliestOffsetSpec)
+		o.Start, err = k.listOffsetsByLeader(gctx, "list log start offsets", shards, kafka.EarliestOffsetSpec)
 		return
 	})
 	g.Go(func() (err error) {
-		s.LogEnd, err = k.listOffsetsByLeader(gctx, "list log end offsets", shards, kafka.LatestOffsetSpec)
+		o.End, err = k.listOffsetsByLeader(gctx, "list log end offsets", shards, kafka.LatestOffsetSpec)
 		return
 	})
-	if cfg.Target.IsTime() {
-		spec := kafka.NewOffsetSpecForTimestamp(lookupMillis(cfg.Target.Time))
+	if r.cfg.Target.IsTime() {
+		o.millis = lookupMillis(r.cfg.Target.Time)
 		g.Go(func() (err error) {
-			s.ForTime, err = k.listOffsetsByLeader(gctx, "list offsets for time", shards, spec)
+			o.ForTime, err = k.listOffsetsByLeader(gctx, "list offsets for time", shards, kafka.NewOffsetSpecForTimestamp(o.millis))
 			return
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	r.log.Info("offsets resolved", "partitions", len(parts))
-	return s, nil
+	return o, g.Wait()
 }
 
 // reuseInstant makes a retry of an ago: target use the instant its first
