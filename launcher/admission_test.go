@@ -84,6 +84,8 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 		{"time before 1970", []edit{{"target.time", "1969-12-31T23:59:59Z"}}, "spec.target.time", "from 1970 on"},
 		{"time lowercase t and z", []edit{{"target.time", "2026-03-01t09:30:00z"}}, "spec.target.time", "RFC3339"},
 		{"offsets over a pod annotation", []edit{{"topics", nil}, {"target", map[string]any{"offsets": longOffsets(1000, 249)}}}, "spec.target.offsets", "must fit in 240 KiB"},
+		{"ago overflows a duration", []edit{{"target", map[string]any{"ago": "9999999999999999999h"}}}, "spec.target.ago", "positive Go duration"},
+		{"waitTimeout overflows a duration", []edit{{"whenGroupActive", "Wait"}, {"waitTimeout", "9999999999999999999h"}}, "spec.waitTimeout", "at most 24h"},
 		{"ago not a duration", []edit{{"target", map[string]any{"ago": "two hours"}}}, "spec.target.ago", "Go duration"},
 		{"ago zero", []edit{{"target", map[string]any{"ago": "0s"}}}, "spec.target.ago", "positive"},
 		{"ago negative", []edit{{"target", map[string]any{"ago": "-1h"}}}, "spec.target.ago", "positive"},
