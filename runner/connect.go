@@ -65,9 +65,11 @@ func connectCause(code kafka.ErrorCode, msg string) (retryable bool, hint string
 	case kafka.ErrTransport:
 		switch {
 		case strings.Contains(lower, "security.protocol"):
-			// librdkafka's own diagnosis of a plaintext client at a TLS
-			// or SASL listener.
-			return false, "the brokers speak another protocol; check security.protocol in " + config.Ref(config.FlagKafkaConfigDir), true
+			// librdkafka's guess for any connection closed before the
+			// first answer: a plaintext client at a TLS listener, but
+			// just as well a broker or proxy resetting connections. Which
+			// one cannot be told apart, so a retry is not ruled out.
+			return true, "the brokers closed the connection before answering; if they expect TLS or SASL, check security.protocol in " + config.Ref(config.FlagKafkaConfigDir), true
 		case strings.Contains(lower, "connection refused"):
 			return true, "nothing accepts connections there: Kafka is down, or the port is wrong; check " + config.Ref(config.FlagBootstrapServers), true
 		}

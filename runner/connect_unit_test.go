@@ -23,7 +23,7 @@ func TestConnectCause(t *testing.T) {
 		{"resolver down for now", kafka.ErrResolve, "k:9092/bootstrap: Failed to resolve 'k:9092': Temporary failure in name resolution", true, true, "for now"},
 		{"certificate not trusted", kafka.ErrSsl, "ssl://k:9093/bootstrap: SSL handshake failed: certificate verify failed", true, false, "the TLS handshake failed"},
 		{"a later attempt's report of a failed handshake", kafka.ErrTransport, "ssl://k:9093/bootstrap: error:0A000086:SSL routines::certificate verify failed (after 0ms in state SSL_HANDSHAKE)", true, false, "the TLS handshake failed"},
-		{"plaintext at a TLS listener", kafka.ErrTransport, "k:9093/bootstrap: Disconnected while requesting ApiVersion: might be caused by incorrect security.protocol configuration (connecting to a SSL listener?)", true, false, "another protocol"},
+		{"plaintext at a TLS listener", kafka.ErrTransport, "k:9093/bootstrap: Disconnected while requesting ApiVersion: might be caused by incorrect security.protocol configuration (connecting to a SSL listener?)", true, true, "check security.protocol"},
 		{"other transport failure", kafka.ErrTransport, "k:9092/bootstrap: Connect to ipv4#10.0.0.1:9092 failed: Connection timed out", true, true, "reachable from here"},
 		{"not about connecting", kafka.ErrTimedOut, "Local: Timed out", false, false, ""},
 		{"refused credentials are auth's", kafka.ErrAuthentication, "SASL authentication error", false, false, ""},
