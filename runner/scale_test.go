@@ -56,8 +56,10 @@ func countedRun(tb testing.TB, c *kafkatest.Cluster, runID string, scope []strin
 	return c.Requests()
 }
 
-// TestRequestsDoNotGrowWithPartitions is the performance contract: a run's
-// Kafka requests depend on the number of brokers, not of partitions.
+// TestRequestsDoNotGrowWithPartitions is the performance contract: up to
+// 1,000 partitions per call (maxPartitionsPerCall), a run's Kafka requests
+// depend on the number of brokers, not of partitions. Beyond, the read-only
+// calls are split (TestSplitReadsCoverEveryPartition).
 //
 // It compares a run at 1,000 partitions with one at 100, so that it holds
 // on a loaded machine too. Some kinds depend on librdkafka's timing, not on
