@@ -323,6 +323,9 @@ func TestArgoDryRunThenApply(t *testing.T) {
 			if len(att) != 1 || att[0].exitCode() != "0" {
 				t.Fatalf("replay attempts: %d, first exit code %q; want one, exit 0", len(att), att[0].exitCode())
 			}
+			br := w.node(t, "applied")
+			t.Logf("%s: runner pod node %s -> %s, report pod node %s -> %s (Argo's times, to the second)", tc.name,
+				att[0].StartedAt.Format(time.TimeOnly), att[0].FinishedAt.Format(time.TimeOnly), br.StartedAt.Format(time.TimeOnly), br.FinishedAt.Format(time.TimeOnly))
 			res := w.node(t, "replay").result(t)
 			t.Logf("%s: output parameter result: reason %s, exit %d, totals %+v", tc.name, res.Reason, res.ExitCode, res.Totals)
 			if res.ExitCode != report.ExitOK || res.DryRun != tc.dryRun || res.Group != group || res.Error != "" {
@@ -373,11 +376,18 @@ func (a *argoEnv) checkReport(t *testing.T, ctx context.Context, w *workflow, br
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, printed, ok := strings.Cut(logs, message+"\n")
+	// emissary logs into the same stream, concurrently with the script (its
+	// lines carry argo=true): leave them out.
+	var own []string
+	for _, l := range strings.Split(logs, "\n") {
+		if !strings.Contains(l, " argo=true") {
+			own = append(own, l)
+		}
+	}
+	_, printed, ok := strings.Cut(strings.Join(own, "\n"), message+"\n")
 	if !ok {
 		t.Fatalf("%s's log has no %q:\n%s", branch, message, logs)
 	}
-	// The JSON value, then emissary's own closing log lines.
 	var got report.Result
 	err = json.NewDecoder(strings.NewReader(printed)).Decode(&got)
 	if err != nil || got.Schema != report.Schema || got.RunID != want.RunID || got.Reason != want.Reason || got.ExitCode != want.ExitCode {
