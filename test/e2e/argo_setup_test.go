@@ -352,7 +352,7 @@ func podmanImage(ctx context.Context, dir, ref, from, to string) (string, error)
 	}
 	data, err := os.ReadFile(from)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w (/bin/busybox: apt-get install busybox-static, as .ci/run does)", err)
 	}
 	if err := os.WriteFile(filepath.Join(ctxDir, "file"), data, 0o755); err != nil {
 		return "", err
