@@ -57,16 +57,24 @@ func IsRecorded(job *batchv1.Job) bool {
 	return ok
 }
 
-// recordOnJob writes the outcome annotations on a finished Job. A
-// request's Job is released (releaseJob) only after the request's status is
-// written.
-func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o Outcome) error {
+// recordOnJob writes the outcome annotations on a finished Job, in one
+// patch. With releaseFrom, the patch also removes that request's owner
+// reference: while the Job runs the reference makes a deleted request take its
+// Job (and pod) with it; once the request's status says it has finished, the
+// Job is the group's history and outlives the request until the history
+// limit removes it.
+func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o Outcome, releaseFrom *v1alpha1.ReplayRequest) error {
 	patched := job.DeepCopy()
 	if patched.Annotations == nil {
 		patched.Annotations = map[string]string{}
 	}
 	for k, v := range ResultAnnotations(o) {
 		patched.Annotations[k] = v
+	}
+	if releaseFrom != nil {
+		patched.OwnerReferences = slices.DeleteFunc(patched.OwnerReferences, func(ref metav1.OwnerReference) bool {
+			return ref.UID == releaseFrom.UID
+		})
 	}
 	if err := c.Patch(ctx, patched, client.MergeFrom(job)); err != nil {
 		return err

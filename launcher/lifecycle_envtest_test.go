@@ -308,13 +308,16 @@ func TestEnvtestStartTimeout(t *testing.T) {
 		return fmt.Errorf("no %s event naming ImagePullBackOff", launcher.ReasonPodWaiting)
 	})
 	// The Job is stopped (suspended: its pod goes) and kept as history.
-	var j batchv1.Job
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &j); err != nil {
-		t.Fatal(err)
-	}
-	if j.Spec.Suspend == nil || !*j.Spec.Suspend || j.Annotations[v1alpha1.AnnotationReason] != launcher.ReasonPodNotStarted {
-		t.Fatalf("Job not stopped and recorded: suspend %v, annotations %v", j.Spec.Suspend, j.Annotations)
-	}
+	eventually(t, 10*time.Second, "Job stopped and recorded", func() error {
+		var j batchv1.Job
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &j); err != nil {
+			return err
+		}
+		if j.Spec.Suspend == nil || !*j.Spec.Suspend || j.Annotations[v1alpha1.AnnotationReason] != launcher.ReasonPodNotStarted {
+			return fmt.Errorf("suspend %v, annotations %v", j.Spec.Suspend, j.Annotations)
+		}
+		return nil
+	})
 	// The group moves on once the pod is gone, not before.
 	touch(t, next)
 	expectWaiting(t, next)

@@ -89,8 +89,10 @@ type pass struct {
 	accepted bool
 	events   []pendingEvent
 	requeue  time.Duration
-	// finished is the final outcome reached in this pass, if any.
-	finished *Outcome
+	// finished is the final outcome reached in this pass, if any, and
+	// finishedJob the Job it is about (nil when there is none).
+	finished    *Outcome
+	finishedJob *batchv1.Job
 }
 
 // pendingEvent is an event to send after the status write.

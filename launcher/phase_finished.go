@@ -2,11 +2,11 @@ package launcher
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -14,12 +14,14 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
-// finish records a final outcome: first on the Job (annotations), then,
-// through the pass, in status (Succeeded, Finished, the result), then as an
-// event and metrics. After the status write the request releases its Job
-// (releaseJob: the Job stays as the group's history), the finalizer goes and
-// the history limit applies. A failure part-way is retried by the next
-// reconcile, which finds the same outcome again.
+// finish records a final outcome in status, through the pass (Succeeded,
+// Finished, the result), and as an event and metrics. After the status write
+// (afterFinish) the outcome goes on the Job in the same patch that releases
+// it from the request, then the finalizer goes and the history limit
+// applies. Status comes first: until it says the request has finished, the
+// request keeps controlling its Job, so a pass that stops in between finds
+// its own Job again, never one it would take for an earlier run's
+// (AlreadyRan). A failure part-way is retried by the next reconcile.
 func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) error {
 	logTail := ""
 	if job != nil {
@@ -33,12 +35,6 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batc
 			}
 			logTail = WithoutFrameLines(t)
 		}
-		// The request keeps controlling its Job until status says it has
-		// finished: a pass that fails between the two finds its own Job
-		// again, not one it would take for an earlier run's (AlreadyRan).
-		if err := recordOnJob(ctx, r.Client, job, o); client.IgnoreNotFound(err) != nil {
-			return err
-		}
 	}
 	FinishRequest(p.rr, o, logTail, p.now)
 	eventType := corev1.EventTypeNormal
@@ -47,6 +43,7 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batc
 	}
 	p.event(job, eventType, o.Reason, "Finish", o.Message)
 	p.finished = &o
+	p.finishedJob = job
 	return nil
 }
 
@@ -59,30 +56,39 @@ func FinishRequest(rr *v1alpha1.ReplayRequest, o Outcome, logTail string, now ti
 	SetCondition(rr, v1alpha1.ConditionFinished, metav1.ConditionTrue, o.Reason, o.Message)
 }
 
-// releaseJob removes the request's owner reference from its recorded Job:
-// while the Job runs the reference makes a deleted request take its Job (and
-// pod) with it; once the request has finished, the Job is the group's
-// history and outlives the request until the history limit removes it.
-func releaseJob(ctx context.Context, c client.Client, rr *v1alpha1.ReplayRequest, job *batchv1.Job) error {
-	if job == nil || !ControlledBy(job, rr) || !IsRecorded(job) {
-		return nil
+// afterFinish is what a finish does once status says the request has
+// finished: the outcome on the request's Job, and the Job released, in one
+// patch; then the finalizer goes. o is the outcome this pass reached, or nil
+// when an earlier pass reached it and stopped before this (the Finished
+// phase), in which case the Job is recorded from status (StatusOutcome).
+func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.ReplayRequest, job *batchv1.Job, o *Outcome) error {
+	if job != nil && ControlledBy(job, rr) {
+		var out Outcome
+		switch {
+		case o != nil:
+			out = *o
+		case IsRecorded(job):
+			out = recordedOutcome(job)
+		default:
+			out = StatusOutcome(rr)
+		}
+		if err := recordOnJob(ctx, r.Client, job, out, rr); client.IgnoreNotFound(err) != nil {
+			return err
+		}
 	}
-	patched := job.DeepCopy()
-	patched.OwnerReferences = slices.DeleteFunc(patched.OwnerReferences, func(ref metav1.OwnerReference) bool {
-		return ref.UID == rr.UID
-	})
-	if err := c.Patch(ctx, patched, client.MergeFrom(job)); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	*job = *patched
-	return nil
+	return r.removeFinalizer(ctx, rr)
 }
 
-// finished is the Finished phase: what a finish left to do after its status
-// write, should that pass have stopped there.
-func (r *ReplayRequestReconciler) finishedPhase(ctx context.Context, p *pass) error {
-	if err := releaseJob(ctx, r.Client, p.rr, p.job); err != nil {
-		return err
+// StatusOutcome is the outcome a finished request's status records, for a
+// Job that did not get it: reason, success, message and time (the full
+// result is in status and in the Job's record). It is pure.
+func StatusOutcome(rr *v1alpha1.ReplayRequest) Outcome {
+	o := Outcome{Message: rr.Status.Message}
+	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionSucceeded); c != nil {
+		o.Succeeded, o.Reason = c.Status == metav1.ConditionTrue, c.Reason
 	}
-	return r.removeFinalizer(ctx, p.rr)
+	if rr.Status.CompletionTime != nil {
+		o.FinishedAt = rr.Status.CompletionTime.Time
+	}
+	return o
 }

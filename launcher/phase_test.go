@@ -252,3 +252,17 @@ func TestUnitFinishRequestSetsFinishedOnEveryOutcome(t *testing.T) {
 		}
 	}
 }
+
+func TestUnitStatusOutcomeReadsBackFinish(t *testing.T) {
+	for _, o := range []Outcome{
+		{Succeeded: true, Reason: "Applied", Message: "3 partitions moved", FinishedAt: t0},
+		{Reason: ReasonPodNotStarted, Message: "ImagePullBackOff", FinishedAt: t0},
+	} {
+		rr := testutil.MakeRequest("ns", "a").Obj()
+		FinishRequest(rr, o, "", t0)
+		got := StatusOutcome(rr)
+		if got.Succeeded != o.Succeeded || got.Reason != o.Reason || got.Message != o.Message || !got.FinishedAt.Equal(o.FinishedAt) {
+			t.Errorf("StatusOutcome = %+v, want %+v", got, o)
+		}
+	}
+}

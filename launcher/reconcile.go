@@ -120,7 +120,9 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 		case PhaseDeleting:
 			err = r.deleting(ctx, p)
 		case PhaseFinished:
-			err = r.finishedPhase(ctx, p)
+			// What a finish left after its status write, should that pass
+			// have stopped there.
+			err = r.afterFinish(ctx, p.rr, p.job, nil)
 		}
 		if err != nil || !next {
 			break
@@ -164,10 +166,10 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 	if o := p.finished; o != nil && err == nil {
 		observeOutcome(*o, p.rr.CreationTimestamp.Time)
 		log.FromContext(ctx).Info("replay finished", "succeeded", o.Succeeded, "reason", o.Reason, "job", p.rr.Status.JobName)
-		if ferr := r.finishedPhase(ctx, p); ferr != nil {
+		if ferr := r.afterFinish(ctx, p.rr, p.finishedJob, o); ferr != nil {
 			return reconcile.Result{}, ferr
 		}
-		if perr := pruneHistory(ctx, r.Client, r.Recorder, p.rr, p.job, r.Options.HistoryLimit); perr != nil {
+		if perr := pruneHistory(ctx, r.Client, r.Recorder, p.rr, p.finishedJob, r.Options.HistoryLimit); perr != nil {
 			return reconcile.Result{}, perr
 		}
 	}

@@ -216,7 +216,7 @@ func (r *RunbookJobReconciler) bound(ctx context.Context, job *batchv1.Job, pods
 }
 
 func (r *RunbookJobReconciler) record(ctx context.Context, job *batchv1.Job, o Outcome) error {
-	if err := recordOnJob(ctx, r.Client, job, o); err != nil {
+	if err := recordOnJob(ctx, r.Client, job, o, nil); err != nil {
 		return err
 	}
 	observeOutcome(o, jobStartedAt(job))

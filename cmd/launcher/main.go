@@ -43,8 +43,8 @@ type settings struct {
 	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
 	StartTimeout            time.Duration `envconfig:"START_TIMEOUT" default:"5m"`
 	Workers                 int           `envconfig:"WORKERS" default:"4"`
-	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"100"`
-	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"200"`
+	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"300"`
+	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"600"`
 	// Runner container resources; empty keeps launcher.DefaultOptions'.
 	RunnerCPURequest    string `envconfig:"RUNNER_CPU_REQUEST"`
 	RunnerMemoryRequest string `envconfig:"RUNNER_MEMORY_REQUEST"`
@@ -190,7 +190,11 @@ func run(args []string) error {
 		return err
 	}
 	// controller-runtime's defaults (20/s, burst 30) make a burst of requests
-	// wait on the client rather than on the API server.
+	// wait on the client rather than on the API server. A replay costs about
+	// ten calls (finalizer on and off, the Job, two status writes, the Job's
+	// outcome, the record, the pods' logs, a read past the cache): 300/s
+	// keeps 25 new requests a second off the client-side limiter, and the
+	// API server's priority and fairness still protects it.
 	cfg.QPS, cfg.Burst = float32(s.KubeAPIQPS), s.KubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        launcher.NewScheme(),
