@@ -302,6 +302,10 @@ func MergeAttempts(job *batchv1.Job, attempts []Attempt) Outcome {
 			o.Message = attemptsMessage(o.Message, attempts, missing, o.OffsetsChanged)
 		case o.OffsetsChanged == v1alpha1.OffsetsChangedUnknown:
 			o.Message = changedPrefix(o.OffsetsChanged) + o.Message
+		case o.OffsetsChanged == v1alpha1.OffsetsChangedYes && o.Reason != string(report.ReasonPartiallyApplied):
+			// A launcher reason (DeadlineExceeded, say) says nothing of
+			// the commit the attempt made: the message does.
+			o.Message = attemptsMessage(o.Message, attempts, missing, o.OffsetsChanged)
 		}
 	}
 	if o.Full != nil {
