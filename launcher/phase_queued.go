@@ -36,14 +36,15 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 	rr := p.rr
 	var created *batchv1.Job
 	var createErr error
-	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, p.key, p.self, func() (types.NamespacedName, Entry, error) {
+	jobKey := types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, StageApply)}
+	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, p.key, p.self, jobKey, func() (bool, error) {
 		job, err := r.createJob(ctx, rr)
 		if err != nil {
 			createErr = err
-			return types.NamespacedName{}, Entry{}, nil
+			return false, nil
 		}
 		created = job
-		return client.ObjectKeyFromObject(job), p.self, nil
+		return true, nil
 	})
 	if err != nil {
 		return false, err

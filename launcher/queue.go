@@ -290,20 +290,23 @@ func Waiting(requests []v1alpha1.ReplayRequest, runbookJobs []batchv1.Job) []Ent
 // hold is a start the launcher made that its cache may not show yet.
 type hold struct {
 	entry Entry
-	// job is the Job that was created or unsuspended.
+	// job is the Job that is being, or was, created or unsuspended.
 	job types.NamespacedName
+	// starting is true while the start's API calls are in flight: the Job
+	// may not exist yet, and the hold holds whatever the cache says.
+	starting bool
 }
 
 // groupQueue serialises start decisions per group and remembers the starts
 // the cache does not show yet. The cluster is the source of truth (Holders),
 // but the cache lags behind the launcher's own writes by a few milliseconds;
 // a hold closes that window, in which a second replay could otherwise see
-// the group as free. A hold ends as soon as the cache shows its Job (from
-// then on Holders sees it), or when that Job turns out to be gone.
-//
-// Each group has its own lock, held across the decision and the start (the
-// API calls that create or unsuspend the Job), so that groups never wait for
-// each other.
+// the group as free. A hold is taken under the group's lock when the
+// decision is to start, before the start's API calls, which run outside the
+// lock (other replays of the group then only wait for the cache, never for
+// those calls); it ends as soon as the cache shows its Job (from then on
+// Holders sees it), when that Job turns out to be gone, or when the start
+// failed.
 //
 // After a restart the map is empty and the cache, in sync with everything
 // the previous leader wrote, is enough.
@@ -338,44 +341,59 @@ func (q *groupQueue) enter(key string) *keyQueue {
 
 // leave forgets key's queue once nobody uses it and it holds nothing, so the
 // map stays as small as the set of groups starting right now.
-func (q *groupQueue) leave(key string, kq *keyQueue, empty bool) {
+func (q *groupQueue) leave(key string, kq *keyQueue) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	kq.users--
+	kq.mu.Lock()
+	empty := kq.hold == nil
+	kq.mu.Unlock()
 	if kq.users == 0 && empty {
 		delete(q.keys, key)
 	}
 }
 
-// TryStart runs decide under key's lock, with the key's pending hold (if
-// any) passed in, and, when the decision is to start, runs start and takes a
-// hold on key for the Job it names. settled reports whether a held Job is
-// either shown by the cache or gone, which ends the hold.
-func (q *groupQueue) TryStart(key string, settled func(job types.NamespacedName) bool, decide func(pending *Entry) Decision, start func() (types.NamespacedName, Entry, error)) (d Decision, err error) {
+// TryStart decides, under key's lock, whether self may start its Job job:
+// decide gets the key's pending hold (if any) to count as a holder. When it
+// may, TryStart takes the hold, runs start outside the lock, and keeps the
+// hold if start reports that it started (until the cache shows the Job:
+// settled), or drops it. The decision's Start is whether it started.
+func (q *groupQueue) TryStart(key string, job types.NamespacedName, self Entry, settled func(job types.NamespacedName) bool, decide func(pending *Entry) Decision, start func() (bool, error)) (Decision, error) {
 	kq := q.enter(key)
+	defer q.leave(key, kq)
+
 	kq.mu.Lock()
-	defer func() {
-		empty := kq.hold == nil
-		kq.mu.Unlock()
-		q.leave(key, kq, empty)
-	}()
 	var pending *Entry
-	if kq.hold != nil {
-		if settled(kq.hold.job) {
+	if h := kq.hold; h != nil {
+		if !h.starting && settled(h.job) {
 			kq.hold = nil
 		} else {
-			pending = &kq.hold.entry
+			pending = &h.entry
 		}
 	}
-	d = decide(pending)
+	d := decide(pending)
 	if !d.Start {
+		kq.mu.Unlock()
 		return d, nil
 	}
-	job, entry, err := start()
-	if err != nil || job.Name == "" {
+	mine := &hold{entry: self, job: job, starting: true}
+	kq.hold = mine
+	kq.mu.Unlock()
+
+	started, err := start()
+
+	kq.mu.Lock()
+	defer kq.mu.Unlock()
+	if kq.hold == mine {
+		if started && err == nil {
+			mine.starting = false
+		} else {
+			kq.hold = nil
+		}
+	}
+	if err != nil || !started {
 		return Decision{}, err
 	}
-	kq.hold = &hold{entry: entry, job: job}
 	return d, nil
 }
 

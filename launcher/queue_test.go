@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -176,22 +177,30 @@ func TestUnitGroupQueueStartsOncePerKey(t *testing.T) {
 	var started atomic.Int32
 	var wg sync.WaitGroup
 	notSeen := func(types.NamespacedName) bool { return false }
+	release := make(chan struct{})
 	for i := range 20 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			self := Entry{Kind: EntryRequest, Namespace: "ns", Name: string(rune('a' + i))}
-			_, _ = q.TryStart("k", notSeen, func(pending *Entry) Decision {
+			_, _ = q.TryStart("k", types.NamespacedName{Namespace: "ns", Name: "job-" + self.Name}, self, notSeen, func(pending *Entry) Decision {
 				if pending != nil {
 					return Decide(self, []Entry{*pending}, nil)
 				}
 				return Decision{Start: true}
-			}, func() (types.NamespacedName, Entry, error) {
+			}, func() (bool, error) {
 				started.Add(1)
-				return types.NamespacedName{Namespace: "ns", Name: "job-" + self.Name}, self, nil
+				<-release // the start's API calls, outside the lock
+				return true, nil
 			})
 		}()
 	}
+	// Give the others every chance to get past the hold while the first
+	// start is in flight; none may.
+	for started.Load() == 0 {
+		runtime.Gosched()
+	}
+	close(release)
 	wg.Wait()
 	if started.Load() != 1 {
 		t.Fatalf("%d replays started under one key while the cache showed none", started.Load())
@@ -203,12 +212,25 @@ func TestUnitGroupQueueStartsOncePerKey(t *testing.T) {
 	// Once the cache shows the Job, the hold ends: the cluster speaks.
 	seen := func(j types.NamespacedName) bool { return j == job }
 	var pending *Entry
-	_, _ = q.TryStart("k", seen, func(p *Entry) Decision { pending = p; return Decision{} }, nil)
+	_, _ = q.TryStart("k", job, Entry{Name: "late"}, seen, func(p *Entry) Decision { pending = p; return Decision{} }, nil)
 	if pending != nil {
 		t.Fatalf("hold %+v outlived the cache showing its Job", pending)
 	}
 	if _, ok := q.Pending("k"); ok {
 		t.Fatal("hold kept")
+	}
+}
+
+func TestUnitGroupQueueFailedStartHoldsNothing(t *testing.T) {
+	q := newGroupQueue()
+	never := func(types.NamespacedName) bool { return false }
+	free := func(*Entry) Decision { return Decision{Start: true} }
+	d, err := q.TryStart("k", types.NamespacedName{Name: "job"}, Entry{Name: "a"}, never, free, func() (bool, error) { return false, nil })
+	if err != nil || d.Start {
+		t.Fatalf("a start that did not happen: %+v %v", d, err)
+	}
+	if _, ok := q.Pending("k"); ok {
+		t.Fatal("a failed start left a hold")
 	}
 }
 
@@ -218,18 +240,16 @@ func TestUnitGroupQueueGroupsDoNotWaitForEachOther(t *testing.T) {
 	never := func(types.NamespacedName) bool { return false }
 	inStart, release := make(chan struct{}), make(chan struct{})
 	go func() {
-		_, _ = q.TryStart("a", never, free, func() (types.NamespacedName, Entry, error) {
+		_, _ = q.TryStart("a", types.NamespacedName{Name: "job-a"}, Entry{Name: "a"}, never, free, func() (bool, error) {
 			close(inStart)
 			<-release // a slow API call in group a
-			return types.NamespacedName{Name: "job-a"}, Entry{Name: "a"}, nil
+			return true, nil
 		})
 	}()
 	<-inStart
 	done := make(chan struct{})
 	go func() {
-		_, _ = q.TryStart("b", never, free, func() (types.NamespacedName, Entry, error) {
-			return types.NamespacedName{Name: "job-b"}, Entry{Name: "b"}, nil
-		})
+		_, _ = q.TryStart("b", types.NamespacedName{Name: "job-b"}, Entry{Name: "b"}, never, free, func() (bool, error) { return true, nil })
 		close(done)
 	}()
 	select {

@@ -97,7 +97,7 @@ func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.R
 	}
 	before := rr.Status.DeepCopy()
 	p := &pass{rr: &rr, now: r.now(), key: QueueKey(&rr)}
-	p.self = Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time}
+	p.self = Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time, Since: p.now}
 
 	var err error
 	for range 8 { // a pass goes through at most a few phases
@@ -243,11 +243,10 @@ func groupState(ctx context.Context, c client.Client, key string) (holders, wait
 	return Holders(rrs.Items, jobs.Items, pods.Items), Waiting(rrs.Items, runbooks), nil
 }
 
-// decideStart asks the group's queue whether self may start, and starts it
-// with start when it may. The decision and the start happen under the
-// queue's lock, with any start the cache does not show yet counted as a
-// holder.
-func decideStart(ctx context.Context, q *groupQueue, c client.Client, api client.Reader, key string, self Entry, start func() (types.NamespacedName, Entry, error)) (Decision, error) {
+// decideStart asks the group's queue whether self may start its Job job, and
+// starts it with start when it may (see groupQueue.TryStart), with any start
+// the cache does not show yet counted as a holder.
+func decideStart(ctx context.Context, q *groupQueue, c client.Client, api client.Reader, key string, self Entry, job types.NamespacedName, start func() (bool, error)) (Decision, error) {
 	var readErr error
 	settled := func(job types.NamespacedName) bool {
 		var j batchv1.Job
@@ -261,7 +260,7 @@ func decideStart(ctx context.Context, q *groupQueue, c client.Client, api client
 		err := api.Get(ctx, job, &j)
 		return apierrors.IsNotFound(err)
 	}
-	d, err := q.TryStart(key, settled, func(pending *Entry) Decision {
+	d, err := q.TryStart(key, job, self, settled, func(pending *Entry) Decision {
 		holders, waiting, err := groupState(ctx, c, key)
 		if err != nil {
 			readErr = err

@@ -160,8 +160,8 @@ func (r *RunbookJobReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 // carries the cached resourceVersion, so a stale cache cannot start it twice.
 func (r *RunbookJobReconciler) startOrWait(ctx context.Context, job *batchv1.Job) error {
 	key := PodSpecQueueKey(&job.Spec.Template.Spec)
-	self := Entry{Kind: EntryJob, Namespace: job.Namespace, Name: job.Name, Created: job.CreationTimestamp.Time}
-	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, key, self, func() (types.NamespacedName, Entry, error) {
+	self := Entry{Kind: EntryJob, Namespace: job.Namespace, Name: job.Name, Created: job.CreationTimestamp.Time, Since: r.now()}
+	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, key, self, client.ObjectKeyFromObject(job), func() (bool, error) {
 		patched := job.DeepCopy()
 		patched.Spec.Suspend = ptr.To(false)
 		if patched.Annotations == nil {
@@ -171,13 +171,12 @@ func (r *RunbookJobReconciler) startOrWait(ctx context.Context, job *batchv1.Job
 		patched.Annotations[v1alpha1.AnnotationStartedAt] = now.UTC().Format(time.RFC3339)
 		if err := r.Client.Patch(ctx, patched, client.MergeFromWithOptions(job, client.MergeFromWithOptimisticLock{})); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				return types.NamespacedName{}, Entry{}, nil // stale: the event brings it back
+				return false, nil // stale: the event brings it back
 			}
-			return types.NamespacedName{}, Entry{}, err
+			return false, err
 		}
 		*job = *patched
-		self.Since = now
-		return client.ObjectKeyFromObject(job), self, nil
+		return true, nil
 	})
 	if err != nil {
 		return err
