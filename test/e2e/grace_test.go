@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
@@ -15,8 +17,9 @@ import (
 // and reads it back, and the kubelet's SIGKILL waits for it. The broker holds
 // the runner's commit for 40 s while its pod is deleted; the Kubernetes
 // default grace period (30 s) would kill the runner before the commit's
-// answer, this pod's (the runner's --timeout and a margin) does not, so the
-// runner is still there to read its commit back after the answer.
+// answer, this pod's (the runner's --timeout and a margin) does not: 40 s
+// after the SIGTERM the runner still runs, and after the answer it reads its
+// commit back.
 func TestSIGTERMDuringTheCommitDoesNotCutIt(t *testing.T) {
 	f := needFlow(t)
 	f.kafka.RequireFake(t)
@@ -84,8 +87,13 @@ func TestSIGTERMDuringTheCommitDoesNotCutIt(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the runner never committed")
 	}
+	var pods corev1.PodList
+	if err := f.cl.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelRequest: "grace"}); err != nil || len(pods.Items) != 1 {
+		t.Fatalf("runner pods: %v, %d", err, len(pods.Items))
+	}
+	pod := pods.Items[0].Name
 	// SIGTERM now, while the commit waits for its answer.
-	if out, err := f.c.Kubectl(ctx, "-n", ns, "delete", "pod", "-l", v1alpha1.LabelRequest+"=grace", "--wait=false"); err != nil {
+	if out, err := f.c.Kubectl(ctx, "-n", ns, "delete", "pod", pod, "--wait=false"); err != nil {
 		t.Fatalf("delete pod: %v\n%s", err, out)
 	}
 	deleted := time.Now()
@@ -93,6 +101,17 @@ func TestSIGTERMDuringTheCommitDoesNotCutIt(t *testing.T) {
 	case <-time.After(hold):
 	case <-ctx.Done():
 		t.Fatal(ctx.Err())
+	}
+	// Past the default grace period the runner still runs, its commit
+	// unanswered: the kubelet has not killed it.
+	var p corev1.Pod
+	if err := f.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: pod}, &p); err != nil {
+		t.Fatalf("the runner pod is gone %s after its SIGTERM, its commit unanswered: %v", time.Since(deleted).Round(time.Second), err)
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running == nil {
+			t.Fatalf("the runner is not running %s after its SIGTERM, its commit unanswered: %+v", time.Since(deleted).Round(time.Second), cs.State)
+		}
 	}
 	mu.Lock()
 	releasedAt = time.Now()
