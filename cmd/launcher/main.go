@@ -42,7 +42,7 @@ type settings struct {
 	ActiveDeadline          time.Duration `envconfig:"ACTIVE_DEADLINE" default:"10m"`
 	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
 	StartTimeout            time.Duration `envconfig:"START_TIMEOUT" default:"5m"`
-	Workers                 int           `envconfig:"WORKERS" default:"4"`
+	Workers                 int           `envconfig:"WORKERS" default:"8"`
 	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"300"`
 	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"600"`
 	// Runner container resources; empty keeps launcher.DefaultOptions'.

@@ -16,7 +16,7 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.LeaderElect || c.MetricsBindAddress != ":8080" || c.HealthProbeBindAddress != ":8081" || c.Workers != 4 {
+	if !c.LeaderElect || c.MetricsBindAddress != ":8080" || c.HealthProbeBindAddress != ":8081" || c.Workers != 8 {
 		t.Fatalf("settings = %+v", c.settings)
 	}
 	if c.opts.HistoryLimit != 10 || c.opts.BackoffLimit != 2 || c.opts.ActiveDeadline != 10*time.Minute || c.opts.StartTimeout != 5*time.Minute || c.opts.RunnerImage == "" {
