@@ -534,6 +534,9 @@ func (r *run) fail(res *report.Result, err error) *report.Result {
 		res.ExitCode = report.ExitKafkaError
 	}
 	res.Reason = report.ReasonForExitCode(res.ExitCode)
+	if errors.Is(err, config.ErrCredentialsNotBound) {
+		res.Reason = report.ReasonCredentialsNotBound
+	}
 	res.Error = errString(err)
 	r.log.Error("nothing was changed", "reason", res.Reason, "error", res.Error)
 	return res

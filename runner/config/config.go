@@ -31,6 +31,7 @@ const (
 	EnvTo                     = "REPLAY_TO"
 	EnvDryRun                 = "REPLAY_DRY_RUN"
 	EnvKafkaConfigDir         = "REPLAY_KAFKA_CONFIG_DIR"
+	EnvKafkaSecretDir         = "REPLAY_KAFKA_SECRET_DIR"
 	EnvResultFile             = "REPLAY_RESULT_FILE"
 	EnvTerminationMessagePath = "REPLAY_TERMINATION_MESSAGE_PATH"
 	EnvRunID                  = "REPLAY_RUN_ID"
@@ -39,6 +40,7 @@ const (
 	EnvTimeout                = "REPLAY_TIMEOUT"
 	EnvEmitRecord             = "REPLAY_EMIT_RECORD"
 	EnvAllowUnsafeProperties  = "REPLAY_ALLOW_UNSAFE_PROPERTIES"
+	EnvAllowUnboundSecret     = "REPLAY_ALLOW_UNBOUND_SECRET"
 	EnvFieldNames             = "REPLAY_FIELD_NAMES"
 )
 
@@ -50,15 +52,22 @@ const (
 	FlagTo               = "to"
 	FlagDryRun           = "dry-run"
 	FlagKafkaConfigDir   = "kafka-config-dir"
-	FlagResultFile       = "result-file"
-	FlagRunID            = "run-id"
-	FlagWaitForEmpty     = "wait-for-empty"
-	FlagOutput           = "output"
-	FlagTimeout          = "timeout"
-	FlagEmitRecord       = "emit-record"
+	// FlagKafkaSecretDir is the credentials' directory (a mounted Secret):
+	// the only place a binding (its bootstrap.servers) is read from.
+	FlagKafkaSecretDir = "kafka-secret-dir"
+	FlagResultFile     = "result-file"
+	FlagRunID          = "run-id"
+	FlagWaitForEmpty   = "wait-for-empty"
+	FlagOutput         = "output"
+	FlagTimeout        = "timeout"
+	FlagEmitRecord     = "emit-record"
 	// FlagAllowUnsafeProperties is the operator's, never a request's: the
 	// launcher does not set it from a ReplayRequest.
 	FlagAllowUnsafeProperties = "allow-unsafe-properties"
+	// FlagAllowUnboundSecret is the operator's, never a request's: it lets
+	// a secret directory without a binding be used with any bootstrap
+	// servers (see credentials.go).
+	FlagAllowUnboundSecret = "allow-unbound-secret"
 	// FlagFieldNames says whose names errors use (see FieldNames); the
 	// launcher sets it to spec.
 	FlagFieldNames = "field-names"
@@ -90,6 +99,7 @@ type Config struct {
 	To                     string        `envconfig:"REPLAY_TO"`
 	DryRun                 bool          `envconfig:"REPLAY_DRY_RUN"`
 	KafkaConfigDir         string        `envconfig:"REPLAY_KAFKA_CONFIG_DIR"`
+	KafkaSecretDir         string        `envconfig:"REPLAY_KAFKA_SECRET_DIR"`
 	ResultFile             string        `envconfig:"REPLAY_RESULT_FILE"`
 	TerminationMessagePath string        `envconfig:"REPLAY_TERMINATION_MESSAGE_PATH" default:"/dev/termination-log"`
 	RunID                  string        `envconfig:"REPLAY_RUN_ID"`
@@ -98,6 +108,7 @@ type Config struct {
 	Timeout                time.Duration `envconfig:"REPLAY_TIMEOUT" default:"2m"`
 	EmitRecord             bool          `envconfig:"REPLAY_EMIT_RECORD"`
 	AllowUnsafeProperties  NameList      `envconfig:"REPLAY_ALLOW_UNSAFE_PROPERTIES"`
+	AllowUnboundSecret     bool          `envconfig:"REPLAY_ALLOW_UNBOUND_SECRET"`
 
 	// ToFlag is the alias the target was given with (--to-offset, say),
 	// so that an error about the target names what the user typed; empty
@@ -107,7 +118,9 @@ type Config struct {
 	// Parsed forms, filled by Validate.
 	Target Target `ignored:"true"`
 	Scope  Scope  `ignored:"true"`
-	// KafkaProperties holds the config directory's properties.
+	// KafkaProperties holds the properties of the config and secret
+	// directories together, the binding (the secret's bootstrap.servers)
+	// left out: the runner's own bootstrap list is the checked flag.
 	KafkaProperties Properties `ignored:"true"`
 }
 
@@ -154,7 +167,13 @@ type FieldError struct {
 	// Names is whose names the error speaks in (flags when empty); Load
 	// sets it from REPLAY_FIELD_NAMES.
 	Names FieldNames
+	// Cause, when set, classifies the error further (ErrCredentialsNotBound)
+	// for errors.Is; it is not part of the message.
+	Cause error
 }
+
+// Unwrap returns the error's classification, if any.
+func (e *FieldError) Unwrap() error { return e.Cause }
 
 func (e *FieldError) Error() string {
 	msg := e.Names.Expand(e.Msg)
@@ -166,6 +185,15 @@ func (e *FieldError) Error() string {
 
 // Errors collects every invalid input, so a user fixes them in one go.
 type Errors []*FieldError
+
+// Unwrap lets errors.Is see every error's classification.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
 
 func (es Errors) Error() string {
 	msgs := make([]string, len(es))
@@ -359,15 +387,28 @@ func (c *Config) Validate() error {
 	if allowErr != nil {
 		bad(FlagAllowUnsafeProperties, EnvAllowUnsafeProperties, "%v", allowErr)
 	}
+	var configProps, secretProps Properties
 	if c.KafkaConfigDir != "" {
-		props, err := loadProperties(c.KafkaConfigDir)
+		props, err := loadProperties(c.KafkaConfigDir, configDirKind)
 		if err != nil {
 			bad(FlagKafkaConfigDir, EnvKafkaConfigDir, "%v", err)
 		} else if err := props.checkUnsafe(c.AllowUnsafeProperties); err != nil && allowErr == nil {
 			bad(FlagKafkaConfigDir, EnvKafkaConfigDir, "%v", err)
 		}
-		c.KafkaProperties = props
+		configProps = props
 	}
+	if c.KafkaSecretDir != "" {
+		props, err := loadProperties(c.KafkaSecretDir, secretDirKind)
+		if err != nil {
+			bad(FlagKafkaSecretDir, EnvKafkaSecretDir, "%v", err)
+		} else if err := props.checkUnsafe(c.AllowUnsafeProperties); err != nil && allowErr == nil {
+			bad(FlagKafkaSecretDir, EnvKafkaSecretDir, "%v", err)
+		}
+		secretProps = props
+	}
+	merged, credErrs := mergeCredentials(c.BootstrapServers, configProps, secretProps, c.KafkaSecretDir != "", c.AllowUnboundSecret)
+	errs = append(errs, credErrs...)
+	c.KafkaProperties = merged
 	if len(errs) > 0 {
 		return errs
 	}

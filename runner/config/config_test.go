@@ -27,6 +27,7 @@ var envByField = map[string]string{
 	"To":                     EnvTo,
 	"DryRun":                 EnvDryRun,
 	"KafkaConfigDir":         EnvKafkaConfigDir,
+	"KafkaSecretDir":         EnvKafkaSecretDir,
 	"ResultFile":             EnvResultFile,
 	"TerminationMessagePath": EnvTerminationMessagePath,
 	"RunID":                  EnvRunID,
@@ -35,6 +36,7 @@ var envByField = map[string]string{
 	"Timeout":                EnvTimeout,
 	"EmitRecord":             EnvEmitRecord,
 	"AllowUnsafeProperties":  EnvAllowUnsafeProperties,
+	"AllowUnboundSecret":     EnvAllowUnboundSecret,
 	"FieldNames":             EnvFieldNames,
 }
 

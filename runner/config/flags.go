@@ -95,7 +95,8 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	str(&c.To, FlagTo, EnvTo, "target: earliest | latest | time:<RFC3339 with zone|unix ms> | ago:<duration> | offset:<N> | shift:<+N|-N> | file:<path> | group:<other-group>")
 	fs.BoolVar(&c.DryRun, FlagDryRun, c.DryRun, "plan only: print what would change and commit nothing")
 	env[FlagDryRun] = EnvDryRun
-	str(&c.KafkaConfigDir, FlagKafkaConfigDir, EnvKafkaConfigDir, "directory of librdkafka properties, one file per property (a mounted Secret or ConfigMap)")
+	str(&c.KafkaConfigDir, FlagKafkaConfigDir, EnvKafkaConfigDir, "directory of librdkafka properties, one file per property (a mounted ConfigMap); beside --"+FlagKafkaSecretDir+" it may not set "+strings.Join(ProtectedProperties(), ", "))
+	str(&c.KafkaSecretDir, FlagKafkaSecretDir, EnvKafkaSecretDir, "directory of credential properties (a mounted Secret); its "+bindingProperty+" names the servers they are for, and --"+FlagBootstrapServers+" must be among them")
 	str(&c.ResultFile, FlagResultFile, EnvResultFile, "also write the JSON result here, even when the run fails (an Argo output parameter)")
 	str(&c.RunID, FlagRunID, EnvRunID, "idempotency key recorded in the commit metadata; from the launcher, the request's namespace/name/spec digest (default: random)")
 	fs.DurationVar(&c.WaitForEmpty, FlagWaitForEmpty, c.WaitForEmpty, "if the group has active members, wait up to this long for it to become empty (0: fail at once)")
@@ -107,6 +108,8 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	env[FlagEmitRecord] = EnvEmitRecord
 	fs.Var(&c.AllowUnsafeProperties, FlagAllowUnsafeProperties, "operator only: comma-separated librdkafka properties that run programs or load code, allowed in the config directory ("+strings.Join(UnsafePropertyNames(), ", ")+")")
 	env[FlagAllowUnsafeProperties] = EnvAllowUnsafeProperties
+	fs.BoolVar(&c.AllowUnboundSecret, FlagAllowUnboundSecret, c.AllowUnboundSecret, "operator only: use a --"+FlagKafkaSecretDir+" without "+bindingProperty+" with any servers, and let --"+FlagKafkaConfigDir+" set security settings beside it")
+	env[FlagAllowUnboundSecret] = EnvAllowUnboundSecret
 	fs.Func(FlagFieldNames, "whose names errors and hints use: flags (--topic), or spec (spec.topics) when the launcher runs a ReplayRequest (default flags)", func(v string) error {
 		c.FieldNames = FieldNames(v)
 		return nil

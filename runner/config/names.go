@@ -38,7 +38,7 @@ type Setting struct {
 // differently in a request: a hint names the field the user has to change.
 const (
 	// RefCredentials is where the credentials come from.
-	RefCredentials = "kafka-config-dir credentials"
+	RefCredentials = "kafka-secret-dir credentials"
 	// RefWait is how to wait for an active group to empty.
 	RefWait = "wait-for-empty hint"
 	// RefOffsetsFile is the explicit offsets target (file: on a shell).
@@ -58,8 +58,10 @@ var settings = []Setting{
 	{Flag: FlagTopic, Env: EnvTopics, Spec: "spec.topics"},
 	{Flag: FlagTo, Env: EnvTo, Spec: "spec.target"},
 	{Flag: FlagDryRun, Env: EnvDryRun, Spec: "spec.dryRun"},
-	// The config directory is the request's ConfigMap and Secret, mounted.
-	{Flag: FlagKafkaConfigDir, Env: EnvKafkaConfigDir, Spec: "spec.kafka.configMapRef/secretRef"},
+	// The request's ConfigMap and Secret, mounted apart: only the Secret's
+	// directory may bind the credentials (credentials.go).
+	{Flag: FlagKafkaConfigDir, Env: EnvKafkaConfigDir, Spec: "spec.kafka.configMapRef"},
+	{Flag: FlagKafkaSecretDir, Env: EnvKafkaSecretDir, Spec: "spec.kafka.secretRef"},
 	{Flag: FlagResultFile, Env: EnvResultFile},
 	{Flag: FlagRunID, Env: EnvRunID},
 	{Flag: FlagWaitForEmpty, Env: EnvWaitForEmpty, Spec: "spec.waitTimeout"},
@@ -67,12 +69,13 @@ var settings = []Setting{
 	{Flag: FlagTimeout, Env: EnvTimeout},
 	{Flag: FlagEmitRecord, Env: EnvEmitRecord},
 	{Flag: FlagAllowUnsafeProperties, Env: EnvAllowUnsafeProperties},
+	{Flag: FlagAllowUnboundSecret, Env: EnvAllowUnboundSecret},
 	{Flag: FlagFieldNames, Env: EnvFieldNames},
 }
 
 // refs are the hint-only references: Flag is how a shell user says it.
 var refs = map[string]Setting{
-	RefCredentials: {Flag: FlagKafkaConfigDir, Spec: "spec.kafka.secretRef"},
+	RefCredentials: {Flag: FlagKafkaSecretDir, Spec: "spec.kafka.secretRef"},
 	RefWait:        {Flag: FlagWaitForEmpty, Spec: "spec.whenGroupActive: Wait (with a spec.waitTimeout)"},
 	RefOffsetsFile: {Flag: FlagTo + " file:", Spec: "spec.target.offsets"},
 	RefFromGroup:   {Flag: FlagTo, Spec: "spec.target.fromGroup"},

@@ -23,7 +23,7 @@ func TestSettingsMapping(t *testing.T) {
 		}
 	}
 	// The fields launcher/job.go sets from the request.
-	for _, flag := range []string{FlagBootstrapServers, FlagGroup, FlagTopic, FlagTo, FlagDryRun, FlagKafkaConfigDir, FlagWaitForEmpty} {
+	for _, flag := range []string{FlagBootstrapServers, FlagGroup, FlagTopic, FlagTo, FlagDryRun, FlagKafkaConfigDir, FlagKafkaSecretDir, FlagWaitForEmpty} {
 		if got := FieldNamesSpec.Name(flag); !strings.HasPrefix(got, "spec.") {
 			t.Errorf("spec name of --%s = %q, want a spec field", flag, got)
 		}
@@ -40,7 +40,7 @@ func TestFieldNamesName(t *testing.T) {
 		{FlagWaitForEmpty, "--wait-for-empty", "spec.waitTimeout"},
 		{FlagRunID, "--run-id", EnvRunID}, // the launcher's, not the request's
 		{RefWait, "--wait-for-empty", "spec.whenGroupActive: Wait (with a spec.waitTimeout)"},
-		{RefCredentials, "--kafka-config-dir", "spec.kafka.secretRef"},
+		{RefCredentials, "--kafka-secret-dir", "spec.kafka.secretRef"},
 		{RefOffsetsFile, "--to file:", "spec.target.offsets"},
 		{RefFromGroup, "--to", "spec.target.fromGroup"},
 		{RefShift, "--to", "spec.target.shiftBy"},
@@ -84,7 +84,7 @@ func TestLoadErrorsInFieldNames(t *testing.T) {
 			`spec.kafka.bootstrapServers: "kafka" is not host:port`},
 		{"reserved property and its hint", map[string]string{EnvKafkaConfigDir: reserved}, nil,
 			`--kafka-config-dir (REPLAY_KAFKA_CONFIG_DIR): property bootstrap.servers must not be set in the config directory: use --bootstrap-servers`,
-			`spec.kafka.configMapRef/secretRef: property bootstrap.servers must not be set in the config directory: use spec.kafka.bootstrapServers`},
+			`spec.kafka.configMapRef: property bootstrap.servers must not be set in the config directory: use spec.kafka.bootstrapServers`},
 		{"unsafe property, the operator's setting", map[string]string{EnvKafkaConfigDir: unsafe}, nil,
 			`an operator can allow a property by name with --allow-unsafe-properties`,
 			`an operator can allow a property by name with REPLAY_ALLOW_UNSAFE_PROPERTIES`},

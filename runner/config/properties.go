@@ -46,6 +46,11 @@ var unsafeProperties = map[string]string{
 	"ssl.engine.location":     "loads an OpenSSL engine library into the runner",
 	"ssl.engine.id":           "makes OpenSSL load an engine by name",
 	"ssl.providers":           "makes OpenSSL load provider modules, which may be any shared library",
+	// azure_imds (librdkafka 2.12 on) fetches the node's own managed
+	// identity token and presents it to the brokers: an ambient credential
+	// that is neither the request's nor its Secret's. librdkafka 2.11
+	// does not know the property; the refusal is here before an upgrade.
+	"sasl.oauthbearer.metadata.authentication.type": "makes librdkafka fetch the node's own cloud identity (azure_imds) and present it",
 }
 
 // UnsafePropertyNames lists the properties that run programs or load code,
@@ -111,7 +116,7 @@ const MaxPropertyBytes = 1 << 20
 //
 // Error messages name files, never their content.
 func LoadProperties(dir string) (Properties, error) {
-	p, err := loadProperties(dir)
+	p, err := loadProperties(dir, configDirKind)
 	return p, inFlagNames(err)
 }
 
@@ -123,11 +128,23 @@ func inFlagNames(err error) error {
 	return errors.New(FieldNamesFlags.Expand(err.Error()))
 }
 
+// propertyDir is which of the runner's two directories is read: the config
+// directory (a ConfigMap, or plain properties) or the secret directory (a
+// Secret), which alone may hold a binding.
+type propertyDir string
+
+const (
+	configDirKind propertyDir = "config directory"
+	secretDirKind propertyDir = "secret directory"
+)
+
 // loadProperties is LoadProperties with the hints as Refs, for Validate.
-func loadProperties(dir string) (Properties, error) {
+// A secret directory may set bootstrap.servers: there it is the binding of
+// its credentials (credentials.go), not the runner's bootstrap list.
+func loadProperties(dir string, kind propertyDir) (Properties, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the config directory: %w", unwrapPath(err))
+		return nil, fmt.Errorf("cannot read the %s: %w", kind, unwrapPath(err))
 	}
 	props := Properties{}
 	for _, e := range entries {
@@ -146,11 +163,14 @@ func loadProperties(dir string) (Properties, error) {
 		if !propertyName.MatchString(name) {
 			return nil, fmt.Errorf("file %q is not a librdkafka property name (lowercase, dotted, such as sasl.mechanism)", name)
 		}
-		if why, reserved := reservedProperties[name]; reserved {
-			return nil, fmt.Errorf("property %s must not be set in the config directory: %s", name, why)
+		if why, reserved := reservedProperties[name]; reserved && (kind != secretDirKind || name != bindingProperty) {
+			if name == bindingProperty {
+				why += "; in the " + string(secretDirKind) + " (" + Ref(FlagKafkaSecretDir) + ") it binds the credentials to those servers"
+			}
+			return nil, fmt.Errorf("property %s must not be set in the %s: %s", name, kind, why)
 		}
 		if strings.HasPrefix(name, reservedPrefix) {
-			return nil, fmt.Errorf("property %s must not be set in the config directory: the runner manages the Go client's %s* settings", name, reservedPrefix)
+			return nil, fmt.Errorf("property %s must not be set in the %s: the runner manages the Go client's %s* settings", name, kind, reservedPrefix)
 		}
 		if st.Size() > MaxPropertyBytes {
 			return nil, fmt.Errorf("property file %s is larger than %d bytes", name, MaxPropertyBytes)

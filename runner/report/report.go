@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -70,7 +71,47 @@ const (
 	ReasonKafkaError       Reason = "KafkaError"
 	ReasonPartiallyApplied Reason = "PartiallyApplied"
 	ReasonInterrupted      Reason = "Interrupted"
+	// ReasonCredentialsNotBound is an invalid input (exit 2) of its own
+	// kind: the run would have presented a Secret's credentials to servers
+	// the Secret does not name, or let the config directory change how they
+	// are presented. Nothing was contacted. It is a reason of its own so
+	// that an operator can alert on it: it is what an attempt to take a
+	// credential looks like.
+	ReasonCredentialsNotBound Reason = "CredentialsNotBound"
 )
+
+// reasonExitCodes is every reason the runner writes, with the exit code it
+// goes with. Readers that need a fixed set of reasons (a metric's label)
+// take it from here.
+var reasonExitCodes = map[Reason]ExitCode{
+	ReasonApplied:             ExitOK,
+	ReasonAlreadyApplied:      ExitOK,
+	ReasonDryRun:              ExitOK,
+	ReasonInternalError:       ExitInternal,
+	ReasonInvalidInput:        ExitInvalidInput,
+	ReasonCredentialsNotBound: ExitInvalidInput,
+	ReasonGroupActive:         ExitGroupActive,
+	ReasonKafkaError:          ExitKafkaError,
+	ReasonPartiallyApplied:    ExitPartiallyApplied,
+	ReasonInterrupted:         ExitInterrupted,
+}
+
+// Reasons lists every reason the runner writes, sorted.
+func Reasons() []Reason {
+	out := make([]Reason, 0, len(reasonExitCodes))
+	for r := range reasonExitCodes {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ExitCode is the exit code a reason goes with; ok is false for a reason
+// the runner does not write.
+func (r Reason) ExitCode() (code ExitCode, ok bool) {
+	code, ok = reasonExitCodes[r]
+	return code, ok
+}
 
 var failureReasons = map[ExitCode]Reason{
 	ExitInternal:         ReasonInternalError,

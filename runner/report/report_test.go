@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,6 +221,27 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	if _, err := Decode([]byte(`{"schema":"` + Schema + `","unknownField":1}`)); err != nil {
 		t.Errorf("a newer writer's extra field was rejected: %v", err)
+	}
+}
+
+// Every reason a failure's exit code stands for is in the fixed set, with
+// that exit code; CredentialsNotBound is an invalid input.
+func TestReasonsAreAFixedSet(t *testing.T) {
+	for code := ExitInternal; code <= ExitInterrupted; code++ {
+		r := ReasonForExitCode(code)
+		if got, ok := r.ExitCode(); !ok || got != code {
+			t.Errorf("%q.ExitCode() = %d, %v; want %d", r, got, ok, code)
+		}
+	}
+	if code, ok := ReasonCredentialsNotBound.ExitCode(); !ok || code != ExitInvalidInput {
+		t.Errorf("CredentialsNotBound exit code = %d, %v; want %d", code, ok, ExitInvalidInput)
+	}
+	if _, ok := Reason("Anything").ExitCode(); ok {
+		t.Error("an unknown reason has an exit code")
+	}
+	rs := Reasons()
+	if len(rs) != 10 || !slices.IsSorted(rs) || !slices.Contains(rs, ReasonCredentialsNotBound) {
+		t.Errorf("Reasons() = %q", rs)
 	}
 }
 
