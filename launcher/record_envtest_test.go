@@ -109,6 +109,7 @@ func bigResult(code report.ExitCode, topics, partitions int, applied func(i int)
 func attempt(t testing.TB, logs *recordLogs, job *batchv1.Job, name string, code int32, r *report.Result, at time.Time) {
 	t.Helper()
 	pod := testutil.PodFor(job, name)
+	pod.Spec.NodeName = "node-1" // ran somewhere: its kubelet has its log
 	create(t, pod)
 	msg := ""
 	if r != nil {
@@ -246,8 +247,8 @@ func TestEnvtestRecordOfADryRun(t *testing.T) {
 
 // The collector, as the launcher's user (its generated RBAC role): writing
 // twice keeps the first complete record even when the logs are gone by
-// then, and a record of the Job's name that someone else wrote is never
-// taken as the Job's.
+// then, a pod that never reached a node is not asked for a log, and a record
+// of the Job's name that someone else wrote is never taken as the Job's.
 func TestEnvtestRecordCollectorIsIdempotentAndKeepsItsOwn(t *testing.T) {
 	env(t)
 	ns := newNamespace(t, nil)
@@ -278,6 +279,13 @@ func TestEnvtestRecordCollectorIsIdempotentAndKeepsItsOwn(t *testing.T) {
 	got, err := collector.Collect(ctx, job, pods.Items)
 	if err != nil || got.Object == nil || !got.Object.Complete || got.Outcome.Reason != string(report.ReasonApplied) {
 		t.Fatalf("Collect = %+v, %v", got, err)
+	}
+	// A pod never bound to a node has no log; none is asked for.
+	unbound := pods.Items[0].DeepCopy()
+	unbound.Spec.NodeName = ""
+	asked := &countingLogs{FullLogFetcher: logs}
+	if _, err := launcher.NewRecordCollector(as, as, asked).Collect(ctx, job, []corev1.Pod{*unbound}); err != nil || asked.n != 0 {
+		t.Fatalf("Collect of an unbound pod: %v, %d log reads", err, asked.n)
 	}
 	// Again, with the pod's log gone: the complete record stays.
 	logs = newRecordLogs()
@@ -324,4 +332,19 @@ func TestEnvtestRecordOfARunbookJob(t *testing.T) {
 	if rec.Runbook != "rewind-orders" || rec.Request != "" || !rec.Complete || rec.Outcome.Reason != string(report.ReasonApplied) || len(parts) != 300 {
 		t.Fatalf("record: runbook %q request %q complete %v outcome %+v, %d partitions", rec.Runbook, rec.Request, rec.Complete, rec.Outcome, len(parts))
 	}
+}
+
+// countingLogs counts whole-log reads.
+type countingLogs struct {
+	launcher.FullLogFetcher
+	n int
+}
+
+func (c *countingLogs) Tail(context.Context, string, string, string, int64, int64) (string, error) {
+	return "", nil
+}
+
+func (c *countingLogs) Full(ctx context.Context, ns, pod, container string, limit int64) (io.ReadCloser, error) {
+	c.n++
+	return c.FullLogFetcher.Full(ctx, ns, pod, container, limit)
 }

@@ -125,7 +125,8 @@ func (c *RecordCollector) readLogs(ctx context.Context, job *batchv1.Job, pods [
 		limit = MaxRecordLogBytes
 	}
 	for i := range pods {
-		if runnerTermination(&pods[i]) == nil {
+		// A pod never bound to a node has no log to ask its kubelet for.
+		if runnerTermination(&pods[i]) == nil || pods[i].Spec.NodeName == "" {
 			continue
 		}
 		out[pods[i].Name] = c.readFrameFrom(ctx, job.Namespace, pods[i].Name, limit)
