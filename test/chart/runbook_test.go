@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kafka-replay/kafka-replay/launcher"
@@ -283,6 +284,14 @@ func compareRunbooks(t *testing.T, objs []*unstructured.Unstructured, values cha
 					Annotations: cj.Spec.JobTemplate.Annotations,
 				},
 				Spec: cj.Spec.JobTemplate.Spec,
+			}
+			// The launcher starts and records it only because the chart's
+			// CronJob, its controller, carries the labels it trusts.
+			cj.UID = types.UID("cronjob-" + rb.Name)
+			owned := runbookJob.DeepCopy()
+			owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: ptr.To(true)}}
+			if !launcher.TrustedRunbookJob(owned, cj) {
+				t.Errorf("the launcher does not trust a Job made from the chart's CronJob %s (labels %v)", cj.Name, cj.Labels)
 			}
 
 			rr := equivalentRequest(t, rb, now)
