@@ -83,6 +83,10 @@ func TestRenderDefaults(t *testing.T) {
 		"RoleBinding/kafka-replay-launcher",
 		"Service/kafka-replay-launcher-metrics",
 		"Deployment/kafka-replay-launcher",
+		"ValidatingAdmissionPolicy/kafka-replay-requests",
+		"ValidatingAdmissionPolicyBinding/kafka-replay-requests",
+		"ValidatingAdmissionPolicy/kafka-replay-launcher-jobs",
+		"ValidatingAdmissionPolicyBinding/kafka-replay-launcher-jobs",
 	}
 	slices.Sort(got)
 	slices.Sort(want)

@@ -1,0 +1,55 @@
+{{/*
+Admission policies (admission-requests.yaml, admission-launcher.yaml): the
+annotations a ReplayRequest's requester is stamped into. The same names as
+launcher/api/v1alpha1 AnnotationRequestedBy and AnnotationRequestedByGroups
+(test/chart checks that they agree).
+*/}}
+{{- define "kafka-replay.annotation.requestedBy" -}}kafkareplay.dev/requested-by{{- end }}
+{{- define "kafka-replay.annotation.requestedByGroups" -}}kafkareplay.dev/requested-by-groups{{- end }}
+
+{{/*
+Whether the API server serves MutatingAdmissionPolicy (GA in Kubernetes
+1.36): without it nothing stamps the requester, and the launcher records
+"unknown".
+*/}}
+{{- define "kafka-replay.admission.mutatingServed" -}}
+{{- if .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy" }}true{{ end }}
+{{- end }}
+
+{{/*
+kafka-replay.admission.imagePatterns: one RE2 pattern per image the
+launcher may put in a runner Job, as a JSON list, or "" when any image is
+allowed ("*" in runner.allowedImages). An entry is compared by registry and
+repository exactly, never as a raw prefix:
+  - host/path       that repository, with any tag and/or digest;
+  - host[:port]     (no "/") any repository of that registry;
+  - host/path/      any repository under that path;
+  - host/path:      (the older prefix form for "tags of host/path") that repository.
+The runner image's repository and every runbook's image repository are
+always allowed.
+*/}}
+{{- define "kafka-replay.admission.imagePatterns" -}}
+{{- $tail := "(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$" }}
+{{- $path := "[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*" }}
+{{- $entries := list .Values.runner.image.repository }}
+{{- range .Values.runbooks }}
+{{- with .image }}{{ with .repository }}{{ $entries = append $entries . }}{{ end }}{{ end }}
+{{- end }}
+{{- $entries = concat $entries (.Values.runner.allowedImages | default list) }}
+{{- if not (has "*" $entries) }}
+{{- $trimmed := list }}
+{{- range $entries }}{{ $trimmed = append $trimmed (trimSuffix ":" .) }}{{ end }}
+{{- $out := list }}
+{{- range $trimmed | uniq }}
+{{- $e := . }}
+{{- if hasSuffix "/" $e }}
+{{- $out = append $out (printf "^%s%s%s" (regexQuoteMeta $e) $path $tail) }}
+{{- else if not (contains "/" $e) }}
+{{- $out = append $out (printf "^%s/%s%s" (regexQuoteMeta $e) $path $tail) }}
+{{- else }}
+{{- $out = append $out (printf "^%s%s" (regexQuoteMeta $e) $tail) }}
+{{- end }}
+{{- end }}
+{{- toJson $out }}
+{{- end }}
+{{- end }}

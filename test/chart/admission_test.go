@@ -1,0 +1,385 @@
+package chart
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
+	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// The requester annotations, as the chart's policies write them.
+const (
+	annotationRequestedBy       = "kafkareplay.dev/requested-by"
+	annotationRequestedByGroups = "kafkareplay.dev/requested-by-groups"
+)
+
+// admissionRelease renders the chart's admission policies (and the
+// launcher's ServiceAccount and RBAC) under fullname, scoped to the
+// namespaces labelled scope=true, and applies them to envtest. mutating
+// says whether the chart is told the API server serves
+// MutatingAdmissionPolicy. The API server compiles every expression when
+// a policy is created; what it cannot type-check without a controller
+// manager (envtest has none) shows as a refusal of the admitted cases.
+func admissionRelease(ctx context.Context, t *testing.T, admin client.Client, fullname, scope string, mutating bool) []*unstructured.Unstructured {
+	t.Helper()
+	values := writeValues(t, map[string]any{
+		"fullnameOverride": fullname,
+		"runner": map[string]any{
+			"image":         map[string]any{"repository": "registry.example.com/kafka-replay-runner", "tag": "1.0"},
+			"allowedImages": []string{"mirror.example.com/kafka-replay/"},
+		},
+		"admissionPolicies": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]string{scope: "true"}}},
+	})
+	args := []string{"--values", values}
+	if mutating {
+		args = append(args, "--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy")
+	}
+	objs := render(t, args...)
+	restrictedNamespace(ctx, t, admin, releaseNamespace)
+	var policies []*unstructured.Unstructured
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "ValidatingAdmissionPolicy", "MutatingAdmissionPolicy":
+			policies = append(policies, u)
+		case "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding",
+			"ServiceAccount", "ClusterRole", "ClusterRoleBinding":
+		default:
+			continue
+		}
+		if err := admin.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), fieldOwner, client.ForceOwnership); err != nil {
+			t.Fatalf("%s/%s: %v", u.GetKind(), u.GetName(), err)
+		}
+		t.Cleanup(func() {
+			_ = admin.Delete(context.Background(), u.DeepCopy())
+		})
+	}
+	if len(policies) != map[bool]int{true: 3, false: 2}[mutating] {
+		t.Fatalf("policies rendered: %v", kinds(policies))
+	}
+	return objs
+}
+
+// scopedNamespace creates a restricted namespace labelled for one release's
+// request policies.
+func scopedNamespace(ctx context.Context, t *testing.T, c client.Client, name, scope string) {
+	t.Helper()
+	restrictedNamespace(ctx, t, c, name)
+	var ns corev1.Namespace
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, &ns); err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels[scope] = "true"
+	if err := c.Update(ctx, &ns); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// asUser is a client acting as a user of the given groups (impersonated by
+// the envtest admin).
+func asUser(t *testing.T, cfg *rest.Config, name string, groups ...string) client.Client {
+	t.Helper()
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: name, Groups: groups}
+	cl, _ := newClient(t, c)
+	return cl
+}
+
+// grant gives a user rules in a namespace, through a Role and RoleBinding.
+func grant(ctx context.Context, t *testing.T, admin client.Client, ns, name, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: rules}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
+	}
+	for _, o := range []client.Object{role, rb} {
+		if err := admin.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// enforced waits until the API server enforces a freshly applied policy,
+// by the effect a probe has: policies reach the admission chain through an
+// informer, some time after they are created.
+func enforced(t *testing.T, what string, probe func() error) {
+	t.Helper()
+	eventuallyDo(t, time.Minute, what, probe)
+}
+
+// TestAdmissionPolicies applies the chart's admission policies to envtest
+// and acts as a user who may only create ReplayRequests, and as the
+// launcher's ServiceAccount:
+//
+//   - naming a Secret the user may neither get nor use is refused; with
+//     verb use on it, admitted; likewise a ServiceAccount;
+//   - the requester annotations the user forges are overwritten with the
+//     user's name and groups, and cannot be changed afterwards, not even by
+//     an admin;
+//   - the launcher's identity may create the Jobs launcher.BuildJob makes,
+//     and is refused one with another image (also one whose name merely
+//     starts with the allowed repository, or whose registry merely starts
+//     with the allowed registry), a hostPath volume, a Secret in its
+//     environment or without the security context.
+func TestAdmissionPolicies(t *testing.T) {
+	cfg := controlPlane(t)
+	helmBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	admin, _ := newClient(t, cfg)
+
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := dc.ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutating := false
+	for _, r := range served.APIResources {
+		mutating = mutating || r.Kind == "MutatingAdmissionPolicy"
+	}
+	if !mutating {
+		t.Fatal("kube-apiserver v1.37 serves no admissionregistration.k8s.io/v1 MutatingAdmissionPolicy; the requester stamp cannot be tested")
+	}
+
+	const ns, scope = "kafka-replay-admission", "kafka-replay-admission-test"
+	scopedNamespace(ctx, t, admin, ns, scope)
+	objs := admissionRelease(ctx, t, admin, "adm", scope, true)
+
+	const user, team = "alice", "team-orders"
+	alice := asUser(t, cfg, user, team)
+	grant(ctx, t, admin, ns, "create-requests", user, rbacv1.PolicyRule{
+		APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"replayrequests"}, Verbs: []string{"create"},
+	})
+
+	// Wait for the policies to be enforced: the probe is a Secret alice
+	// may not use.
+	enforced(t, "the request policy", func() error {
+		err := alice.Create(ctx, testutil.MakeRequest(ns, "probe").Secret("kafka-prod").Obj(), client.DryRunAll)
+		if err == nil {
+			return fmt.Errorf("a request naming a Secret alice may not use was admitted")
+		}
+		if !strings.Contains(err.Error(), "may neither get nor use Secret kafka-prod") {
+			return err
+		}
+		return nil
+	})
+
+	t.Run("secretRef", func(t *testing.T) {
+		err := alice.Create(ctx, testutil.MakeRequest(ns, "no-right").Secret("kafka-prod").Obj(), client.DryRunAll)
+		if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+			t.Fatalf("a Secret alice may neither get nor use: %v", err)
+		}
+		if !strings.Contains(err.Error(), "verbs: [use]") {
+			t.Errorf("the refusal does not say how to grant it: %v", err)
+		}
+		grant(ctx, t, admin, ns, "use-kafka-prod", user, rbacv1.PolicyRule{
+			APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"kafka-prod"}, Verbs: []string{"use"},
+		})
+		eventuallyDo(t, time.Minute, "the use grant", func() error {
+			return alice.Create(ctx, testutil.MakeRequest(ns, "use-right").Secret("kafka-prod").Obj(), client.DryRunAll)
+		})
+		// Use of one Secret is not use of another.
+		if err := alice.Create(ctx, testutil.MakeRequest(ns, "other").Secret("kafka-admin").Obj(), client.DryRunAll); err == nil {
+			t.Error("use of kafka-prod admitted a request naming kafka-admin")
+		}
+	})
+
+	t.Run("serviceAccountName", func(t *testing.T) {
+		rr := testutil.MakeRequest(ns, "sa").Runner(v1alpha1.RunnerOverrides{ServiceAccountName: "kafka-admin"}).Obj()
+		if err := alice.Create(ctx, rr.DeepCopy(), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "may not use ServiceAccount kafka-admin") {
+			t.Fatalf("a ServiceAccount alice may not use: %v", err)
+		}
+		grant(ctx, t, admin, ns, "use-kafka-admin-sa", user, rbacv1.PolicyRule{
+			APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, ResourceNames: []string{"kafka-admin"}, Verbs: []string{"use"},
+		})
+		eventuallyDo(t, time.Minute, "the ServiceAccount use grant", func() error {
+			return alice.Create(ctx, rr.DeepCopy(), client.DryRunAll)
+		})
+	})
+
+	t.Run("requester", func(t *testing.T) {
+		forged := testutil.MakeRequest(ns, "forged").Obj()
+		forged.Annotations = map[string]string{annotationRequestedBy: "admin", annotationRequestedByGroups: "system:masters", "note": "kept"}
+		if err := alice.Create(ctx, forged, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		a := forged.Annotations
+		if a[annotationRequestedBy] != user {
+			t.Errorf("requested-by = %q, want %q", a[annotationRequestedBy], user)
+		}
+		if groups := strings.Split(a[annotationRequestedByGroups], ","); !slices.Contains(groups, team) || slices.Contains(groups, "system:masters") {
+			t.Errorf("requested-by-groups = %q, want alice's groups (%s, ...)", a[annotationRequestedByGroups], team)
+		}
+		if a["note"] != "kept" {
+			t.Errorf("other annotations were not kept: %v", a)
+		}
+
+		// Stored, the stamp never changes, whoever asks.
+		stored := testutil.MakeRequest(ns, "stored").Obj()
+		if err := alice.Create(ctx, stored); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = admin.Delete(context.Background(), stored) }()
+		for _, change := range []map[string]any{
+			{annotationRequestedBy: "bob"},
+			{annotationRequestedByGroups: "system:masters"},
+			{annotationRequestedBy: nil},
+		} {
+			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": change}})
+			err := admin.Patch(ctx, stored.DeepCopy(), client.RawPatch("application/merge-patch+json", patch))
+			if err == nil || !strings.Contains(err.Error(), "cannot be changed") {
+				t.Errorf("an admin changing the requester (%v): %v", change, err)
+			}
+		}
+		// Other metadata still can change (the launcher's finalizer).
+		patch := []byte(`{"metadata":{"labels":{"team":"orders"}}}`)
+		if err := admin.Patch(ctx, stored.DeepCopy(), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+			t.Errorf("a label change was refused: %v", err)
+		}
+	})
+
+	t.Run("launcher Jobs", func(t *testing.T) {
+		var launcherSA string
+		for _, u := range byKind(objs, "ServiceAccount") {
+			if strings.HasSuffix(u.GetName(), "-launcher") {
+				launcherSA = u.GetName()
+			}
+		}
+		if err := admin.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		launcherClient := asUser(t, cfg, "system:serviceaccount:"+releaseNamespace+":"+launcherSA, "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace)
+		opts := launcherOptions(t, objs)
+		rr := testutil.MakeRequest(ns, "orders-rewind").Secret("kafka-prod").ConfigMap("kafka-client").
+			Offsets(v1alpha1.PartitionOffset{Topic: "orders", Partition: 0, Offset: 1}).Obj()
+		rr.UID = "0b6c1a52-4c1e-4f51-9d5e-1b2c3d4e5f60"
+		rr.Status.ResolvedTarget = "offsets:1" // the offsets list: a downward API volume
+		job, err := launcher.BuildJob(rr, launcher.StageApply, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job.OwnerReferences = nil // no such request stored
+		// The launcher's own Job is admitted (wait for the policy).
+		eventuallyDo(t, time.Minute, "the launcher's own Job", func() error {
+			return launcherClient.Create(ctx, job.DeepCopy(), client.DryRunAll)
+		})
+		mirror := job.DeepCopy()
+		mirror.Spec.Template.Spec.Containers[0].Image = "mirror.example.com/kafka-replay/runner@sha256:" + strings.Repeat("a", 64)
+		if err := launcherClient.Create(ctx, mirror, client.DryRunAll); err != nil {
+			t.Errorf("an image under an allowed path: %v", err)
+		}
+
+		refused := []struct {
+			name   string
+			change func(*batchv1.Job)
+			want   string
+		}{
+			{"another image", func(j *batchv1.Job) { j.Spec.Template.Spec.Containers[0].Image = "docker.io/library/busybox:1" }, "not an allowed runner image"},
+			{"a longer repository", func(j *batchv1.Job) {
+				j.Spec.Template.Spec.Containers[0].Image = "registry.example.com/kafka-replay-runner-evil:1"
+			}, "not an allowed runner image"},
+			{"a longer registry", func(j *batchv1.Job) {
+				j.Spec.Template.Spec.Containers[0].Image = "registry.example.com.attacker.io/kafka-replay-runner:1"
+			}, "not an allowed runner image"},
+			{"a path beside the allowed one", func(j *batchv1.Job) {
+				j.Spec.Template.Spec.Containers[0].Image = "mirror.example.com/kafka-replay-evil/runner:1"
+			}, "not an allowed runner image"},
+			{"a hostPath volume", func(j *batchv1.Job) {
+				j.Spec.Template.Spec.Volumes = append(j.Spec.Template.Spec.Volumes, corev1.Volume{Name: "host",
+					VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
+			}, "mounts only ConfigMaps, Secrets and the downward API"},
+			{"a projected ServiceAccount token", func(j *batchv1.Job) {
+				j.Spec.Template.Spec.Volumes = append(j.Spec.Template.Spec.Volumes, corev1.Volume{Name: "token",
+					VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+						{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}})
+			}, "mounts only ConfigMaps, Secrets and the downward API"},
+			{"a Secret in the environment", func(j *batchv1.Job) {
+				c := &j.Spec.Template.Spec.Containers[0]
+				c.Env = append(c.Env, corev1.EnvVar{Name: "X", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "other"}, Key: "k"}}})
+			}, "environment is values"},
+			{"a token", func(j *batchv1.Job) { j.Spec.Template.Spec.AutomountServiceAccountToken = nil }, "fixed security context"},
+			{"a capability added", func(j *batchv1.Job) {
+				j.Spec.Template.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_ADMIN"}
+			}, "fixed security context"},
+			{"a writable root", func(j *batchv1.Job) {
+				j.Spec.Template.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem = ptr.To(false)
+			}, "fixed security context"},
+			{"another command", func(j *batchv1.Job) { j.Spec.Template.Spec.Containers[0].Command = []string{"/bin/sh"} }, "own entrypoint"},
+			{"no runner label", func(j *batchv1.Job) { delete(j.Labels, v1alpha1.LabelRunner) }, "only runner Jobs"},
+		}
+		for _, tc := range refused {
+			j := job.DeepCopy()
+			tc.change(j)
+			err := launcherClient.Create(ctx, j, client.DryRunAll)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want a refusal saying %q", tc.name, err, tc.want)
+			}
+		}
+		// The policy binds the launcher only: an admin's Job is not its.
+		j := job.DeepCopy()
+		j.Spec.Template.Spec.Containers[0].Image = "docker.io/library/busybox:1"
+		if err := admin.Create(ctx, j, client.DryRunAll); err != nil {
+			t.Errorf("an admin's Job with another image: %v", err)
+		}
+	})
+}
+
+// Without MutatingAdmissionPolicy (an older API server), nothing stamps
+// the requester: a creator may leave it out (the launcher records
+// "unknown") or write its own name, never anyone else's.
+func TestAdmissionPoliciesWithoutMutatingPolicy(t *testing.T) {
+	cfg := controlPlane(t)
+	helmBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	admin, _ := newClient(t, cfg)
+	const ns, scope = "kafka-replay-admission-vap", "kafka-replay-admission-vap-test"
+	scopedNamespace(ctx, t, admin, ns, scope)
+	admissionRelease(ctx, t, admin, "adm-vap", scope, false)
+	const user = "carol"
+	carol := asUser(t, cfg, user, "team-payments")
+	grant(ctx, t, admin, ns, "create-requests", user, rbacv1.PolicyRule{
+		APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"replayrequests"}, Verbs: []string{"create"},
+	})
+	forged := func() *v1alpha1.ReplayRequest {
+		rr := testutil.MakeRequest(ns, "forged").Obj()
+		rr.Annotations = map[string]string{annotationRequestedBy: "admin"}
+		return rr
+	}
+	enforced(t, "the request policy", func() error {
+		if err := carol.Create(ctx, forged(), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "set by the API server") {
+			return fmt.Errorf("a forged requester: %w", err)
+		}
+		return nil
+	})
+	plain := testutil.MakeRequest(ns, "plain").Obj()
+	if err := carol.Create(ctx, plain, client.DryRunAll); err != nil {
+		t.Fatal(err)
+	}
+	if _, stamped := plain.Annotations[annotationRequestedBy]; stamped {
+		t.Errorf("stamped without a mutating policy: %v", plain.Annotations)
+	}
+}
