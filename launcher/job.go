@@ -61,11 +61,11 @@ const RunnerTimeout = 2 * time.Minute
 const terminationGraceMargin = 30 * time.Second
 
 // TerminationGracePeriodSeconds is the runner pod's grace period: longer
-// than the longest commit a SIGTERM can land in, so the kubelet's SIGKILL
-// never cuts one. The Kubernetes default (30 s) is shorter than the commit's
-// bound.
+// than the longest commit and read-back a SIGTERM can land in
+// (config.CommitBound), so the kubelet's SIGKILL never cuts one. The
+// Kubernetes default (30 s) is far shorter.
 func TerminationGracePeriodSeconds() int64 {
-	return int64((RunnerTimeout + terminationGraceMargin) / time.Second)
+	return int64((config.CommitBound(RunnerTimeout) + terminationGraceMargin) / time.Second)
 }
 
 // MaxOffsetsAnnotationBytes bounds the explicit offsets that travel to the

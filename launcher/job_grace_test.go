@@ -9,8 +9,8 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
-// After a SIGTERM the runner finishes a commit it has begun, for up to its
-// --timeout. The kubelet's SIGKILL comes after the pod's grace period, so
+// After a SIGTERM the runner finishes a commit it has begun and its
+// read-back, for up to config.CommitBound of its --timeout. The kubelet's SIGKILL comes after the pod's grace period, so
 // the grace must outlast that bound (the Kubernetes default, 30 s, does not),
 // and it must be derived from the timeout the Job actually passes.
 func TestUnitRunnerPodOutlastsItsCommit(t *testing.T) {
@@ -24,8 +24,8 @@ func TestUnitRunnerPodOutlastsItsCommit(t *testing.T) {
 	if grace == nil {
 		t.Fatal("no terminationGracePeriodSeconds: the default 30 s is shorter than the commit's bound")
 	}
-	if g := time.Duration(*grace) * time.Second; g < timeout+15*time.Second {
-		t.Fatalf("grace period %s does not outlast the commit's bound %s with a margin", g, timeout)
+	if g, bound := time.Duration(*grace)*time.Second, config.CommitBound(timeout); g < bound+15*time.Second {
+		t.Fatalf("grace period %s does not outlast the commit and read-back's bound %s with a margin", g, bound)
 	}
 }
 

@@ -455,6 +455,8 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 		tps = append(tps, tp)
 	}
 	r.log.Info("committing", "partitions", len(offsets))
+	// The commit and the read-back get --timeout each: config.CommitBound,
+	// which the launcher's grace period is derived from.
 	cctx, ccancel := context.WithTimeout(ctx, cfg.Timeout)
 	r.committing = true
 	failed, commitErr := k.alter(cctx, cfg.Group, offsets)

@@ -455,3 +455,10 @@ func ValidateBootstrapServers(s string) error {
 	}
 	return nil
 }
+
+// CommitBound is how long a runner may keep running once its commit has
+// begun, for a --timeout of timeout: the commit with its retries, then the
+// read-back, each bounded by timeout. A signal does not cut this short (the
+// outcome must be known), so whatever stops a runner from outside (a pod's
+// termination grace period, say) must wait at least this long.
+func CommitBound(timeout time.Duration) time.Duration { return 2 * timeout }
