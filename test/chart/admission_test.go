@@ -25,10 +25,12 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
-// The requester annotations, as the chart's policies write them.
+// The requester annotations the chart's policies write are the launcher's
+// (v1alpha1.AnnotationRequestedBy and ...Groups): the test reads them by
+// those names.
 const (
-	annotationRequestedBy       = "kafkareplay.dev/requested-by"
-	annotationRequestedByGroups = "kafkareplay.dev/requested-by-groups"
+	annotationRequestedBy       = v1alpha1.AnnotationRequestedBy
+	annotationRequestedByGroups = v1alpha1.AnnotationRequestedByGroups
 )
 
 // admissionRelease renders the chart's admission policies (and the
@@ -226,6 +228,9 @@ func TestAdmissionPolicies(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := forged.Annotations
+		if got := forged.Requester(); got != user {
+			t.Errorf("the launcher reads the requester as %q, want %q", got, user)
+		}
 		if a[annotationRequestedBy] != user {
 			t.Errorf("requested-by = %q, want %q", a[annotationRequestedBy], user)
 		}
