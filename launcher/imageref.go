@@ -60,20 +60,23 @@ func parseImageRule(entry string) (imageRule, error) {
 		}
 		return imageRule{kind: ruleRegistry, domain: e}, nil
 	}
-	kind := ruleRepository
 	if strings.HasSuffix(e, "/") {
-		kind, e = ruleUnder, strings.TrimSuffix(e, "/")
-	} else {
-		e = strings.TrimRight(e, ":@")
+		// Parsed with a last component added: a single name such as
+		// "team/" is a path on Docker Hub, not the library image "team".
+		named, err := reference.ParseNormalizedNamed(e + "x")
+		if err != nil || !reference.IsNameOnly(named) {
+			return imageRule{}, fmt.Errorf("%q is not an image path", entry)
+		}
+		return imageRule{kind: ruleUnder, domain: reference.Domain(named), path: strings.TrimSuffix(reference.Path(named), "/x")}, nil
 	}
-	named, err := reference.ParseNormalizedNamed(e)
+	named, err := reference.ParseNormalizedNamed(strings.TrimRight(e, ":@"))
 	if err != nil {
 		return imageRule{}, fmt.Errorf("%q is not an image repository: %w", entry, err)
 	}
 	if !reference.IsNameOnly(named) {
 		return imageRule{}, fmt.Errorf("%q names a tag or digest; give the repository only", entry)
 	}
-	return imageRule{kind: kind, domain: reference.Domain(named), path: reference.Path(named)}, nil
+	return imageRule{kind: ruleRepository, domain: reference.Domain(named), path: reference.Path(named)}, nil
 }
 
 // admits reports whether the rule admits a parsed image.
