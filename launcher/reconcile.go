@@ -89,8 +89,14 @@ func (r *ReplayRequestReconciler) now() time.Time {
 }
 
 // Reconcile moves one request through as many phases as it can, writes its
-// status once, then sends the events of what it did.
+// status once, then sends the events of what it did. A write that conflicts
+// with a newer version is retried quietly (quietConflict).
 func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return quietConflict(ctx, res, err)
+}
+
+func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var rr v1alpha1.ReplayRequest
 	if err := r.Client.Get(ctx, req.NamespacedName, &rr); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)

@@ -116,8 +116,14 @@ func (r *RunbookJobReconciler) now() time.Time {
 }
 
 // Reconcile starts a waiting runbook Job when its group is free, bounds its
-// start, and records its outcome once.
+// start, and records its outcome once. A write that conflicts with a newer
+// version is retried quietly (quietConflict).
 func (r *RunbookJobReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return quietConflict(ctx, res, err)
+}
+
+func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var job batchv1.Job
 	if err := r.Client.Get(ctx, req.NamespacedName, &job); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
