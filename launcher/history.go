@@ -47,6 +47,14 @@ func ResultAnnotations(o Outcome) map[string]string {
 			a[v1alpha1.AnnotationResult] = string(b)
 		}
 		a[v1alpha1.AnnotationMessagesReconsumed] = strconv.FormatInt(o.Result.Totals.MessagesToReconsume, 10)
+		// Skips are history too: a replay that moved a group forward past
+		// 276 messages would otherwise read as one that moved nothing.
+		a[v1alpha1.AnnotationMessagesSkipped] = strconv.FormatInt(o.Result.Totals.MessagesSkipped, 10)
+		if o.Result.DryRun {
+			// Its counts are the plan's; the mark keeps them from
+			// reading as what happened.
+			a[v1alpha1.AnnotationDryRun] = "true"
+		}
 	}
 	return a
 }

@@ -40,6 +40,22 @@ func TestUnitResultAnnotations(t *testing.T) {
 		t.Fatalf("big result: %v truncated=%v totals=%+v", err, r.Truncated, r.Totals)
 	}
 
+	// History shows skips, and a dry run's counts are marked as the plan's.
+	skip := ResultAnnotations(Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, -200, -76)})
+	if skip[v1alpha1.AnnotationMessagesSkipped] != "276" || skip[v1alpha1.AnnotationMessagesReconsumed] != "0" {
+		t.Fatalf("a replay that skipped 276: annotations = %v", skip)
+	}
+	if _, ok := skip[v1alpha1.AnnotationDryRun]; ok {
+		t.Fatalf("a real run is marked a dry run: %v", skip)
+	}
+	plan := testutil.Result("orders", report.ExitOK, 5, -2)
+	plan.DryRun, plan.Reason = true, report.ReasonDryRun
+	plan.Summarize()
+	dry := ResultAnnotations(Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), Result: plan})
+	if dry[v1alpha1.AnnotationDryRun] != "true" || dry[v1alpha1.AnnotationMessagesReconsumed] != "5" || dry[v1alpha1.AnnotationMessagesSkipped] != "2" {
+		t.Fatalf("dry run annotations = %v", dry)
+	}
+
 	f := ResultAnnotations(Outcome{Reason: ReasonJobDeleted})
 	if f[v1alpha1.AnnotationOutcome] != OutcomeFailed || f[v1alpha1.AnnotationReason] != ReasonJobDeleted {
 		t.Fatalf("failure annotations = %v", f)

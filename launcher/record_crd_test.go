@@ -46,7 +46,7 @@ func TestRecordCRDIsDocumentedAndDiscoverable(t *testing.T) {
 	for _, c := range v.AdditionalPrinterColumns {
 		cols = append(cols, c["name"].(string))
 	}
-	if !slices.Equal(cols, []string{"Group", "Reason", "Changed", "Partitions", "Attempts", "Complete", "Age"}) {
+	if !slices.Equal(cols, []string{"Group", "Reason", "Changed", "DryRun", "Partitions", "Reconsumed", "Skipped", "Attempts", "Complete", "Age"}) {
 		t.Fatalf("printer columns = %v", cols)
 	}
 	var missing []string

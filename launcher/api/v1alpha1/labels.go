@@ -63,8 +63,15 @@ const (
 	// bytes), when the runner wrote one.
 	AnnotationResult = "kafkareplay.dev/result"
 	// AnnotationMessagesReconsumed is the number of messages the group will
-	// consume again.
+	// consume again (for a dry run, would: see AnnotationDryRun).
 	AnnotationMessagesReconsumed = "kafkareplay.dev/messages-reconsumed"
+	// AnnotationMessagesSkipped is the number of messages the group was
+	// moved past without consuming them (for a dry run, would be).
+	AnnotationMessagesSkipped = "kafkareplay.dev/messages-skipped"
+	// AnnotationDryRun is "true" on the Job of a dry run, whose message
+	// counts are the plan's: nothing moved. It is absent otherwise, so a
+	// history column of it reads <none> for real runs.
+	AnnotationDryRun = "kafkareplay.dev/dry-run"
 	// AnnotationFinishedAt is when the Job finished, RFC3339.
 	AnnotationFinishedAt = "kafkareplay.dev/finished-at"
 )

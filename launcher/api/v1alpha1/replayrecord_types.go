@@ -25,7 +25,10 @@ import (
 // +kubebuilder:printcolumn:name="Group",type=string,JSONPath=`.group`,description="Consumer group the Job repositioned"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.outcome.reason`,description="The Job's outcome, over all its attempts"
 // +kubebuilder:printcolumn:name="Changed",type=string,JSONPath=`.outcome.offsetsChanged`,description="Whether any attempt changed committed offsets"
+// +kubebuilder:printcolumn:name="DryRun",type=boolean,JSONPath=`.dryRun`,description="The Job only planned: its counts are the plan's, nothing moved"
 // +kubebuilder:printcolumn:name="Partitions",type=integer,JSONPath=`.totals.partitions`
+// +kubebuilder:printcolumn:name="Reconsumed",type=integer,JSONPath=`.totals.messagesToReconsume`,description="Messages the group will consume again"
+// +kubebuilder:printcolumn:name="Skipped",type=integer,JSONPath=`.totals.messagesSkipped`,description="Messages the group was moved past without consuming them"
 // +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.outcome.attempts`
 // +kubebuilder:printcolumn:name="Complete",type=boolean,JSONPath=`.complete`,description="Every partition of every attempt is in the record"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -17,7 +17,8 @@ import (
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.resolvedTarget`,description="Target as given to the runner; ago is resolved to a time"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Finished")].reason`,description="Why the request finished (Applied, AlreadyRan, GroupActive, PodNotStarted, ...)"
-// +kubebuilder:printcolumn:name="Messages",type=integer,JSONPath=`.status.result.totals.messagesToReconsume`,description="Messages the group will consume again"
+// +kubebuilder:printcolumn:name="Reconsumed",type=integer,JSONPath=`.status.result.totals.messagesToReconsume`,description="Messages the group will consume again (a dry run: the plan's figure, Reason DryRun)"
+// +kubebuilder:printcolumn:name="Skipped",type=integer,JSONPath=`.status.result.totals.messagesSkipped`,description="Messages the group was moved past without consuming them (a dry run: the plan's figure)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ReplayRequest struct {
 	metav1.TypeMeta `json:",inline"`
@@ -42,6 +43,7 @@ type ReplayRequest struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.target.offsets) || !has(self.topics) || size(self.topics) == 0",message="topics must be empty when target.offsets is set: the offsets already choose the partitions",fieldPath=".topics"
 // +kubebuilder:validation:XValidation:rule="!has(self.waitTimeout) || self.whenGroupActive == 'Wait'",message="waitTimeout is only allowed with whenGroupActive: Wait",fieldPath=".waitTimeout"
 // +kubebuilder:validation:XValidation:rule="self.whenGroupActive != 'Wait' || has(self.waitTimeout)",message="whenGroupActive: Wait needs a waitTimeout",fieldPath=".whenGroupActive"
+// +kubebuilder:validation:XValidation:rule="!has(self.consumers) || size(self.consumers) == 0 || self.whenGroupActive == 'Wait'",message="consumers need whenGroupActive: Wait and a waitTimeout: the runner waits, bounded by it, for the paused consumers to leave the group",fieldPath=".consumers"
 type ReplayRequestSpec struct {
 	// kafka says how to reach the Kafka cluster.
 	// +required
@@ -92,6 +94,124 @@ type ReplayRequestSpec struct {
 	// launcher's configuration.
 	// +optional
 	Runner *RunnerOverrides `json:"runner,omitempty"`
+
+	// consumers are the workloads in the request's namespace that consume
+	// the group. The launcher pauses them before the runner commits and
+	// restores them afterwards, whatever the outcome: it records each one's
+	// replica count (or KEDA pause annotations) in status.consumers before
+	// changing anything, and restores only what it changed. A Deployment or
+	// StatefulSet that a KEDA ScaledObject targets is paused through the
+	// ScaledObject. Needs whenGroupActive: Wait: the runner waits, within
+	// waitTimeout, for the consumers to leave the group. A dry run pauses
+	// nothing.
+	// +optional
+	// +listType=map
+	// +listMapKey=kind
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Consumers []ConsumerRef `json:"consumers,omitempty"`
+}
+
+// ConsumerRef names a workload that consumes the group.
+type ConsumerRef struct {
+	// kind of the workload: Deployment, StatefulSet (apps/v1) or
+	// ScaledObject (keda.sh/v1alpha1).
+	// +required
+	Kind ConsumerKind `json:"kind"`
+	// name of the workload, in the request's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+}
+
+// ConsumerKind is the kind of a consumer workload.
+// +kubebuilder:validation:Enum=Deployment;StatefulSet;ScaledObject
+type ConsumerKind string
+
+const (
+	// ConsumerDeployment is an apps/v1 Deployment.
+	ConsumerDeployment ConsumerKind = "Deployment"
+	// ConsumerStatefulSet is an apps/v1 StatefulSet.
+	ConsumerStatefulSet ConsumerKind = "StatefulSet"
+	// ConsumerScaledObject is a KEDA keda.sh/v1alpha1 ScaledObject.
+	ConsumerScaledObject ConsumerKind = "ScaledObject"
+)
+
+// PauseMethod is how the launcher pauses a consumer.
+// +kubebuilder:validation:Enum=Scale;KEDA
+type PauseMethod string
+
+const (
+	// PauseScale sets the workload's scale subresource to 0 replicas.
+	PauseScale PauseMethod = "Scale"
+	// PauseKEDA sets the ScaledObject's autoscaling.keda.sh/paused-replicas
+	// "0" and autoscaling.keda.sh/paused "true" annotations together (one
+	// alone lets KEDA scale the workload up again).
+	PauseKEDA PauseMethod = "KEDA"
+)
+
+// ConsumerState is where a consumer is in its pause and restore.
+// +kubebuilder:validation:Enum=Recorded;Paused;Restored;NotRestored
+type ConsumerState string
+
+const (
+	// ConsumerRecorded: what it was is recorded; it may or may not be
+	// paused yet (a restore compares with the record either way).
+	ConsumerRecorded ConsumerState = "Recorded"
+	// ConsumerPaused: the launcher paused it.
+	ConsumerPaused ConsumerState = "Paused"
+	// ConsumerRestored: it is as recorded again.
+	ConsumerRestored ConsumerState = "Restored"
+	// ConsumerNotRestored: someone else changed it while it was paused (or
+	// it is gone), so the launcher left it as it found it; message says
+	// what it found.
+	ConsumerNotRestored ConsumerState = "NotRestored"
+)
+
+// ConsumerStatus is what the launcher recorded about one consumer before
+// pausing it, and what it did.
+type ConsumerStatus struct {
+	// kind of the workload, as in spec.consumers.
+	Kind ConsumerKind `json:"kind"`
+	// name of the workload, as in spec.consumers.
+	Name string `json:"name"`
+	// method is how it is paused: Scale (the workload's scale subresource)
+	// or KEDA (the ScaledObject's pause annotations).
+	Method PauseMethod `json:"method"`
+	// workload is the workload that scales, as Kind/name (a ScaledObject's
+	// scale target).
+	// +optional
+	Workload string `json:"workload,omitempty"`
+	// scaledObject is the ScaledObject paused, with method KEDA.
+	// +optional
+	ScaledObject string `json:"scaledObject,omitempty"`
+	// replicas is the workload's spec.replicas before the pause, with
+	// method Scale.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// previousPaused is the ScaledObject's autoscaling.keda.sh/paused
+	// annotation before the pause, with method KEDA; absent when it had
+	// none.
+	// +optional
+	PreviousPaused *string `json:"previousPaused,omitempty"`
+	// previousPausedReplicas is its autoscaling.keda.sh/paused-replicas
+	// annotation before the pause, the same way.
+	// +optional
+	PreviousPausedReplicas *string `json:"previousPausedReplicas,omitempty"`
+	// state is Recorded, Paused, Restored or NotRestored.
+	State ConsumerState `json:"state"`
+	// message says what the launcher found or did last.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+	// warnings name what may fight the pause: an HorizontalPodAutoscaler on
+	// the workload, an Argo CD or Flux owner that self-heals spec.replicas.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // KafkaConnection says how the runner reaches Kafka.
@@ -341,6 +461,16 @@ type ReplayRequestStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Message string `json:"message,omitempty"`
+
+	// consumers are, per spec.consumers entry, what the launcher recorded
+	// before pausing it (written before anything is changed, so that a
+	// launcher restart loses nothing) and where its pause and restore are.
+	// +optional
+	// +listType=map
+	// +listMapKey=kind
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Consumers []ConsumerStatus `json:"consumers,omitempty"`
 }
 
 // Phase is a one-word summary of a request's conditions.
@@ -373,6 +503,14 @@ const (
 	// state, whichever it is, with the same reason as Succeeded: what
 	// `kubectl wait --for=condition=Finished` waits for.
 	ConditionFinished = "Finished"
+	// ConditionConsumersPaused is True once every consumer is paused, with
+	// the workloads and their recorded replica counts; False with reason
+	// Restored after the restore.
+	ConditionConsumersPaused = "ConsumersPaused"
+	// ConditionConsumersRestored is True once every consumer the launcher
+	// paused is restored (reason Restored) or, when someone else changed
+	// one meanwhile, left as found (reason NotRestored, naming it).
+	ConditionConsumersRestored = "ConsumersRestored"
 )
 
 // ReplayResult is the runner's result as recorded in status. It mirrors the
@@ -470,9 +608,10 @@ type ResultTotals struct {
 	// messagesToReconsume is the sum of the positive deltas.
 	// +optional
 	MessagesToReconsume int64 `json:"messagesToReconsume"`
-	// messagesSkipped is the sum of the negative deltas, as a positive number.
+	// messagesSkipped is the sum of the negative deltas, as a positive
+	// number. Always written, 0 included, so that history columns show it.
 	// +optional
-	MessagesSkipped int64 `json:"messagesSkipped,omitempty"`
+	MessagesSkipped int64 `json:"messagesSkipped"`
 	// clamped counts partitions whose target was clamped.
 	// +optional
 	Clamped int32 `json:"clamped,omitempty"`
