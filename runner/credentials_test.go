@@ -129,6 +129,9 @@ func TestCredentialsGoOnlyWhereTheirSecretSays(t *testing.T) {
 			"is not among the servers"},
 		{"a Secret bound to nothing", []string{"--bootstrap-servers", broker.addr(), "--kafka-secret-dir", secret("")},
 			"the credentials are not bound to any servers"},
+		{"elsewhere than a config directory's own servers (an Argo step's Secret)", []string{
+			"--bootstrap-servers", broker.addr(), "--kafka-config-dir", configMap(map[string]string{"bootstrap.servers": c.Bootstrap(), "sasl.password": canary})},
+			"is not among the servers --kafka-config-dir is for"},
 		{"the config directory sends the OAuth client secret elsewhere", []string{
 			"--bootstrap-servers", broker.addr(), "--kafka-secret-dir", secret(broker.addr()),
 			"--kafka-config-dir", configMap(map[string]string{"sasl.oauthbearer.token.endpoint.url": "http://" + tokenURL.addr() + "/token", "sasl.mechanism": "OAUTHBEARER"})},

@@ -753,7 +753,6 @@ func TestLoadPropertiesRejects(t *testing.T) {
 		file string
 		want string
 	}{
-		{"bootstrap", "bootstrap.servers", "--bootstrap-servers"},
 		{"broker list", "metadata.broker.list", "--bootstrap-servers"},
 		{"group", "group.id", "--group"},
 		{"upper case", "SASL.PASSWORD", "not a librdkafka property name"},

@@ -121,10 +121,24 @@ func unboundServers(requested, binding string) []string {
 // directory that could not be read is passed as nil, and only what can be
 // decided without it is checked.
 func mergeCredentials(bootstrap string, cfg, secret Properties, haveSecret, allowUnbound bool) (Properties, Errors) {
-	if !haveSecret {
-		return cfg, nil
-	}
 	var errs Errors
+	// The config directory's own bootstrap.servers only restricts: it can
+	// narrow where the run goes, never bind a Secret.
+	if only, set := cfg[bindingProperty]; set {
+		if err := ValidateBootstrapServers(only); err != nil {
+			errs = append(errs, &FieldError{Flag: FlagKafkaConfigDir, Env: EnvKafkaConfigDir,
+				Msg: fmt.Sprintf("its %s, the servers its properties are for, is invalid: %v", bindingProperty, err)})
+		} else if ValidateBootstrapServers(bootstrap) == nil {
+			if out := unboundServers(bootstrap, only); len(out) > 0 {
+				errs = append(errs, &FieldError{Flag: FlagBootstrapServers, Env: EnvBootstrapServers, Cause: ErrCredentialsNotBound,
+					Msg: fmt.Sprintf("%s not among the servers %s is for (its %s); nothing was contacted",
+						quoteList(out), Ref(FlagKafkaConfigDir), bindingProperty)})
+			}
+		}
+	}
+	if !haveSecret {
+		return without(cfg, bindingProperty), errs
+	}
 	binding, bound := secret[bindingProperty]
 	switch {
 	case secret == nil:
@@ -150,6 +164,8 @@ func mergeCredentials(bootstrap string, cfg, secret Properties, haveSecret, allo
 	var overrides, redirects []string
 	for _, n := range cfg.Names() {
 		switch {
+		case n == bindingProperty:
+			// Checked above; it restricts, and does not present anything.
 		case protectedProperty(n) && (bound || !allowUnbound):
 			redirects = append(redirects, n)
 		case hasKey(secret, n):
@@ -166,16 +182,22 @@ func mergeCredentials(bootstrap string, cfg, secret Properties, haveSecret, allo
 			Msg: fmt.Sprintf("sets %s, which the Secret of %s sets too; set each property in one place",
 				strings.Join(overrides, ", "), Ref(RefCredentials))})
 	}
-	merged := Properties{}
-	for n, v := range cfg {
+	merged := without(cfg, bindingProperty)
+	for n, v := range without(secret, bindingProperty) {
 		merged[n] = v
 	}
-	for n, v := range secret {
-		if n != bindingProperty {
-			merged[n] = v
+	return merged, errs
+}
+
+// without is a copy of p without the property n.
+func without(p Properties, n string) Properties {
+	out := Properties{}
+	for k, v := range p {
+		if k != n {
+			out[k] = v
 		}
 	}
-	return merged, errs
+	return out
 }
 
 func hasKey(p Properties, n string) bool {

@@ -152,13 +152,25 @@ func TestLoadCredentialsBinding(t *testing.T) {
 			t.Errorf("error %q shows the Secret's content", msg)
 		}
 	})
-	t.Run("a binding in the config directory is refused", func(t *testing.T) {
+	t.Run("the config directory's servers only restrict", func(t *testing.T) {
 		clearEnv(t)
+		// They do not bind a Secret...
 		cfg := secretDir(t, map[string]string{"bootstrap.servers": "evil.example:9093"})
 		unbound := secretDir(t, map[string]string{"sasl.password": canary})
 		_, err := load(t, args("--bootstrap-servers", "evil.example:9093", "--kafka-config-dir", cfg, "--kafka-secret-dir", unbound)...)
-		if err == nil || !strings.Contains(err.Error(), "must not be set in the config directory") || !errors.Is(err, ErrCredentialsNotBound) {
-			t.Errorf("err = %v", err)
+		if err == nil || !strings.Contains(err.Error(), "the credentials are not bound to any servers") || !errors.Is(err, ErrCredentialsNotBound) {
+			t.Errorf("a config directory binding a Secret: %v", err)
+		}
+		// ...and without one they hold the run to them (an Argo step
+		// mounts a Secret as the config directory).
+		plain := secretDir(t, map[string]string{"bootstrap.servers": "kafka.internal:9093", "sasl.password": canary})
+		c := mustLoad(t, args("--bootstrap-servers", "kafka.internal:9093", "--kafka-config-dir", plain)...)
+		if _, leaked := c.KafkaProperties["bootstrap.servers"]; leaked || c.KafkaProperties["sasl.password"] != canary {
+			t.Errorf("KafkaProperties = %q", c.KafkaProperties.Names())
+		}
+		_, err = load(t, args("--bootstrap-servers", "evil.example:9093", "--kafka-config-dir", plain)...)
+		if !errors.Is(err, ErrCredentialsNotBound) || !strings.Contains(err.Error(), `"evil.example:9093" is not among the servers --kafka-config-dir is for`) {
+			t.Errorf("elsewhere than the config directory's servers: %v", err)
 		}
 	})
 	t.Run("the operator's opt-out", func(t *testing.T) {

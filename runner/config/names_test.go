@@ -65,7 +65,7 @@ func TestLoadErrorsInFieldNames(t *testing.T) {
 	dir := t.TempDir()
 	reserved := filepath.Join(dir, "reserved")
 	unsafe := filepath.Join(dir, "unsafe")
-	for d, prop := range map[string]string{reserved: "bootstrap.servers", unsafe: "plugin.library.paths"} {
+	for d, prop := range map[string]string{reserved: "group.id", unsafe: "plugin.library.paths"} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -83,8 +83,8 @@ func TestLoadErrorsInFieldNames(t *testing.T) {
 			`--bootstrap-servers (REPLAY_BOOTSTRAP_SERVERS): "kafka" is not host:port`,
 			`spec.kafka.bootstrapServers: "kafka" is not host:port`},
 		{"reserved property and its hint", map[string]string{EnvKafkaConfigDir: reserved}, nil,
-			`--kafka-config-dir (REPLAY_KAFKA_CONFIG_DIR): property bootstrap.servers must not be set in the config directory: use --bootstrap-servers`,
-			`spec.kafka.configMapRef: property bootstrap.servers must not be set in the config directory: use spec.kafka.bootstrapServers`},
+			`--kafka-config-dir (REPLAY_KAFKA_CONFIG_DIR): property group.id must not be set in the config directory: use --group`,
+			`spec.kafka.configMapRef: property group.id must not be set in the config directory: use spec.group`},
 		{"unsafe property, the operator's setting", map[string]string{EnvKafkaConfigDir: unsafe}, nil,
 			`an operator can allow a property by name with --allow-unsafe-properties`,
 			`an operator can allow a property by name with REPLAY_ALLOW_UNSAFE_PROPERTIES`},

@@ -18,7 +18,9 @@ type Properties map[string]string
 
 // reservedProperties are set by the runner itself; a config directory that
 // sets them is almost certainly a mistake, so it is refused rather than
-// silently overridden.
+// silently overridden. bootstrap.servers is the exception: a directory's
+// own bootstrap.servers says which servers its properties are for
+// (credentials.go).
 var reservedProperties = map[string]string{
 	"bootstrap.servers":    "use " + Ref(FlagBootstrapServers),
 	"metadata.broker.list": "use " + Ref(FlagBootstrapServers),
@@ -139,8 +141,12 @@ const (
 )
 
 // loadProperties is LoadProperties with the hints as Refs, for Validate.
-// A secret directory may set bootstrap.servers: there it is the binding of
-// its credentials (credentials.go), not the runner's bootstrap list.
+// Either directory may set bootstrap.servers: it is never the runner's
+// bootstrap list, but the servers its properties are for (credentials.go):
+// in the secret directory the binding of the credentials, in the config
+// directory a restriction only (so that one Secret serves a ReplayRequest,
+// which mounts it as the secret directory, and an Argo step, which mounts it
+// as the config directory).
 func loadProperties(dir string, kind propertyDir) (Properties, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -163,10 +169,7 @@ func loadProperties(dir string, kind propertyDir) (Properties, error) {
 		if !propertyName.MatchString(name) {
 			return nil, fmt.Errorf("file %q is not a librdkafka property name (lowercase, dotted, such as sasl.mechanism)", name)
 		}
-		if why, reserved := reservedProperties[name]; reserved && (kind != secretDirKind || name != bindingProperty) {
-			if name == bindingProperty {
-				why += "; in the " + string(secretDirKind) + " (" + Ref(FlagKafkaSecretDir) + ") it binds the credentials to those servers"
-			}
+		if why, reserved := reservedProperties[name]; reserved && name != bindingProperty {
 			return nil, fmt.Errorf("property %s must not be set in the %s: %s", name, kind, why)
 		}
 		if strings.HasPrefix(name, reservedPrefix) {
