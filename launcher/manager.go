@@ -66,6 +66,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 		logs = opts.Logs
 	}
 	rec := mgr.GetEventRecorder(EventSource)
+	requestsWaiting.setReader(mgr.GetCache())
 	q := newGroupQueue()
 	records := NewRecordCollector(mgr.GetClient(), mgr.GetAPIReader(), logs)
 	records.TailLines, records.TailBytes = opts.LogTailLines, opts.LogTailBytes

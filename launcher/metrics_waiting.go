@@ -1,0 +1,136 @@
+package launcher
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// WaitingReasons is the fixed set of reasons a replay waits for, the values
+// of the reason label of kafkareplay_requests_waiting. Every one is always
+// exported, 0 included, so that an alert on any of them needs no absent().
+var WaitingReasons = []string{
+	ReasonWaitingForGroup,      // another replay of the group runs first
+	ReasonEarlierRunInProgress, // an earlier request of the same name and spec still runs
+	ReasonJobCreateFailed,      // the API server refuses the Job for now (a quota, a webhook)
+	ReasonPodWaiting,           // the runner pod has not started (an image pull, a missing Secret, no node)
+}
+
+// WaitingReason says why an unfinished request waits, one of WaitingReasons,
+// or "" when it does not wait (it runs, has finished, or is being deleted).
+// It reads the request's conditions only. It is pure.
+func WaitingReason(rr *v1alpha1.ReplayRequest) string {
+	if IsFinished(rr) || rr.DeletionTimestamp != nil {
+		return ""
+	}
+	// The later phase speaks first: a started request's Accepted
+	// condition no longer says it waits, but a Running one may.
+	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning); c != nil {
+		switch {
+		case c.Reason == ReasonPodWaiting && c.Status == metav1.ConditionTrue:
+			return ReasonPodWaiting
+		case c.Reason == ReasonJobCreateFailed:
+			return ReasonJobCreateFailed
+		}
+	}
+	if IsStarted(rr) {
+		return ""
+	}
+	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionAccepted); c != nil {
+		switch c.Reason {
+		case ReasonWaitingForGroup, ReasonEarlierRunInProgress:
+			return c.Reason
+		}
+	}
+	return ""
+}
+
+// CountWaiting counts the replays that wait, by reason: requests by
+// WaitingReason, and runbook Jobs that wait in their group's queue
+// (runbookWaits) as WaitingForGroup. Every reason of WaitingReasons is in
+// the map. It is pure.
+func CountWaiting(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job) map[string]int {
+	n := make(map[string]int, len(WaitingReasons))
+	for _, r := range WaitingReasons {
+		n[r] = 0
+	}
+	for i := range requests {
+		if r := WaitingReason(&requests[i]); r != "" {
+			n[r]++
+		}
+	}
+	for i := range jobs {
+		if runbookWaits(&jobs[i]) {
+			n[ReasonWaitingForGroup]++
+		}
+	}
+	return n
+}
+
+// waitingCollector exports kafkareplay_requests_waiting from the launcher's
+// cache at each scrape, rather than keeping a gauge up to date from
+// reconciles: what the cache holds is the truth after a restart, a deleted
+// request or a missed event alike, and counting it is a walk over memory
+// (every request is cached anyway), once per scrape.
+type waitingCollector struct {
+	desc *prometheus.Desc
+
+	mu     sync.Mutex
+	reader client.Reader
+}
+
+var requestsWaiting = &waitingCollector{desc: prometheus.NewDesc(
+	"kafkareplay_requests_waiting",
+	"Replays (requests, and runbook Jobs) that wait, by reason: WaitingForGroup, EarlierRunInProgress, JobCreateFailed, PodWaiting.",
+	[]string{"reason"}, nil,
+)}
+
+func init() { metrics.Registry.MustRegister(requestsWaiting) }
+
+// waitingListTimeout bounds a scrape's reads of the cache, which block until
+// the cache has synced.
+const waitingListTimeout = 5 * time.Second
+
+// setReader makes the collector count what r shows (the manager's cache).
+func (c *waitingCollector) setReader(r client.Reader) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reader = r
+}
+
+func (c *waitingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *waitingCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	r := c.reader
+	c.mu.Unlock()
+	if r == nil {
+		return // no launcher set up in this process
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitingListTimeout)
+	defer cancel()
+	var rrs v1alpha1.ReplayRequestList
+	if err := r.List(ctx, &rrs); err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	// Runner Jobs only: the cache holds no others.
+	var jobs batchv1.JobList
+	if err := r.List(ctx, &jobs, client.MatchingLabels{v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue}); err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	n := CountWaiting(rrs.Items, jobs.Items)
+	for _, reason := range WaitingReasons {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n[reason]), reason)
+	}
+}
