@@ -68,6 +68,10 @@ type Options struct {
 	// Logs reads the runner's log tail; nil reads pods/log through the API
 	// server.
 	Logs LogFetcher
+	// NoKEDA turns KEDA support off: a request naming a ScaledObject fails,
+	// and a Deployment or StatefulSet is paused through its scale even if a
+	// ScaledObject targets it (the chart then grants no access to KEDA).
+	NoKEDA bool
 }
 
 // DefaultOptions are sensible defaults for a small runner.

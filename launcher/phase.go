@@ -16,9 +16,8 @@ import (
 // one go), and writes status once, at the end, then sends its events.
 //
 // The phases to come slot in as a constant, a case of DecidePhase and a file:
-// Planning (a plan Job, StagePlan, before Applying), AwaitingApproval (until
-// the plan is approved), PausingConsumers and RestoringConsumers (around
-// Applying).
+// Planning (a plan Job, StagePlan, before Applying) and AwaitingApproval
+// (until the plan is approved).
 type Phase string
 
 const (
@@ -30,12 +29,18 @@ const (
 	PhaseRecognising Phase = "Recognising"
 	// PhaseQueued waits for the group, then creates the Job.
 	PhaseQueued Phase = "Queued"
+	// PhasePausingConsumers pauses the recorded consumers (the record was
+	// written by the start, in Queued), then creates the Job.
+	PhasePausingConsumers Phase = "PausingConsumers"
 	// PhaseApplying follows the request's Job until it finishes, within
 	// the start timeout until its pod starts.
 	PhaseApplying Phase = "Applying"
 	// PhaseDeleting holds a deleted request (finalizer) until its runner is
 	// gone.
 	PhaseDeleting Phase = "Deleting"
+	// PhaseRestoringConsumers restores the consumers of a finished request,
+	// whatever its outcome.
+	PhaseRestoringConsumers Phase = "RestoringConsumers"
 	// PhaseFinished has nothing left to do but drop the finalizer.
 	PhaseFinished Phase = "Finished"
 )
@@ -55,6 +60,8 @@ func DecidePhase(o Observed) Phase {
 	switch {
 	case rr.DeletionTimestamp != nil:
 		return PhaseDeleting
+	case IsFinished(rr) && ConsumersHeld(rr):
+		return PhaseRestoringConsumers
 	case IsFinished(rr):
 		return PhaseFinished
 	case o.Job != nil && !ControlledBy(o.Job, rr):
@@ -63,6 +70,8 @@ func DecidePhase(o Observed) Phase {
 		return PhaseApplying
 	case rr.Status.ResolvedTarget == "":
 		return PhaseAccepting
+	case ConsumersHeld(rr):
+		return PhasePausingConsumers
 	default:
 		return PhaseQueued
 	}

@@ -75,5 +75,23 @@ func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 	if !ReleaseDeleted(rr, job, pods) {
 		return nil
 	}
+	// No runner is left: the consumers go back as recorded before the
+	// request does (a deleted request's status is not written; the record
+	// stays until the restore is done).
+	if err := r.restoreAll(ctx, rr); err != nil {
+		return err
+	}
+	if ConsumersHeld(rr) {
+		return nil
+	}
+	for _, c := range rr.Status.Consumers {
+		if c.Message != "" {
+			log.FromContext(ctx).Info("request deleted: consumer restored", "kind", c.Kind, "name", c.Name, "state", c.State, "message", c.Message)
+		}
+	}
+	if len(rr.Status.Consumers) > 0 {
+		_, msg := ConsumersRestoredCondition(rr.Status.Consumers)
+		p.event(nil, corev1.EventTypeNormal, v1alpha1.ConditionConsumersRestored, "Restore", msg)
+	}
 	return r.removeFinalizer(ctx, rr)
 }

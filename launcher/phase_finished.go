@@ -76,6 +76,11 @@ func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.
 			return err
 		}
 	}
+	if ConsumersHeld(rr) {
+		// The finalizer guarantees the restore (RestoringConsumers, on the
+		// status event this finish's write sends).
+		return nil
+	}
 	return r.removeFinalizer(ctx, rr)
 }
 

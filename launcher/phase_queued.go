@@ -36,8 +36,19 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 	rr := p.rr
 	var created *batchv1.Job
 	var createErr error
+	recorded := false
 	jobKey := types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, StageApply)}
 	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, p.key, p.self, jobKey, func() (bool, error) {
+		if PausesConsumers(rr) {
+			// The start of a request with consumers is their record
+			// (PausingConsumers then pauses them and creates the Job).
+			if err := r.recordConsumers(ctx, p); err != nil {
+				createErr = err
+				return false, nil
+			}
+			recorded = true
+			return true, nil
+		}
 		job, err := r.createJob(ctx, rr)
 		if err != nil {
 			createErr = err
@@ -53,6 +64,10 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 	case errors.Is(createErr, errStale):
 		log.FromContext(ctx).V(1).Info("not starting from a stale cache")
 		return false, nil
+	case createErr != nil && PausesConsumers(rr):
+		return false, r.recordFailed(ctx, p, createErr)
+	case recorded:
+		return true, nil
 	case createErr != nil:
 		return false, r.createFailed(ctx, p, createErr)
 	case created != nil:

@@ -210,7 +210,9 @@ func jobRuns(j *batchv1.Job) bool {
 //     not its Job still exists (a Job or request deleted with
 //     --cascade=orphan leaves its pod running);
 //   - every request that has started and not finished whose Job is not
-//     shown (its own reconcile will say whether it was deleted).
+//     shown (its own reconcile will say whether it was deleted);
+//   - every request whose consumers are recorded and not yet restored
+//     (ConsumersHeld), from before its Job to after it, deleted or not.
 //
 // jobs, pods and requests must all be of one group (one QueueKey).
 func Holders(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job, pods []corev1.Pod) []Entry {
@@ -242,10 +244,11 @@ func Holders(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job, pods []corev
 	}
 	for i := range requests {
 		rr := &requests[i]
-		if !IsStarted(rr) || IsFinished(rr) {
+		held := ConsumersHeld(rr)
+		if !held && (!IsStarted(rr) || IsFinished(rr)) {
 			continue
 		}
-		if jobNames[types.NamespacedName{Namespace: rr.Namespace, Name: rr.Status.JobName}] {
+		if !held && jobNames[types.NamespacedName{Namespace: rr.Namespace, Name: rr.Status.JobName}] {
 			continue // the Job speaks for it
 		}
 		since := rr.CreationTimestamp.Time
@@ -273,7 +276,7 @@ func Waiting(requests []v1alpha1.ReplayRequest, runbookJobs []batchv1.Job) []Ent
 	var out []Entry
 	for i := range requests {
 		rr := &requests[i]
-		if IsStarted(rr) || IsFinished(rr) || rr.DeletionTimestamp != nil {
+		if IsStarted(rr) || IsFinished(rr) || rr.DeletionTimestamp != nil || ConsumersHeld(rr) {
 			continue
 		}
 		out = append(out, Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time})

@@ -121,10 +121,14 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 			next, err = r.recognising(ctx, p)
 		case PhaseQueued:
 			next, err = r.queued(ctx, p)
+		case PhasePausingConsumers:
+			next, err = r.pausingConsumers(ctx, p)
 		case PhaseApplying:
 			next, err = r.applying(ctx, p)
 		case PhaseDeleting:
 			err = r.deleting(ctx, p)
+		case PhaseRestoringConsumers:
+			err = r.restoringConsumers(ctx, p)
 		case PhaseFinished:
 			// What a finish left after its status write, should that pass
 			// have stopped there.
@@ -262,9 +266,13 @@ func decideStart(ctx context.Context, q *groupQueue, c client.Client, api client
 			return j.Spec.Suspend == nil || !*j.Spec.Suspend || j.DeletionTimestamp != nil
 		}
 		// Not in the cache: settled only if the API server has no such
-		// Job either (it was deleted before the cache ever saw it).
-		err := api.Get(ctx, job, &j)
-		return apierrors.IsNotFound(err)
+		// Job either (it was deleted before the cache ever saw it)...
+		if err := api.Get(ctx, job, &j); !apierrors.IsNotFound(err) {
+			return false
+		}
+		// ...and, for a start that recorded consumers instead, once the
+		// cache shows the record that makes the request a holder.
+		return consumersStartSettled(ctx, c, api, key, job)
 	}
 	d, err := q.TryStart(key, job, self, settled, func(pending *Entry) Decision {
 		holders, waiting, err := groupState(ctx, c, key)
@@ -281,6 +289,33 @@ func decideStart(ctx context.Context, q *groupQueue, c client.Client, api client
 		return Decision{}, readErr
 	}
 	return d, err
+}
+
+// consumersStartSettled says whether the start of the request whose Job
+// would be job is shown by the cache as far as the queue needs: it is not a
+// request of key's group with consumers (its start is its Job), or the cache
+// shows its record (Holders sees it), or the API server has no record either
+// (the start did not happen, or is undone).
+func consumersStartSettled(ctx context.Context, c client.Client, api client.Reader, key string, job types.NamespacedName) bool {
+	var rrs v1alpha1.ReplayRequestList
+	if err := c.List(ctx, &rrs, client.InNamespace(job.Namespace), client.MatchingFields{indexQueueKey: key}); err != nil {
+		return false
+	}
+	for i := range rrs.Items {
+		rr := &rrs.Items[i]
+		if !PausesConsumers(rr) || JobName(rr, StageApply) != job.Name {
+			continue
+		}
+		if ConsumersHeld(rr) || IsStarted(rr) || IsFinished(rr) {
+			return true
+		}
+		var live v1alpha1.ReplayRequest
+		if err := api.Get(ctx, client.ObjectKeyFromObject(rr), &live); err != nil {
+			return apierrors.IsNotFound(err)
+		}
+		return !ConsumersHeld(&live)
+	}
+	return true
 }
 
 // SetupWithManager registers the controller, its indexes and its watches:

@@ -18,9 +18,10 @@ import (
 
 // holdsGroup reports whether an object, in this version, may hold its group:
 // a pod that is active or terminating, a Job that runs or may still make pods,
-// a request that has started and not finished. Waiting replays are woken when
-// an object goes from holding to not holding (or is deleted): the only
-// moments a group can become free. Nothing is polled.
+// a request that has started and not finished or holds paused consumers.
+// Waiting replays are woken when an object goes from holding to not holding
+// (or is deleted): the only moments a group can become free. Nothing is
+// polled.
 func holdsGroup(o client.Object) bool {
 	switch v := o.(type) {
 	case *corev1.Pod:
@@ -28,7 +29,7 @@ func holdsGroup(o client.Object) bool {
 	case *batchv1.Job:
 		return jobRuns(v)
 	case *v1alpha1.ReplayRequest:
-		return IsStarted(v) && !IsFinished(v) || v.DeletionTimestamp == nil && !IsFinished(v)
+		return IsStarted(v) && !IsFinished(v) || v.DeletionTimestamp == nil && !IsFinished(v) || ConsumersHeld(v)
 	}
 	return false
 }

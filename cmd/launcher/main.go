@@ -43,6 +43,7 @@ type settings struct {
 	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
 	StartTimeout            time.Duration `envconfig:"START_TIMEOUT" default:"5m"`
 	Workers                 int           `envconfig:"WORKERS" default:"8"`
+	KEDA                    bool          `envconfig:"KEDA" default:"true"`
 	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"300"`
 	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"600"`
 	// Runner container resources; empty keeps launcher.DefaultOptions'.
@@ -100,6 +101,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&s.ActiveDeadline, "active-deadline", s.ActiveDeadline, "bound on a runner Job, retries included; a request's waitTimeout is added"+env("ACTIVE_DEADLINE"))
 	fs.IntVar(&s.HistoryLimit, "history-limit", s.HistoryLimit, "finished runner Jobs kept per namespace and group, oldest deleted first (requests are never deleted); 0 keeps all"+env("HISTORY_LIMIT"))
 	fs.DurationVar(&s.StartTimeout, "start-timeout", s.StartTimeout, "bound on a replay's start: its Job accepted by the API server and its runner pod started, else the request fails (JobNotCreated, PodNotStarted) and the group moves on"+env("START_TIMEOUT"))
+	fs.BoolVar(&s.KEDA, "keda", s.KEDA, "pause consumers scaled by KEDA through their ScaledObject; false fails requests naming a ScaledObject"+env("KEDA"))
 	fs.IntVar(&s.Workers, "workers", s.Workers, "requests reconciled concurrently"+env("WORKERS"))
 	fs.Float64Var(&s.KubeAPIQPS, "kube-api-qps", s.KubeAPIQPS, "client-side rate limit of Kubernetes API calls per second"+env("KUBE_API_QPS"))
 	fs.IntVar(&s.KubeAPIBurst, "kube-api-burst", s.KubeAPIBurst, "burst above --kube-api-qps"+env("KUBE_API_BURST"))
@@ -131,6 +133,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.ActiveDeadline = s.ActiveDeadline
 	c.opts.HistoryLimit = s.HistoryLimit
 	c.opts.StartTimeout = s.StartTimeout
+	c.opts.NoKEDA = !s.KEDA
 	c.opts.Resources = runnerResources(s, defaults.Resources)
 	return c, nil
 }

@@ -1,0 +1,114 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// recordConsumers is a start of a request with consumers (Queued, under the
+// group's queue): it reads every consumer and writes the record into status
+// before anything is changed, so that a launcher stopped at any point later
+// knows what to restore. The write is the start itself, as creating the Job
+// is for a request without consumers: from it on the request holds its group
+// (ConsumersHeld), and it is made with the request's current version only,
+// so a stale read never starts a run.
+func (r *ReplayRequestReconciler) recordConsumers(ctx context.Context, p *pass) error {
+	rr := p.rr
+	if err := r.confirmCurrent(ctx, rr); err != nil {
+		return err
+	}
+	recorded := make([]v1alpha1.ConsumerStatus, 0, len(rr.Spec.Consumers))
+	for _, ref := range rr.Spec.Consumers {
+		c, err := r.recordConsumer(ctx, rr.Namespace, ref)
+		if err != nil {
+			return err
+		}
+		recorded = append(recorded, c)
+	}
+	rr.Status.Consumers = recorded
+	SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, ReasonPausing, "recorded, pausing: "+consumersList(recorded))
+	rr.Status.Message = "pausing the consumers"
+	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	return r.Client.Status().Update(ctx, rr)
+}
+
+// recordFailed reports consumers that could not be recorded. Nothing was
+// changed. A consumer that is missing or cannot be paused as named fails the
+// request; anything else (an outage) is retried.
+func (r *ReplayRequestReconciler) recordFailed(ctx context.Context, p *pass, err error) error {
+	if apierrors.IsConflict(err) {
+		return nil // the newer version's event reconciles again
+	}
+	if !permanent(err) {
+		return err
+	}
+	rr := p.rr
+	rr.Status.Consumers = nil
+	msg := "cannot record the consumers, nothing was changed: " + err.Error()
+	SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, ReasonPauseFailed, msg)
+	return r.finish(ctx, p, nil, Outcome{Reason: ReasonPauseFailed, Message: msg})
+}
+
+// pausingConsumers pauses every recorded consumer, then creates the Job: the
+// runner waits, within waitTimeout, for the group to be empty. A consumer
+// that cannot be paused fails the request; what was paused is restored
+// (RestoringConsumers).
+func (r *ReplayRequestReconciler) pausingConsumers(ctx context.Context, p *pass) (next bool, err error) {
+	rr := p.rr
+	for i := range rr.Status.Consumers {
+		c := &rr.Status.Consumers[i]
+		if c.State != v1alpha1.ConsumerRecorded {
+			continue
+		}
+		if err := r.pauseConsumer(ctx, rr.Namespace, c); err != nil {
+			if !permanent(err) {
+				return false, err
+			}
+			msg := "cannot pause " + consumerName(*c) + ": " + err.Error()
+			SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, ReasonPauseFailed, msg)
+			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonPauseFailed, Message: msg})
+		}
+		c.State = v1alpha1.ConsumerPaused
+		c.Message = "paused"
+	}
+	msg := ConsumersPausedMessage(rr.Status.Consumers)
+	if SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionTrue, ReasonPaused, msg) {
+		p.event(nil, corev1.EventTypeNormal, v1alpha1.ConditionConsumersPaused, "Pause", msg)
+		for _, c := range rr.Status.Consumers {
+			for _, w := range c.Warnings {
+				p.event(nil, corev1.EventTypeWarning, "ConsumerPauseWarning", "Pause", w)
+			}
+		}
+	}
+	rr.Status.Message = msg
+	// The request holds its group already (ConsumersHeld): the Job is
+	// created without asking the queue again.
+	job, err := r.createJob(ctx, rr)
+	switch {
+	case errors.Is(err, errStale):
+		log.FromContext(ctx).V(1).Info("not starting from a stale cache")
+		return false, nil
+	case err != nil:
+		return false, r.createFailed(ctx, p, err)
+	}
+	p.job = job
+	return true, nil // Applying adopts it
+}
+
+func consumersList(cs []v1alpha1.ConsumerStatus) string {
+	s := ""
+	for i, c := range cs {
+		if i > 0 {
+			s += ", "
+		}
+		s += consumerSummary(c)
+	}
+	return s
+}

@@ -1,0 +1,46 @@
+package launcher
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// restoringConsumers restores every consumer a finished request still holds,
+// whatever its outcome, as recorded and only where the pause is still in
+// place (DecideRestore). The pass's status write records it; only the next
+// pass (Finished) drops the finalizer, so the record outlives a launcher
+// stopped in between, and the group stays held until it is written.
+func (r *ReplayRequestReconciler) restoringConsumers(ctx context.Context, p *pass) error {
+	if err := r.restoreAll(ctx, p.rr); err != nil {
+		SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionFalse, ReasonRestoreFailed, "restoring the consumers: "+err.Error())
+		return err
+	}
+	reason, msg := ConsumersRestoredCondition(p.rr.Status.Consumers)
+	SetCondition(p.rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, ReasonRestored, "the consumers are no longer paused")
+	SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionTrue, reason, msg)
+	eventType := corev1.EventTypeNormal
+	if reason != ReasonRestored {
+		eventType = corev1.EventTypeWarning
+	}
+	p.event(nil, eventType, v1alpha1.ConditionConsumersRestored, "Restore", msg)
+	return nil
+}
+
+// restoreAll restores each held consumer in turn; one that fails stops it,
+// and the next try starts again from the record.
+func (r *ReplayRequestReconciler) restoreAll(ctx context.Context, rr *v1alpha1.ReplayRequest) error {
+	for i := range rr.Status.Consumers {
+		c := &rr.Status.Consumers[i]
+		if c.State != v1alpha1.ConsumerRecorded && c.State != v1alpha1.ConsumerPaused {
+			continue
+		}
+		if err := r.restoreConsumer(ctx, rr.Namespace, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
