@@ -41,6 +41,18 @@ func TestUnitDecidePhase(t *testing.T) {
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
 	mine := ownJob(t, fresh)
 	recreated := testutil.MakeRequest("ns", "a").UID("uid-2").Obj() // same key, new UID
+	ref := v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerDeployment, Name: "c"}
+	recorded := testutil.MakeRequest("ns", "a").UID("uid-1").Resolved("earliest").Consumers(ref).Obj()
+	recorded.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: ref.Kind, Name: ref.Name, State: v1alpha1.ConsumerRecorded}}
+	pausedRunning := recorded.DeepCopy()
+	pausedRunning.Status.Consumers[0].State = v1alpha1.ConsumerPaused
+	pausedRunning.Status.JobName = "a-123"
+	pausedFinished := pausedRunning.DeepCopy()
+	FinishRequest(pausedFinished, Outcome{Reason: "KafkaError"}, "", t0)
+	restored := pausedFinished.DeepCopy()
+	restored.Status.Consumers[0].State = v1alpha1.ConsumerRestored
+	pausedDeleting := pausedRunning.DeepCopy()
+	pausedDeleting.DeletionTimestamp = &metav1.Time{Time: t0}
 
 	cases := []struct {
 		name string
@@ -57,6 +69,11 @@ func TestUnitDecidePhase(t *testing.T) {
 		{"re-created: the earlier incarnation's Job", recreated, mine, PhaseRecognising},
 		{"finished", finished, mine, PhaseFinished},
 		{"deleting", deleting, mine, PhaseDeleting},
+		{"consumers recorded, no Job", recorded, nil, PhasePausingConsumers},
+		{"consumers paused, Job made", pausedRunning, ownJob(t, pausedRunning), PhaseApplying},
+		{"finished with consumers paused", pausedFinished, nil, PhaseRestoringConsumers},
+		{"finished, consumers restored", restored, nil, PhaseFinished},
+		{"deleted with consumers paused (Deleting restores)", pausedDeleting, nil, PhaseDeleting},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

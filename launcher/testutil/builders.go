@@ -107,6 +107,12 @@ func (w *RequestWrapper) Offsets(offs ...v1alpha1.PartitionOffset) *RequestWrapp
 // DryRun plans only.
 func (w *RequestWrapper) DryRun() *RequestWrapper { w.Spec.DryRun = true; return w }
 
+// Consumers names the workloads to pause for the replay.
+func (w *RequestWrapper) Consumers(refs ...v1alpha1.ConsumerRef) *RequestWrapper {
+	w.Spec.Consumers = refs
+	return w
+}
+
 // Wait sets whenGroupActive: Wait with a timeout.
 func (w *RequestWrapper) Wait(d time.Duration) *RequestWrapper {
 	w.Spec.WhenGroupActive = v1alpha1.GroupActiveWait
