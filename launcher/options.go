@@ -65,6 +65,10 @@ type Options struct {
 	// the pod's termination state to reach its cache before it records the
 	// outcome from the Job alone.
 	PodResultGrace time.Duration
+	// RunnerLogInterval is how long a runner runs before the launcher first
+	// reads its log into status, and how often after that (followRunner).
+	// 0 reads it only when the runner is being stopped.
+	RunnerLogInterval time.Duration
 	// Logs reads the runner's log tail; nil reads pods/log through the API
 	// server.
 	Logs LogFetcher
@@ -96,6 +100,8 @@ func DefaultOptions() Options {
 		LogTailLines:   40,
 		LogTailBytes:   4096,
 		PodResultGrace: 10 * time.Second,
+
+		RunnerLogInterval: DefaultRunnerLogInterval,
 	}
 }
 

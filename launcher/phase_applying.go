@@ -126,6 +126,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		return false, err
 	}
 	if finished, _, _ := JobFinished(job); finished {
+		r.logReads.forget(pods)
 		o := JobOutcome(job, pods)
 		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
 			// The pod's last state is not in the cache yet; its event will
@@ -154,6 +155,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodRunning, msg)
 			rr.Status.Message = msg
 		}
+		r.followRunner(ctx, p, job, pods)
 		return false, nil
 	}
 	deadline := job.CreationTimestamp.Add(r.Options.StartTimeout)

@@ -79,6 +79,9 @@ type ReplayRequestReconciler struct {
 	Now func() time.Time
 
 	queue *groupQueue
+	// logReads is when each running runner's log was last read
+	// (followRunner).
+	logReads logReads
 }
 
 func (r *ReplayRequestReconciler) now() time.Time {
