@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -498,4 +499,104 @@ func TestEnvtestConsumersNeedWait(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "consumers need whenGroupActive: Wait") {
 		t.Fatalf("create: %v", err)
 	}
+}
+
+// The group stays locked until the restore is done: with the restore refused
+// (an admission policy denies scale changes in the namespace), a finished
+// request keeps its group, says RestoreFailed, and the next request of the
+// group waits; once scale changes are allowed again, the consumer is
+// restored and only then does the next request start.
+func TestEnvtestGroupHeldUntilConsumersRestored(t *testing.T) {
+	env(t)
+	ctx := context.Background()
+	ns := newNamespace(t, nil)
+	if err := k8s.Patch(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"consumers-test":%q}}}`, ns))); err != nil {
+		t.Fatal(err)
+	}
+	startLauncher(t, testOptions(), 2)
+	dep := makeDeployment(t, ns, "consumer", 3, nil)
+	rr := consumerRequest(ns, "replay", "g", deploymentRef("consumer"))
+	create(t, rr)
+	_, job := waitPaused(t, rr)
+
+	deny := denyScaleChanges(t, ns)
+	runPod(t, job, 0, int32(report.ExitKafkaError), "")
+	finishJob(t, job, batchv1.JobReasonBackoffLimitExceeded)
+	eventually(t, 30*time.Second, "restore refused", func() error {
+		if c := condition(getRR(t, rr), v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != launcher.ReasonRestoreFailed {
+			return fmt.Errorf("ConsumersRestored %+v", c)
+		}
+		return nil
+	})
+	next := testutil.MakeRequest(ns, "next").Group("g").Obj()
+	create(t, next)
+	expectWaiting(t, next)
+	if n := replicasOf(t, dep); n != 0 {
+		t.Fatalf("consumer at %d with the restore refused", n)
+	}
+	if !controllerutil.ContainsFinalizer(getRR(t, rr), launcher.Finalizer) {
+		t.Fatal("the finalizer went before the restore")
+	}
+
+	deny()
+	touch(t, rr) // a retry now rather than at the end of its backoff
+	waitRestored(t, rr, launcher.ReasonRestored)
+	waitReplicas(t, dep, 3)
+	waitJob(t, next)
+}
+
+// denyScaleChanges makes the API server refuse every scale change of
+// Deployments in ns, and returns once it does; the function it returns
+// lifts the refusal.
+func denyScaleChanges(t *testing.T, ns string) func() {
+	t.Helper()
+	ctx := context.Background()
+	name := "deny-scale-" + ns
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"consumers-test": ns}},
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments/scale"}},
+				}}},
+			},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "scale changes are frozen for this test"}},
+		},
+	}
+	create(t, policy)
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	create(t, binding)
+	probe := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "consumer"}}
+	eventually(t, 30*time.Second, "scale changes refused", func() error {
+		patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":0}}`))
+		err := k8s.SubResource("scale").Patch(ctx, probe, patch, &client.SubResourcePatchOptions{SubResourceBody: &autoscalingv1.Scale{}})
+		if err == nil || !strings.Contains(err.Error(), "frozen") {
+			return fmt.Errorf("scale patch: %v", err)
+		}
+		return nil
+	})
+	lifted := false
+	lift := func() {
+		if lifted {
+			return
+		}
+		lifted = true
+		if err := k8s.Delete(ctx, binding); err != nil {
+			t.Fatal(err)
+		}
+		_ = k8s.Delete(ctx, policy)
+		eventually(t, 30*time.Second, "scale changes allowed", func() error {
+			return k8s.SubResource("scale").Patch(ctx, probe, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":0}}`)), &client.SubResourcePatchOptions{SubResourceBody: &autoscalingv1.Scale{}})
+		})
+	}
+	t.Cleanup(lift)
+	return lift
 }
