@@ -579,7 +579,7 @@ func denyScaleChanges(t *testing.T, ns string) func() {
 		patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":0}}`))
 		err := k8s.SubResource("scale").Patch(ctx, probe, patch, &client.SubResourcePatchOptions{SubResourceBody: &autoscalingv1.Scale{}})
 		if err == nil || !strings.Contains(err.Error(), "frozen") {
-			return fmt.Errorf("scale patch: %v", err)
+			return fmt.Errorf("scale patch: %w", err)
 		}
 		return nil
 	})
