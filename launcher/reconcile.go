@@ -57,7 +57,8 @@ const Finalizer = "kafkareplay.dev/runner"
 
 // ReplayRequestReconciler runs each ReplayRequest as a Job of the runner,
 // through the phases of phase.go: Accepting → (Recognising) → Queued →
-// Applying → Finished, and Deleting when a request is deleted.
+// (PausingConsumers) → Applying → (RestoringConsumers) → Finished, and
+// Deleting when a request is deleted.
 //
 // Every reconcile reads the cluster's state first and decides the phase from
 // it alone, so a retried reconcile or a restarted launcher continues where
