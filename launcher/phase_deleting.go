@@ -75,6 +75,7 @@ func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 	if !ReleaseDeleted(rr, job, pods) {
 		return nil
 	}
+	r.logReads.forget(pods) // no runner left to follow (followRunner)
 	// No runner is left: the consumers go back as recorded before the
 	// request does (a deleted request's status is not written; the record
 	// stays until the restore is done).
