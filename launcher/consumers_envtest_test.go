@@ -600,3 +600,38 @@ func denyScaleChanges(t *testing.T, ns string) func() {
 	t.Cleanup(lift)
 	return lift
 }
+
+// With KEDA support off, a request naming a ScaledObject fails before
+// anything changes, and a Deployment that a ScaledObject targets is paused
+// through its own scale (its annotations untouched).
+func TestEnvtestConsumersKEDAOff(t *testing.T) {
+	env(t)
+	installKEDA(t)
+	ns := newNamespace(t, nil)
+	opts := testOptions()
+	opts.NoKEDA = true
+	startLauncher(t, opts, 2)
+	dep := makeDeployment(t, ns, "consumer", 2, nil)
+	makeScaledObject(t, ns, "so", dep.Name, nil)
+
+	named := consumerRequest(ns, "named", "g-named", v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerScaledObject, Name: "so"})
+	create(t, named)
+	cur := waitPhase(t, named, v1alpha1.PhaseFailed)
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != launcher.ReasonPauseFailed || !strings.Contains(c.Message, "KEDA support is turned off") {
+		t.Fatalf("Succeeded %+v", c)
+	}
+
+	viaScale := consumerRequest(ns, "via-scale", "g-scale", deploymentRef(dep.Name))
+	create(t, viaScale)
+	st, job := waitPaused(t, viaScale)
+	if s := st.Status.Consumers[0]; s.Method != v1alpha1.PauseScale || replicasOf(t, dep) != 0 {
+		t.Fatalf("consumer %+v at %d replicas", s, replicasOf(t, dep))
+	}
+	if ann := scaledObjectAnnotations(t, ns, "so"); ann[launcher.AnnotationKEDAPaused] != "" {
+		t.Fatalf("ScaledObject annotated with KEDA support off: %v", ann)
+	}
+	runPod(t, job, 0, int32(report.ExitKafkaError), "")
+	finishJob(t, job, batchv1.JobReasonBackoffLimitExceeded)
+	waitRestored(t, viaScale, launcher.ReasonRestored)
+	waitReplicas(t, dep, 2)
+}
