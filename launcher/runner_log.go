@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +54,9 @@ type LogRead struct {
 	Now bool
 	// After, when not zero, is when the next timed read is due.
 	After time.Duration
+	// Ended is true when the runner container has ended (in a pod being
+	// deleted): its log may be gone from the node (laterTail).
+	Ended bool
 }
 
 // LogReadDue decides when to read the log of a Job's running (or stopping)
@@ -64,6 +68,7 @@ func LogReadDue(job *batchv1.Job, pods []corev1.Pod, lastRead func(types.UID) ti
 	}
 	lr := LogRead{Pod: pod.Name, PodUID: pod.UID}
 	last := lastRead(pod.UID)
+	lr.Ended = cs.State.Terminated != nil
 	if isStopping(job, pod) {
 		// On every pass while it stops: the passes are its pod's and
 		// Job's few events, and this pass's own status write when the
@@ -177,7 +182,7 @@ func (r *ReplayRequestReconciler) followRunner(ctx context.Context, p *pass, job
 		return
 	}
 	t = WithoutFrameLines(t)
-	if t == "" {
+	if !laterTail(p.rr.Status.LogTail, t, due.Ended) {
 		return
 	}
 	p.rr.Status.LogTail = tail(t, 4096)
@@ -186,4 +191,23 @@ func (r *ReplayRequestReconciler) followRunner(ctx context.Context, p *pass, job
 		SetCondition(p.rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodRunning, msg)
 		p.rr.Status.Message = msg
 	}
+}
+
+// laterTail says whether a log read's text is the runner's log, later than
+// the tail kept before, or something else. After the container has ended,
+// the kubelet may no longer have it and answers a read with a line of its
+// own as the log's content (HTTP 200: "unable to retrieve container logs
+// for ...", "failed to try resolving symlinks in path ...", as seen on a
+// real node): that must not replace the runner's own last words. A log only
+// grows, so a later read of it still holds the kept tail's last line. While
+// the runner runs, any read is taken: between two reads a busy runner may
+// have written more than a tail's lines. It is pure.
+func laterTail(kept, read string, ended bool) bool {
+	if read == "" {
+		return false
+	}
+	if !ended || kept == "" {
+		return true
+	}
+	return strings.Contains(read, lastLine(kept))
 }

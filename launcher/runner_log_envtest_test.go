@@ -21,8 +21,16 @@ import (
 // scriptedLogs serves each pod's log as the test sets it, standing for the
 // kubelet's pods/log, which envtest lacks.
 type scriptedLogs struct {
-	mu   sync.Mutex
-	logs map[string]string
+	mu     sync.Mutex
+	logs   map[string]string
+	served map[string]int // reads that returned each text
+}
+
+// servedCount is how many reads have returned text.
+func (s *scriptedLogs) servedCount(text string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.served[text]
 }
 
 func (s *scriptedLogs) set(pod, log string) {
@@ -45,6 +53,10 @@ func (s *scriptedLogs) Tail(_ context.Context, _, pod, _ string, _, _ int64) (st
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l, ok := s.logs[pod]; ok {
+		if s.served == nil {
+			s.served = map[string]int{}
+		}
+		s.served[l]++
 		return l, nil
 	}
 	return "", fmt.Errorf("pods %q not found", pod)
@@ -113,7 +125,25 @@ func TestEnvtestDeadlineKeepsLogTail(t *testing.T) {
 		return nil
 	})
 
-	// The pod goes, its log with it; then the Job is Failed.
+	// The container goes, its log with it: the kubelet then answers a log
+	// read with a line of its own, as the log's content (seen on the real
+	// cluster, TestDeadlineExceededKeepsLogTail). Then the pod goes, and
+	// the Job is Failed.
+	const kubeletGone = "unable to retrieve container logs for containerd://4d50d312b53b\n"
+	logs.set(pod.Name, kubeletGone)
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 6, Reason: "Error", FinishedAt: metav1.Now()}}
+	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "a read of the removed container's log", func() error {
+		if logs.servedCount(kubeletGone) == 0 {
+			return fmt.Errorf("not read yet")
+		}
+		return nil
+	})
 	logs.gone(pod.Name)
 	eventually(t, 10*time.Second, "pod gone", func() error {
 		var cur corev1.Pod

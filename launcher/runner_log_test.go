@@ -46,6 +46,7 @@ func TestUnitLogReadDue(t *testing.T) {
 		wantPod   string
 		wantNow   bool
 		wantAfter time.Duration
+		wantEnded bool
 	}{
 		{name: "no pod", job: job, last: never, now: t0},
 		{name: "not on a node: no kubelet to ask", job: job, pods: []corev1.Pod{unscheduled}, last: never, now: t0.Add(time.Hour)},
@@ -55,14 +56,14 @@ func TestUnitLogReadDue(t *testing.T) {
 		{name: "read an interval ago", job: job, pods: []corev1.Pod{running("p", t0)}, last: readAt(t0.Add(40 * time.Second)), now: t0.Add(70 * time.Second), wantPod: "p", wantNow: true, wantAfter: interval},
 		{name: "deadline: the Job is about to stop it", job: failing, pods: []corev1.Pod{running("p", t0)}, last: readAt(t0.Add(9 * time.Second)), now: t0.Add(10 * time.Second), wantPod: "p", wantNow: true},
 		{name: "pod terminating", job: job, pods: []corev1.Pod{deleting(running("p", t0))}, last: readAt(t0.Add(9 * time.Second)), now: t0.Add(10 * time.Second), wantPod: "p", wantNow: true},
-		{name: "stopped container in a pod still there", job: failing, pods: []corev1.Pod{deleting(ended(running("p", t0)))}, last: readAt(t0.Add(9 * time.Second)), now: t0.Add(70 * time.Second), wantPod: "p", wantNow: true},
+		{name: "stopped container in a pod still there", job: failing, pods: []corev1.Pod{deleting(ended(running("p", t0)))}, last: readAt(t0.Add(9 * time.Second)), now: t0.Add(70 * time.Second), wantPod: "p", wantNow: true, wantEnded: true},
 		{name: "a finished container not being deleted: the finish reads it", job: job, pods: []corev1.Pod{ended(running("p", t0))}, last: never, now: t0.Add(time.Hour)},
 		{name: "the newest running pod", job: job, pods: []corev1.Pod{ended(running("old", t0)), running("new", t0.Add(time.Second))}, last: never, now: t0.Add(time.Hour), wantPod: "new", wantNow: true, wantAfter: interval},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := LogReadDue(tc.job, tc.pods, tc.last, tc.now, interval)
-			if got.Pod != tc.wantPod || got.Now != tc.wantNow || got.After != tc.wantAfter {
-				t.Fatalf("LogReadDue = %+v, want pod %q now %v after %s", got, tc.wantPod, tc.wantNow, tc.wantAfter)
+			if got.Pod != tc.wantPod || got.Now != tc.wantNow || got.After != tc.wantAfter || got.Ended != tc.wantEnded {
+				t.Fatalf("LogReadDue = %+v, want pod %q now %v after %s ended %v", got, tc.wantPod, tc.wantNow, tc.wantAfter, tc.wantEnded)
 			}
 		})
 	}
@@ -72,5 +73,25 @@ func TestUnitLogReadDue(t *testing.T) {
 	}
 	if got := LogReadDue(failing, []corev1.Pod{running("p", t0)}, never, t0.Add(time.Hour), 0); !got.Now {
 		t.Fatalf("interval 0 did not read a stopping pod: %+v", got)
+	}
+}
+
+func TestUnitLaterTail(t *testing.T) {
+	const kept = "level=INFO msg=starting\nlevel=INFO msg=\"group described\"\n"
+	for _, tc := range []struct {
+		name, kept, read string
+		ended, want      bool
+	}{
+		{"first read", "", "level=INFO msg=starting\n", false, true},
+		{"empty read", kept, "", false, false},
+		{"running: any read", kept, "level=WARN msg=retrying attempt=9\n", false, true},
+		{"ended: the log grew", kept, kept + "level=INFO msg=interrupted\n", true, true},
+		{"ended: the kubelet lost the container", kept, "unable to retrieve container logs for containerd://4d50d312\n", true, false},
+		{"ended: the log file is gone", kept, "failed to try resolving symlinks in path \"/var/log/pods/x/runner/0.log\": no such file or directory\n", true, false},
+		{"ended, nothing kept yet", "", "level=INFO msg=interrupted\n", true, true},
+	} {
+		if got := laterTail(tc.kept, tc.read, tc.ended); got != tc.want {
+			t.Errorf("%s: laterTail = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
