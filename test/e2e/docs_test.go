@@ -74,7 +74,7 @@ func docBlocks(root, file, heading string) ([]docBlock, error) {
 		if strings.TrimSpace(lines[i]) != "```sh" {
 			continue
 		}
-		indent := lines[i][:strings.Index(lines[i], "```")]
+		indent, _, _ := strings.Cut(lines[i], "```") // the fence's indentation, as in a list item
 		j := i + 1
 		for j < len(lines) && strings.TrimSpace(lines[j]) != "```" {
 			j++
