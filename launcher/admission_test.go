@@ -16,6 +16,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+	"github.com/kafka-replay/kafka-replay/runner/config"
 )
 
 // manifest returns a valid ReplayRequest as plain JSON data, so that tests
@@ -254,7 +255,28 @@ func TestEnvtestOffsetsBound(t *testing.T) {
 	}
 	tooMany := testutil.MakeRequest(ns, "max-items").Offsets(entries(2000)...).Obj()
 	tooMany.UID = "uid-not-created"
-	if err := jobFor(tooMany); err == nil || !strings.Contains(err.Error(), "annotations") {
+	// BuildJob validates the spec and refuses to make such a Job; the API
+	// server would refuse it anyway, for its annotations.
+	if err := jobFor(tooMany); err == nil || !strings.Contains(err.Error(), "a pod annotation can carry") {
+		t.Fatalf("2,000 long entries: BuildJob %v, want refused for the annotation bound", err)
+	}
+	big := make([]config.PartitionOffset, 0, len(tooMany.Spec.Target.Offsets))
+	for _, o := range tooMany.Spec.Target.Offsets {
+		big = append(big, config.PartitionOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
+	}
+	raw, err := json.Marshal(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := testutil.MakeRequest(ns, "max-items").Offsets(entries(1)...).Obj()
+	small.UID, small.CreationTimestamp = "uid-not-created", rr.CreationTimestamp
+	small.Status.ResolvedTarget = "offsets:1"
+	job, err := launcher.BuildJob(small, launcher.StageApply, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	job.Spec.Template.Annotations[v1alpha1.AnnotationOffsets] = string(raw)
+	if err := k8s.Create(ctx, job); err == nil || !strings.Contains(err.Error(), "annotations") {
 		t.Fatalf("2,000 long entries: Job creation %v, want refused for its annotations", err)
 	}
 	if err := launcher.ValidateSpec(&tooMany.Spec); err == nil {

@@ -341,7 +341,11 @@ func TestEnvtestNoDuplicateJobAcrossRestart(t *testing.T) {
 	create(t, rr3)
 	earlier := testutil.MakeRequest(ns, rr3.Name).Obj()
 	earlier.ObjectMeta, earlier.Spec = rr3.ObjectMeta, rr3.Spec
-	target3, err := launcher.ResolveTarget(rr3.Spec.Target, time.Now().Add(-10*time.Minute))
+	// Resolved against another instant than the request's own, so that
+	// resolving it again would show; BuildJob resolves against the
+	// creationTimestamp it is given.
+	earlier.CreationTimestamp = metav1.NewTime(time.Now().Add(-10 * time.Minute))
+	target3, err := launcher.ResolveTarget(rr3.Spec.Target, earlier.CreationTimestamp.Time)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +564,7 @@ func TestEnvtestCanarySecretNeverLeaks(t *testing.T) {
 // the launcher's Job).
 func runbookCronJob(t *testing.T, ns, name string, chartLabels bool) *batchv1.CronJob {
 	t.Helper()
-	probe := testutil.MakeRequest(ns, "template").Group("orders").UID("x").Resolved("time:2026-03-01T09:30:00Z").Obj()
+	probe := testutil.MakeRequest(ns, "template").Group("orders").UID("x").Time("2026-03-01T09:30:00Z").Resolved("time:2026-03-01T09:30:00Z").Obj()
 	tmpl, err := launcher.BuildJob(probe, launcher.StageApply, testOptions())
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -36,10 +37,12 @@ const (
 
 	// Mount points inside the runner pod.
 	kafkaConfigDir  = "/etc/kafka-replay/kafka"
+	kafkaSecretDir  = "/etc/kafka-replay/kafka-secret"
 	targetDir       = "/etc/kafka-replay/target"
 	offsetsFileName = "offsets.json"
 
 	kafkaConfigVolume = "kafka-config"
+	kafkaSecretVolume = "kafka-secret"
 	targetVolume      = "target"
 
 	// runnerUID is the distroless "nonroot" user the runner image runs as.
@@ -150,9 +153,15 @@ func RunnerLabels(rr *v1alpha1.ReplayRequest, stage Stage) map[string]string {
 // Credentials never appear in the Job: the Kafka ConfigMap and Secret are
 // referenced by name and mounted into the pod by the kubelet.
 func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.Job, error) {
-	target := rr.Status.ResolvedTarget
-	if target == "" {
-		return nil, fmt.Errorf("request %s/%s has no resolved target yet", rr.Namespace, rr.Name)
+	target, err := jobTarget(rr)
+	if err != nil {
+		return nil, err
+	}
+	image := opts.RunnerImage
+	if o := rr.Spec.Runner; o != nil {
+		if image, err = opts.RunnerImageFor(o.Image); err != nil {
+			return nil, fmt.Errorf("%w: request %s/%s: runner.image: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		}
 	}
 	labels := RunnerLabels(rr, stage)
 	annotations := map[string]string{
@@ -164,6 +173,8 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 		// The Job is where a resolved target is first stored when the
 		// request starts at once; see ReplayRequestReconciler.accept.
 		v1alpha1.AnnotationResolvedTarget: rr.Status.ResolvedTarget,
+		// Who asked, as admission stamped it (never status alone).
+		v1alpha1.AnnotationRequestedBy: rr.Requester(),
 	}
 	// The pod carries the request's name too: pod events are mapped back
 	// to the request through it.
@@ -223,27 +234,30 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 		corev1.EnvVar{Name: config.EnvFieldNames, Value: string(config.FieldNamesSpec)},
 	)
 
-	if src := kafkaConfigSources(rr.Spec.Kafka); len(src) > 0 {
-		volumes = append(volumes, corev1.Volume{
-			Name: kafkaConfigVolume,
-			VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-				Sources: src,
-				// Readable by the runner's group only (fsGroup below).
-				DefaultMode: ptr.To[int32](0o440),
-			}},
+	// The ConfigMap and the Secret are mounted apart: the runner reads the
+	// credentials' binding (the Secret's bootstrap.servers) from the
+	// Secret's directory only, and refuses a ConfigMap that would change
+	// how they are presented (runner/config/credentials.go).
+	if ref := rr.Spec.Kafka.ConfigMapRef; ref != nil {
+		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaConfigVolume, kafkaConfigDir, corev1.VolumeProjection{
+			ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}},
 		})
-		mounts = append(mounts, corev1.VolumeMount{Name: kafkaConfigVolume, MountPath: kafkaConfigDir, ReadOnly: true})
 		env = append(env, corev1.EnvVar{Name: config.EnvKafkaConfigDir, Value: kafkaConfigDir})
 	}
+	if ref := rr.Spec.Kafka.SecretRef; ref != nil {
+		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaSecretVolume, kafkaSecretDir, corev1.VolumeProjection{
+			Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}},
+		})
+		env = append(env, corev1.EnvVar{Name: config.EnvKafkaSecretDir, Value: kafkaSecretDir})
+		if opts.AllowUnboundSecrets {
+			env = append(env, corev1.EnvVar{Name: config.EnvAllowUnboundSecret, Value: "true"})
+		}
+	}
 
-	image := opts.RunnerImage
 	serviceAccount := opts.RunnerServiceAccount
 	resources := *opts.Resources.DeepCopy()
 	deadline := int64(opts.ActiveDeadline.Seconds()) + int64(wait.Seconds())
 	if o := rr.Spec.Runner; o != nil {
-		if o.Image != "" {
-			image = o.Image
-		}
 		if o.ServiceAccountName != "" {
 			serviceAccount = o.ServiceAccountName
 		}
@@ -355,17 +369,45 @@ func PodFailurePolicy() *batchv1.PodFailurePolicy {
 	}}
 }
 
-func kafkaConfigSources(k v1alpha1.KafkaConnection) []corev1.VolumeProjection {
-	var src []corev1.VolumeProjection
-	if k.ConfigMapRef != nil {
-		src = append(src, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
-			LocalObjectReference: corev1.LocalObjectReference{Name: k.ConfigMapRef.Name},
-		}})
+// ErrJobRefused marks a request BuildJob will not make a Job for: its spec
+// no longer validates, its image is not allowed, or its status does not
+// follow from its spec. Retrying cannot help.
+var ErrJobRefused = errors.New("no Job for this request")
+
+// jobTarget is the target a request's Job runs, decided from the spec every
+// time a Job is built, never from a status field alone: whoever may write
+// replayrequests/status is not thereby able to choose another target, or
+// to skip the spec's validation. The spec is validated again, and the
+// target resolved again against the request's creationTimestamp, which
+// gives the accepted one exactly (ResolveTarget is a pure function of
+// both); status.resolvedTarget must be it.
+func jobTarget(rr *v1alpha1.ReplayRequest) (string, error) {
+	if rr.Status.ResolvedTarget == "" {
+		return "", fmt.Errorf("request %s/%s has no resolved target yet", rr.Namespace, rr.Name)
 	}
-	if k.SecretRef != nil {
-		src = append(src, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
-			LocalObjectReference: corev1.LocalObjectReference{Name: k.SecretRef.Name},
-		}})
+	if err := ValidateSpec(&rr.Spec); err != nil {
+		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
-	return src
+	target, err := ResolveTarget(rr.Spec.Target, rr.CreationTimestamp.Time)
+	if err != nil {
+		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+	}
+	if target != rr.Status.ResolvedTarget {
+		return "", fmt.Errorf("%w: request %s/%s: status.resolvedTarget %q is not the spec's target (%s)", ErrJobRefused, rr.Namespace, rr.Name, rr.Status.ResolvedTarget, target)
+	}
+	return target, nil
+}
+
+// withPropertyVolume mounts one ConfigMap or Secret as a directory of
+// librdkafka properties, read-only and readable by the runner's group only
+// (fsGroup).
+func withPropertyVolume(volumes []corev1.Volume, mounts []corev1.VolumeMount, name, dir string, src corev1.VolumeProjection) ([]corev1.Volume, []corev1.VolumeMount) {
+	volumes = append(volumes, corev1.Volume{
+		Name: name,
+		VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources:     []corev1.VolumeProjection{src},
+			DefaultMode: ptr.To[int32](0o440),
+		}},
+	})
+	return volumes, append(mounts, corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: true})
 }

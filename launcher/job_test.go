@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
@@ -35,8 +37,11 @@ func envOf(t *testing.T, job *batchv1.Job) map[string]string {
 func buildJob(t *testing.T, w *testutil.RequestWrapper) *batchv1.Job {
 	t.Helper()
 	rr := w.UID("0b0d3b6e-6d8e-4c55-9a0e-2f1b1f3f2a10").Obj()
+	if rr.CreationTimestamp.IsZero() {
+		rr.CreationTimestamp = metav1.NewTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	}
 	if rr.Status.ResolvedTarget == "" {
-		target, err := ResolveTarget(rr.Spec.Target, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+		target, err := ResolveTarget(rr.Spec.Target, rr.CreationTimestamp.Time)
 		if err != nil {
 			t.Fatalf("ResolveTarget: %v", err)
 		}
@@ -111,8 +116,18 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 			want: map[string]string{config.EnvDryRun: "true", config.EnvWaitForEmpty: "5m0s"},
 		},
 		{
-			name: "kafka config dir from a ConfigMap and a Secret",
+			name: "a ConfigMap and a Secret in directories of their own",
 			req:  testutil.MakeRequest("ns", "a").ConfigMap("kafka-props").Secret("kafka-creds"),
+			want: map[string]string{config.EnvKafkaConfigDir: "/etc/kafka-replay/kafka", config.EnvKafkaSecretDir: "/etc/kafka-replay/kafka-secret"},
+		},
+		{
+			name: "a Secret alone",
+			req:  testutil.MakeRequest("ns", "a").Secret("kafka-creds"),
+			want: map[string]string{config.EnvKafkaSecretDir: "/etc/kafka-replay/kafka-secret"},
+		},
+		{
+			name: "a ConfigMap alone",
+			req:  testutil.MakeRequest("ns", "a").ConfigMap("kafka-props"),
 			want: map[string]string{config.EnvKafkaConfigDir: "/etc/kafka-replay/kafka"},
 		},
 	}
@@ -129,10 +144,16 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 					t.Errorf("%s set without dryRun", config.EnvDryRun)
 				}
 			}
-			if _, ok := tc.want[config.EnvKafkaConfigDir]; !ok {
-				if _, set := env[config.EnvKafkaConfigDir]; set {
-					t.Errorf("%s set without a ConfigMap or Secret", config.EnvKafkaConfigDir)
+			for _, dir := range []string{config.EnvKafkaConfigDir, config.EnvKafkaSecretDir} {
+				if _, ok := tc.want[dir]; !ok {
+					if _, set := env[dir]; set {
+						t.Errorf("%s set without its ConfigMap or Secret", dir)
+					}
 				}
+			}
+			// Only the operator opts out of the binding.
+			if _, set := env[config.EnvAllowUnboundSecret]; set {
+				t.Errorf("%s set from a request", config.EnvAllowUnboundSecret)
 			}
 			// Every name is one the runner reads.
 			for k := range env {
@@ -168,23 +189,48 @@ func TestUnitBuildJobOffsetsFile(t *testing.T) {
 	}
 }
 
-func TestUnitBuildJobKafkaConfigVolume(t *testing.T) {
+// The ConfigMap and the Secret are two directories, so that the runner can
+// tell the Secret's binding from what the ConfigMap says.
+func TestUnitBuildJobKafkaVolumes(t *testing.T) {
 	job := buildJob(t, testutil.MakeRequest("ns", "a").ConfigMap("props").Secret("creds"))
 	spec := job.Spec.Template.Spec
-	if len(spec.Volumes) != 1 || spec.Volumes[0].Projected == nil {
+	if len(spec.Volumes) != 2 || spec.Volumes[0].Projected == nil || spec.Volumes[1].Projected == nil {
 		t.Fatalf("volumes = %+v", spec.Volumes)
 	}
-	src := spec.Volumes[0].Projected.Sources
-	if len(src) != 2 || src[0].ConfigMap.Name != "props" || src[1].Secret.Name != "creds" {
-		t.Fatalf("sources = %+v", src)
+	cm, sec := spec.Volumes[0].Projected, spec.Volumes[1].Projected
+	if len(cm.Sources) != 1 || cm.Sources[0].ConfigMap == nil || cm.Sources[0].ConfigMap.Name != "props" {
+		t.Fatalf("ConfigMap volume = %+v", cm)
 	}
-	if m := spec.Containers[0].VolumeMounts[0]; !m.ReadOnly || m.MountPath != "/etc/kafka-replay/kafka" {
-		t.Fatalf("mount = %+v", m)
+	if len(sec.Sources) != 1 || sec.Sources[0].Secret == nil || sec.Sources[0].Secret.Name != "creds" {
+		t.Fatalf("Secret volume = %+v", sec)
+	}
+	for i, want := range []string{"/etc/kafka-replay/kafka", "/etc/kafka-replay/kafka-secret"} {
+		m := spec.Containers[0].VolumeMounts[i]
+		if !m.ReadOnly || m.MountPath != want || m.Name != spec.Volumes[i].Name {
+			t.Fatalf("mount %d = %+v, want %s", i, m, want)
+		}
+		if mode := spec.Volumes[i].Projected.DefaultMode; mode == nil || *mode != 0o440 {
+			t.Errorf("volume %s mode %v, want 0440", spec.Volumes[i].Name, mode)
+		}
 	}
 	// Credentials are referenced, never copied.
 	b, _ := json.Marshal(job)
 	if strings.Contains(string(b), "stringData") || strings.Contains(string(b), "\"data\"") {
 		t.Fatalf("job carries data: %s", b)
+	}
+}
+
+// The operator's opt-out of the credentials binding reaches the runner.
+func TestUnitBuildJobAllowUnboundSecrets(t *testing.T) {
+	opts := DefaultOptions()
+	opts.AllowUnboundSecrets = true
+	rr := testutil.MakeRequest("ns", "a").Secret("creds").Resolved("earliest").Obj()
+	job, err := BuildJob(rr, StageApply, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env := envOf(t, job); env[config.EnvAllowUnboundSecret] != "true" {
+		t.Errorf("env = %v", env)
 	}
 }
 
@@ -256,10 +302,10 @@ func TestUnitPodFailurePolicyFollowsTheRunnersExitCodes(t *testing.T) {
 func TestUnitBuildJobOverrides(t *testing.T) {
 	res := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
 	job := buildJob(t, testutil.MakeRequest("ns", "a").Wait(time.Minute).Runner(v1alpha1.RunnerOverrides{
-		Image: "example.com/runner:dev", ServiceAccountName: "replayer", Resources: &res, ActiveDeadlineSeconds: ptr.To[int64](30),
+		Image: "ghcr.io/kafka-replay/runner:dev", ServiceAccountName: "replayer", Resources: &res, ActiveDeadlineSeconds: ptr.To[int64](30),
 	}))
 	pod := job.Spec.Template.Spec
-	if pod.Containers[0].Image != "example.com/runner:dev" || pod.ServiceAccountName != "replayer" ||
+	if pod.Containers[0].Image != "ghcr.io/kafka-replay/runner:dev" || pod.ServiceAccountName != "replayer" ||
 		!pod.Containers[0].Resources.Limits.Memory().Equal(resource.MustParse("1Gi")) || *job.Spec.ActiveDeadlineSeconds != 30 {
 		t.Fatalf("overrides not applied: %+v", pod)
 	}
@@ -344,30 +390,88 @@ func TestUnitBuildJobNeedsAResolvedTarget(t *testing.T) {
 	}
 }
 
-func TestUnitRunnerImageAllowed(t *testing.T) {
+func TestUnitRunnerImageFor(t *testing.T) {
 	o := DefaultOptions()
 	o.RunnerImage = "registry.example.com:5000/kafka-replay/runner:0.1.0"
-	for image, want := range map[string]bool{
-		"": true, // the default image
-		"registry.example.com:5000/kafka-replay/runner:0.2.0":             true,
-		"registry.example.com:5000/kafka-replay/runner@sha256:0123456789": true,
-		"registry.example.com:5000/kafka-replay/runner-evil:1":            false,
-		"registry.example.com:5000/kafka-replay/runner":                   false, // implicit :latest
-		"docker.io/library/busybox:latest":                                false,
+	for image, want := range map[string]string{
+		"": o.RunnerImage, // the default image, as the operator gave it
+		"registry.example.com:5000/kafka-replay/runner:0.2.0":  "registry.example.com:5000/kafka-replay/runner:0.2.0",
+		"registry.example.com:5000/kafka-replay/runner":        "registry.example.com:5000/kafka-replay/runner",
+		"registry.example.com:5000/kafka-replay/runner-evil:1": "",
+		"docker.io/library/busybox:latest":                     "",
 	} {
-		if got, _ := o.RunnerImageAllowed(image); got != want {
-			t.Errorf("%q allowed = %v, want %v", image, got, want)
+		got, err := o.RunnerImageFor(image)
+		if (err == nil) != (want != "") || got != want {
+			t.Errorf("RunnerImageFor(%q) = %q, %v; want %q", image, got, err, want)
 		}
 	}
-	o.AllowedRunnerImages = []string{"mirror.internal/"}
-	if ok, _ := o.RunnerImageAllowed("mirror.internal/runner:1"); !ok {
-		t.Error("an image under an allowed prefix was refused")
+	o.AllowedRunnerImages = []string{"mirror.internal"}
+	if _, err := o.RunnerImageFor("mirror.internal/runner:1"); err != nil {
+		t.Errorf("an image of an allowed registry was refused: %v", err)
 	}
-	if ok, _ := o.RunnerImageAllowed("registry.example.com:5000/kafka-replay/runner:0.2.0"); ok {
+	if _, err := o.RunnerImageFor("registry.example.com:5000/kafka-replay/runner:0.2.0"); err == nil {
 		t.Error("an explicit list must replace the default")
 	}
 	o.AllowedRunnerImages = []string{"*"}
-	if ok, _ := o.RunnerImageAllowed("anything:1"); !ok {
-		t.Error(`"*" must allow any image`)
+	if _, err := o.RunnerImageFor("anything:1"); err != nil {
+		t.Errorf(`"*" must allow any image: %v`, err)
+	}
+	o.RequireRunnerImageDigest = true
+	if _, err := o.RunnerImageFor("anything:1"); err == nil {
+		t.Error("a tag passed a digest requirement")
+	}
+}
+
+// The Job is built from the spec, validated again each time: a status the
+// spec does not give (anyone who may write replayrequests/status can set
+// one) and a spec the launcher would refuse give no Job.
+func TestUnitBuildJobFromTheSpecOnly(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	ago := testutil.MakeRequest("ns", "a").Ago(2 * time.Hour).Created(created.Time).Obj()
+	ago.Status.ResolvedTarget = "time:2026-03-01T10:00:00Z"
+	if _, err := BuildJob(ago, StageApply, DefaultOptions()); err != nil {
+		t.Fatalf("the accepted target: %v", err)
+	}
+	cases := []struct {
+		name string
+		rr   func() *v1alpha1.ReplayRequest
+		want string
+	}{
+		{"another target in status", func() *v1alpha1.ReplayRequest {
+			rr := ago.DeepCopy()
+			rr.Status.ResolvedTarget = "earliest"
+			return rr
+		}, "is not the spec's target"},
+		{"an ago resolved against another instant", func() *v1alpha1.ReplayRequest {
+			rr := ago.DeepCopy()
+			rr.Status.ResolvedTarget = "time:2026-03-01T09:00:00Z"
+			return rr
+		}, "is not the spec's target"},
+		{"an invalid spec", func() *v1alpha1.ReplayRequest {
+			rr := ago.DeepCopy()
+			rr.Spec.Kafka.BootstrapServers = "kafka"
+			return rr
+		}, "kafka.bootstrapServers"},
+		{"an image the launcher does not allow", func() *v1alpha1.ReplayRequest {
+			rr := ago.DeepCopy()
+			rr.Spec.Runner = &v1alpha1.RunnerOverrides{Image: "ghcr.io/kafka-replay/runner-evil:1"}
+			return rr
+		}, "runner.image"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job, err := BuildJob(tc.rr(), StageApply, DefaultOptions())
+			if !errors.Is(err, ErrJobRefused) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("BuildJob = %v, %v; want an error saying %q", job != nil, err, tc.want)
+			}
+		})
+	}
+	// An allowed image is written in its full form, which the chart's
+	// admission policy checks.
+	rr := ago.DeepCopy()
+	rr.Spec.Runner = &v1alpha1.RunnerOverrides{Image: "ghcr.io/kafka-replay/runner:2"}
+	job, err := BuildJob(rr, StageApply, DefaultOptions())
+	if err != nil || job.Spec.Template.Spec.Containers[0].Image != "ghcr.io/kafka-replay/runner:2" {
+		t.Fatalf("BuildJob: %v", err)
 	}
 }

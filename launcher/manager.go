@@ -39,11 +39,11 @@ func RunnerSelector() labels.Selector {
 // ReplayRequest, but only runner Jobs and pods and the chart's runbook
 // CronJobs (label-selected on the server, so other workloads' objects never
 // reach the launcher's memory), and none of the objects' managed fields.
-func CacheOptions() cache.Options {
+func CacheOptions(namespaces ...string) cache.Options {
 	sel := RunnerSelector()
 	runbook, err := labels.NewRequirement(v1alpha1.LabelRunbook, selection.Exists, nil)
 	utilruntime.Must(err)
-	return cache.Options{
+	opts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&batchv1.Job{}:     {Label: sel},
 			&corev1.Pod{}:      {Label: sel},
@@ -51,6 +51,16 @@ func CacheOptions() cache.Options {
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}
+	// Only chosen namespaces (Options.WatchNamespaces): the launcher then
+	// neither sees nor acts on requests elsewhere, and its watches need
+	// rights in those namespaces only.
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
 }
 
 // Setup registers the launcher's controllers with a manager: the

@@ -39,11 +39,9 @@ func init() {
 
 // observeOutcome counts one finished replay.
 func observeOutcome(o Outcome, started time.Time) {
-	outcome := OutcomeFailed
-	if o.Succeeded {
-		outcome = OutcomeSucceeded
-	}
-	requestsTotal.WithLabelValues(outcome, o.Reason).Inc()
+	// Label values from fixed sets only (metriclabels.go).
+	outcome := OutcomeLabel(o.Succeeded)
+	requestsTotal.WithLabelValues(outcome, ReasonLabel(o.Reason)).Inc()
 	if !started.IsZero() {
 		end := o.FinishedAt
 		if end.IsZero() {
@@ -52,7 +50,7 @@ func observeOutcome(o Outcome, started time.Time) {
 		requestDuration.WithLabelValues(outcome).Observe(end.Sub(started).Seconds())
 	}
 	if r := o.Result; r != nil && !r.DryRun && !r.AlreadyApplied && o.Succeeded {
-		messagesReconsumed.Add(float64(r.Totals.MessagesToReconsume))
-		messagesSkipped.Add(float64(r.Totals.MessagesSkipped))
+		messagesReconsumed.Add(CounterIncrement(r.Totals.MessagesToReconsume))
+		messagesSkipped.Add(CounterIncrement(r.Totals.MessagesSkipped))
 	}
 }

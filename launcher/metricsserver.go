@@ -1,6 +1,8 @@
 package launcher
 
 import (
+	"crypto/tls"
+
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -27,5 +29,9 @@ func MetricsServerOptions(addr string, secure bool, certDir string) metricsserve
 	opts.SecureServing = true
 	opts.CertDir = certDir
 	opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	// HTTP/1.1 only: HTTP/2's stream resets let one client keep the
+	// server busy (CVE-2023-44487, CVE-2023-39325), and a scrape needs
+	// nothing HTTP/2 offers.
+	opts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
 	return opts
 }

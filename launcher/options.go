@@ -15,7 +15,6 @@
 package launcher
 
 import (
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,12 +29,23 @@ type Options struct {
 	RunnerImage string
 	// RunnerImagePullPolicy is the runner container's pull policy.
 	RunnerImagePullPolicy corev1.PullPolicy
-	// AllowedRunnerImages are the image references a request's
-	// spec.runner.image may start with. Empty allows the RunnerImage's own
-	// repository (any tag or digest); "*" allows any image. Whoever may
-	// create a ReplayRequest does not thereby get to run an image of their
-	// choosing with the launcher's right to create Jobs.
+	// AllowedRunnerImages are the images a request's spec.runner.image
+	// may name, compared by registry and repository exactly (imageref.go):
+	// a repository (any tag or digest), a registry host[:port], a path
+	// ending in "/" (the repositories under it), or "*" (any). Empty allows
+	// the RunnerImage's own repository. Whoever may create a ReplayRequest
+	// does not thereby get to run an image of their choosing with the
+	// launcher's right to create Jobs.
 	AllowedRunnerImages []string
+	// RequireRunnerImageDigest refuses a spec.runner.image without a
+	// digest, so that what runs cannot change under a tag.
+	RequireRunnerImageDigest bool
+	// AllowUnboundSecrets lets runner pods use a Secret that names no
+	// bootstrap.servers with any servers (the runner's
+	// REPLAY_ALLOW_UNBOUND_SECRET), for a whole install: an operator's
+	// opt-out of the credentials binding (docs/security.md). A Secret that
+	// names its servers is held to them regardless.
+	AllowUnboundSecrets bool
 	// RunnerServiceAccount runs runner pods as this ServiceAccount unless a
 	// request overrides it; empty means the namespace's default.
 	RunnerServiceAccount string
@@ -76,6 +86,9 @@ type Options struct {
 	// and a Deployment or StatefulSet is paused through its scale even if a
 	// ScaledObject targets it (the chart then grants no access to KEDA).
 	NoKEDA bool
+	// WatchNamespaces limits the launcher to these namespaces' requests
+	// and Jobs; empty watches every namespace.
+	WatchNamespaces []string
 }
 
 // DefaultOptions are sensible defaults for a small runner.
@@ -105,31 +118,13 @@ func DefaultOptions() Options {
 	}
 }
 
-// RunnerImageAllowed reports whether a request may run image (empty: the
-// default image, always allowed), and the prefixes it was checked against.
-func (o Options) RunnerImageAllowed(image string) (bool, []string) {
-	allowed := o.AllowedRunnerImages
-	if len(allowed) == 0 {
-		repo := imageRepository(o.RunnerImage)
-		allowed = []string{repo + ":", repo + "@"}
-	}
+// RunnerImageFor is the image a request's runner runs: the launcher's own
+// for an empty spec.runner.image, else the request's, parsed and checked
+// against AllowedRunnerImages (and RequireRunnerImageDigest), in its full
+// normalised form.
+func (o Options) RunnerImageFor(image string) (string, error) {
 	if image == "" {
-		return true, allowed
+		return o.RunnerImage, nil
 	}
-	for _, p := range allowed {
-		if p == "*" || strings.HasPrefix(image, p) {
-			return true, allowed
-		}
-	}
-	return false, allowed
-}
-
-// imageRepository strips the tag and digest from an image reference
-// ("registry:5000/runner:1.0@sha256:..." → "registry:5000/runner").
-func imageRepository(ref string) string {
-	ref, _, _ = strings.Cut(ref, "@")
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		ref = ref[:i]
-	}
-	return ref
+	return CheckRunnerImage(image, o.AllowedRunnerImages, o.RunnerImage, o.RequireRunnerImageDigest)
 }

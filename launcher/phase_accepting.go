@@ -3,7 +3,6 @@ package launcher
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -28,8 +27,8 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 	target, terr := ResolveTarget(rr.Spec.Target, rr.CreationTimestamp.Time)
 	serr := ValidateSpec(&rr.Spec)
 	if serr == nil && rr.Spec.Runner != nil {
-		if ok, allowed := r.Options.RunnerImageAllowed(rr.Spec.Runner.Image); !ok {
-			serr = fmt.Errorf("runner.image: %q is not allowed by this launcher (--allowed-runner-images: %s)", rr.Spec.Runner.Image, strings.Join(allowed, ","))
+		if _, err := r.Options.RunnerImageFor(rr.Spec.Runner.Image); err != nil {
+			serr = fmt.Errorf("runner.image: %w", err)
 		}
 	}
 	if terr != nil || serr != nil {
@@ -43,6 +42,7 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		return false, r.finish(ctx, p, nil, Outcome{Reason: reason, Message: msg})
 	}
 	rr.Status.ResolvedTarget = target
+	rr.Status.RequestedBy = rr.Requester()
 	SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+target)
 	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
 	rr.Status.ObservedGeneration = rr.Generation

@@ -150,7 +150,7 @@ func (r *ReplayRequestReconciler) confirmCurrent(ctx context.Context, rr *v1alph
 func (r *ReplayRequestReconciler) createFailed(ctx context.Context, p *pass, err error) error {
 	rr := p.rr
 	msg := "cannot create the runner Job: " + err.Error()
-	if apierrors.IsInvalid(err) {
+	if apierrors.IsInvalid(err) || errors.Is(err, ErrJobRefused) {
 		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobInvalid, msg)
 		return r.finish(ctx, p, nil, Outcome{Reason: ReasonJobInvalid, Message: msg})
 	}

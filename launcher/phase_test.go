@@ -20,7 +20,11 @@ func ownJob(t *testing.T, rr *v1alpha1.ReplayRequest) *batchv1.Job {
 	t.Helper()
 	cp := rr.DeepCopy()
 	if cp.Status.ResolvedTarget == "" {
-		cp.Status.ResolvedTarget = "earliest"
+		target, err := ResolveTarget(cp.Spec.Target, cp.CreationTimestamp.Time)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp.Status.ResolvedTarget = target
 	}
 	job, err := BuildJob(cp, StageApply, DefaultOptions())
 	if err != nil {

@@ -105,6 +105,8 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 	if err := r.Client.Get(ctx, req.NamespacedName, &rr); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	// Every log line of the pass says who asked.
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("requestedBy", rr.Requester()))
 	before := rr.Status.DeepCopy()
 	p := &pass{rr: &rr, now: r.now(), key: QueueKey(&rr)}
 	p.self = Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time, Since: p.now}
@@ -164,7 +166,10 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 	}
 	// Events after the write: they never announce what status does not say.
 	if p.accepted {
-		r.Recorder.Eventf(p.rr, nil, corev1.EventTypeNormal, ReasonAccepted, "Accept", "target resolved to %s", p.rr.Status.ResolvedTarget)
+		// The log line carries requestedBy (the pass's logger), the audit
+		// trail of who asked for what.
+		log.FromContext(ctx).Info("accepted", "group", p.rr.Spec.Group, "target", p.rr.Status.ResolvedTarget)
+		r.Recorder.Eventf(p.rr, nil, corev1.EventTypeNormal, ReasonAccepted, "Accept", "requested by %s; target resolved to %s", p.rr.Requester(), p.rr.Status.ResolvedTarget)
 	}
 	for _, e := range p.events {
 		var related *batchv1.Job

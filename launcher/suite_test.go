@@ -246,7 +246,7 @@ func startLauncher(t testing.TB, opts launcher.Options, workers int) *running {
 	logs := &syncBuffer{}
 	mgr, err := ctrl.NewManager(userCfg, ctrl.Options{
 		Scheme:                 launcher.NewScheme(),
-		Cache:                  launcher.CacheOptions(),
+		Cache:                  launcher.CacheOptions(opts.WatchNamespaces...),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Logger:                 zap.New(zap.WriteTo(logs), zap.Level(zapcore.Level(-2))),

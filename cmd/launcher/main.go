@@ -21,7 +21,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 )
@@ -30,6 +29,8 @@ import (
 // environment variables under the LAUNCHER_ prefix.
 type settings struct {
 	MetricsBindAddress      string        `envconfig:"METRICS_BIND_ADDRESS" default:":8080"`
+	MetricsSecure           bool          `envconfig:"METRICS_SECURE" default:"true"`
+	MetricsCertDir          string        `envconfig:"METRICS_CERT_DIR"`
 	HealthProbeBindAddress  string        `envconfig:"HEALTH_PROBE_BIND_ADDRESS" default:":8081"`
 	LeaderElect             bool          `envconfig:"LEADER_ELECT" default:"true"`
 	LeaderElectionNamespace string        `envconfig:"LEADER_ELECTION_NAMESPACE"`
@@ -38,6 +39,9 @@ type settings struct {
 	RunnerImagePullPolicy   string        `envconfig:"RUNNER_IMAGE_PULL_POLICY" default:"IfNotPresent"`
 	RunnerServiceAccount    string        `envconfig:"RUNNER_SERVICE_ACCOUNT"`
 	AllowedRunnerImages     string        `envconfig:"ALLOWED_RUNNER_IMAGES"`
+	RequireRunnerDigest     bool          `envconfig:"REQUIRE_RUNNER_IMAGE_DIGEST"`
+	AllowUnboundSecrets     bool          `envconfig:"ALLOW_UNBOUND_SECRETS"`
+	WatchNamespaces         string        `envconfig:"WATCH_NAMESPACES"`
 	BackoffLimit            int           `envconfig:"BACKOFF_LIMIT" default:"2"`
 	ActiveDeadline          time.Duration `envconfig:"ACTIVE_DEADLINE" default:"10m"`
 	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
@@ -89,13 +93,18 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	env := func(name string) string { return " (env " + envPrefix + "_" + name + ")" }
 	fs.StringVar(&s.MetricsBindAddress, "metrics-bind-address", s.MetricsBindAddress, "address of the Prometheus /metrics endpoint; 0 disables it"+env("METRICS_BIND_ADDRESS"))
+	fs.BoolVar(&s.MetricsSecure, "metrics-secure", s.MetricsSecure, "serve /metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics; false: plain HTTP to anyone"+env("METRICS_SECURE"))
+	fs.StringVar(&s.MetricsCertDir, "metrics-cert-dir", s.MetricsCertDir, "directory of the metrics endpoint's tls.crt and tls.key; default: a self-signed certificate made at start"+env("METRICS_CERT_DIR"))
 	fs.StringVar(&s.HealthProbeBindAddress, "health-probe-bind-address", s.HealthProbeBindAddress, "address of /healthz and /readyz"+env("HEALTH_PROBE_BIND_ADDRESS"))
 	fs.BoolVar(&s.LeaderElect, "leader-elect", s.LeaderElect, "elect one active launcher among replicas, through a Lease"+env("LEADER_ELECT"))
 	fs.StringVar(&s.LeaderElectionNamespace, "leader-election-namespace", s.LeaderElectionNamespace, "namespace of the leader election Lease; default: the pod's own"+env("LEADER_ELECTION_NAMESPACE"))
 	fs.StringVar(&s.LeaderElectionID, "leader-election-id", s.LeaderElectionID, "name of the leader election Lease"+env("LEADER_ELECTION_ID"))
 	fs.StringVar(&s.RunnerImage, "runner-image", s.RunnerImage, "runner container image, unless a request overrides it"+env("RUNNER_IMAGE"))
 	fs.StringVar(&s.RunnerImagePullPolicy, "runner-image-pull-policy", s.RunnerImagePullPolicy, "Always, IfNotPresent or Never"+env("RUNNER_IMAGE_PULL_POLICY"))
-	fs.StringVar(&s.AllowedRunnerImages, "allowed-runner-images", s.AllowedRunnerImages, "comma-separated image prefixes a request's spec.runner.image may start with; default: --runner-image's repository; * allows any"+env("ALLOWED_RUNNER_IMAGES"))
+	fs.StringVar(&s.AllowedRunnerImages, "allowed-runner-images", s.AllowedRunnerImages, "comma-separated images a request's spec.runner.image may name, by registry and repository exactly: a repository (any tag or digest), a registry host[:port], a path ending in / (repositories under it), or *; default: --runner-image's repository"+env("ALLOWED_RUNNER_IMAGES"))
+	fs.BoolVar(&s.RequireRunnerDigest, "require-runner-image-digest", s.RequireRunnerDigest, "refuse a request's spec.runner.image without a digest (@sha256:...)"+env("REQUIRE_RUNNER_IMAGE_DIGEST"))
+	fs.BoolVar(&s.AllowUnboundSecrets, "allow-unbound-secrets", s.AllowUnboundSecrets, "let runners use a Secret that names no bootstrap.servers with any servers (the runner's REPLAY_ALLOW_UNBOUND_SECRET), for every request; see docs/security.md"+env("ALLOW_UNBOUND_SECRETS"))
+	fs.StringVar(&s.WatchNamespaces, "watch-namespaces", s.WatchNamespaces, "comma-separated namespaces whose requests and Jobs the launcher acts on; default: every namespace"+env("WATCH_NAMESPACES"))
 	fs.StringVar(&s.RunnerServiceAccount, "runner-service-account", s.RunnerServiceAccount, "ServiceAccount of runner pods; default: the namespace's default"+env("RUNNER_SERVICE_ACCOUNT"))
 	fs.IntVar(&s.BackoffLimit, "backoff-limit", s.BackoffLimit, "retries of a retryable runner failure (never for invalid input or an active group)"+env("BACKOFF_LIMIT"))
 	fs.DurationVar(&s.ActiveDeadline, "active-deadline", s.ActiveDeadline, "bound on a runner Job, retries included; a request's waitTimeout is added"+env("ACTIVE_DEADLINE"))
@@ -124,11 +133,10 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.RunnerImage = s.RunnerImage
 	c.opts.RunnerImagePullPolicy = corev1.PullPolicy(s.RunnerImagePullPolicy)
 	c.opts.RunnerServiceAccount = s.RunnerServiceAccount
-	for _, p := range strings.Split(s.AllowedRunnerImages, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			c.opts.AllowedRunnerImages = append(c.opts.AllowedRunnerImages, p)
-		}
-	}
+	c.opts.AllowedRunnerImages = splitList(s.AllowedRunnerImages)
+	c.opts.RequireRunnerImageDigest = s.RequireRunnerDigest
+	c.opts.AllowUnboundSecrets = s.AllowUnboundSecrets
+	c.opts.WatchNamespaces = splitList(s.WatchNamespaces)
 	c.opts.BackoffLimit = int32(s.BackoffLimit)
 	c.opts.ActiveDeadline = s.ActiveDeadline
 	c.opts.HistoryLimit = s.HistoryLimit
@@ -136,6 +144,17 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.NoKEDA = !s.KEDA
 	c.opts.Resources = runnerResources(s, defaults.Resources)
 	return c, nil
+}
+
+// splitList is a comma-separated list without its blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // runnerQuantity is one runner resource setting and where it goes.
@@ -201,8 +220,8 @@ func run(args []string) error {
 	cfg.QPS, cfg.Burst = float32(s.KubeAPIQPS), s.KubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        launcher.NewScheme(),
-		Cache:                         launcher.CacheOptions(),
-		Metrics:                       metricsserver.Options{BindAddress: s.MetricsBindAddress},
+		Cache:                         launcher.CacheOptions(opts.WatchNamespaces...),
+		Metrics:                       launcher.MetricsServerOptions(s.MetricsBindAddress, s.MetricsSecure, s.MetricsCertDir),
 		HealthProbeBindAddress:        s.HealthProbeBindAddress,
 		LeaderElection:                s.LeaderElect,
 		LeaderElectionID:              s.LeaderElectionID,
@@ -229,7 +248,8 @@ func run(args []string) error {
 	}); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("launcher").Info("starting", "runnerImage", opts.RunnerImage, "historyLimit", opts.HistoryLimit, "workers", s.Workers)
+	ctrl.Log.WithName("launcher").Info("starting", "runnerImage", opts.RunnerImage, "historyLimit", opts.HistoryLimit, "workers", s.Workers,
+		"metricsSecure", s.MetricsSecure, "watchNamespaces", opts.WatchNamespaces, "allowUnboundSecrets", opts.AllowUnboundSecrets)
 	return mgr.Start(ctx)
 }
 
@@ -242,6 +262,11 @@ func validate(s *settings) error {
 	}
 	if s.RunnerImage == "" {
 		errs = append(errs, "--runner-image: is required")
+	} else if _, err := launcher.CheckRunnerImage(s.RunnerImage, []string{"*"}, s.RunnerImage, false); err != nil {
+		errs = append(errs, "--runner-image: "+err.Error())
+	}
+	if err := launcher.ParseImageRules(splitList(s.AllowedRunnerImages)); err != nil {
+		errs = append(errs, "--allowed-runner-images: "+err.Error())
 	}
 	if s.BackoffLimit < 0 {
 		errs = append(errs, "--backoff-limit: must not be negative")

@@ -96,7 +96,30 @@ func TestParseAllowedRunnerImages(t *testing.T) {
 	if got := c.opts.AllowedRunnerImages; len(got) != 2 || got[0] != "mirror/" || got[1] != "reg/runner:" {
 		t.Fatalf("allowed = %q", got)
 	}
-	if ok, _ := c.opts.RunnerImageAllowed("mirror/runner:2"); !ok {
-		t.Error("mirror/runner:2 refused")
+	if _, err := c.opts.RunnerImageFor("mirror/runner:2"); err != nil {
+		t.Errorf("mirror/runner:2 refused: %v", err)
+	}
+	if _, err := c.opts.RunnerImageFor("mirror-evil/runner:2"); err == nil {
+		t.Error("mirror-evil/runner:2 admitted by mirror/")
+	}
+	if _, err := parse([]string{"--allowed-runner-images=reg/runner:1.0"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--allowed-runner-images") {
+		t.Errorf("a tagged entry: %v", err)
+	}
+}
+
+func TestParseSecuritySettings(t *testing.T) {
+	c, err := parse(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.MetricsSecure || c.opts.AllowUnboundSecrets || c.opts.RequireRunnerImageDigest || len(c.opts.WatchNamespaces) != 0 {
+		t.Errorf("defaults: metrics secure %v, unbound %v, digest %v, namespaces %q", c.MetricsSecure, c.opts.AllowUnboundSecrets, c.opts.RequireRunnerImageDigest, c.opts.WatchNamespaces)
+	}
+	c, err = parse([]string{"--metrics-secure=false", "--allow-unbound-secrets", "--require-runner-image-digest", "--watch-namespaces=team-a, team-b"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MetricsSecure || !c.opts.AllowUnboundSecrets || !c.opts.RequireRunnerImageDigest || strings.Join(c.opts.WatchNamespaces, ",") != "team-a,team-b" {
+		t.Errorf("set: metrics secure %v, unbound %v, digest %v, namespaces %q", c.MetricsSecure, c.opts.AllowUnboundSecrets, c.opts.RequireRunnerImageDigest, c.opts.WatchNamespaces)
 	}
 }

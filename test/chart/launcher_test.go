@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -18,10 +19,13 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
@@ -323,9 +327,35 @@ func TestLauncherBinaryWithChartArgs(t *testing.T) {
 		}
 	}()
 
+	// /metrics is HTTPS for callers the API server authenticates and
+	// authorises: a scraper bound to the chart's metrics-reader ClusterRole.
+	scraper, stranger := serviceAccountToken(ctx, t, admin, ns, "scraper"), serviceAccountToken(ctx, t, admin, ns, "stranger")
+	for _, u := range objs {
+		if u.GetKind() == "ClusterRole" && strings.HasSuffix(u.GetName(), "-metrics-reader") {
+			if err := admin.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), fieldOwner, client.ForceOwnership); err != nil {
+				t.Fatal(err)
+			}
+			crb := &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: ns + "-scraper"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: u.GetName()},
+				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "scraper", Namespace: ns}},
+			}
+			if err := admin.Create(ctx, crb); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the self-signed certificate
 	probe := func(port int, path string) (int, string, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", port, path), nil)
-		resp, err := http.DefaultClient.Do(req)
+		scheme, hc := "http", http.DefaultClient
+		if port == metricsPort {
+			scheme, hc = "https", insecure
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, port, path), nil)
+		if port == metricsPort {
+			req.Header.Set("Authorization", "Bearer "+scraper)
+		}
+		resp, err := hc.Do(req)
 		if err != nil {
 			return 0, "", err
 		}
@@ -357,6 +387,33 @@ func TestLauncherBinaryWithChartArgs(t *testing.T) {
 			return nil
 		})
 	}
+	// Without a token, or with one the API server does not authorise for
+	// GET /metrics, nothing; in plain HTTP, nothing either.
+	for what, token := range map[string]string{"no token": "", "a token without the metrics-reader role": stranger, "a token that is not one": "not-a-token"} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort), nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := insecure.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		// 401 or 403; controller-runtime answers 500 to a token the API
+		// server cannot review. Never the metrics.
+		if resp.StatusCode == http.StatusOK || strings.Contains(string(b), "controller_runtime_") {
+			t.Errorf("GET /metrics with %s: %d\n%s", what, resp.StatusCode, b)
+		}
+	}
+	if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if strings.Contains(string(b), "controller_runtime_") {
+			t.Error("/metrics answered in plain HTTP")
+		}
+	}
+
 	// It leads through a Lease in the release namespace, named as the chart says.
 	eventuallyDo(t, 60*time.Second, "leader election Lease", func() error {
 		var lease coordinationv1.Lease
@@ -371,6 +428,21 @@ func TestLauncherBinaryWithChartArgs(t *testing.T) {
 	if strings.Contains(logs.String(), "flag provided but not defined") {
 		t.Errorf("the launcher refused a flag:\n%s", logs.String())
 	}
+}
+
+// serviceAccountToken creates a ServiceAccount and returns a token of it
+// (a TokenRequest), as a scraper in a pod would have.
+func serviceAccountToken(ctx context.Context, t *testing.T, admin client.Client, ns, name string) string {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := admin.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	if err := admin.SubResource("token").Create(ctx, sa, tr); err != nil {
+		t.Fatalf("token of %s/%s: %v", ns, name, err)
+	}
+	return tr.Status.Token
 }
 
 func freePort(t *testing.T) int {

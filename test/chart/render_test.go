@@ -78,6 +78,7 @@ func TestRenderDefaults(t *testing.T) {
 		"ServiceAccount/kafka-replay-launcher",
 		"ServiceAccount/kafka-replay-runner",
 		"ClusterRole/kafka-replay-launcher",
+		"ClusterRole/kafka-replay-metrics-reader",
 		"ClusterRoleBinding/kafka-replay-launcher",
 		"Role/kafka-replay-launcher",
 		"RoleBinding/kafka-replay-launcher",
@@ -129,6 +130,7 @@ func TestRenderDefaults(t *testing.T) {
 		}
 	}
 	checkRBAC(t, objs)
+	checkMetricsReader(t, objs, "kafka-replay")
 
 	// The chart's runner defaults are the launcher's: a runbook Job and a
 	// request's Job get the same resources and retry budget.
@@ -227,6 +229,41 @@ func checkRestrictedPod(t *testing.T, what string, ps *corev1.PodSpec) {
 	}
 }
 
+// launcherRole is the launcher's ClusterRole or Role (the chart also has a
+// ClusterRole for whoever reads /metrics).
+func launcherRole(t *testing.T, objs []*unstructured.Unstructured, kind string) *unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, o := range byKind(objs, kind) {
+		if strings.HasSuffix(o.GetName(), "-launcher") {
+			out = append(out, o)
+		}
+	}
+	if len(out) != 1 {
+		t.Fatalf("want exactly one launcher %s, got %v", kind, kinds(out))
+	}
+	return out[0]
+}
+
+// checkMetricsReader: with metrics.secure, a ClusterRole that lets a
+// scraper GET /metrics and nothing else.
+func checkMetricsReader(t *testing.T, objs []*unstructured.Unstructured, fullname string) {
+	t.Helper()
+	for _, o := range byKind(objs, "ClusterRole") {
+		if o.GetName() != fullname+"-metrics-reader" {
+			continue
+		}
+		var r rbacv1.ClusterRole
+		into(t, o, &r)
+		want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+		if !apiequality.Semantic.DeepEqual(r.Rules, want) {
+			t.Errorf("metrics reader rules %+v, want %+v", r.Rules, want)
+		}
+		return
+	}
+	t.Errorf("no ClusterRole %s-metrics-reader", fullname)
+}
+
 // checkRBAC: the ClusterRole and Role carry exactly the rules generated from
 // the launcher's +kubebuilder:rbac markers, and nothing reaches Secrets or
 // uses a wildcard.
@@ -247,7 +284,7 @@ func checkRBAC(t *testing.T, objs []*unstructured.Unstructured) {
 			into(t, g, &r)
 			want.Rules = append(want.Rules, r.Rules...)
 		}
-		into(t, one(t, objs, kind), &got)
+		into(t, launcherRole(t, objs, kind), &got)
 		if !apiequality.Semantic.DeepEqual(want.Rules, got.Rules) {
 			t.Errorf("%s rules differ from files/rbac/role.yaml:\n got %+v\nwant %+v", kind, got.Rules, want.Rules)
 		}
@@ -281,7 +318,7 @@ func TestRenderAllOn(t *testing.T) {
 		counts[o.GetKind()]++
 	}
 	for kind, n := range map[string]int{
-		"Deployment": 1, "PodDisruptionBudget": 1, "ServiceAccount": 2, "ClusterRole": 1, "ClusterRoleBinding": 1,
+		"Deployment": 1, "PodDisruptionBudget": 1, "ServiceAccount": 2, "ClusterRole": 2, "ClusterRoleBinding": 1,
 		"Role": 1, "RoleBinding": 1, "Service": 1, "ServiceMonitor": 1, "NetworkPolicy": 2, "CronJob": 5,
 	} {
 		if counts[kind] != n {
@@ -306,6 +343,7 @@ func TestRenderAllOn(t *testing.T) {
 		t.Errorf("launcher image %s %s", c.Image, c.ImagePullPolicy)
 	}
 	checkRBAC(t, objs)
+	checkMetricsReader(t, objs, "kr")
 
 	for _, cj := range byKind(objs, "CronJob") {
 		var c batchv1.CronJob

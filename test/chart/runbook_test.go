@@ -81,6 +81,14 @@ func launcherOptions(t *testing.T, objs []*unstructured.Unstructured) launcher.O
 			opts.ActiveDeadline, err = time.ParseDuration(v)
 		case "history-limit":
 			opts.HistoryLimit, err = strconv.Atoi(v)
+		case "allowed-runner-images":
+			opts.AllowedRunnerImages = strings.Split(v, ",")
+		case "require-runner-image-digest":
+			opts.RequireRunnerImageDigest = v == "" || v == "true"
+		case "allow-unbound-secrets":
+			opts.AllowUnboundSecrets = v == "" || v == "true"
+		case "watch-namespaces":
+			opts.WatchNamespaces = strings.Split(v, ",")
 		case "runner-cpu-request", "runner-memory-request", "runner-cpu-limit", "runner-memory-limit":
 			var q resource.Quantity
 			if q, err = resource.ParseQuantity(v); err == nil {
@@ -166,6 +174,7 @@ func equivalentRequest(t *testing.T, rb Runbook, now time.Time) *v1alpha1.Replay
 			ServiceAccountName:    rb.ServiceAccountName,
 		}
 	}
+	rr.CreationTimestamp = metav1.NewTime(now)
 	rr.Status.ResolvedTarget, err = launcher.ResolveTarget(rr.Spec.Target, now)
 	if err != nil {
 		t.Fatalf("runbook %s: %v", rb.Name, err)
@@ -350,6 +359,9 @@ func compareRunbooks(t *testing.T, objs []*unstructured.Unstructured, values cha
 			// acceptance by the launcher.
 			delete(wantAnn, v1alpha1.AnnotationResolvedTarget)
 			delete(wantAnn, v1alpha1.AnnotationSpecDigest)
+			// Who asked is a request's, stamped at its admission; a
+			// runbook Job's creator is in the API server's audit log.
+			delete(wantAnn, v1alpha1.AnnotationRequestedBy)
 			wantAnn[labelRunbook] = rb.Name
 			if rb.Description != "" {
 				wantAnn["kafkareplay.dev/description"] = rb.Description

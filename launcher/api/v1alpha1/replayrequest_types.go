@@ -427,6 +427,16 @@ type ReplayRequestStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// requestedBy is who created the request: the username the chart's
+	// admission policies stamped into metadata.annotations
+	// kafkareplay.dev/requested-by from the API server's own record of the
+	// creator, or "unknown" when nothing stamped it (an API server without
+	// MutatingAdmissionPolicy). Recorded when the request is accepted, and
+	// on the Job.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	RequestedBy string `json:"requestedBy,omitempty"`
+
 	// jobName is the runner Job in the request's namespace.
 	// +optional
 	JobName string `json:"jobName,omitempty"`
