@@ -15,7 +15,7 @@ func TestRenderKEDASwitch(t *testing.T) {
 	rules := func(t *testing.T, extra ...string) ([]rbacv1.PolicyRule, []string) {
 		objs := render(t, extra...)
 		var cr rbacv1.ClusterRole
-		into(t, one(t, objs, "ClusterRole"), &cr)
+		into(t, launcherRole(t, objs, "ClusterRole"), &cr)
 		var dep appsv1.Deployment
 		into(t, one(t, objs, "Deployment"), &dep)
 		return cr.Rules, dep.Spec.Template.Spec.Containers[0].Args
