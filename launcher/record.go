@@ -202,11 +202,11 @@ func mergeChanged(attempts []Attempt, missing int) v1alpha1.OffsetsChanged {
 // contract, that the group was not touched. Such a reason must not be the
 // Job's when an earlier attempt did touch it.
 func claimsNothingChanged(reason string) bool {
-	switch report.Reason(reason) {
-	case report.ReasonInvalidInput, report.ReasonGroupActive, report.ReasonKafkaError, report.ReasonInterrupted:
-		return true
-	}
-	return false
+	// By the exit code the reason goes with (runner/report, the one list):
+	// invalid input (CredentialsNotBound too), an active group, a Kafka
+	// error before the commit and an interruption change nothing.
+	code, ok := report.Reason(reason).ExitCode()
+	return ok && code != report.ExitOK && code != report.ExitInternal && code != report.ExitPartiallyApplied
 }
 
 // missingAttempts is how many finished pods the Job counted that are no
