@@ -77,6 +77,21 @@ func (c *Cluster) Import(ctx context.Context, im Images) error {
 	return nil
 }
 
+// BuildAndImport builds both images into a temporary directory (see
+// BuildImages), imports them into the cluster and removes the archives.
+func (c *Cluster) BuildAndImport(ctx context.Context, logf func(string, ...any)) error {
+	dir, err := os.MkdirTemp("", "kafka-replay-images-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	im, err := BuildImages(ctx, dir, logf)
+	if err != nil {
+		return err
+	}
+	return c.Import(ctx, im)
+}
+
 // Helm finds helm: $HELM, else the Makefile's cached build
 // ($HOME/.cache/kafka-replay/tools/helm-v3.22.0), else PATH.
 func Helm() (string, error) {

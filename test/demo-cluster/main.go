@@ -83,16 +83,7 @@ func demo() (err error) {
 	}()
 
 	step("building both images from the Dockerfiles and importing them into the node")
-	dir, err := os.MkdirTemp("", "kafka-replay-demo-images-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	im, err := cluster.BuildImages(ctx, dir, logf)
-	if err != nil {
-		return err
-	}
-	if err := c.Import(ctx, im); err != nil {
+	if err := c.BuildAndImport(ctx, logf); err != nil {
 		return err
 	}
 

@@ -138,16 +138,7 @@ func up(dir, kubeconfig string) (err error) {
 	}()
 
 	logf("building (cached) and importing both images")
-	imgDir, err := os.MkdirTemp("", "kafka-replay-dev-images-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(imgDir)
-	im, err := cluster.BuildImages(ctx, imgDir, logf)
-	if err != nil {
-		return err
-	}
-	if err := c.Import(ctx, im); err != nil {
+	if err := c.BuildAndImport(ctx, logf); err != nil {
 		return err
 	}
 

@@ -79,16 +79,7 @@ func setupFlow(c *cluster.Cluster) (*flowEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "kafka-replay-e2e-images-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	im, err := cluster.BuildImages(ctx, dir, log.Printf)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Import(ctx, im); err != nil {
+	if err := c.BuildAndImport(ctx, log.Printf); err != nil {
 		return nil, err
 	}
 
