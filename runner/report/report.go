@@ -55,6 +55,14 @@ const (
 	// ExitInterrupted means the runner was stopped by a signal before it
 	// committed anything. Nothing was changed.
 	ExitInterrupted ExitCode = 6
+	// ExitRefused means a guard refused the plan before anything was
+	// committed: the plan being applied no longer holds (PlanStale), it
+	// would re-consume more messages than allowed (LimitExceeded), or it
+	// would skip messages the consumers never handled (WouldSkipMessages).
+	// The result still holds the plan, and names the partitions at fault.
+	// Nothing was changed. Retrying the same input cannot help: plan again,
+	// or change the limits.
+	ExitRefused ExitCode = 7
 )
 
 // Reason is a one-word, CamelCase summary of an outcome, suitable for a
@@ -78,6 +86,24 @@ const (
 	// that an operator can alert on it: it is what an attempt to take a
 	// credential looks like.
 	ReasonCredentialsNotBound Reason = "CredentialsNotBound"
+	// ReasonPlanStale (exit 7): a plan: target's plan no longer holds. A
+	// partition of a relative plan (shift:, undo:) has another committed
+	// offset than the plan started from, a planned offset is no longer
+	// inside its partition's log, or a planned partition is gone. The
+	// partitions that differ carry an error saying how.
+	ReasonPlanStale Reason = "PlanStale"
+	// ReasonLimitExceeded (exit 7): the plan would re-consume more messages
+	// than --max-messages-to-reconsume allows; the error gives both figures.
+	ReasonLimitExceeded Reason = "LimitExceeded"
+	// ReasonWouldSkipMessages (exit 7): the plan moves some partition
+	// ahead of its committed offset, past messages the consumers never
+	// handled, and --allow-skip is not set. The error names the partitions
+	// and the count.
+	ReasonWouldSkipMessages Reason = "WouldSkipMessages"
+	// ReasonRefused (exit 7) is what a reader says that has only the exit
+	// code 7 and lost the result that named the guard. The runner itself
+	// always writes one of the three guard reasons.
+	ReasonRefused Reason = "Refused"
 )
 
 // reasonExitCodes is every reason the runner writes, with the exit code it
@@ -94,6 +120,10 @@ var reasonExitCodes = map[Reason]ExitCode{
 	ReasonKafkaError:          ExitKafkaError,
 	ReasonPartiallyApplied:    ExitPartiallyApplied,
 	ReasonInterrupted:         ExitInterrupted,
+	ReasonPlanStale:           ExitRefused,
+	ReasonLimitExceeded:       ExitRefused,
+	ReasonWouldSkipMessages:   ExitRefused,
+	ReasonRefused:             ExitRefused,
 }
 
 // Reasons lists every reason the runner writes, sorted.
@@ -120,6 +150,7 @@ var failureReasons = map[ExitCode]Reason{
 	ExitKafkaError:       ReasonKafkaError,
 	ExitPartiallyApplied: ReasonPartiallyApplied,
 	ExitInterrupted:      ReasonInterrupted,
+	ExitRefused:          ReasonRefused,
 }
 
 // ReasonForExitCode maps a failed runner's exit code to its reason. It is how a
@@ -136,7 +167,7 @@ func ReasonForExitCode(code ExitCode) Reason {
 // Invalid input and an active group fail fast; everything else may be retried
 // (a retry is safe: the run ID makes it idempotent).
 func (c ExitCode) Retryable() bool {
-	return c != ExitOK && c != ExitInvalidInput && c != ExitGroupActive
+	return c != ExitOK && c != ExitInvalidInput && c != ExitGroupActive && c != ExitRefused
 }
 
 // Result is everything a run decided and did.
@@ -151,6 +182,11 @@ type Result struct {
 	Target Target `json:"target"`
 	// DryRun is true when the plan was only printed.
 	DryRun bool `json:"dryRun"`
+	// Plan is the plan's digest ([PlanDigest] of Group and Partitions): in
+	// a dry run, of the plan it printed, which a plan: target applies and
+	// an approval names; in a run of a plan: target, of the plan it
+	// applied. Empty otherwise.
+	Plan string `json:"plan,omitempty"`
 	// AlreadyApplied is true when every partition in scope already carried
 	// this run ID's commit, so nothing was committed again. Its partitions
 	// report the offsets and deltas of that earlier commit.
@@ -213,7 +249,13 @@ type Partition struct {
 	Applied bool `json:"applied"`
 	// Error is set when committing this partition failed, could not be
 	// verified, or was overwritten by another client before the read-back.
+	// With exit 7 it says why a guard refused this partition.
 	Error string `json:"error,omitempty"`
+	// LeftAlone is set when an undo: target's rules leave this partition
+	// where it is (and --force was not given), and says why in a sentence.
+	// Such a partition is not committed: NewOffset is its committed offset,
+	// Delta 0, Applied false, and it does not make the run fail.
+	LeftAlone string `json:"leftAlone,omitempty"`
 }
 
 // Totals summarise a result's partitions.
@@ -241,6 +283,9 @@ type Totals struct {
 	NoPreviousOffset int `json:"noPreviousOffset,omitempty"`
 	// Failed counts partitions whose commit failed or could not be verified.
 	Failed int `json:"failed,omitempty"`
+	// LeftAlone counts partitions an undo left where they were (see
+	// [Partition.LeftAlone]).
+	LeftAlone int `json:"leftAlone,omitempty"`
 }
 
 // Summarize recomputes Totals from Partitions. Call it whenever partitions
@@ -266,6 +311,9 @@ func (r *Result) Summarize() {
 		}
 		if p.Error != "" {
 			t.Failed++
+		}
+		if p.LeftAlone != "" {
+			t.LeftAlone++
 		}
 	}
 	r.Totals = t

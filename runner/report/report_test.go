@@ -227,7 +227,7 @@ func TestDecodeRejects(t *testing.T) {
 // Every reason a failure's exit code stands for is in the fixed set, with
 // that exit code; CredentialsNotBound is an invalid input.
 func TestReasonsAreAFixedSet(t *testing.T) {
-	for code := ExitInternal; code <= ExitInterrupted; code++ {
+	for code := ExitInternal; code <= ExitRefused; code++ {
 		r := ReasonForExitCode(code)
 		if got, ok := r.ExitCode(); !ok || got != code {
 			t.Errorf("%q.ExitCode() = %d, %v; want %d", r, got, ok, code)
@@ -240,7 +240,12 @@ func TestReasonsAreAFixedSet(t *testing.T) {
 		t.Error("an unknown reason has an exit code")
 	}
 	rs := Reasons()
-	if len(rs) != 10 || !slices.IsSorted(rs) || !slices.Contains(rs, ReasonCredentialsNotBound) {
+	for _, r := range []Reason{ReasonPlanStale, ReasonLimitExceeded, ReasonWouldSkipMessages} {
+		if code, ok := r.ExitCode(); !ok || code != ExitRefused {
+			t.Errorf("%s exit code = %d, %v; want %d", r, code, ok, ExitRefused)
+		}
+	}
+	if len(rs) != 14 || !slices.IsSorted(rs) || !slices.Contains(rs, ReasonCredentialsNotBound) {
 		t.Errorf("Reasons() = %q", rs)
 	}
 }
@@ -253,8 +258,9 @@ func TestExitCodes(t *testing.T) {
 		ExitKafkaError:       ReasonKafkaError,
 		ExitPartiallyApplied: ReasonPartiallyApplied,
 		ExitInterrupted:      ReasonInterrupted,
+		ExitRefused:          ReasonRefused,
 	}
-	numbers := map[ExitCode]int{ExitOK: 0, ExitInternal: 1, ExitInvalidInput: 2, ExitGroupActive: 3, ExitKafkaError: 4, ExitPartiallyApplied: 5, ExitInterrupted: 6}
+	numbers := map[ExitCode]int{ExitOK: 0, ExitInternal: 1, ExitInvalidInput: 2, ExitGroupActive: 3, ExitKafkaError: 4, ExitPartiallyApplied: 5, ExitInterrupted: 6, ExitRefused: 7}
 	for code, n := range numbers {
 		if int(code) != n {
 			t.Errorf("exit code %v is %d, the contract says %d", code, int(code), n)
@@ -265,7 +271,7 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("ReasonForExitCode(%d) = %q, want %q", code, got, want)
 		}
 	}
-	for _, code := range []ExitCode{7, 42, 137, 143, 255, -1} {
+	for _, code := range []ExitCode{8, 42, 137, 143, 255, -1} {
 		if got := ReasonForExitCode(code); got != ReasonInternalError {
 			t.Errorf("ReasonForExitCode(%d) = %q, want %q", code, got, ReasonInternalError)
 		}
@@ -287,6 +293,7 @@ func TestExitCodes(t *testing.T) {
 		ExitKafkaError:       true,
 		ExitPartiallyApplied: true,
 		ExitInterrupted:      true,
+		ExitRefused:          false,
 		137:                  true, // OOM-killed: the run ID makes a retry safe
 	}
 	for code, want := range retryable {

@@ -47,6 +47,28 @@ const (
 	// AnnotationStartedAt, on a runbook Job, is when the launcher started it
 	// (set suspend to false) at the head of its group's queue, RFC3339.
 	AnnotationStartedAt = "kafkareplay.dev/started-at"
+	// AnnotationApprove, on a request, approves its plan: its value must
+	// be the plan's digest (status.plan.digest). Setting or changing it
+	// needs the verb approve on replayrequests (the chart's admission
+	// policy).
+	AnnotationApprove = "kafkareplay.dev/approve"
+	// AnnotationReject, on a request, rejects its plan; its value is the
+	// reason. The same right as AnnotationApprove.
+	AnnotationReject = "kafkareplay.dev/reject"
+	// AnnotationApprovedBy is who set AnnotationApprove or
+	// AnnotationReject, stamped by the chart's admission policy from the
+	// API server's record of the user (never from the user's own words).
+	// On the apply Job, it is who approved the plan.
+	AnnotationApprovedBy = "kafkareplay.dev/approved-by"
+	// AnnotationApprovedAt, on the apply Job, is when the launcher saw the
+	// approval, RFC3339.
+	AnnotationApprovedAt = "kafkareplay.dev/approved-at"
+	// AnnotationPlanDigest, on the apply Job of an approved plan, is the
+	// digest approved; on a planning Job, the digest of its plan once known.
+	AnnotationPlanDigest = "kafkareplay.dev/plan-digest"
+	// AnnotationUndoOf, on the Job of an undo, names the undone request.
+	AnnotationUndoOf = "kafkareplay.dev/undo-of"
+
 	// AnnotationOffsets, on the pod template, holds the JSON list of explicit
 	// offsets of an `offsets` target. A downward API volume turns it into the
 	// file that the runner's file: target reads.

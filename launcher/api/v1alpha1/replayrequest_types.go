@@ -20,6 +20,8 @@ import (
 // +kubebuilder:printcolumn:name="Reconsumed",type=integer,JSONPath=`.status.result.totals.messagesToReconsume`,description="Messages the group will consume again (a dry run: the plan's figure, Reason DryRun)"
 // +kubebuilder:printcolumn:name="Skipped",type=integer,JSONPath=`.status.result.totals.messagesSkipped`,description="Messages the group was moved past without consuming them (a dry run: the plan's figure)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.digest`,priority=1,description="Digest of the plan awaiting approval (approval: Manual)"
+// +kubebuilder:printcolumn:name="ApprovedBy",type=string,JSONPath=`.status.approval.by`,priority=1,description="Who approved or rejected the plan"
 type ReplayRequest struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard object metadata.
@@ -44,6 +46,12 @@ type ReplayRequest struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.waitTimeout) || self.whenGroupActive == 'Wait'",message="waitTimeout is only allowed with whenGroupActive: Wait",fieldPath=".waitTimeout"
 // +kubebuilder:validation:XValidation:rule="self.whenGroupActive != 'Wait' || has(self.waitTimeout)",message="whenGroupActive: Wait needs a waitTimeout",fieldPath=".whenGroupActive"
 // +kubebuilder:validation:XValidation:rule="!has(self.consumers) || size(self.consumers) == 0 || self.whenGroupActive == 'Wait'",message="consumers need whenGroupActive: Wait and a waitTimeout: the runner waits, bounded by it, for the paused consumers to leave the group",fieldPath=".consumers"
+// +kubebuilder:validation:XValidation:rule="!(has(self.approval) && self.approval == 'Manual' && has(self.dryRun) && self.dryRun)",message="approval: Manual already plans before applying; a dryRun has nothing to approve",fieldPath=".approval"
+// +kubebuilder:validation:XValidation:rule="!has(self.approvalTimeout) || (has(self.approval) && self.approval == 'Manual')",message="approvalTimeout is only allowed with approval: Manual",fieldPath=".approvalTimeout"
+// +kubebuilder:validation:XValidation:rule="!has(self.force) || !self.force || has(self.target.undoOf)",message="force is only allowed with target.undoOf: it restores partitions the undo rules would leave alone",fieldPath=".force"
+// +kubebuilder:validation:XValidation:rule="!has(self.target.undoOf) || !has(self.topics) || size(self.topics) == 0",message="topics must be empty when target.undoOf is set: the undone request's record already chooses the partitions",fieldPath=".topics"
+// +kubebuilder:validation:XValidation:rule="!has(self.target.position) || self.target.position != 'Latest' || (has(self.limits) && has(self.limits.allowSkip) && self.limits.allowSkip)",message="target.position: Latest moves the group past messages its consumers never handled; set limits.allowSkip: true to allow that",fieldPath=".limits"
+// +kubebuilder:validation:XValidation:rule="!has(self.target.shiftBy) || self.target.shiftBy < 0 || (has(self.limits) && has(self.limits.allowSkip) && self.limits.allowSkip)",message="a positive target.shiftBy skips messages the consumers never handled; set limits.allowSkip: true to allow that",fieldPath=".limits"
 type ReplayRequestSpec struct {
 	// kafka says how to reach the Kafka cluster.
 	// +required
@@ -110,6 +118,64 @@ type ReplayRequestSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	Consumers []ConsumerRef `json:"consumers,omitempty"`
+
+	// approval says whether the request applies as soon as it can
+	// (Automatic, the default) or waits for a person: with Manual the
+	// launcher first runs a planning Job (a dry run), shows its summary and
+	// digest in status.plan with the condition AwaitingApproval, and applies
+	// exactly that plan only once someone with the verb approve on
+	// replayrequests annotates the request kafkareplay.dev/approve=<digest>
+	// (or rejects it with kafkareplay.dev/reject=<reason>).
+	// +optional
+	// +kubebuilder:default=Automatic
+	Approval ApprovalPolicy `json:"approval,omitempty"`
+
+	// approvalTimeout bounds the wait for an approval, from when the plan
+	// is ready, as a Go duration such as 4h; when it runs out the request
+	// fails with reason Expired. Only with approval: Manual; 24h when unset.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) > duration('0s') && duration(self) <= duration('168h')`,message="approvalTimeout must be a positive Go duration of at most 168h (7 days), such as 4h"
+	ApprovalTimeout *metav1.Duration `json:"approvalTimeout,omitempty"`
+
+	// limits are guards the plan must pass before anything is committed
+	// (in a dry run and the planning run too, which then fail the same way).
+	// +optional
+	Limits *Limits `json:"limits,omitempty"`
+
+	// force, with target.undoOf, restores also the partitions the undo
+	// rules leave alone (see docs/usage.md, "Undo"), to their offset before
+	// the undone request.
+	// +optional
+	Force bool `json:"force,omitempty"`
+}
+
+// ApprovalPolicy is whether a request waits for a person's approval.
+// +kubebuilder:validation:Enum=Automatic;Manual
+type ApprovalPolicy string
+
+const (
+	// ApprovalAutomatic applies as soon as the group is free.
+	ApprovalAutomatic ApprovalPolicy = "Automatic"
+	// ApprovalManual plans first and applies only the approved plan.
+	ApprovalManual ApprovalPolicy = "Manual"
+)
+
+// Limits are guards on a plan, checked by the runner before it commits.
+type Limits struct {
+	// maxMessagesToReconsume fails the request with reason LimitExceeded,
+	// before anything is committed, when the plan would have the group
+	// consume more messages again than this, in all partitions together.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxMessagesToReconsume *int64 `json:"maxMessagesToReconsume,omitempty"`
+
+	// allowSkip lets the plan move a partition ahead of its committed
+	// offset, past messages the consumers never handled (they are lost to
+	// them). Without it such a plan fails with reason WouldSkipMessages,
+	// before anything is committed.
+	// +optional
+	AllowSkip bool `json:"allowSkip,omitempty"`
 }
 
 // ConsumerRef names a workload that consumes the group.
@@ -270,7 +336,7 @@ type TopicSelector struct {
 // Target is where the group's offsets go. Exactly one field is set; the
 // meanings are the runner's (see REPLAY_TO).
 //
-// +kubebuilder:validation:XValidation:rule="[has(self.time), has(self.ago), has(self.position), has(self.offset), has(self.shiftBy), has(self.offsets), has(self.fromGroup)].filter(x, x).size() == 1",message="target must set exactly one of time, ago, position, offset, shiftBy, offsets or fromGroup"
+// +kubebuilder:validation:XValidation:rule="[has(self.time), has(self.ago), has(self.position), has(self.offset), has(self.shiftBy), has(self.offsets), has(self.fromGroup), has(self.undoOf)].filter(x, x).size() == 1",message="target must set exactly one of time, ago, position, offset, shiftBy, offsets, fromGroup or undoOf"
 type Target struct {
 	// time moves each partition to the first message at or after this
 	// instant, in RFC3339 with a zone (2026-03-01T09:30:00Z or
@@ -329,6 +395,20 @@ type Target struct {
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$')`,message="target.fromGroup must be a consumer group name with no leading or trailing spaces and no control characters"
 	FromGroup *string `json:"fromGroup,omitempty"`
+
+	// undoOf names an earlier ReplayRequest in this namespace whose replay
+	// this one undoes: each partition goes back to the committed offset it
+	// had before that request, as its ReplayRecord shows, under the undo
+	// rules (docs/usage.md, "Undo"): a partition whose consumers have moved
+	// on in a way a restore would re-consume or skip is left alone and
+	// listed with the reason, unless force is set. The earlier request must
+	// have succeeded, not be a dry run, have its record, and be of the same
+	// group and Kafka cluster. topics must be empty.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	UndoOf *string `json:"undoOf,omitempty"`
 }
 
 // PartitionOffset is one explicit offset of an offsets target.
@@ -481,17 +561,130 @@ type ReplayRequestStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	Consumers []ConsumerStatus `json:"consumers,omitempty"`
+
+	// plan is, with approval: Manual, the plan awaiting approval: its
+	// digest (what kafkareplay.dev/approve must say), its totals, its
+	// largest moves and its warnings. The planning Job's ReplayRecord
+	// (named plan.jobName) has every partition.
+	// +optional
+	Plan *PlanSummary `json:"plan,omitempty"`
+
+	// approval is the decision on the plan: who approved or rejected it,
+	// as the chart's admission policy stamped it, and when the launcher saw
+	// it.
+	// +optional
+	Approval *ApprovalStatus `json:"approval,omitempty"`
+
+	// undoCommand is, once the request has applied, the exact command that
+	// undoes it: it creates a ReplayRequest with target.undoOf naming this
+	// one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	UndoCommand string `json:"undoCommand,omitempty"`
+
+	// undo is, for a request with target.undoOf, what it undoes: the
+	// earlier request's Job, whose record holds the offsets it restores.
+	// +optional
+	Undo *UndoStatus `json:"undo,omitempty"`
+}
+
+// PlanSummary is a planned replay as shown for review.
+type PlanSummary struct {
+	// digest is the plan's short digest (report.PlanDigest): approve with
+	// kubectl annotate rr NAME kafkareplay.dev/approve=<digest>.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{16}$`
+	Digest string `json:"digest"`
+	// jobName is the planning Job; its ReplayRecord, of the same name, has
+	// the whole plan.
+	// +required
+	JobName string `json:"jobName"`
+	// target is the target the plan resolved, in the runner's grammar.
+	// +optional
+	Target string `json:"target,omitempty"`
+	// plannedAt is when the planning run finished; approvalTimeout counts
+	// from it.
+	// +optional
+	PlannedAt *metav1.Time `json:"plannedAt,omitempty"`
+	// expiresAt is when the request ends Expired if nobody decides.
+	// +optional
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+	// totals summarise every partition of the plan.
+	// +optional
+	Totals ResultTotals `json:"totals,omitzero"`
+	// largestDeltas are the partitions that move the most, largest first
+	// (at most 10).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	LargestDeltas []PartitionResult `json:"largestDeltas,omitempty"`
+	// warnings are the planning run's warnings.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ApprovalDecision is what a person decided about a plan.
+// +kubebuilder:validation:Enum=Approved;Rejected
+type ApprovalDecision string
+
+const (
+	// ApprovalApproved: the plan was approved with its digest.
+	ApprovalApproved ApprovalDecision = "Approved"
+	// ApprovalRejected: the plan was rejected; nothing was applied.
+	ApprovalRejected ApprovalDecision = "Rejected"
+)
+
+// ApprovalStatus records the decision on a plan.
+type ApprovalStatus struct {
+	// decision is Approved or Rejected.
+	// +required
+	Decision ApprovalDecision `json:"decision"`
+	// by is who decided: the username the chart's admission policy stamped
+	// into kafkareplay.dev/approved-by when the approve or reject
+	// annotation was set, or "unknown" when nothing stamped it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	By string `json:"by,omitempty"`
+	// at is when the launcher saw the decision.
+	// +optional
+	At *metav1.Time `json:"at,omitempty"`
+	// digest is the plan digest approved.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// reason is the rejection's reason, as given.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
+}
+
+// UndoStatus is what an undo request undoes.
+type UndoStatus struct {
+	// request is the undone ReplayRequest.
+	// +required
+	Request string `json:"request"`
+	// jobName is its Job; the ReplayRecord of that name holds the previous
+	// offsets this request restores.
+	// +required
+	JobName string `json:"jobName"`
+	// runId is the undone run's ID, as in its commit metadata.
+	// +optional
+	RunID string `json:"runId,omitempty"`
 }
 
 // Phase is a one-word summary of a request's conditions.
-// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+// +kubebuilder:validation:Enum=Pending;Running;AwaitingApproval;Succeeded;Failed
 type Phase string
 
 const (
 	// PhasePending: accepted or waiting for the group; no Job yet.
 	PhasePending Phase = "Pending"
-	// PhaseRunning: the Job exists and has not finished.
+	// PhaseRunning: a Job (the planning Job or the apply Job) exists and
+	// has not finished.
 	PhaseRunning Phase = "Running"
+	// PhaseAwaitingApproval: the plan is ready and waits for approval.
+	PhaseAwaitingApproval Phase = "AwaitingApproval"
 	// PhaseSucceeded: Succeeded is True.
 	PhaseSucceeded Phase = "Succeeded"
 	// PhaseFailed: Succeeded is False.
@@ -517,6 +710,10 @@ const (
 	// the workloads and their recorded replica counts; False with reason
 	// Restored after the restore.
 	ConditionConsumersPaused = "ConsumersPaused"
+	// ConditionAwaitingApproval is True while a Manual request's plan
+	// waits for a decision (reason PlanReady; the message says how to
+	// approve), then False with reason Approved, Rejected or Expired.
+	ConditionAwaitingApproval = "AwaitingApproval"
 	// ConditionConsumersRestored is True once every consumer the launcher
 	// paused is restored (reason Restored) or, when someone else changed
 	// one meanwhile, left as found (reason NotRestored, naming it).

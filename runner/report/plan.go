@@ -1,0 +1,58 @@
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// PlanDigestLength is the length, in hex digits, of a plan digest: 64 bits,
+// short enough to type into `kubectl annotate`, and far beyond what anyone
+// could match by crafting another plan.
+const PlanDigestLength = 16
+
+// planDigestVersion starts the digested text, so that a change to what is
+// digested can never make an old approval match a new plan.
+const planDigestVersion = "kafka-replay plan v1\n"
+
+// PlanDigest is the short digest of a plan: the group and, for every
+// partition in the plan, its topic, partition, the committed offset the plan
+// starts from ("-" for none), the offset it moves to, and whether an undo
+// leaves it alone. The order of ps does not matter. It ties an approval to
+// the exact plan the approver saw: the launcher shows it in
+// status.plan.digest and accepts kafkareplay.dev/approve only with it, and
+// the runner's plan: target recomputes it from the plan file.
+func PlanDigest(group string, ps []Partition) string {
+	type line struct {
+		topic     string
+		partition int32
+		text      string
+	}
+	lines := make([]line, 0, len(ps))
+	for _, p := range ps {
+		prev := "-"
+		if p.PreviousOffset != nil {
+			prev = strconv.FormatInt(*p.PreviousOffset, 10)
+		}
+		left := ""
+		if p.LeftAlone != "" {
+			left = "\tleft-alone"
+		}
+		lines = append(lines, line{p.Topic, p.Partition, strconv.Quote(p.Topic) + "\t" + strconv.FormatInt(int64(p.Partition), 10) + "\t" + prev + "\t" + strconv.FormatInt(p.NewOffset, 10) + left + "\n"})
+	}
+	slices.SortFunc(lines, func(a, b line) int {
+		if c := strings.Compare(a.topic, b.topic); c != 0 {
+			return c
+		}
+		return int(a.partition) - int(b.partition)
+	})
+	h := sha256.New()
+	h.Write([]byte(planDigestVersion))
+	h.Write([]byte(strconv.Quote(group) + "\n"))
+	for _, l := range lines {
+		h.Write([]byte(l.text))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:PlanDigestLength]
+}

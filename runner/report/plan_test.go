@@ -1,0 +1,45 @@
+package report
+
+import "testing"
+
+func TestPlanDigest(t *testing.T) {
+	i := func(n int64) *int64 { return &n }
+	base := []Partition{
+		{Topic: "orders", Partition: 1, PreviousOffset: i(10), NewOffset: 5},
+		{Topic: "orders", Partition: 0, PreviousOffset: nil, NewOffset: 0},
+	}
+	d := PlanDigest("billing", base)
+	if len(d) != PlanDigestLength {
+		t.Fatalf("digest %q has length %d", d, len(d))
+	}
+	reordered := []Partition{base[1], base[0]}
+	if got := PlanDigest("billing", reordered); got != d {
+		t.Errorf("order changes the digest: %s vs %s", got, d)
+	}
+	// Fields that are not the plan do not change it.
+	noted := []Partition{base[0], base[1]}
+	noted[0].Note, noted[0].LogEndOffset = "clamped", 99
+	if got := PlanDigest("billing", noted); got != d {
+		t.Errorf("a note changes the digest")
+	}
+	changes := map[string]func(ps []Partition) (string, []Partition){
+		"group":    func(ps []Partition) (string, []Partition) { return "billing2", ps },
+		"new":      func(ps []Partition) (string, []Partition) { ps[0].NewOffset = 6; return "billing", ps },
+		"previous": func(ps []Partition) (string, []Partition) { ps[0].PreviousOffset = i(11); return "billing", ps },
+		"none":     func(ps []Partition) (string, []Partition) { ps[1].PreviousOffset = i(0); return "billing", ps },
+		"topic":    func(ps []Partition) (string, []Partition) { ps[0].Topic = "orders2"; return "billing", ps },
+		"left":     func(ps []Partition) (string, []Partition) { ps[0].LeftAlone = "moved"; return "billing", ps },
+		"dropped":  func(ps []Partition) (string, []Partition) { return "billing", ps[:1] },
+		// A topic name cannot smuggle a field separator into the text.
+		"tab": func(ps []Partition) (string, []Partition) {
+			return "billing", []Partition{{Topic: "orders\t1", Partition: 0, NewOffset: 5}}
+		},
+	}
+	for name, change := range changes {
+		ps := []Partition{base[0], base[1]}
+		g, ps := change(ps)
+		if got := PlanDigest(g, ps); got == d {
+			t.Errorf("%s: digest unchanged", name)
+		}
+	}
+}
