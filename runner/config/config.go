@@ -42,6 +42,10 @@ const (
 	EnvAllowUnsafeProperties  = "REPLAY_ALLOW_UNSAFE_PROPERTIES"
 	EnvAllowUnboundSecret     = "REPLAY_ALLOW_UNBOUND_SECRET"
 	EnvFieldNames             = "REPLAY_FIELD_NAMES"
+	EnvMaxMessagesToReconsume = "REPLAY_MAX_MESSAGES_TO_RECONSUME"
+	EnvAllowSkip              = "REPLAY_ALLOW_SKIP"
+	EnvForce                  = "REPLAY_FORCE"
+	EnvFileDigest             = "REPLAY_FILE_DIGEST"
 )
 
 // Flag names (without dashes).
@@ -71,6 +75,21 @@ const (
 	// FlagFieldNames says whose names errors use (see FieldNames); the
 	// launcher sets it to spec.
 	FlagFieldNames = "field-names"
+	// FlagMaxMessagesToReconsume refuses (exit 7, LimitExceeded) a plan
+	// that would re-consume more messages than this, in all partitions
+	// together; unset means no limit.
+	FlagMaxMessagesToReconsume = "max-messages-to-reconsume"
+	// FlagAllowSkip lets a plan move a partition ahead of its committed
+	// offset; without it such a plan is refused (exit 7,
+	// WouldSkipMessages).
+	FlagAllowSkip = "allow-skip"
+	// FlagForce makes an undo: target restore also the partitions its
+	// rules leave alone.
+	FlagForce = "force"
+	// FlagFileDigest is sha256:<hex> of the bytes of the file a file:,
+	// plan: or undo: target reads; the runner refuses a file that differs.
+	// The launcher sets it for the files it writes.
+	FlagFileDigest = "file-digest"
 )
 
 // Output formats for stdout.
@@ -109,6 +128,10 @@ type Config struct {
 	EmitRecord             bool          `envconfig:"REPLAY_EMIT_RECORD"`
 	AllowUnsafeProperties  NameList      `envconfig:"REPLAY_ALLOW_UNSAFE_PROPERTIES"`
 	AllowUnboundSecret     bool          `envconfig:"REPLAY_ALLOW_UNBOUND_SECRET"`
+	MaxMessagesToReconsume Limit         `envconfig:"REPLAY_MAX_MESSAGES_TO_RECONSUME"`
+	AllowSkip              bool          `envconfig:"REPLAY_ALLOW_SKIP"`
+	Force                  bool          `envconfig:"REPLAY_FORCE"`
+	FileDigest             string        `envconfig:"REPLAY_FILE_DIGEST"`
 
 	// ToFlag is the alias the target was given with (--to-offset, say),
 	// so that an error about the target names what the user typed; empty
@@ -319,6 +342,62 @@ const MaxRunIDLength = 512
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:/-]{1,` + strconv.Itoa(MaxRunIDLength) + `}$`)
 
+// Names is whose names the configuration's errors use; flags until
+// Validate has read REPLAY_FIELD_NAMES.
+func (c *Config) Names() FieldNames {
+	n, _ := ParseFieldNames(string(c.FieldNames))
+	return n
+}
+
+// refOfKind is the reference that names a file-reading target kind.
+func refOfKind(k TargetKind) string {
+	switch k {
+	case KindPlan:
+		return RefPlan
+	case KindUndo:
+		return RefUndo
+	}
+	return RefOffsetsFile
+}
+
+// checkFileTarget checks a parsed file:, plan: or undo: target: the file's
+// digest against --file-digest, and a result file against the group.
+func (c *Config) checkFileTarget(errs *Errors, toFlag, toEnv string) {
+	t := &c.Target
+	t.Force = c.Force
+	reads := t.Kind == KindFile || t.Kind == KindPlan || t.Kind == KindUndo
+	switch {
+	case c.FileDigest == "":
+	case !fileDigestPattern.MatchString(c.FileDigest):
+		*errs = append(*errs, &FieldError{Flag: FlagFileDigest, Env: EnvFileDigest, Msg: fmt.Sprintf("%q is not %s<64 lowercase hex digits>", c.FileDigest, FileDigestPrefix)})
+		return
+	case !reads:
+		*errs = append(*errs, &FieldError{Flag: FlagFileDigest, Env: EnvFileDigest, Msg: fmt.Sprintf("only applies to a target that reads a file (file:, plan:, undo:), not %s", t.Kind)})
+		return
+	case c.FileDigest != t.FileDigest:
+		// The file is not the one whoever set the digest wrote: read
+		// nothing more from it.
+		*errs = append(*errs, &FieldError{Flag: FlagFileDigest, Env: EnvFileDigest, Msg: fmt.Sprintf("%s's file %s is %s, not %s: it changed since the digest was taken; nothing was read from it", t.Kind, t.File, t.FileDigest, c.FileDigest)})
+		return
+	}
+	if t.Result == nil || ValidateGroup(c.Group) != nil {
+		return
+	}
+	var err error
+	if t.Kind == KindPlan {
+		err = CheckPlanFile(t.Result, c.Group)
+	} else {
+		err = CheckUndoFile(t.Result, c.Group)
+	}
+	if err != nil {
+		flagName, env := toFlag, toEnv
+		if t.Kind == KindUndo && toFlag == FlagTo {
+			flagName, env = RefUndo, EnvTo
+		}
+		*errs = append(*errs, &FieldError{Flag: flagName, Env: env, Msg: fmt.Sprintf("%s:%s %v", t.Kind, t.File, err)})
+	}
+}
+
 // Validate checks every field and fills the parsed forms. All problems are
 // returned together as Errors.
 func (c *Config) Validate() error {
@@ -348,7 +427,7 @@ func (c *Config) Validate() error {
 		toFlag, toEnv = c.ToFlag, ""
 	}
 	if strings.TrimSpace(c.To) == "" {
-		bad(toFlag, toEnv, "is required: earliest, latest, time:<RFC3339>, ago:<duration>, offset:<N>, shift:<+N|-N>, file:<path> or group:<name>")
+		bad(toFlag, toEnv, "is required: earliest, latest, time:<RFC3339>, ago:<duration>, offset:<N>, shift:<+N|-N>, file:<path>, group:<name>, plan:<path> or undo:<path>")
 	} else if t, err := ParseTarget(c.To); err != nil {
 		bad(toFlag, toEnv, "%v", err)
 	} else {
@@ -362,7 +441,13 @@ func (c *Config) Validate() error {
 				fileFlag += " file:"
 			}
 			bad(FlagTopic, EnvTopics, "conflicts with %s, whose entries already choose the partitions; leave the topics empty", fileFlag)
+		case (t.Kind == KindPlan || t.Kind == KindUndo) && !c.Scope.Empty():
+			bad(FlagTopic, EnvTopics, "conflicts with %s, whose file already chooses the partitions; leave the topics empty", c.Names().Name(refOfKind(t.Kind)))
 		}
+		c.checkFileTarget(&errs, toFlag, toEnv)
+	}
+	if c.Force && c.Target.Kind != KindUndo {
+		bad(FlagForce, EnvForce, "only applies to an undo target (%s), whose rules it overrides", c.Names().Name(RefUndo))
 	}
 	switch c.Output {
 	case OutputTable, OutputJSON:

@@ -38,6 +38,10 @@ var envByField = map[string]string{
 	"AllowUnsafeProperties":  EnvAllowUnsafeProperties,
 	"AllowUnboundSecret":     EnvAllowUnboundSecret,
 	"FieldNames":             EnvFieldNames,
+	"MaxMessagesToReconsume": EnvMaxMessagesToReconsume,
+	"AllowSkip":              EnvAllowSkip,
+	"Force":                  EnvForce,
+	"FileDigest":             EnvFileDigest,
 }
 
 // clearEnv unsets every variable Load could read, including the bare names

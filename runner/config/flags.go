@@ -92,7 +92,7 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 		return nil
 	})
 	env[FlagTopic] = EnvTopics
-	str(&c.To, FlagTo, EnvTo, "target: earliest | latest | time:<RFC3339 with zone|unix ms> | ago:<duration> | offset:<N> | shift:<+N|-N> | file:<path> | group:<other-group>")
+	str(&c.To, FlagTo, EnvTo, "target: earliest | latest | time:<RFC3339 with zone|unix ms> | ago:<duration> | offset:<N> | shift:<+N|-N> | file:<path> | group:<other-group> | plan:<dry run result> | undo:<run result>")
 	fs.BoolVar(&c.DryRun, FlagDryRun, c.DryRun, "plan only: print what would change and commit nothing")
 	env[FlagDryRun] = EnvDryRun
 	str(&c.KafkaConfigDir, FlagKafkaConfigDir, EnvKafkaConfigDir, "directory of librdkafka properties, one file per property (a mounted ConfigMap); beside --"+FlagKafkaSecretDir+" it may not set "+strings.Join(ProtectedProperties(), ", "))
@@ -115,6 +115,13 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 		return nil
 	})
 	env[FlagFieldNames] = EnvFieldNames
+	fs.Var(&c.MaxMessagesToReconsume, FlagMaxMessagesToReconsume, "refuse (exit 7, LimitExceeded) a plan that would re-consume more messages than this, all partitions together (default: no limit)")
+	env[FlagMaxMessagesToReconsume] = EnvMaxMessagesToReconsume
+	fs.BoolVar(&c.AllowSkip, FlagAllowSkip, c.AllowSkip, "allow moving a partition ahead of its committed offset, past messages its consumers never handled; without it such a plan is refused (exit 7, WouldSkipMessages)")
+	env[FlagAllowSkip] = EnvAllowSkip
+	fs.BoolVar(&c.Force, FlagForce, c.Force, "with --to undo:, also restore the partitions the undo rules leave alone")
+	env[FlagForce] = EnvForce
+	str(&c.FileDigest, FlagFileDigest, EnvFileDigest, "sha256:<hex> of the file a file:, plan: or undo: target reads; a file with other bytes is refused (exit 2)")
 
 	fs.BoolVar(&a.earliest, FlagToEarliest, false, "alias of --to earliest")
 	fs.BoolVar(&a.latest, FlagToLatest, false, "alias of --to latest")
@@ -222,6 +229,7 @@ Exit codes:
   4  Kafka error before the commit; nothing changed, safe to retry
   5  partially applied: the result names the partitions that failed
   6  interrupted (SIGTERM, SIGINT, SIGHUP, SIGQUIT) before the commit; nothing changed
+  7  refused by a guard (PlanStale, LimitExceeded, WouldSkipMessages); nothing changed
 `)
 }
 

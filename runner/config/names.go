@@ -47,6 +47,11 @@ const (
 	RefFromGroup = "to group:"
 	// RefShift is the shift target.
 	RefShift = "to shift:"
+	// RefPlan is the target that applies an approved plan (plan: on a
+	// shell); the launcher sets it from the request's approved plan.
+	RefPlan = "to plan:"
+	// RefUndo is the target that undoes an earlier run (undo: on a shell).
+	RefUndo = "to undo:"
 )
 
 // settings is the one mapping of every setting, and of the references
@@ -71,6 +76,11 @@ var settings = []Setting{
 	{Flag: FlagAllowUnsafeProperties, Env: EnvAllowUnsafeProperties},
 	{Flag: FlagAllowUnboundSecret, Env: EnvAllowUnboundSecret},
 	{Flag: FlagFieldNames, Env: EnvFieldNames},
+	{Flag: FlagMaxMessagesToReconsume, Env: EnvMaxMessagesToReconsume, Spec: "spec.limits.maxMessagesToReconsume"},
+	{Flag: FlagAllowSkip, Env: EnvAllowSkip, Spec: "spec.limits.allowSkip"},
+	{Flag: FlagForce, Env: EnvForce, Spec: "spec.force"},
+	// The launcher's, for the plan: and undo: files it writes.
+	{Flag: FlagFileDigest, Env: EnvFileDigest},
 }
 
 // refs are the hint-only references: Flag is how a shell user says it.
@@ -80,6 +90,8 @@ var refs = map[string]Setting{
 	RefOffsetsFile: {Flag: FlagTo + " file:", Spec: "spec.target.offsets"},
 	RefFromGroup:   {Flag: FlagTo, Spec: "spec.target.fromGroup"},
 	RefShift:       {Flag: FlagTo, Spec: "spec.target.shiftBy"},
+	RefPlan:        {Flag: FlagTo + " plan:", Spec: "status.plan (the approved plan)"},
+	RefUndo:        {Flag: FlagTo + " undo:", Spec: "spec.target.undoOf"},
 }
 
 // Settings returns the mapping of every setting to its names.

@@ -23,7 +23,7 @@ func TestSettingsMapping(t *testing.T) {
 		}
 	}
 	// The fields launcher/job.go sets from the request.
-	for _, flag := range []string{FlagBootstrapServers, FlagGroup, FlagTopic, FlagTo, FlagDryRun, FlagKafkaConfigDir, FlagKafkaSecretDir, FlagWaitForEmpty} {
+	for _, flag := range []string{FlagBootstrapServers, FlagGroup, FlagTopic, FlagTo, FlagDryRun, FlagKafkaConfigDir, FlagKafkaSecretDir, FlagWaitForEmpty, FlagMaxMessagesToReconsume, FlagAllowSkip, FlagForce} {
 		if got := FieldNamesSpec.Name(flag); !strings.HasPrefix(got, "spec.") {
 			t.Errorf("spec name of --%s = %q, want a spec field", flag, got)
 		}
@@ -44,6 +44,12 @@ func TestFieldNamesName(t *testing.T) {
 		{RefOffsetsFile, "--to file:", "spec.target.offsets"},
 		{RefFromGroup, "--to", "spec.target.fromGroup"},
 		{RefShift, "--to", "spec.target.shiftBy"},
+		{RefUndo, "--to undo:", "spec.target.undoOf"},
+		{RefPlan, "--to plan:", "status.plan (the approved plan)"},
+		{FlagMaxMessagesToReconsume, "--max-messages-to-reconsume", "spec.limits.maxMessagesToReconsume"},
+		{FlagAllowSkip, "--allow-skip", "spec.limits.allowSkip"},
+		{FlagForce, "--force", "spec.force"},
+		{FlagFileDigest, "--file-digest", EnvFileDigest}, // the launcher's
 	}
 	for _, tt := range tests {
 		if got := FieldNamesFlags.Name(tt.name); got != tt.flags {

@@ -1,30 +1,22 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 )
 
 // ReadOffsetsFile reads and validates a file target.
 func ReadOffsetsFile(path string) ([]PartitionOffset, error) {
-	f, err := os.Open(path)
+	b, err := readTargetFile(KindFile, path)
 	if err != nil {
-		return nil, fmt.Errorf("file: %w", err)
+		return nil, err
 	}
-	defer func() { _ = f.Close() }()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("file: %w", err)
-	}
-	if st.Size() > MaxTargetFileBytes {
-		return nil, fmt.Errorf("file: %s is %d bytes, more than the %d allowed", path, st.Size(), MaxTargetFileBytes)
-	}
-	offs, err := DecodeOffsets(io.LimitReader(f, MaxTargetFileBytes))
+	offs, err := DecodeOffsets(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("file: %s: %w", path, err)
 	}

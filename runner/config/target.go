@@ -1,12 +1,15 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
 // TargetKind names one form of the target grammar.
@@ -22,6 +25,11 @@ const (
 	KindShift    TargetKind = "shift"
 	KindFile     TargetKind = "file"
 	KindGroup    TargetKind = "group"
+	// KindPlan applies a dry run's plan exactly (see CheckPlanFile).
+	KindPlan TargetKind = "plan"
+	// KindUndo restores the previous offsets of a run's result under the
+	// undo rules (docs/usage.md, "Undo").
+	KindUndo TargetKind = "undo"
 )
 
 // Target is a parsed REPLAY_TO value.
@@ -35,6 +43,8 @@ const (
 //	shift:<+N|-N>                  relative to the committed offset
 //	file:<path>                    JSON [{"topic","partition","offset"}]
 //	group:<other-group>            copy another group's committed offsets
+//	plan:<path>                    apply a dry run's result (JSON, or gzip of it) exactly
+//	undo:<path>                    restore the previous offsets of a run's result
 type Target struct {
 	Kind TargetKind
 	// Given is the text as the user wrote it.
@@ -52,6 +62,14 @@ type Target struct {
 	Offsets []PartitionOffset
 	// Group is the source group of a group target.
 	Group string
+	// FileDigest is the FileDigestOf the bytes of a file:, plan: or undo:
+	// target's file, as read.
+	FileDigest string
+	// Result is a plan: or undo: target's file, decoded. Config.Validate
+	// checks it against the group (CheckPlanFile, CheckUndoFile).
+	Result *report.Result
+	// Force is --force, for an undo: target.
+	Force bool
 }
 
 // PartitionOffset is one entry of a file target.
@@ -91,10 +109,10 @@ func ParseTarget(s string) (Target, error) {
 	}
 	if !hasArg || arg == "" {
 		switch t.Kind {
-		case KindTime, KindAgo, KindOffset, KindShift, KindFile, KindGroup:
+		case KindTime, KindAgo, KindOffset, KindShift, KindFile, KindGroup, KindPlan, KindUndo:
 			return t, fmt.Errorf("%q needs an argument, as in %s", t.Kind, example(t.Kind))
 		}
-		return t, fmt.Errorf("unknown target %q (kinds: earliest, latest, time, ago, offset, shift, file, group)", s)
+		return t, fmt.Errorf("unknown target %q (kinds: %s)", s, kindList)
 	}
 	switch t.Kind {
 	case KindTime:
@@ -132,21 +150,44 @@ func ParseTarget(s string) (Target, error) {
 		t.Shift = n
 	case KindFile:
 		t.File = arg
-		offs, err := ReadOffsetsFile(arg)
+		b, err := readTargetFile(KindFile, arg)
 		if err != nil {
 			return t, err
 		}
+		t.FileDigest = FileDigestOf(b)
+		offs, err := DecodeOffsets(bytes.NewReader(b))
+		if err != nil {
+			return t, fmt.Errorf("file: %s: %w", arg, err)
+		}
+		if err := ValidateOffsets(offs, "file: "+arg); err != nil {
+			return t, err
+		}
 		t.Offsets = offs
+	case KindPlan, KindUndo:
+		t.File = arg
+		b, err := readTargetFile(t.Kind, arg)
+		if err != nil {
+			return t, err
+		}
+		t.FileDigest = FileDigestOf(b)
+		r, err := DecodeResultFile(b)
+		if err != nil {
+			return t, fmt.Errorf("%s: %s %w", t.Kind, arg, err)
+		}
+		t.Result = r
 	case KindGroup:
 		if err := ValidateGroup(arg); err != nil {
 			return t, fmt.Errorf("group: %w", err)
 		}
 		t.Group = arg
 	default:
-		return t, fmt.Errorf("unknown target kind %q (kinds: earliest, latest, time, ago, offset, shift, file, group)", kind)
+		return t, fmt.Errorf("unknown target kind %q (kinds: %s)", kind, kindList)
 	}
 	return t, nil
 }
+
+// kindList names every target kind, for errors.
+const kindList = "earliest, latest, time, ago, offset, shift, file, group, plan, undo"
 
 func example(k TargetKind) string {
 	switch k {
@@ -160,6 +201,10 @@ func example(k TargetKind) string {
 		return "shift:-100"
 	case KindFile:
 		return "file:/plan/offsets.json"
+	case KindPlan:
+		return "plan:/plans/orders-plan.json"
+	case KindUndo:
+		return "undo:/results/orders-rewind.json"
 	default:
 		return "group:orders-consumer"
 	}
@@ -288,6 +333,22 @@ func (t *Target) Canonical() string {
 		return fmt.Sprintf("file:%s (%d partitions)", t.File, len(t.Offsets))
 	case KindGroup:
 		return "group:" + t.Group
+	case KindPlan:
+		// The plan's own target: what the applied offsets were planned for.
+		if t.Result != nil {
+			return t.Result.Target.Resolved
+		}
+		return "plan:" + t.File
+	case KindUndo:
+		n := 0
+		if t.Result != nil {
+			n = len(t.Result.Partitions)
+		}
+		force := ""
+		if t.Force {
+			force = ", force"
+		}
+		return fmt.Sprintf("undo:%s (%d partitions%s)", t.File, n, force)
 	default:
 		return string(t.Kind)
 	}

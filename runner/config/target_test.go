@@ -69,7 +69,7 @@ func TestParseTargetValid(t *testing.T) {
 		{"shift:+100", Target{Kind: KindShift, Shift: 100}},
 		{"shift:-100", Target{Kind: KindShift, Shift: -100}},
 		{"shift:-9223372036854775808", Target{Kind: KindShift, Shift: -1 << 63}},
-		{"file:" + file, Target{Kind: KindFile, File: file, Offsets: offsets}},
+		{"file:" + file, Target{Kind: KindFile, File: file, Offsets: offsets, FileDigest: FileDigestOf(js)}},
 		{"group:orders-consumer", Target{Kind: KindGroup, Group: "orders-consumer"}},
 		{"group:with:colon", Target{Kind: KindGroup, Group: "with:colon"}},
 	}
