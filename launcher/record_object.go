@@ -158,6 +158,7 @@ func apiTotals(t report.Totals) v1alpha1.ResultTotals {
 		Clamped:             int32(t.Clamped),
 		NoPreviousOffset:    int32(t.NoPreviousOffset),
 		Failed:              int32(t.Failed),
+		LeftAlone:           int32(t.LeftAlone),
 	}
 }
 
@@ -208,8 +209,12 @@ func RecordTopics(r *report.Result) []v1alpha1.RecordTopic {
 		if p.Clamped {
 			t.Clamped = append(t.Clamped, p.Partition)
 		}
+		if p.LeftAlone != "" && p.Error == "" {
+			// Left alone by an undo's rules on purpose: not a failure.
+			t.LeftAlone = addToGroup(t.LeftAlone, keep(p.LeftAlone), p.Partition)
+		}
 		failed := p.Error
-		if failed == "" && !r.DryRun && !p.Applied {
+		if failed == "" && !r.DryRun && !p.Applied && p.LeftAlone == "" {
 			failed = notCommitted
 		}
 		if failed != "" {
@@ -272,6 +277,12 @@ func RecordPartitions(rec *v1alpha1.ReplayRecord) ([]report.Partition, error) {
 				notes[p] = n.Text
 			}
 		}
+		leftAlone := map[int32]string{}
+		for _, n := range t.LeftAlone {
+			for _, p := range n.Partitions {
+				leftAlone[p] = n.Text
+			}
+		}
 		for i, p := range t.Partitions {
 			if i >= len(t.PreviousOffsets) || i >= len(t.NewOffsets) {
 				break
@@ -283,11 +294,15 @@ func RecordPartitions(rec *v1alpha1.ReplayRecord) ([]report.Partition, error) {
 				rp.Delta = &d
 			}
 			rp.Clamped = clamped[p]
-			if e, ok := failed[p]; ok {
+			rp.LeftAlone = leftAlone[p]
+			switch e, ok := failed[p]; {
+			case ok:
 				if e != notCommitted {
 					rp.Error = e
 				}
-			} else {
+			case rp.LeftAlone != "":
+				// Not committed, on purpose; its delta is none.
+			default:
 				rp.Applied = !rec.DryRun
 			}
 			out = append(out, rp)

@@ -184,6 +184,7 @@ func APIResult(r *report.Result) *v1alpha1.ReplayResult {
 			Clamped:        p.Clamped,
 			Note:           p.Note,
 			Error:          p.Error,
+			LeftAlone:      p.LeftAlone,
 		})
 	}
 	return out

@@ -55,8 +55,15 @@ func ResolveTarget(t v1alpha1.Target, now time.Time) (string, error) {
 			return "", err
 		}
 		return offsetsTargetPrefix + strconv.Itoa(len(t.Offsets)), nil
+	case t.UndoOf != nil:
+		// The undone run reaches the runner as a file (undo:<file>), made
+		// from its ReplayRecord when the Job is; see DecideUndo.
+		if *t.UndoOf == "" {
+			return "", errors.New("target.undoOf must name a ReplayRequest")
+		}
+		return undoTargetPrefix + *t.UndoOf, nil
 	default:
-		return "", errors.New("target sets none of time, ago, position, offset, shiftBy, offsets or fromGroup")
+		return "", errors.New("target sets none of time, ago, position, offset, shiftBy, offsets, fromGroup or undoOf")
 	}
 	if _, err := config.ParseTarget(s); err != nil {
 		return "", fmt.Errorf("target: %w", err)
@@ -81,6 +88,12 @@ func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 	}
 	if spec.Target.FromGroup != nil && *spec.Target.FromGroup == spec.Group {
 		errs = append(errs, "target.fromGroup: names the group being repositioned")
+	}
+	if spec.Target.UndoOf != nil && len(spec.Topics) > 0 {
+		errs = append(errs, "topics: must be empty with target.undoOf: the undone request's record chooses the partitions")
+	}
+	if spec.Force && spec.Target.UndoOf == nil {
+		errs = append(errs, "force: is only allowed with target.undoOf")
 	}
 	if n := OffsetsAnnotationBytes(spec.Target.Offsets); n > MaxOffsetsAnnotationBytes {
 		errs = append(errs, fmt.Sprintf("target.offsets: %d bytes as JSON, more than the %d a pod annotation can carry", n, MaxOffsetsAnnotationBytes))

@@ -138,6 +138,32 @@ func (w *RequestWrapper) Runner(o v1alpha1.RunnerOverrides) *RequestWrapper {
 	return w
 }
 
+// UndoOf sets target.undoOf: the request undoes the named one.
+func (w *RequestWrapper) UndoOf(name string) *RequestWrapper {
+	return w.Target(v1alpha1.Target{UndoOf: &name})
+}
+
+// Force sets force (with target.undoOf).
+func (w *RequestWrapper) Force() *RequestWrapper { w.Spec.Force = true; return w }
+
+// AllowSkip sets limits.allowSkip.
+func (w *RequestWrapper) AllowSkip() *RequestWrapper {
+	if w.Spec.Limits == nil {
+		w.Spec.Limits = &v1alpha1.Limits{}
+	}
+	w.Spec.Limits.AllowSkip = true
+	return w
+}
+
+// MaxReconsume sets limits.maxMessagesToReconsume.
+func (w *RequestWrapper) MaxReconsume(n int64) *RequestWrapper {
+	if w.Spec.Limits == nil {
+		w.Spec.Limits = &v1alpha1.Limits{}
+	}
+	w.Spec.Limits.MaxMessagesToReconsume = &n
+	return w
+}
+
 // Resolved marks the request accepted with a resolved target (unit tests).
 func (w *RequestWrapper) Resolved(target string) *RequestWrapper {
 	w.Status.ResolvedTarget = target

@@ -248,6 +248,12 @@ type RecordTopic struct {
 	// +optional
 	// +listType=atomic
 	Notes []RecordPartitionNote `json:"notes,omitempty"`
+	// leftAlone lists, for an undo, the partitions its rules left where
+	// they were, grouped by the reason: not committed, newOffsets[i] is
+	// the committed offset they were found at, and they are not in failed.
+	// +optional
+	// +listType=atomic
+	LeftAlone []RecordPartitionNote `json:"leftAlone,omitempty"`
 }
 
 // RecordPartitionNote is a text shared by some partitions of a topic.

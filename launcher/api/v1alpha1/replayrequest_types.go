@@ -801,6 +801,12 @@ type PartitionResult struct {
 	// error is set when committing this partition failed.
 	// +optional
 	Error string `json:"error,omitempty"`
+	// leftAlone is set, with target.undoOf, when the undo rules left this
+	// partition where it was (and force was not set), and says why: it was
+	// not committed, newOffset is its committed offset, and it does not
+	// make the request fail.
+	// +optional
+	LeftAlone string `json:"leftAlone,omitempty"`
 }
 
 // ResultTotals summarise a result's partitions.
@@ -828,6 +834,10 @@ type ResultTotals struct {
 	// failed counts partitions whose commit failed.
 	// +optional
 	Failed int32 `json:"failed,omitempty"`
+	// leftAlone counts the partitions an undo left where they were (see
+	// partitions[].leftAlone).
+	// +optional
+	LeftAlone int32 `json:"leftAlone,omitempty"`
 }
 
 // ReplayRequestList is a list of ReplayRequests.

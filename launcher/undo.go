@@ -1,0 +1,250 @@
+package launcher
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// An undo (spec.target.undoOf) restores the offsets an earlier request of the
+// same group found before it ran. The launcher decides at acceptance whether
+// the earlier request can be undone at all (DecideUndo: it succeeded, it
+// committed, its record is whole, it is the same group on the same cluster);
+// the runner decides, per partition and against the offsets committed when it
+// runs, which partitions the undo rules restore and which they leave alone
+// (docs/usage.md, "Undo"). The runner reads the earlier run from a file the
+// launcher writes from that run's ReplayRecord: the record has every
+// partition, the request's status only the first ones.
+
+// undoTargetPrefix starts status.resolvedTarget of an undo: "undo:<name of
+// the undone request>". Like offsets:<count>, it is the launcher's own form:
+// the runner receives undo:<file>, the undone run's result.
+const undoTargetPrefix = "undo:"
+
+// Annotations of an undo's Job, beside v1alpha1.AnnotationUndoOf (the undone
+// request): what status.undo says, so that a launcher that created the Job
+// and stopped before writing status fills it in again on adoption.
+const (
+	// AnnotationUndoJob is the undone request's Job (its record's name).
+	AnnotationUndoJob = "kafkareplay.dev/undo-job"
+	// AnnotationUndoRunID is the undone run's ID.
+	AnnotationUndoRunID = "kafkareplay.dev/undo-run-id"
+)
+
+// UndoRefusal is why an undo cannot be accepted: the rule, in a sentence
+// naming the field and the request.
+type UndoRefusal struct{ msg string }
+
+func (e *UndoRefusal) Error() string { return e.msg }
+
+func refuseUndo(format string, a ...any) (*v1alpha1.UndoStatus, error) {
+	return nil, &UndoRefusal{msg: "target.undoOf: " + fmt.Sprintf(format, a...)}
+}
+
+// DecideUndo decides whether rr, whose target.undoOf names undone, may undo
+// it, given the ReplayRecord of undone's Job (rec; nil when there is none).
+// undone is nil when no request of that name exists. It returns what
+// status.undo says, or an *UndoRefusal naming the rule that refuses. It is
+// pure.
+//
+// The rules are what makes a restore mean "as if the replay had not
+// happened": only a run that succeeded and committed has previous offsets to
+// go back to, only a whole record has all of them, and only the same group on
+// the same cluster has them as its own.
+func DecideUndo(rr, undone *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord) (*v1alpha1.UndoStatus, error) {
+	name := ""
+	if rr.Spec.Target.UndoOf != nil {
+		name = *rr.Spec.Target.UndoOf
+	}
+	switch {
+	case name == "":
+		return refuseUndo("is empty")
+	case name == rr.Name:
+		return refuseUndo("names this request itself; name the earlier request to undo")
+	case undone == nil:
+		return refuseUndo("there is no ReplayRequest %q in namespace %s", name, rr.Namespace)
+	case undone.Namespace != rr.Namespace || undone.Name != name:
+		// The caller read the wrong object; never undo another one.
+		return refuseUndo("read %s/%s for %q", undone.Namespace, undone.Name, name)
+	case undone.Spec.DryRun:
+		return refuseUndo("%s was a dry run: it committed nothing, there is nothing to undo", name)
+	}
+	if c := meta.FindStatusCondition(undone.Status.Conditions, v1alpha1.ConditionSucceeded); c == nil || c.Status != metav1.ConditionTrue {
+		switch {
+		case c == nil || c.Status == metav1.ConditionUnknown:
+			return refuseUndo("%s has not finished yet; undo it once it has succeeded", name)
+		default:
+			return refuseUndo("%s did not succeed (%s: %s); only a request that succeeded has previous offsets to restore", name, c.Reason, truncate(c.Message, 256))
+		}
+	}
+	if r := undone.Status.Result; r != nil && r.DryRun {
+		return refuseUndo("%s was a dry run: it committed nothing, there is nothing to undo", name)
+	}
+	if undone.Spec.Group != rr.Spec.Group {
+		return refuseUndo("%s moved group %q, not %q: an undo restores the same group", name, undone.Spec.Group, rr.Spec.Group)
+	}
+	if !SameServers(undone.Spec.Kafka.BootstrapServers, rr.Spec.Kafka.BootstrapServers) {
+		return refuseUndo("%s ran against kafka.bootstrapServers %q, not %q: an undo restores the same Kafka cluster", name, undone.Spec.Kafka.BootstrapServers, rr.Spec.Kafka.BootstrapServers)
+	}
+	job := undone.Status.JobName
+	if job == "" {
+		return refuseUndo("%s has no runner Job in status.jobName, so no ReplayRecord to restore from", name)
+	}
+	if rec == nil {
+		return refuseUndo("%s has no ReplayRecord %s (records go with their Job, when history is pruned or the Job deleted): its previous offsets are not known", name, job)
+	}
+	switch {
+	case rec.Name != job || rec.Job != job || !namesJob(rec, job):
+		return refuseUndo("the ReplayRecord %s is not the record of %s's Job", rec.Name, name)
+	case rec.Request != name:
+		return refuseUndo("the ReplayRecord %s is of request %q, not %q", job, rec.Request, name)
+	case rec.DryRun:
+		return refuseUndo("%s's record %s is of a dry run: it committed nothing, there is nothing to undo", name, job)
+	case !rec.Outcome.Succeeded:
+		return refuseUndo("%s's record %s says its run did not succeed (%s)", name, job, rec.Outcome.Reason)
+	case !rec.Complete:
+		return refuseUndo("%s's record %s is incomplete (an attempt's full result was lost): restoring from it could miss partitions", name, job)
+	case rec.Group != rr.Spec.Group:
+		return refuseUndo("%s's record %s is of group %q, not %q", name, job, rec.Group, rr.Spec.Group)
+	}
+	if r := undone.Status.Result; r != nil && r.RunID != "" && rec.RunID != r.RunID {
+		return refuseUndo("%s's record %s is of run %q, but the request ran %q", name, job, rec.RunID, r.RunID)
+	}
+	return &v1alpha1.UndoStatus{Request: name, JobName: job, RunID: rec.RunID}, nil
+}
+
+// namesJob reports whether a record names the Job job as its owner, as
+// the launcher writes it (BuildRecord).
+func namesJob(rec *v1alpha1.ReplayRecord, job string) bool {
+	for _, o := range rec.OwnerReferences {
+		if o.Kind == "Job" && o.Name == job {
+			return true
+		}
+	}
+	return false
+}
+
+// SameServers reports whether two bootstrap lists name the same servers: as
+// sets of host:port, in any order, spaces, case and protocol prefixes
+// (SSL://) ignored.
+func SameServers(a, b string) bool {
+	return slices.Equal(serverSet(a), serverSet(b))
+}
+
+func serverSet(s string) []string {
+	var out []string
+	for _, hp := range strings.Split(s, ",") {
+		hp = strings.ToLower(strings.TrimSpace(hp))
+		if i := strings.Index(hp, "://"); i >= 0 {
+			hp = hp[i+3:]
+		}
+		if hp != "" {
+			out = append(out, hp)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// undoManifest is the ReplayRequest the undo command creates.
+type undoManifest struct {
+	APIVersion string                     `json:"apiVersion"`
+	Kind       string                     `json:"kind"`
+	Metadata   undoMetadata               `json:"metadata"`
+	Spec       v1alpha1.ReplayRequestSpec `json:"spec"`
+}
+
+type undoMetadata struct {
+	GenerateName string `json:"generateName"`
+	Namespace    string `json:"namespace"`
+}
+
+// undoNameSuffix ends the generated name of an undo request.
+const undoNameSuffix = "-undo-"
+
+// maxUndoCommandBytes is the CRD's bound on status.undoCommand.
+const maxUndoCommandBytes = 4096
+
+// UndoCommand is status.undoCommand of a request that succeeded and
+// committed: a command that creates the request undoing it, for a shell,
+// copied as it is. It needs kubectl only (no plugin). The undo keeps what
+// decides how the replay ran safely (the Kafka connection, the consumers
+// to pause and the wait for the group, the runner overrides) and nothing of
+// the target, the topics or the limits: the undone run's record is the
+// scope. It is empty for a request that has nothing to undo. It is pure.
+//
+// The manifest is JSON (which is YAML too) in a quoted here-document: the
+// shell expands nothing in it, and JSON strings escape every character a
+// group or a server list may hold, newlines included, so no line of it can
+// end the here-document early.
+func UndoCommand(rr *v1alpha1.ReplayRequest) string {
+	if !undoable(rr) {
+		return ""
+	}
+	spec := v1alpha1.ReplayRequestSpec{
+		Kafka:           rr.Spec.Kafka,
+		Group:           rr.Spec.Group,
+		Target:          v1alpha1.Target{UndoOf: &rr.Name},
+		WhenGroupActive: rr.Spec.WhenGroupActive,
+		WaitTimeout:     rr.Spec.WaitTimeout,
+		Runner:          rr.Spec.Runner,
+		Consumers:       rr.Spec.Consumers,
+	}
+	prefix := rr.Name
+	if n := 253 - 5 - len(undoNameSuffix); len(prefix) > n {
+		// The API server adds 5 characters to generateName, and cuts a
+		// longer one itself; cut here so the prefix stays readable.
+		prefix = strings.TrimRight(prefix[:n], "-.")
+	}
+	m := undoManifest{
+		APIVersion: v1alpha1.GroupVersion.String(),
+		Kind:       "ReplayRequest",
+		Metadata:   undoMetadata{GenerateName: prefix + undoNameSuffix, Namespace: rr.Namespace},
+		Spec:       spec,
+	}
+	cmd := undoCommandOf(m, true)
+	if len(cmd) > maxUndoCommandBytes {
+		cmd = undoCommandOf(m, false)
+	}
+	if len(cmd) > maxUndoCommandBytes {
+		// Only many long consumer names and runner resources get here;
+		// without them the rest fits (group, servers and names are
+		// bounded). A user copying it must add them back: say so first.
+		m.Spec.Consumers, m.Spec.Runner = nil, nil
+		cmd = fmt.Sprintf("# too long to show whole: add spec.consumers and spec.runner as in %s before running this\n%s", rr.Name, undoCommandOf(m, false))
+	}
+	return cmd
+}
+
+func undoCommandOf(m undoManifest, indent bool) string {
+	var b []byte
+	var err error
+	if indent {
+		b, err = json.MarshalIndent(m, "", "  ")
+	} else {
+		b, err = json.Marshal(m)
+	}
+	if err != nil {
+		// A spec the API server stored always marshals; never reached.
+		panic(fmt.Sprintf("marshal undo request: %v", err))
+	}
+	return "kubectl create -f - <<'EOF'\n" + string(b) + "\nEOF"
+}
+
+// undoable reports whether a finished request committed something an undo
+// could restore: it succeeded, was not a dry run, and its result applied at
+// least one partition (an AlreadyApplied retry counts: the commit is its
+// own).
+func undoable(rr *v1alpha1.ReplayRequest) bool {
+	if rr.Spec.DryRun || !meta.IsStatusConditionTrue(rr.Status.Conditions, v1alpha1.ConditionSucceeded) || rr.Status.JobName == "" {
+		return false
+	}
+	r := rr.Status.Result
+	return r != nil && !r.DryRun && r.Totals.Applied > 0
+}

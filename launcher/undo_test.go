@@ -1,0 +1,341 @@
+package launcher
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// succeeded is a request that ran as far as status goes: it succeeded with
+// its Job jobName, applying applied partitions.
+func succeeded(rr *v1alpha1.ReplayRequest, jobName string, applied int32) *v1alpha1.ReplayRequest {
+	rr.Status.JobName = jobName
+	rr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: string(report.ReasonApplied)}}
+	rr.Status.Result = &v1alpha1.ReplayResult{RunID: "ns/rewind/0123456789abcdef", Reason: string(report.ReasonApplied), Totals: v1alpha1.ResultTotals{Partitions: applied, Applied: applied}}
+	return rr
+}
+
+// recordFor is the ReplayRecord the launcher writes for rr's Job.
+func recordFor(rr *v1alpha1.ReplayRequest) *v1alpha1.ReplayRecord {
+	job := rr.Status.JobName
+	return &v1alpha1.ReplayRecord{
+		ObjectMeta: metav1.ObjectMeta{Namespace: rr.Namespace, Name: job, OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job, UID: "job-uid"}}},
+		Job:        job,
+		Request:    rr.Name,
+		Group:      rr.Spec.Group,
+		RunID:      rr.Status.Result.RunID,
+		Complete:   true,
+		Outcome:    v1alpha1.RecordOutcome{Succeeded: true, Reason: string(report.ReasonApplied)},
+	}
+}
+
+func TestUnitDecideUndo(t *testing.T) {
+	undo := func() *v1alpha1.ReplayRequest { return testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj() }
+	undone := func() *v1alpha1.ReplayRequest {
+		return succeeded(testutil.MakeRequest("ns", "rewind").ShiftBy(-10).Obj(), "rewind-1a2b3c4d", 3)
+	}
+	cases := []struct {
+		name   string
+		rr     func() *v1alpha1.ReplayRequest
+		undone func() *v1alpha1.ReplayRequest // nil: not found
+		rec    func(*v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord
+		refuse string // a part of the refusal; empty: accepted
+	}{
+		{name: "a request that succeeded, with its record", rr: undo, undone: undone},
+		{name: "the same servers in another order, spacing, case and protocol",
+			rr: func() *v1alpha1.ReplayRequest {
+				return testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Bootstrap(" b:9092, PLAINTEXT://KAFKA.ns.svc:9092,b:9092").Obj()
+			},
+			undone: func() *v1alpha1.ReplayRequest {
+				rr := undone()
+				rr.Spec.Kafka.BootstrapServers = "kafka.ns.svc:9092,b:9092"
+				return rr
+			}},
+		{name: "itself", rr: func() *v1alpha1.ReplayRequest { return testutil.MakeRequest("ns", "rewind").UndoOf("rewind").Obj() }, undone: undone, refuse: "names this request itself"},
+		{name: "no such request", rr: undo, refuse: `there is no ReplayRequest "rewind" in namespace ns`},
+		{name: "not finished yet", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+			rr := undone()
+			rr.Status.Conditions = nil
+			return rr
+		}, refuse: "has not finished yet"},
+		{name: "failed", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+			rr := undone()
+			rr.Status.Conditions[0].Status, rr.Status.Conditions[0].Reason, rr.Status.Conditions[0].Message = metav1.ConditionFalse, "GroupActive", "the group has members"
+			return rr
+		}, refuse: "did not succeed (GroupActive: the group has members)"},
+		{name: "a dry run", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+			rr := undone()
+			rr.Spec.DryRun = true
+			return rr
+		}, refuse: "was a dry run"},
+		{name: "a dry run by its result", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+			rr := undone()
+			rr.Status.Result.DryRun = true
+			return rr
+		}, refuse: "was a dry run"},
+		{name: "another group", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+			rr := undone()
+			rr.Spec.Group = "payments"
+			return rr
+		}, refuse: `moved group "payments", not "orders"`},
+		{name: "another cluster", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+			rr := undone()
+			rr.Spec.Kafka.BootstrapServers = "kafka.other.svc:9092"
+			return rr
+		}, refuse: `kafka.bootstrapServers "kafka.other.svc:9092", not "kafka.ns.svc:9092"`},
+		{name: "a cluster with one server more", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+			rr := undone()
+			rr.Spec.Kafka.BootstrapServers += ",kafka-2.ns.svc:9092"
+			return rr
+		}, refuse: "the same Kafka cluster"},
+		{name: "no Job in status", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+			rr := undone()
+			rr.Status.JobName = ""
+			return rr
+		}, refuse: "no runner Job in status.jobName"},
+		{name: "no record", rr: undo, undone: undone, rec: func(*v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord { return nil }, refuse: "has no ReplayRecord rewind-1a2b3c4d"},
+		{name: "a record not owned by the Job", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+			r.OwnerReferences = nil
+			return r
+		}, refuse: "is not the record of rewind's Job"},
+		{name: "a record of another request", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+			r.Request = "other"
+			return r
+		}, refuse: `is of request "other"`},
+		{name: "a record of a dry run", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+			r.DryRun = true
+			return r
+		}, refuse: "is of a dry run"},
+		{name: "a record of a failed run", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+			r.Outcome.Succeeded, r.Outcome.Reason = false, "PartiallyApplied"
+			return r
+		}, refuse: "did not succeed (PartiallyApplied)"},
+		{name: "an incomplete record", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+			r.Complete = false
+			return r
+		}, refuse: "is incomplete"},
+		{name: "a record of another group", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+			r.Group = "payments"
+			return r
+		}, refuse: `is of group "payments"`},
+		{name: "a record of another run", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+			r.RunID = "ns/rewind/ffffffffffffffff"
+			return r
+		}, refuse: `is of run "ns/rewind/ffffffffffffffff"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rr := tc.rr()
+			var u *v1alpha1.ReplayRequest
+			var rec *v1alpha1.ReplayRecord
+			if tc.undone != nil {
+				u = tc.undone()
+				rec = recordFor(u)
+			}
+			if tc.rec != nil {
+				rec = tc.rec(rec)
+			}
+			got, err := DecideUndo(rr, u, rec)
+			if tc.refuse == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				want := v1alpha1.UndoStatus{Request: "rewind", JobName: "rewind-1a2b3c4d", RunID: "ns/rewind/0123456789abcdef"}
+				if got == nil || *got != want {
+					t.Fatalf("status.undo %+v, want %+v", got, want)
+				}
+				return
+			}
+			var refusal *UndoRefusal
+			if !errors.As(err, &refusal) || got != nil {
+				t.Fatalf("got %+v, %v; want a refusal", got, err)
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "target.undoOf: ") || !strings.Contains(msg, tc.refuse) {
+				t.Fatalf("refusal %q, want it to name target.undoOf and say %q", msg, tc.refuse)
+			}
+		})
+	}
+}
+
+// heredoc returns the manifest of an undo command, checking that the shell
+// reads it as the here-document it looks like: the first line starts it,
+// the only line "EOF" is the last.
+func heredoc(t *testing.T, cmd string) string {
+	t.Helper()
+	lines := strings.Split(cmd, "\n")
+	for len(lines) > 0 && strings.HasPrefix(lines[0], "# ") {
+		lines = lines[1:]
+	}
+	if len(lines) < 3 || lines[0] != "kubectl create -f - <<'EOF'" || lines[len(lines)-1] != "EOF" {
+		t.Fatalf("not a quoted here-document:\n%s", cmd)
+	}
+	for _, l := range lines[1 : len(lines)-1] {
+		if strings.TrimSpace(l) == "EOF" {
+			t.Fatalf("a line of the manifest ends the here-document early:\n%s", cmd)
+		}
+	}
+	return strings.Join(lines[1:len(lines)-1], "\n")
+}
+
+func TestUnitUndoCommand(t *testing.T) {
+	wait := &metav1.Duration{Duration: 5 * time.Minute}
+	base := func() *testutil.RequestWrapper { return testutil.MakeRequest("team-a", "rewind").ShiftBy(-10) }
+	cases := []struct {
+		name  string
+		rr    *v1alpha1.ReplayRequest
+		empty bool
+		check func(t *testing.T, cmd string, got *v1alpha1.ReplayRequest)
+	}{
+		{name: "a rewind that applied", rr: succeeded(base().Topic("orders", 0, 1).MaxReconsume(100).Obj(), "rewind-1", 2),
+			check: func(t *testing.T, cmd string, got *v1alpha1.ReplayRequest) {
+				if got.GenerateName != "rewind-undo-" || got.Namespace != "team-a" || got.Name != "" {
+					t.Errorf("metadata %+v", got.ObjectMeta)
+				}
+				if got.Spec.Group != "orders" || got.Spec.Kafka.BootstrapServers != "kafka.team-a.svc:9092" {
+					t.Errorf("group/kafka %+v", got.Spec)
+				}
+				// The record is the scope: no topics, no target of its own,
+				// no limits, no force.
+				if len(got.Spec.Topics) != 0 || got.Spec.Limits != nil || got.Spec.Force || got.Spec.DryRun || got.Spec.Target.ShiftBy != nil {
+					t.Errorf("spec carries what an undo must not: %+v", got.Spec)
+				}
+			}},
+		{name: "consumers, the wait and the runner are kept",
+			rr: succeeded(base().Consumers(v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerDeployment, Name: "app"}).Wait(5*time.Minute).
+				Secret("kafka-creds").ConfigMap("kafka-props").Runner(v1alpha1.RunnerOverrides{ServiceAccountName: "replayer"}).Obj(), "rewind-1", 1),
+			check: func(t *testing.T, cmd string, got *v1alpha1.ReplayRequest) {
+				s := got.Spec
+				if len(s.Consumers) != 1 || s.Consumers[0].Name != "app" || s.WhenGroupActive != v1alpha1.GroupActiveWait || s.WaitTimeout == nil || *s.WaitTimeout != *wait {
+					t.Errorf("consumers/wait %+v", s)
+				}
+				if s.Kafka.SecretRef == nil || s.Kafka.SecretRef.Name != "kafka-creds" || s.Kafka.ConfigMapRef == nil || s.Kafka.ConfigMapRef.Name != "kafka-props" || s.Runner == nil || s.Runner.ServiceAccountName != "replayer" {
+					t.Errorf("kafka/runner %+v", s)
+				}
+			}},
+		{name: "a group no shell or YAML should see raw",
+			rr: succeeded(base().Group("orders\"\nEOF\n$(rm -rf /) #: 'x' \\ é").Obj(), "rewind-1", 1),
+			check: func(t *testing.T, cmd string, got *v1alpha1.ReplayRequest) {
+				if got.Spec.Group != "orders\"\nEOF\n$(rm -rf /) #: 'x' \\ é" {
+					t.Errorf("group %q", got.Spec.Group)
+				}
+			}},
+		{name: "an undo is undone by another undo", rr: succeeded(testutil.MakeRequest("team-a", "rewind-undo-x7k2p").UndoOf("rewind").Obj(), "undo-1", 1),
+			check: func(t *testing.T, cmd string, got *v1alpha1.ReplayRequest) {
+				if got.Spec.Target.UndoOf == nil || *got.Spec.Target.UndoOf != "rewind-undo-x7k2p" || got.GenerateName != "rewind-undo-x7k2p-undo-" {
+					t.Errorf("undo of an undo %+v", got)
+				}
+			}},
+		{name: "a long name keeps room for the generated suffix", rr: succeeded(base().Obj(), "j", 1),
+			check: func(t *testing.T, cmd string, got *v1alpha1.ReplayRequest) {
+				if n := len(got.GenerateName); n > 253-5 {
+					t.Errorf("generateName %d characters", n)
+				}
+			}},
+		{name: "too long for status: consumers and runner left out, and said", rr: func() *v1alpha1.ReplayRequest {
+			w := base().Wait(time.Minute)
+			var refs []v1alpha1.ConsumerRef
+			for i := range 16 {
+				refs = append(refs, v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerStatefulSet, Name: strings.Repeat(string(rune('a'+i)), 253)})
+			}
+			w.Consumers(refs...)
+			w.Runner(v1alpha1.RunnerOverrides{Resources: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}})
+			return succeeded(w.Obj(), "rewind-1", 1)
+		}(), check: func(t *testing.T, cmd string, got *v1alpha1.ReplayRequest) {
+			if !strings.HasPrefix(cmd, "# too long to show whole: add spec.consumers and spec.runner as in rewind") || len(got.Spec.Consumers) != 0 {
+				t.Errorf("command %q", cmd)
+			}
+		}},
+		{name: "a dry run", rr: succeeded(base().DryRun().Obj(), "rewind-1", 0), empty: true},
+		{name: "applied nothing", rr: succeeded(base().Obj(), "rewind-1", 0), empty: true},
+		{name: "failed", rr: func() *v1alpha1.ReplayRequest {
+			rr := succeeded(base().Obj(), "rewind-1", 2)
+			rr.Status.Conditions[0].Status = metav1.ConditionFalse
+			return rr
+		}(), empty: true},
+		{name: "not finished", rr: func() *v1alpha1.ReplayRequest {
+			rr := succeeded(base().Obj(), "rewind-1", 2)
+			rr.Status.Conditions = nil
+			return rr
+		}(), empty: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "a long name keeps room for the generated suffix" {
+				tc.rr.Name = strings.Repeat("r", 253)
+			}
+			cmd := UndoCommand(tc.rr)
+			if tc.empty {
+				if cmd != "" {
+					t.Fatalf("command %q for a request with nothing to undo", cmd)
+				}
+				return
+			}
+			if len(cmd) > maxUndoCommandBytes {
+				t.Fatalf("%d bytes, more than status.undoCommand holds", len(cmd))
+			}
+			var got v1alpha1.ReplayRequest
+			if err := json.Unmarshal([]byte(heredoc(t, cmd)), &got); err != nil {
+				t.Fatalf("manifest: %v\n%s", err, cmd)
+			}
+			if got.APIVersion != v1alpha1.GroupVersion.String() || got.Kind != "ReplayRequest" {
+				t.Errorf("type %+v", got.TypeMeta)
+			}
+			if got.Spec.Target.UndoOf == nil || *got.Spec.Target.UndoOf != tc.rr.Name || got.Spec.Group != tc.rr.Spec.Group {
+				t.Errorf("target %+v, group %q", got.Spec.Target, got.Spec.Group)
+			}
+			if _, err := ResolveTarget(got.Spec.Target, time.Now()); err != nil {
+				t.Errorf("the undo's target does not resolve: %v", err)
+			}
+			if tc.check != nil {
+				tc.check(t, cmd, &got)
+			}
+		})
+	}
+}
+
+// A partition an undo left alone is neither applied nor failed, in the
+// record and back out of it, and its reason survives both ways.
+func TestUnitRecordKeepsLeftAlone(t *testing.T) {
+	r := testutil.Result("orders", report.ExitOK, 5, 0, 0)
+	r.Target = report.Target{Given: "undo:/etc/kafka-replay/input/input.json.gz", Resolved: "undo:ns/rewind"}
+	for _, i := range []int{1, 2} {
+		c := *r.Partitions[i].PreviousOffset
+		r.Partitions[i].NewOffset, r.Partitions[i].Applied = c, false
+		r.Partitions[i].LeftAlone = "consumed past its previous offset; restoring would re-consume 3 messages"
+	}
+	r.Summarize()
+	if r.Totals.LeftAlone != 2 || r.Totals.Failed != 0 {
+		t.Fatalf("totals %+v", r.Totals)
+	}
+	rec := recordOf(t, r)
+	if got := rec.Topics[0]; len(got.Failed) != 0 || len(got.LeftAlone) != 1 || len(got.LeftAlone[0].Partitions) != 2 {
+		t.Fatalf("record topic %+v", got)
+	}
+	if rec.Totals.LeftAlone != 2 {
+		t.Fatalf("record totals %+v", rec.Totals)
+	}
+	back, err := RecordPartitions(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range back {
+		wantLeft := i > 0
+		if (p.LeftAlone != "") != wantLeft || p.Applied == wantLeft || p.Error != "" {
+			t.Errorf("partition %d back from the record: %+v", i, p)
+		}
+	}
+	if api := APIResult(r); api.Totals.LeftAlone != 2 || api.Partitions[1].LeftAlone == "" || api.Partitions[0].LeftAlone != "" {
+		t.Errorf("status result %+v", api)
+	}
+}
