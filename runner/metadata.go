@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
 // Commit metadata marks every offset the runner commits, so that a later
@@ -178,6 +179,24 @@ func planDigest(t config.Target, s config.Scope) string {
 		}
 	case config.KindGroup:
 		field(h, t.Group)
+	case config.KindPlan, config.KindUndo:
+		// The file's partitions, as for file:, with what the undo rules
+		// read (applied) and whether force overrides them.
+		field(h, t.Result.Group)
+		if t.Force {
+			field(h, "force")
+		}
+		ps := slices.Clone(t.Result.Partitions)
+		slices.SortFunc(ps, func(a, b report.Partition) int {
+			return strings.Compare(fmt.Sprintf("%s/%010d", a.Topic, a.Partition), fmt.Sprintf("%s/%010d", b.Topic, b.Partition))
+		})
+		for _, p := range ps {
+			prev := "-"
+			if p.PreviousOffset != nil {
+				prev = strconv.FormatInt(*p.PreviousOffset, 10)
+			}
+			field(h, fmt.Sprintf("%s/%d %s %d %t %t", p.Topic, p.Partition, prev, p.NewOffset, p.Applied, p.LeftAlone != ""))
+		}
 	}
 	field(h, "scope")
 	field(h, s.String())

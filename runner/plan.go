@@ -24,6 +24,18 @@ func (e *inputError) Error() string { return e.field + ": " + e.msg }
 // topicsToDescribe lists the topics whose metadata the plan needs, if they
 // can be known before the group's offsets are read.
 func topicsToDescribe(scope config.Scope, target config.Target) []string {
+	if target.Kind == config.KindPlan || target.Kind == config.KindUndo {
+		seen := map[string]bool{}
+		var ts []string
+		for _, p := range target.Result.Partitions {
+			if !seen[p.Topic] {
+				seen[p.Topic] = true
+				ts = append(ts, p.Topic)
+			}
+		}
+		slices.Sort(ts)
+		return ts
+	}
 	if target.Kind == config.KindFile {
 		seen := map[string]bool{}
 		var ts []string
@@ -67,6 +79,14 @@ func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, 
 		return n, nil
 	}
 	switch {
+	case target.Kind == config.KindPlan || target.Kind == config.KindUndo:
+		// The file's partitions that still exist; the planner finds the
+		// others gone (stale, or left alone by an undo).
+		for _, rp := range target.Result.Partitions {
+			if tp := (TP{Topic: rp.Topic, Partition: rp.Partition}); exists(s, tp) {
+				out = append(out, tp)
+			}
+		}
 	case target.Kind == config.KindFile:
 		for _, o := range target.Offsets {
 			n, err := checkTopic(config.Ref(config.RefOffsetsFile), o.Topic)
@@ -145,8 +165,12 @@ type Plan struct {
 	// Partitions are reported in the result, sorted.
 	Partitions []report.Partition
 	// Commit marks which of Partitions must be committed; the others
-	// already carry this run's commit.
+	// already carry this run's commit, are left alone by an undo, or are
+	// stale (their Error says how).
 	Commit []bool
+	// Exempt marks the partitions whose forward move is no skip: an undo
+	// giving back an offset the consumers had reached before the replay.
+	Exempt []bool
 	// Warnings are clamps, fallbacks and skipped partitions.
 	Warnings []string
 }
@@ -163,8 +187,22 @@ func (p *Plan) ToCommit() int {
 }
 
 // AlreadyApplied reports whether this run ID already committed every
-// partition of the plan.
-func (p *Plan) AlreadyApplied() bool { return len(p.Partitions) > 0 && p.ToCommit() == 0 }
+// partition of the plan that it commits: nothing is left to commit, and
+// something was.
+func (p *Plan) AlreadyApplied() bool {
+	return p.ToCommit() == 0 && slices.ContainsFunc(p.Partitions, func(rp report.Partition) bool { return rp.Applied })
+}
+
+// Stale lists the partitions a plan: target found no longer as planned.
+func (p *Plan) Stale() []report.Partition {
+	var out []report.Partition
+	for i, rp := range p.Partitions {
+		if !p.Commit[i] && rp.Error != "" {
+			out = append(out, rp)
+		}
+	}
+	return out
+}
 
 // MakePlan decides every partition's new offset. It is pure: all it knows of
 // Kafka is the snapshot. Rules:
@@ -185,6 +223,12 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 	if err := checkSource(s, target); err != nil {
 		return nil, err
 	}
+	switch target.Kind {
+	case config.KindPlan:
+		return planFromFile(s, target, id), nil
+	case config.KindUndo:
+		return planUndo(s, target, id), nil
+	}
 	p := &Plan{}
 	fileOffsets := map[TP]int64{}
 	for _, o := range target.Offsets {
@@ -196,8 +240,7 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 		start, end := s.LogStart[tp], s.LogEnd[tp]
 		rp := report.Partition{Topic: tp.Topic, Partition: tp.Partition, LogStartOffset: start, LogEndOffset: end}
 		if m, ok := parseMark(prev.Metadata); hasPrev && ok && id.owns(m) {
-			p.Partitions = append(p.Partitions, alreadyApplied(rp, prev, m))
-			p.Commit = append(p.Commit, false)
+			p.add(alreadyApplied(rp, prev, m), false, false)
 			continue
 		}
 		if hasPrev {
@@ -262,8 +305,7 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 		if hasPrev {
 			rp.Delta = ptr(prev.Offset - want)
 		}
-		p.Partitions = append(p.Partitions, rp)
-		p.Commit = append(p.Commit, true)
+		p.add(rp, true, false)
 	}
 	// One summary line per kind of anomaly: a warning per partition would
 	// drown the log (and the termination message) for a large group.

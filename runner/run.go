@@ -165,15 +165,40 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	for _, w := range res.Warnings {
 		r.log.Warn(w)
 	}
+	if cfg.DryRun {
+		// The digest an approval names and a plan: target checks.
+		res.Plan = report.PlanDigest(cfg.Group, res.Partitions)
+	} else if cfg.Target.Kind == config.KindPlan {
+		res.Plan = cfg.Target.Result.Plan
+	}
+	// A retry whose commit is already in place is done: never refused, its
+	// plan held when it was committed.
+	if !cfg.DryRun && plan.AlreadyApplied() {
+		res.AlreadyApplied = true
+		res.Reason = report.ReasonAlreadyApplied
+		r.log.Info("already applied by this run ID; nothing to do", "runId", cfg.RunID)
+		return res
+	}
+	// The guards, in a dry run too: it reports what the real run would do.
+	if ref := judgePlan(plan, cfg.AllowSkip, cfg.MaxMessagesToReconsume); ref != nil {
+		res.ExitCode, res.Reason, res.Error = report.ExitRefused, ref.Reason, ref.Error
+		r.log.Error("refused; nothing was changed", "reason", res.Reason, "error", res.Error)
+		return res
+	}
 	switch {
 	case cfg.DryRun:
 		res.Reason = report.ReasonDryRun
 		r.log.Info("dry run: nothing committed", "partitions", len(plan.Partitions))
 		return res
-	case plan.AlreadyApplied():
-		res.AlreadyApplied = true
-		res.Reason = report.ReasonAlreadyApplied
-		r.log.Info("already applied by this run ID; nothing to do", "runId", cfg.RunID)
+	case plan.ToCommit() == 0:
+		// An undo whose every partition is left alone (or a plan of one).
+		res.Reason = report.ReasonApplied
+		w := "nothing to undo: the undo rules leave every partition alone (each says why); nothing was committed"
+		if cfg.Target.Kind == config.KindPlan {
+			w = "nothing to apply: the plan leaves every partition alone; nothing was committed"
+		}
+		res.Warnings = append(res.Warnings, w)
+		r.log.Warn(w)
 		return res
 	}
 	// The last moment to abort cleanly: a signal that arrived while
@@ -189,6 +214,11 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 // recordTarget writes the target, as resolved, into the result.
 func (r *run) recordTarget(res *report.Result) {
 	res.Target.Resolved = r.cfg.Target.Canonical()
+	if t := r.cfg.Target; t.Kind == config.KindPlan && t.Result.Target.Time != nil {
+		// The instant the plan was resolved for.
+		tm := t.Result.Target.Time.UTC()
+		res.Target.Time = &tm
+	}
 	if r.cfg.Target.IsTime() {
 		t := r.cfg.Target.Time.UTC()
 		res.Target.Time = &t

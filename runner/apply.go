@@ -1,0 +1,255 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+)
+
+// The plan: and undo: targets take their partitions from a result file
+// instead of resolving a target: planFromFile applies a dry run's plan
+// exactly, planUndo restores a run's previous offsets under the undo rules
+// (decideUndo). Both are pure, like MakePlan.
+
+// relativePlan reports whether a plan's target depends on the committed
+// offsets it was planned from, so that the plan is stale once they move.
+func relativePlan(resolved string) bool {
+	return strings.HasPrefix(resolved, string(config.KindShift)+":") || strings.HasPrefix(resolved, string(config.KindUndo)+":")
+}
+
+// exists reports whether tp is a partition of the snapshot's topics.
+func exists(s *Snapshot, tp TP) bool {
+	n, ok := s.Topics[tp.Topic]
+	return ok && tp.Partition < n
+}
+
+// forcedNote starts the note of a partition an undo restored only because
+// of force; a plan of such an undo (its dry run) keeps it, so that applying
+// the plan weighs the move as the undo did (see exemptFromSkip).
+const forcedNote = "forced"
+
+// planFromFile is the plan of a plan: target: exactly the plan's new
+// offsets, for exactly its partitions, or stale partitions with an Error
+// saying what differs:
+//   - a partition that carries this run's commit is already applied (a
+//     retry), checked first: it is never stale;
+//   - a planned partition that no longer exists is stale;
+//   - for a relative plan (shift:, undo:), a partition whose committed
+//     offset is not the one the plan started from is stale;
+//   - a planned offset no longer inside [log start, log end] is stale.
+//
+// A partition the plan leaves alone stays as it is, uncommitted. For an
+// absolute plan the committed offsets may have moved since planning: the
+// partitions report the offsets of now, which the guards weigh.
+func planFromFile(s *Snapshot, t config.Target, id runIdent) *Plan {
+	planned := t.Result
+	relative := relativePlan(planned.Target.Resolved)
+	undo := strings.HasPrefix(planned.Target.Resolved, string(config.KindUndo)+":")
+	p := &Plan{}
+	for _, pp := range planned.Partitions {
+		tp := TP{Topic: pp.Topic, Partition: pp.Partition}
+		c, hasC := s.Committed[tp]
+		start, end := s.LogStart[tp], s.LogEnd[tp]
+		rp := report.Partition{Topic: tp.Topic, Partition: tp.Partition, LogStartOffset: start, LogEndOffset: end}
+		if m, ok := parseMark(c.Metadata); hasC && ok && id.owns(m) {
+			p.add(alreadyApplied(rp, c, m), false, false)
+			continue
+		}
+		if hasC {
+			rp.PreviousOffset = ptr(c.Offset)
+		}
+		commit, exempt := false, false
+		switch {
+		case !exists(s, tp):
+			rp.LogStartOffset, rp.LogEndOffset = 0, 0
+			rp.NewOffset = pp.NewOffset
+			rp.Error = "stale: the partition no longer exists"
+		case pp.LeftAlone != "":
+			rp.LeftAlone = pp.LeftAlone
+			rp.NewOffset, rp.Delta = leftAt(rp.PreviousOffset)
+		case relative && !sameCommitted(pp.PreviousOffset, c, hasC):
+			rp.NewOffset = pp.NewOffset
+			rp.Error = fmt.Sprintf("stale: the committed offset is now %s, the plan started from %s", offsetText(rp.PreviousOffset), offsetText(pp.PreviousOffset))
+		case pp.NewOffset < start || pp.NewOffset > end:
+			rp.NewOffset = pp.NewOffset
+			rp.Error = fmt.Sprintf("stale: the planned offset %d is no longer inside the log [%d, %d]", pp.NewOffset, start, end)
+		default:
+			rp.NewOffset = pp.NewOffset
+			rp.Clamped, rp.Note = pp.Clamped, pp.Note
+			if hasC {
+				rp.Delta = ptr(c.Offset - pp.NewOffset)
+			}
+			commit = true
+			exempt = undo && !strings.HasPrefix(pp.Note, forcedNote)
+		}
+		p.add(rp, commit, exempt)
+	}
+	return p
+}
+
+// sameCommitted reports whether the group's committed offset is planned.
+func sameCommitted(planned *int64, c Committed, ok bool) bool {
+	if planned == nil {
+		return !ok
+	}
+	return ok && c.Offset == *planned
+}
+
+func offsetText(o *int64) string {
+	if o == nil {
+		return "none"
+	}
+	return fmt.Sprint(*o)
+}
+
+// leftAt is where a partition left alone is reported: at its committed
+// offset, moved by nothing.
+func leftAt(c *int64) (int64, *int64) {
+	if c == nil {
+		return 0, nil
+	}
+	return *c, ptr(int64(0))
+}
+
+// add appends one partition to the plan.
+func (p *Plan) add(rp report.Partition, commit, exempt bool) {
+	p.Partitions = append(p.Partitions, rp)
+	p.Commit = append(p.Commit, commit)
+	p.Exempt = append(p.Exempt, exempt)
+}
+
+// undoDecision is what the undo rules decide for one partition.
+type undoDecision struct {
+	// Restore is whether the partition goes back to its previous offset.
+	Restore bool
+	// LeftAlone says why not, in a sentence; with Forced, why the rules
+	// alone would have left it.
+	LeftAlone string
+	// Forced is set when only force restores it.
+	Forced bool
+}
+
+// decideUndo applies the undo rules to one partition of the undone run
+// (its previous offset P, the offset it moved to N, whether it applied it)
+// given the partition's committed offset now, C (nil for none). The aim:
+// the group is back as if the replay had not happened, without consuming
+// again what the consumers handled after it, and without skipping what
+// they never handled.
+//
+//   - not applied by the undone run, or not moved by it (N == P): left alone;
+//   - P null: left alone, whatever force says: Kafka cannot commit "no
+//     offset";
+//   - C == P: nothing to do;
+//   - a rewind (N < P): N <= C < P restores P (the consumers handled N..C
+//     again, C..P before the replay); C > P or C < N is left alone;
+//   - a skip (N > P): C == N restores P (nothing consumed since; P..N is
+//     handed back); C > N or C < N is left alone;
+//   - C null (the offset was deleted or expired since): left alone;
+//   - force restores P wherever the rules about C leave it alone.
+func decideUndo(p report.Partition, c *int64, force bool) undoDecision {
+	if !p.Applied {
+		return undoDecision{LeftAlone: "not moved by the undone run"}
+	}
+	if p.PreviousOffset == nil {
+		return undoDecision{LeftAlone: "had no committed offset before the undone run; Kafka cannot commit \"no offset\" to restore that (force does not change it)"}
+	}
+	prev, n := *p.PreviousOffset, p.NewOffset
+	if n == prev {
+		return undoDecision{LeftAlone: fmt.Sprintf("not moved by the undone run (it stayed at %d)", prev)}
+	}
+	var why string
+	switch {
+	case c == nil:
+		why = fmt.Sprintf("has no committed offset now (deleted or expired since the replay, which set %d)", n)
+	case *c == prev:
+		// Nothing to restore, forced or not.
+		return undoDecision{LeftAlone: fmt.Sprintf("already at its previous offset %d", prev)}
+	case n < prev && n <= *c && *c < prev:
+		return undoDecision{Restore: true}
+	case n < prev && *c > prev:
+		why = fmt.Sprintf("consumed past its previous offset %d (now at %d); restoring would re-consume %d messages", prev, *c, *c-prev)
+	case n > prev && *c == n:
+		return undoDecision{Restore: true}
+	case n > prev && *c > n:
+		why = fmt.Sprintf("consumed %d..%d since the replay; restoring would re-consume them; to get the %d skipped messages back, replay offsets %d..%d by explicit offsets instead", n, *c-1, n-prev, prev, n-1)
+	default: // *c < n: moved back past where the replay put it
+		why = fmt.Sprintf("moved back since the replay by something else (now at %d, the replay set %d)", *c, n)
+	}
+	if force {
+		return undoDecision{Restore: true, Forced: true, LeftAlone: why}
+	}
+	return undoDecision{LeftAlone: why}
+}
+
+// planUndo is the plan of an undo: target: each partition of the undone
+// run that the rules (decideUndo) restore goes back to its previous offset,
+// clamped into the log; every other one is left alone, uncommitted, with
+// the reason. A partition that carries this run's commit is already
+// applied (a retry), checked before the rules.
+func planUndo(s *Snapshot, t config.Target, id runIdent) *Plan {
+	p := &Plan{}
+	for _, up := range t.Result.Partitions {
+		tp := TP{Topic: up.Topic, Partition: up.Partition}
+		c, hasC := s.Committed[tp]
+		start, end := s.LogStart[tp], s.LogEnd[tp]
+		rp := report.Partition{Topic: tp.Topic, Partition: tp.Partition, LogStartOffset: start, LogEndOffset: end}
+		if m, ok := parseMark(c.Metadata); hasC && ok && id.owns(m) {
+			p.add(alreadyApplied(rp, c, m), false, false)
+			continue
+		}
+		var now *int64
+		if hasC {
+			now = ptr(c.Offset)
+			rp.PreviousOffset = now
+		}
+		if !exists(s, tp) {
+			rp.LogStartOffset, rp.LogEndOffset = 0, 0
+			rp.LeftAlone = "the partition no longer exists"
+			rp.NewOffset, rp.Delta = leftAt(now)
+			p.add(rp, false, false)
+			continue
+		}
+		d := decideUndo(up, now, t.Force)
+		if !d.Restore {
+			rp.LeftAlone = d.LeftAlone
+			rp.NewOffset, rp.Delta = leftAt(now)
+			p.add(rp, false, false)
+			continue
+		}
+		want := *up.PreviousOffset
+		addNote(&rp, fmt.Sprintf("restores %d, its offset before the undone run", want))
+		if d.Forced {
+			rp.Note = forcedNote + " (the undo rules would leave it alone: it " + d.LeftAlone + "); " + rp.Note
+		}
+		switch {
+		case want < start:
+			rp.Clamped = true
+			addNote(&rp, fmt.Sprintf("clamped from %d to log start %d", want, start))
+			want = start
+		case want > end:
+			rp.Clamped = true
+			addNote(&rp, fmt.Sprintf("clamped from %d to log end %d", want, end))
+			want = end
+		}
+		rp.NewOffset = want
+		if now != nil {
+			rp.Delta = ptr(*now - want)
+		}
+		// A forward move the rules allow gives back to the consumers where
+		// they were: the messages passed over were handled before the
+		// replay. It is no skip; a forced one may be.
+		p.add(rp, true, !d.Forced)
+	}
+	var left []string
+	for _, rp := range p.Partitions {
+		if rp.LeftAlone != "" {
+			left = append(left, fmt.Sprintf("%s/%d", rp.Topic, rp.Partition))
+		}
+	}
+	if len(left) > 0 {
+		p.Warnings = append(p.Warnings, "left alone by the undo rules (each partition says why): "+summarize(left))
+	}
+	return p
+}

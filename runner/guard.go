@@ -1,0 +1,87 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+)
+
+// refusal is a guard's verdict on a plan: the reason (PlanStale,
+// WouldSkipMessages, LimitExceeded) and the error, or none.
+type refusal struct {
+	Reason report.Reason
+	Error  string
+}
+
+// guardsNamed is how many partitions a refusal names before it counts.
+const guardsNamed = 5
+
+// judgePlan decides whether a plan may be committed, before anything is:
+//   - a stale partition (a plan: target's plan no longer holds) refuses it
+//     with PlanStale;
+//   - a partition that moves ahead of its committed offset (a negative
+//     delta) refuses it with WouldSkipMessages, unless allowSkip: those
+//     messages are lost to the consumers. An undo's forward move back to
+//     where the consumers were before the replay (Plan.Exempt) is no skip;
+//   - more messages to re-consume, all partitions together, than limit
+//     refuses it with LimitExceeded.
+//
+// Only the partitions the plan commits count: one already applied by this
+// run ID (a retry) or left alone by an undo moves nothing now. The
+// partitions at fault get an Error saying why. It is pure, and the same
+// for a dry run, which reports what the real run would do.
+func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
+	if stale := p.Stale(); len(stale) > 0 {
+		names := make([]string, len(stale))
+		for i, rp := range stale {
+			names[i] = fmt.Sprintf("%s/%d (%s)", rp.Topic, rp.Partition, strings.TrimPrefix(rp.Error, "stale: "))
+		}
+		return &refusal{report.ReasonPlanStale, fmt.Sprintf("the plan no longer holds on %d partition(s): %s; nothing was committed: plan again", len(stale), listNames(names))}
+	}
+	if !allowSkip {
+		var names []string
+		var skipped int64
+		for i := range p.Partitions {
+			rp := &p.Partitions[i]
+			if !p.Commit[i] || p.Exempt[i] || rp.Delta == nil || *rp.Delta >= 0 {
+				continue
+			}
+			n := -*rp.Delta
+			skipped += n
+			rp.Error = fmt.Sprintf("would skip %d message(s): the target %d is ahead of the committed offset %d", n, rp.NewOffset, *rp.PreviousOffset)
+			names = append(names, fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, n))
+		}
+		if len(names) > 0 {
+			return &refusal{report.ReasonWouldSkipMessages, fmt.Sprintf("would skip %d message(s) the consumers never handled, moving %d partition(s) ahead of the committed offset: %s; nothing was committed; to skip them anyway set %s", skipped, len(names), listNames(names), config.Ref(config.FlagAllowSkip))}
+		}
+	}
+	var total int64
+	for i, rp := range p.Partitions {
+		if p.Commit[i] && rp.Delta != nil && *rp.Delta > 0 {
+			total += *rp.Delta
+		}
+	}
+	if limit.Allows(total) {
+		return nil
+	}
+	var names []string
+	for i := range p.Partitions {
+		rp := &p.Partitions[i]
+		if p.Commit[i] && rp.Delta != nil && *rp.Delta > 0 {
+			rp.Error = fmt.Sprintf("would re-consume %d message(s), of %d in all, more than the %d allowed", *rp.Delta, total, limit.N)
+			names = append(names, fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, *rp.Delta))
+		}
+	}
+	return &refusal{report.ReasonLimitExceeded, fmt.Sprintf("would re-consume %d message(s), more than the %d %s allows, on %d partition(s): %s; nothing was committed", total, limit.N, config.Ref(config.FlagMaxMessagesToReconsume), len(names), listNames(names))}
+}
+
+// listNames lists the first few names and counts the rest.
+func listNames(names []string) string {
+	s := strings.Join(names[:min(len(names), guardsNamed)], ", ")
+	if len(names) > guardsNamed {
+		s += fmt.Sprintf(" and %d more", len(names)-guardsNamed)
+	}
+	return s
+}
