@@ -216,6 +216,7 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 	if rr.Spec.DryRun {
 		env = append(env, corev1.EnvVar{Name: config.EnvDryRun, Value: "true"})
 	}
+	env = append(env, GuardEnv(&rr.Spec)...)
 	var wait time.Duration
 	if rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil {
 		wait = rr.Spec.WaitTimeout.Duration

@@ -72,8 +72,8 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 		},
 		{
 			name: "latest with topics and partitions",
-			req:  testutil.MakeRequest("ns", "a").Position(v1alpha1.PositionLatest).Topic("orders", 0, 1, 2).Topic("payments"),
-			want: map[string]string{config.EnvTo: "latest", config.EnvTopics: "orders:0,1,2 payments"},
+			req:  testutil.MakeRequest("ns", "a").Position(v1alpha1.PositionLatest).Topic("orders", 0, 1, 2).Topic("payments").AllowSkip(),
+			want: map[string]string{config.EnvTo: "latest", config.EnvTopics: "orders:0,1,2 payments", config.EnvAllowSkip: "true"},
 		},
 		{
 			name: "time keeps its zone",
@@ -97,8 +97,8 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 		},
 		{
 			name: "shift forward has an explicit plus",
-			req:  testutil.MakeRequest("ns", "a").ShiftBy(7),
-			want: map[string]string{config.EnvTo: "shift:+7"},
+			req:  testutil.MakeRequest("ns", "a").ShiftBy(7).AllowSkip(),
+			want: map[string]string{config.EnvTo: "shift:+7", config.EnvAllowSkip: "true"},
 		},
 		{
 			name: "from group",
@@ -114,6 +114,16 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 			name: "dry run and wait",
 			req:  testutil.MakeRequest("ns", "a").DryRun().Wait(5 * time.Minute),
 			want: map[string]string{config.EnvDryRun: "true", config.EnvWaitForEmpty: "5m0s"},
+		},
+		{
+			name: "a limit on messages to re-consume, 0 included",
+			req:  testutil.MakeRequest("ns", "a").ShiftBy(-100).MaxReconsume(0),
+			want: map[string]string{config.EnvMaxMessagesToReconsume: "0"},
+		},
+		{
+			name: "both guards, in a dry run too",
+			req:  testutil.MakeRequest("ns", "a").Offset(42).DryRun().MaxReconsume(1_000_000).AllowSkip(),
+			want: map[string]string{config.EnvDryRun: "true", config.EnvMaxMessagesToReconsume: "1000000", config.EnvAllowSkip: "true"},
 		},
 		{
 			name: "a ConfigMap and a Secret in directories of their own",
@@ -148,6 +158,15 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 				if _, ok := tc.want[dir]; !ok {
 					if _, set := env[dir]; set {
 						t.Errorf("%s set without its ConfigMap or Secret", dir)
+					}
+				}
+			}
+			// The guards are the runner's defaults unless the spec says
+			// otherwise: no limit, skipping refused; force only if asked.
+			for _, g := range []string{config.EnvMaxMessagesToReconsume, config.EnvAllowSkip, config.EnvForce} {
+				if _, ok := tc.want[g]; !ok {
+					if v, set := env[g]; set {
+						t.Errorf("%s = %q set without the spec asking", g, v)
 					}
 				}
 			}
