@@ -1,0 +1,308 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+)
+
+// undone is one partition of an undone run: it moved from prev to n.
+func undone(prev *int64, n int64, applied bool) report.Partition {
+	return report.Partition{Topic: "o", Partition: 0, PreviousOffset: prev, NewOffset: n, Applied: applied}
+}
+
+// TestDecideUndo: every branch of the undo rules (docs/usage.md, "Undo"),
+// with and without force.
+func TestDecideUndo(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	tests := []struct {
+		name    string
+		part    report.Partition
+		c       *int64
+		force   bool
+		restore bool
+		forced  bool
+		reason  string // in LeftAlone
+	}{
+		{"not applied by the undone run", undone(p(100), 50, false), p(60), false, false, false, "not moved by the undone run"},
+		{"not applied, forced: still alone", undone(p(100), 50, false), p(60), true, false, false, "not moved by the undone run"},
+		{"not moved by it (n == p)", undone(p(100), 100, true), p(120), true, false, false, "not moved by the undone run (it stayed at 100)"},
+		{"no previous offset", undone(nil, 50, true), p(50), false, false, false, "Kafka cannot commit \"no offset\""},
+		{"no previous offset, forced: still alone", undone(nil, 50, true), p(50), true, false, false, "force does not change it"},
+		{"already at its previous offset", undone(p(100), 50, true), p(100), false, false, false, "already at its previous offset 100"},
+		{"already there, forced: nothing to do", undone(p(100), 50, true), p(100), true, false, false, "already at its previous offset 100"},
+		// A rewind from 100 to 50.
+		{"rewind, nothing consumed since (c == n)", undone(p(100), 50, true), p(50), false, true, false, ""},
+		{"rewind, part re-consumed (n < c < p)", undone(p(100), 50, true), p(70), false, true, false, ""},
+		{"rewind, just short of p", undone(p(100), 50, true), p(99), false, true, false, ""},
+		{"rewind, consumed past p", undone(p(100), 50, true), p(130), false, false, false, "consumed past its previous offset 100 (now at 130); restoring would re-consume 30 messages"},
+		{"rewind, consumed past p, forced", undone(p(100), 50, true), p(130), true, true, true, "consumed past its previous offset 100"},
+		{"rewind, moved back by something else", undone(p(100), 50, true), p(40), false, false, false, "moved back since the replay by something else (now at 40, the replay set 50)"},
+		{"rewind, moved back, forced", undone(p(100), 50, true), p(40), true, true, true, "moved back since the replay"},
+		{"rewind, offset gone since", undone(p(100), 50, true), nil, false, false, false, "has no committed offset now"},
+		{"rewind, offset gone, forced", undone(p(100), 50, true), nil, true, true, true, "has no committed offset now"},
+		// A skip from 100 to 150.
+		{"skip, nothing consumed since (c == n)", undone(p(100), 150, true), p(150), false, true, false, ""},
+		{"skip, consumed since (c > n)", undone(p(100), 150, true), p(170), false, false, false, "consumed 150..169 since the replay; restoring would re-consume them; to get the 50 skipped messages back, replay offsets 100..149 by explicit offsets instead"},
+		{"skip, consumed since, forced", undone(p(100), 150, true), p(170), true, true, true, "consumed 150..169"},
+		{"skip, moved back by something else (p < c < n)", undone(p(100), 150, true), p(120), false, false, false, "moved back since the replay by something else (now at 120, the replay set 150)"},
+		{"skip, moved back below p", undone(p(100), 150, true), p(90), false, false, false, "moved back since the replay by something else (now at 90"},
+		{"skip, moved back, forced", undone(p(100), 150, true), p(120), true, true, true, "moved back since the replay"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decideUndo(tt.part, tt.c, tt.force)
+			if d.Restore != tt.restore || d.Forced != tt.forced {
+				t.Errorf("restore %t forced %t, want %t %t (%+v)", d.Restore, d.Forced, tt.restore, tt.forced, d)
+			}
+			if tt.reason == "" && d.LeftAlone != "" {
+				t.Errorf("restored with a reason to leave it alone: %q", d.LeftAlone)
+			}
+			if !strings.Contains(d.LeftAlone, tt.reason) {
+				t.Errorf("reason %q, want it to say %q", d.LeftAlone, tt.reason)
+			}
+		})
+	}
+}
+
+// undoTarget is an undo: target over parts, as Validate leaves it.
+func undoTarget(force bool, parts ...report.Partition) config.Target {
+	r := &report.Result{Schema: report.Schema, Group: "g", Reason: report.ReasonApplied, Partitions: parts}
+	return config.Target{Kind: config.KindUndo, Given: "undo:/r.json", File: "/r.json", Result: r, Force: force}
+}
+
+func at(topic string, part int32, prev *int64, n int64, applied bool) report.Partition {
+	return report.Partition{Topic: topic, Partition: part, PreviousOffset: prev, NewOffset: n, Applied: applied}
+}
+
+// TestPlanUndo: the rules applied to a snapshot: restores clamped into the
+// log, left-alone partitions uncommitted at their committed offset, a gone
+// partition left alone, a retry's own commits already applied, and only the
+// rules' forward moves exempt from the skip guard.
+func TestPlanUndo(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	tg := undoTarget(false,
+		at("o", 0, p(100), 50, true),  // rewind, c 70: restore 100 (forward, exempt)
+		at("o", 1, p(100), 150, true), // skip, c 150: restore 100
+		at("o", 2, p(100), 50, true),  // rewind, c 130: left alone
+		at("o", 3, p(5), 50, true),    // rewind? no: skip from 5 to 50; c 50: restore 5, below log start 20
+		at("o", 4, nil, 50, true),     // no previous: left alone
+		at("gone", 0, p(1), 2, true),  // the topic is gone: left alone
+		at("o", 5, p(100), 50, true),  // a retry: this run's commit in place
+	)
+	id := runIdent{RunID: "undo-1", Plan: planDigest(tg, config.Scope{})}
+	mine := commitMark{Version: metadataVersion, RunID: "undo-1", Plan: id.Plan, Prev: p(60)}.String()
+	b := newSnap()
+	for i, c := range []int64{70, 150, 130, 50, 50, 100} {
+		b.partition("o", int32(i), 20, 200).committed("o", int32(i), c, "consumer")
+	}
+	b.committed("o", 5, 100, mine)
+	pl, err := MakePlan(b.s, tg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		commit, exempt, applied bool
+		newOffset               int64
+		left                    string
+	}
+	wants := []want{
+		{true, true, false, 100, ""},
+		{true, true, false, 100, ""},
+		{false, false, false, 130, "consumed past its previous offset"},
+		{true, true, false, 20, ""},
+		{false, false, false, 50, "had no committed offset before"},
+		{false, false, false, 0, "no longer exists"},
+		{false, false, true, 100, ""},
+	}
+	for i, w := range wants {
+		rp := pl.Partitions[i]
+		if pl.Commit[i] != w.commit || pl.Exempt[i] != w.exempt || rp.Applied != w.applied || rp.NewOffset != w.newOffset || !strings.Contains(rp.LeftAlone, w.left) || (w.left == "") != (rp.LeftAlone == "") {
+			t.Errorf("%s/%d: commit %t exempt %t %+v, want %+v", rp.Topic, rp.Partition, pl.Commit[i], pl.Exempt[i], rp, w)
+		}
+		if rp.LeftAlone != "" && rp.Delta != nil && *rp.Delta != 0 {
+			t.Errorf("%s/%d left alone with delta %d, want 0", rp.Topic, rp.Partition, *rp.Delta)
+		}
+	}
+	if rp := pl.Partitions[3]; !rp.Clamped || !strings.Contains(rp.Note, "clamped from 5 to log start 20") {
+		t.Errorf("restore below the log start not clamped: %+v", rp)
+	}
+	if rp := pl.Partitions[0]; *rp.Delta != -30 {
+		t.Errorf("the restore of a rewind moves 70 -> 100, delta %d, want -30", *rp.Delta)
+	}
+	if pl.AlreadyApplied() {
+		t.Error("a plan with partitions to commit is not already applied")
+	}
+	// The skip guard: the rules' forward moves are exempt.
+	if ref := judgePlan(pl, false, config.Limit{}); ref != nil {
+		t.Errorf("an undo's own restores refused: %+v", ref)
+	}
+	// Forced, the rewind consumed past p is restored too; a forced forward
+	// move is a skip like any other.
+	forced := undoTarget(true, at("o", 0, p(100), 150, true), at("o", 1, p(100), 50, true))
+	fb := newSnap().partition("o", 0, 0, 200).committed("o", 0, 170, "").partition("o", 1, 0, 200).committed("o", 1, 40, "")
+	fp := mustPlan(t, fb.s, forced)
+	if !fp.Commit[0] || !fp.Commit[1] || fp.Exempt[1] || !strings.HasPrefix(fp.Partitions[1].Note, forcedNote) {
+		t.Errorf("forced: commit %v exempt %v notes %q, %q", fp.Commit, fp.Exempt, fp.Partitions[0].Note, fp.Partitions[1].Note)
+	}
+	ref := judgePlan(fp, false, config.Limit{})
+	if ref == nil || ref.Reason != report.ReasonWouldSkipMessages || !strings.Contains(ref.Error, "o/1 by 60") {
+		t.Errorf("a forced forward move: %+v, want WouldSkipMessages naming o/1", ref)
+	}
+}
+
+// TestPlanUndoNothingToCommit: every partition left alone is no failure and
+// not "already applied".
+func TestPlanUndoNothingToCommit(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	tg := undoTarget(false, at("o", 0, p(100), 50, true))
+	pl := mustPlan(t, newSnap().partition("o", 0, 0, 200).committed("o", 0, 150, "").s, tg)
+	if pl.ToCommit() != 0 || pl.AlreadyApplied() || len(pl.Stale()) != 0 || judgePlan(pl, false, config.Limit{}) != nil {
+		t.Errorf("plan %+v", pl)
+	}
+}
+
+// planTarget is a plan: target over a dry run's parts.
+func planTarget(resolved string, parts ...report.Partition) config.Target {
+	r := &report.Result{Schema: report.Schema, Group: "g", DryRun: true, Reason: report.ReasonDryRun, Partitions: parts, Target: report.Target{Resolved: resolved}}
+	r.Plan = report.PlanDigest("g", parts)
+	return config.Target{Kind: config.KindPlan, Given: "plan:/p.json", File: "/p.json", Result: r}
+}
+
+// TestPlanFromFile: the planned offsets exactly; a relative plan is stale
+// where the committed offset moved, any plan where the planned offset left
+// the log or the partition is gone; an absolute plan reports the offsets of
+// now; a retry's own commits are applied, never stale.
+func TestPlanFromFile(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	parts := []report.Partition{
+		at("o", 0, p(80), 60, false),
+		at("o", 1, p(80), 60, false),
+		at("o", 2, p(80), 5, false),
+		at("o", 3, nil, 60, false),
+		at("gone", 0, p(1), 0, false),
+	}
+	b := func() *snap {
+		return newSnap().partition("o", 0, 0, 100).committed("o", 0, 80, "").
+			partition("o", 1, 0, 100).committed("o", 1, 90, "").
+			partition("o", 2, 10, 100).committed("o", 2, 80, "").
+			partition("o", 3, 0, 100).committed("o", 3, 70, "")
+	}
+	for _, tc := range []struct {
+		resolved string
+		stale    []string // substrings of each partition's Error, "" for none
+	}{
+		{"shift:-20", []string{"", "stale: the committed offset is now 90, the plan started from 80", "no longer inside the log [10, 100]", "the committed offset is now 70, the plan started from none", "no longer exists"}},
+		{"time:2026-03-01T09:00:00Z", []string{"", "", "no longer inside the log [10, 100]", "", "no longer exists"}},
+	} {
+		t.Run(tc.resolved, func(t *testing.T) {
+			tg := planTarget(tc.resolved, parts...)
+			pl := mustPlan(t, b().s, tg)
+			for i, want := range tc.stale {
+				rp := pl.Partitions[i]
+				if (want == "") != (rp.Error == "") || !strings.Contains(rp.Error, want) || pl.Commit[i] != (want == "") {
+					t.Errorf("%s/%d: error %q commit %t, want %q", rp.Topic, rp.Partition, rp.Error, pl.Commit[i], want)
+				}
+				if want == "" && rp.NewOffset != parts[i].NewOffset {
+					t.Errorf("%s/%d: new offset %d, want the planned %d", rp.Topic, rp.Partition, rp.NewOffset, parts[i].NewOffset)
+				}
+			}
+			// An absolute plan weighs the offsets of now: 90 -> 60.
+			if rp := pl.Partitions[1]; tc.resolved[0] == 't' && (*rp.PreviousOffset != 90 || *rp.Delta != 30) {
+				t.Errorf("absolute plan on a moved partition: %+v", rp)
+			}
+			ref := judgePlan(pl, false, config.Limit{})
+			if ref == nil || ref.Reason != report.ReasonPlanStale || !strings.Contains(ref.Error, "gone/0 (the partition no longer exists)") {
+				t.Errorf("refusal %+v, want PlanStale naming gone/0", ref)
+			}
+		})
+	}
+	// A retry after a crash mid-commit: the partitions this run committed
+	// moved, and are applied, not stale.
+	tg := planTarget("shift:-20", at("o", 0, p(80), 60, false), at("o", 1, p(80), 60, false))
+	id := runIdent{RunID: "apply-1", Plan: planDigest(tg, config.Scope{})}
+	mine := commitMark{Version: metadataVersion, RunID: "apply-1", Plan: id.Plan, Prev: p(80)}.String()
+	s := newSnap().partition("o", 0, 0, 100).committed("o", 0, 60, mine).partition("o", 1, 0, 100).committed("o", 1, 80, "").s
+	pl := mustPlan(t, s, tg, id)
+	if !pl.Partitions[0].Applied || pl.Commit[0] || !pl.Commit[1] || len(pl.Stale()) != 0 {
+		t.Errorf("retry: %+v commit %v", pl.Partitions, pl.Commit)
+	}
+	s.Committed[TP{Topic: "o", Partition: 1}] = Committed{Offset: 60, Metadata: mine}
+	if pl := mustPlan(t, s, tg, id); !pl.AlreadyApplied() {
+		t.Errorf("every partition carries this run's commit: %+v", pl.Partitions)
+	}
+	// A plan's left-alone partitions stay uncommitted, at the offset of now.
+	tg = planTarget("undo:/r.json (2 partitions)", at("o", 0, p(80), 100, false), report.Partition{Topic: "o", Partition: 1, PreviousOffset: p(80), NewOffset: 80, Delta: p(0), LeftAlone: "consumed past"})
+	s = newSnap().partition("o", 0, 0, 100).committed("o", 0, 80, "").partition("o", 1, 0, 100).committed("o", 1, 80, "").s
+	pl = mustPlan(t, s, tg)
+	if !pl.Commit[0] || !pl.Exempt[0] || pl.Commit[1] || pl.Partitions[1].LeftAlone == "" || judgePlan(pl, false, config.Limit{}) != nil {
+		t.Errorf("an undo's plan: %+v commit %v exempt %v", pl.Partitions, pl.Commit, pl.Exempt)
+	}
+}
+
+// TestJudgePlan: the guards on the partitions a run commits.
+func TestJudgePlan(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	mk := func(deltas ...*int64) *Plan {
+		pl := &Plan{}
+		for i, d := range deltas {
+			rp := report.Partition{Topic: "o", Partition: int32(i), Delta: d, NewOffset: 100}
+			if d != nil {
+				rp.PreviousOffset = p(100 + *d)
+			}
+			pl.add(rp, true, false)
+		}
+		return pl
+	}
+	none := config.Limit{}
+	tests := []struct {
+		name   string
+		plan   *Plan
+		skip   bool
+		limit  config.Limit
+		reason report.Reason
+		says   string
+	}{
+		{"a rewind", mk(p(10), p(20)), false, none, "", ""},
+		{"no previous offset is no skip", mk(nil), false, none, "", ""},
+		{"a skip", mk(p(10), p(-5)), false, none, report.ReasonWouldSkipMessages, "would skip 5 message(s) the consumers never handled, moving 1 partition(s) ahead of the committed offset: o/1 by 5"},
+		{"a skip, allowed", mk(p(-5)), true, none, "", ""},
+		{"many skips are counted", mk(p(-1), p(-1), p(-1), p(-1), p(-1), p(-1), p(-1)), false, none, report.ReasonWouldSkipMessages, "o/4 by 1 and 2 more"},
+		{"within the limit", mk(p(10), p(20)), false, config.Limit{N: 30, IsSet: true}, "", ""},
+		{"over the limit", mk(p(10), p(21)), false, config.Limit{N: 30, IsSet: true}, report.ReasonLimitExceeded, "would re-consume 31 message(s), more than the 30"},
+		{"a limit of 0", mk(p(1)), false, config.Limit{N: 0, IsSet: true}, report.ReasonLimitExceeded, "more than the 0"},
+		{"a skip before the limit", mk(p(-1), p(50)), false, config.Limit{N: 1, IsSet: true}, report.ReasonWouldSkipMessages, "o/0 by 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ref := judgePlan(tt.plan, tt.skip, tt.limit)
+			if tt.reason == "" {
+				if ref != nil {
+					t.Errorf("refused: %+v", ref)
+				}
+				return
+			}
+			if ref == nil || ref.Reason != tt.reason || !strings.Contains(config.FieldNamesFlags.Expand(ref.Error), tt.says) {
+				t.Fatalf("refusal %+v, want %s saying %q", ref, tt.reason, tt.says)
+			}
+			faults := 0
+			for _, rp := range tt.plan.Partitions {
+				if rp.Error != "" {
+					faults++
+				}
+			}
+			if faults == 0 {
+				t.Error("no partition at fault carries an error")
+			}
+		})
+	}
+	// Partitions not committed (already applied, left alone) are not weighed.
+	pl := mk(p(-5))
+	pl.Commit[0] = false
+	pl.Partitions[0].Applied = true
+	if ref := judgePlan(pl, false, config.Limit{N: 0, IsSet: true}); ref != nil {
+		t.Errorf("an already applied partition refused: %+v", ref)
+	}
+}
