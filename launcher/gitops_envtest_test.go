@@ -1,0 +1,171 @@
+package launcher_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+	"github.com/kafka-replay/kafka-replay/test/gitops"
+)
+
+// healthChecks reads the health checks the chart ships.
+type healthChecks struct {
+	lua  string
+	flux gitops.FluxCheck
+}
+
+func loadHealthChecks(t *testing.T) healthChecks {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join(gitops.RepoRoot(), gitops.LuaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := gitops.LoadFluxChecks(filepath.Join(gitops.RepoRoot(), gitops.FluxFile))
+	if err != nil || len(checks) != 1 {
+		t.Fatalf("flux checks %+v: %v", checks, err)
+	}
+	return healthChecks{lua: string(script), flux: checks[0]}
+}
+
+// read gets a request as Argo CD and Flux get it: the API server's JSON,
+// unstructured (no status at all before the launcher writes one).
+func (h healthChecks) read(t *testing.T, rr *v1alpha1.ReplayRequest) map[string]any {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("ReplayRequest"))
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(rr), u); err != nil {
+		t.Fatal(err)
+	}
+	return u.Object
+}
+
+// judge runs both checks on obj and says how they differ from the wanted
+// Argo CD status (its message containing msg) and Flux result.
+func (h healthChecks) judge(obj map[string]any, argo, msg, flux string) error {
+	got, err := gitops.ArgoHealth(h.lua, obj)
+	if err != nil {
+		return fmt.Errorf("argo: %w", err)
+	}
+	fluxGot, err := gitops.FluxHealth(h.flux, obj)
+	if err != nil {
+		return fmt.Errorf("flux: %w", err)
+	}
+	if got.Status != argo || !strings.Contains(got.Message, msg) || fluxGot != flux {
+		return fmt.Errorf("argo %+v, flux %s; want argo %s ~%q, flux %s; status %v", got, fluxGot, argo, msg, flux, obj["status"])
+	}
+	return nil
+}
+
+// expect waits until both checks say what is wanted of rr (the launcher
+// writes status asynchronously; a state that never comes fails the test).
+func (h healthChecks) expect(t *testing.T, rr *v1alpha1.ReplayRequest, argo, msg, flux string) {
+	t.Helper()
+	eventually(t, 30*time.Second, fmt.Sprintf("%s: argo %s, flux %s", rr.Name, argo, flux), func() error {
+		return h.judge(h.read(t, rr), argo, msg, flux)
+	})
+}
+
+// The chart's Argo CD and Flux health checks on real requests that the
+// launcher drives through each state: not yet seen, waiting for the group,
+// running, succeeded, a dry run, failed by the runner, refused at
+// acceptance, and a success whose consumers cannot be restored yet (the
+// API server refuses scale changes), which is only Healthy once they are.
+func TestEnvtestGitOpsHealth(t *testing.T) {
+	env(t)
+	h := loadHealthChecks(t)
+	ctx := context.Background()
+	ns := newNamespace(t, nil)
+	if err := k8s.Patch(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"consumers-test":%q}}}`, ns))); err != nil {
+		t.Fatal(err)
+	}
+
+	// Created while no launcher runs: exactly what a sync sees first.
+	first := testutil.MakeRequest(ns, "first").Group("g").Obj()
+	create(t, first)
+	unseen := h.read(t, first)
+	if _, ok := unseen["status"]; ok {
+		t.Fatalf("a request no launcher has seen has a status: %v", unseen["status"])
+	}
+	if err := h.judge(unseen, gitops.Progressing, "waiting for the kafka-replay launcher", gitops.InProgress); err != nil {
+		t.Fatal(err)
+	}
+
+	startLauncher(t, testOptions(), 2)
+	job := waitJob(t, first)
+	h.expect(t, first, gitops.Progressing, job.Name, gitops.InProgress)
+
+	second := testutil.MakeRequest(ns, "second").Group("g").Obj()
+	create(t, second)
+	expectWaiting(t, second)
+	h.expect(t, second, gitops.Progressing, launcher.ReasonWaitingForGroup+": ", gitops.InProgress)
+
+	res := testutil.Result("g", report.ExitOK, 10, 20)
+	runPod(t, job, 0, 0, testutil.Compact(res))
+	finishJob(t, job, "")
+	waitPhase(t, first, v1alpha1.PhaseSucceeded)
+	h.expect(t, first, gitops.Healthy, "Applied: 2 partitions moved", gitops.Current)
+
+	job2 := waitJob(t, second)
+	runPod(t, job2, 0, int32(report.ExitGroupActive), testutil.Compact(testutil.Result("g", report.ExitGroupActive, 1)))
+	finishJob(t, job2, batchv1.JobReasonPodFailurePolicy)
+	waitPhase(t, second, v1alpha1.PhaseFailed)
+	h.expect(t, second, gitops.Degraded, "GroupActive: ", gitops.Failed)
+
+	dry := testutil.MakeRequest(ns, "dry").Group("g-dry").DryRun().Obj()
+	create(t, dry)
+	dryJob := waitJob(t, dry)
+	plan := testutil.Result("g-dry", report.ExitOK, 5)
+	plan.DryRun, plan.Reason = true, report.ReasonDryRun
+	for i := range plan.Partitions {
+		plan.Partitions[i].Applied = false
+	}
+	plan.Summarize()
+	runPod(t, dryJob, 0, 0, testutil.Compact(plan))
+	finishJob(t, dryJob, "")
+	waitPhase(t, dry, v1alpha1.PhaseSucceeded)
+	h.expect(t, dry, gitops.Healthy, "DryRun: dry run", gitops.Current)
+
+	refused := testutil.MakeRequest(ns, "refused").Group("g-refused").Ago(1_000_000 * time.Hour).Obj()
+	create(t, refused)
+	waitPhase(t, refused, v1alpha1.PhaseFailed)
+	h.expect(t, refused, gitops.Degraded, launcher.ReasonInvalidTarget+": ", gitops.Failed)
+
+	// Consumers: Succeeded comes before the restore; until the consumer is
+	// back the request is still in progress for both.
+	dep := makeDeployment(t, ns, "consumer", 2, nil)
+	paused := consumerRequest(ns, "paused", "g-consumers", deploymentRef("consumer"))
+	create(t, paused)
+	_, pausedJob := waitPaused(t, paused)
+	h.expect(t, paused, gitops.Progressing, pausedJob.Name, gitops.InProgress)
+	deny := denyScaleChanges(t, ns)
+	runPod(t, pausedJob, 0, 0, testutil.Compact(testutil.Result("g-consumers", report.ExitOK, 10)))
+	finishJob(t, pausedJob, "")
+	eventually(t, 30*time.Second, "restore refused", func() error {
+		cur := getRR(t, paused)
+		if c := condition(cur, v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != launcher.ReasonRestoreFailed || cur.Status.Phase != v1alpha1.PhaseSucceeded {
+			return fmt.Errorf("phase %s, ConsumersRestored %+v", cur.Status.Phase, c)
+		}
+		return nil
+	})
+	h.expect(t, paused, gitops.Progressing, "Applied: 1 partitions moved, 10 messages will be consumed again, 0 skipped; restoring the consumers (RestoreFailed: ", gitops.InProgress)
+	deny()
+	touch(t, paused)
+	waitRestored(t, paused, launcher.ReasonRestored)
+	waitReplicas(t, dep, 2)
+	h.expect(t, paused, gitops.Healthy, "Applied: ", gitops.Current)
+}
