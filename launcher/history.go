@@ -153,7 +153,7 @@ func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecord
 	if limit <= 0 {
 		return nil
 	}
-	ns, group := just.Namespace, just.Spec.Group
+	ns, group := just.Namespace, RequestGroup(just)
 	var jobs batchv1.JobList
 	if err := c.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{
 		v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue,

@@ -141,7 +141,7 @@ func RunnerLabels(rr *v1alpha1.ReplayRequest, stage Stage) map[string]string {
 	return map[string]string{
 		v1alpha1.LabelRunner:  v1alpha1.LabelRunnerValue,
 		v1alpha1.LabelRequest: v1alpha1.LabelValue(rr.Name),
-		v1alpha1.LabelGroup:   v1alpha1.LabelValue(rr.Spec.Group),
+		v1alpha1.LabelGroup:   v1alpha1.LabelValue(RequestGroup(rr)),
 		v1alpha1.LabelStage:   string(stage),
 	}
 }
@@ -165,7 +165,7 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 	}
 	labels := RunnerLabels(rr, stage)
 	annotations := map[string]string{
-		v1alpha1.AnnotationGroup:   rr.Spec.Group,
+		v1alpha1.AnnotationGroup:   RequestGroup(rr),
 		v1alpha1.AnnotationRequest: rr.Name,
 		// With the request's name, the spec digest says which replay the
 		// Job ran: a request re-created with both the same is AlreadyRan.
@@ -181,10 +181,10 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 	podAnnotations := map[string]string{v1alpha1.AnnotationRequest: rr.Name}
 
 	env := []corev1.EnvVar{
-		{Name: config.EnvBootstrapServers, Value: rr.Spec.Kafka.BootstrapServers},
-		{Name: config.EnvGroup, Value: rr.Spec.Group},
+		{Name: config.EnvBootstrapServers, Value: RequestBootstrapServers(rr)},
+		{Name: config.EnvGroup, Value: RequestGroup(rr)},
 	}
-	if entries := topicEntries(rr.Spec.Topics); len(entries) > 0 {
+	if entries := topicEntries(RequestTopics(rr)); len(entries) > 0 {
 		env = append(env, corev1.EnvVar{Name: config.EnvTopics, Value: strings.Join(entries, " ")})
 	}
 
@@ -239,16 +239,14 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 	// credentials' binding (the Secret's bootstrap.servers) from the
 	// Secret's directory only, and refuses a ConfigMap that would change
 	// how they are presented (runner/config/credentials.go).
-	if ref := rr.Spec.Kafka.ConfigMapRef; ref != nil {
+	if ref := RequestConfigMapRef(rr); ref != nil {
 		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaConfigVolume, kafkaConfigDir, corev1.VolumeProjection{
 			ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}},
 		})
 		env = append(env, corev1.EnvVar{Name: config.EnvKafkaConfigDir, Value: kafkaConfigDir})
 	}
-	if ref := rr.Spec.Kafka.SecretRef; ref != nil {
-		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaSecretVolume, kafkaSecretDir, corev1.VolumeProjection{
-			Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}},
-		})
+	if secret := RequestSecretProjection(rr); secret != nil {
+		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaSecretVolume, kafkaSecretDir, corev1.VolumeProjection{Secret: secret})
 		env = append(env, corev1.EnvVar{Name: config.EnvKafkaSecretDir, Value: kafkaSecretDir})
 		if opts.AllowUnboundSecrets {
 			env = append(env, corev1.EnvVar{Name: config.EnvAllowUnboundSecret, Value: "true"})
@@ -387,6 +385,9 @@ func jobTarget(rr *v1alpha1.ReplayRequest) (string, error) {
 		return "", fmt.Errorf("request %s/%s has no resolved target yet", rr.Namespace, rr.Name)
 	}
 	if err := ValidateSpec(&rr.Spec); err != nil {
+		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+	}
+	if err := ValidateResolved(rr); err != nil {
 		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
 	target, err := ResolveTarget(rr.Spec.Target, rr.CreationTimestamp.Time)

@@ -74,7 +74,7 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 		p.job = created
 		return true, nil // Applying adopts it
 	}
-	msg := WaitingMessage(rr.Namespace, rr.Spec.Group, d)
+	msg := WaitingMessage(rr.Namespace, RequestGroup(rr), d)
 	if SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonWaitingForGroup, msg) {
 		p.event(nil, corev1.EventTypeNormal, ReasonWaitingForGroup, "Queue", msg)
 	}

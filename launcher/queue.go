@@ -22,7 +22,7 @@ import (
 // group. At most one replay per key runs at a time. Two different bootstrap
 // lists for the same cluster are, unavoidably, two keys.
 func QueueKey(rr *v1alpha1.ReplayRequest) string {
-	return queueKey(rr.Spec.Kafka.BootstrapServers, rr.Spec.Group)
+	return queueKey(RequestBootstrapServers(rr), RequestGroup(rr))
 }
 
 func queueKey(bootstrapServers, group string) string {

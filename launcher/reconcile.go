@@ -168,7 +168,7 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 	if p.accepted {
 		// The log line carries requestedBy (the pass's logger), the audit
 		// trail of who asked for what.
-		log.FromContext(ctx).Info("accepted", "group", p.rr.Spec.Group, "target", p.rr.Status.ResolvedTarget)
+		log.FromContext(ctx).Info("accepted", "group", RequestGroup(p.rr), "target", p.rr.Status.ResolvedTarget)
 		r.Recorder.Eventf(p.rr, nil, corev1.EventTypeNormal, ReasonAccepted, "Accept", "requested by %s; target resolved to %s", p.rr.Requester(), p.rr.Status.ResolvedTarget)
 	}
 	for _, e := range p.events {

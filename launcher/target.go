@@ -77,16 +77,27 @@ func ResolveTarget(t v1alpha1.Target, now time.Time) (string, error) {
 // the backstop for objects stored before a schema change.
 func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 	var errs []string
-	if err := config.ValidateBootstrapServers(spec.Kafka.BootstrapServers); err != nil {
-		errs = append(errs, "kafka.bootstrapServers: "+err.Error())
-	}
-	if err := config.ValidateGroup(spec.Group); err != nil {
-		errs = append(errs, "group: "+err.Error())
+	if spec.ConsumerRef != nil {
+		// The servers, the group and the topics come from the Knative
+		// resource; ValidateResolved checks them once resolved.
+		if spec.Kafka != (v1alpha1.KafkaConnection{}) || spec.Group != "" || len(spec.Topics) > 0 {
+			errs = append(errs, "consumerRef: replaces kafka, group and topics; leave them out")
+		}
+		if err := validateKnativeRef(*spec.ConsumerRef); err != nil {
+			errs = append(errs, err.Error())
+		}
+	} else {
+		if err := config.ValidateBootstrapServers(spec.Kafka.BootstrapServers); err != nil {
+			errs = append(errs, "kafka.bootstrapServers: "+err.Error())
+		}
+		if err := config.ValidateGroup(spec.Group); err != nil {
+			errs = append(errs, "group: "+err.Error())
+		}
 	}
 	if _, err := config.ParseScope(topicEntries(spec.Topics)); err != nil {
 		errs = append(errs, "topics: "+err.Error())
 	}
-	if spec.Target.FromGroup != nil && *spec.Target.FromGroup == spec.Group {
+	if spec.Target.FromGroup != nil && spec.Group != "" && *spec.Target.FromGroup == spec.Group {
 		errs = append(errs, "target.fromGroup: names the group being repositioned")
 	}
 	if spec.Target.UndoOf != nil && len(spec.Topics) > 0 {

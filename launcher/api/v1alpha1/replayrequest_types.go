@@ -22,6 +22,8 @@ import (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.digest`,priority=1,description="Digest of the plan awaiting approval (approval: Manual)"
 // +kubebuilder:printcolumn:name="ApprovedBy",type=string,JSONPath=`.status.approval.by`,priority=1,description="Who approved or rejected the plan"
+// +kubebuilder:printcolumn:name="ConsumerRef",type=string,JSONPath=`.spec.consumerRef.name`,priority=1,description="The Knative resource whose group is replayed (spec.consumerRef)"
+// +kubebuilder:printcolumn:name="ResolvedGroup",type=string,JSONPath=`.status.resolved.group`,priority=1,description="The group spec.consumerRef resolved to"
 type ReplayRequest struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard object metadata.
@@ -41,7 +43,9 @@ type ReplayRequest struct {
 
 // ReplayRequestSpec is the desired replay.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.target.fromGroup) || self.target.fromGroup != self.group",message="target.fromGroup must name a different group than group",fieldPath=".target.fromGroup"
+// +kubebuilder:validation:XValidation:rule="!has(self.target.fromGroup) || !has(self.group) || self.target.fromGroup != self.group",message="target.fromGroup must name a different group than group",fieldPath=".target.fromGroup"
+// +kubebuilder:validation:XValidation:rule="has(self.consumerRef) || (has(self.kafka) && has(self.group))",message="set kafka and group, or consumerRef to take them from a Knative resource"
+// +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || (!has(self.kafka) && !has(self.group) && (!has(self.topics) || size(self.topics) == 0))",message="consumerRef replaces kafka, group and topics: the launcher resolves them from the Knative resource, so leave them out",fieldPath=".consumerRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.target.offsets) || !has(self.topics) || size(self.topics) == 0",message="topics must be empty when target.offsets is set: the offsets already choose the partitions",fieldPath=".topics"
 // +kubebuilder:validation:XValidation:rule="!has(self.waitTimeout) || self.whenGroupActive == 'Wait'",message="waitTimeout is only allowed with whenGroupActive: Wait",fieldPath=".waitTimeout"
 // +kubebuilder:validation:XValidation:rule="self.whenGroupActive != 'Wait' || has(self.waitTimeout)",message="whenGroupActive: Wait needs a waitTimeout",fieldPath=".whenGroupActive"
@@ -53,18 +57,19 @@ type ReplayRequest struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.target.position) || self.target.position != 'Latest' || (has(self.limits) && has(self.limits.allowSkip) && self.limits.allowSkip)",message="target.position: Latest moves the group past messages its consumers never handled; set limits.allowSkip: true to allow that",fieldPath=".limits"
 // +kubebuilder:validation:XValidation:rule="!has(self.target.shiftBy) || self.target.shiftBy < 0 || (has(self.limits) && has(self.limits.allowSkip) && self.limits.allowSkip)",message="a positive target.shiftBy skips messages the consumers never handled; set limits.allowSkip: true to allow that",fieldPath=".limits"
 type ReplayRequestSpec struct {
-	// kafka says how to reach the Kafka cluster.
-	// +required
-	Kafka KafkaConnection `json:"kafka"`
+	// kafka says how to reach the Kafka cluster. Required unless
+	// consumerRef is set, which replaces it.
+	// +optional
+	Kafka KafkaConnection `json:"kafka,omitzero"`
 
 	// group is the consumer group whose committed offsets are moved. The group
 	// must be empty (no active members) when the runner starts; see
-	// whenGroupActive.
-	// +required
+	// whenGroupActive. Required unless consumerRef is set, which replaces it.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$')`,message="group must be non-empty, with no leading or trailing spaces and no control characters"
-	Group string `json:"group"`
+	Group string `json:"group,omitempty"`
 
 	// topics limits the replay to these topics (and, per topic, partitions).
 	// Empty means every topic the group has committed offsets for.
@@ -73,6 +78,16 @@ type ReplayRequestSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=1000
 	Topics []TopicSelector `json:"topics,omitempty"`
+
+	// consumerRef names a Knative resource in the request's namespace whose
+	// consumer group is replayed, instead of kafka, group and topics: a
+	// KafkaSource, a Trigger on a Kafka Broker, or a Subscription to a
+	// KafkaChannel. The launcher resolves it once, when it accepts the
+	// request, to the bootstrap servers, the group, the topics and the
+	// Secret, as eventing-kafka-broker derives them, and keeps what it found
+	// in status.resolved (docs/knative.md).
+	// +optional
+	ConsumerRef *KnativeRef `json:"consumerRef,omitempty"`
 
 	// target is where the group's offsets go. Set exactly one field.
 	// +required
@@ -484,6 +499,8 @@ type RunnerOverrides struct {
 }
 
 // ReplayRequestStatus is what the launcher observed and did.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.resolved) || (has(self.resolved) && self.resolved == oldSelf.resolved)",message="status.resolved is written once, when the request is accepted, and never changed"
 type ReplayRequestStatus struct {
 	// conditions are Accepted, Running and, once finished, Succeeded (True
 	// or False, with a one-word reason such as GroupActive, InvalidInput,
@@ -528,6 +545,15 @@ type ReplayRequestStatus struct {
 	// completionTime is when the request reached its final state.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// resolved is, for a request with spec.consumerRef, what the Knative
+	// resource resolved to when the request was accepted: the bootstrap
+	// servers, the group, the topics and the Secret, each with where it
+	// came from, and how the consumers are paused. It never changes
+	// afterwards: a Trigger re-created (another UID, another group) does
+	// not move this request to another group.
+	// +optional
+	Resolved *ResolvedConsumer `json:"resolved,omitempty"`
 
 	// resolvedTarget is the target as the runner gets it, in the runner's
 	// grammar: earliest, latest, time:<RFC3339>, offset:<N>, shift:<+N|-N>,
