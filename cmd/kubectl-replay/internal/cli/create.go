@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/request"
+)
+
+// waitFlags are --wait and its --timeout, on every verb that starts or
+// unblocks a run.
+type waitFlags struct {
+	wait    bool
+	timeout time.Duration
+}
+
+func (w *waitFlags) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&w.wait, "wait", false, "follow the request to its end with a live display of its steps, then exit with its outcome (see the exit codes)")
+	cmd.Flags().DurationVar(&w.timeout, "timeout", 0, "with --wait, give up following after this long (exit 6; the request goes on); 0 waits as long as it takes")
+}
+
+func (a *app) createCommand() *cobra.Command {
+	var o request.Options
+	var maxReconsume int64
+	var output string
+	var w waitFlags
+	cmd := &cobra.Command{
+		Use:   "create NAME --bootstrap-servers HOST:PORT --group GROUP --to TARGET [flags]",
+		Short: "Create a ReplayRequest: move a group's offsets to a target, once",
+		Long: `Create a ReplayRequest. Each flag sets one field of its spec, and --to takes
+the runner's target grammar:
+
+  earliest | latest                      spec.target.position
+  time:<RFC3339 with a zone>|<Unix ms>   spec.target.time
+  ago:<Go duration>                      spec.target.ago (resolved on acceptance)
+  offset:<N>                             spec.target.offset
+  shift:<+N|-N>                          spec.target.shiftBy
+  file:<path>                            spec.target.offsets, read from the JSON file here
+  group:<other group>                    spec.target.fromGroup
+
+latest and a positive shift skip messages the consumers never handled and need
+--allow-skip. -o yaml prints the request without creating it.`,
+		Example: `  # Rewind orders-service's offsets on orders partitions 0 and 1 to 09:30 CET
+  kubectl replay create orders-rewind -n shop --bootstrap-servers kafka-0.kafka:9092 \
+    --group orders-service --topic orders:0,1 --to time:2026-03-01T09:30:00+01:00 --wait
+
+  # Plan, review, then apply: pause the consumers meanwhile
+  kubectl replay create orders-rewind --bootstrap-servers kafka:9092 --group orders-service \
+    --to ago:2h --approval Manual --consumers deploy/orders --wait-for-empty 5m --wait
+
+  # Print the request for Git instead of creating it
+  kubectl replay create orders-rewind --bootstrap-servers kafka:9092 --group orders-service \
+    --to shift:-100 -o yaml`,
+		Args: exactlyOneName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			o.Name = args[0]
+			if cmd.Flags().Changed(request.FlagMaxMessagesToReconsume) {
+				o.MaxMessagesToReconsume = &maxReconsume
+			}
+			if output != "" && w.wait {
+				return exit.Errorf(exit.Usage, "--output prints the request without creating it; it does not go with --wait")
+			}
+			// -o without -n leaves the namespace out, for Git; created, the
+			// request goes to the kubeconfig's namespace unless -n.
+			if output != "" && a.flags.Namespace != nil {
+				o.Namespace = *a.flags.Namespace
+			}
+			rr, err := request.Build(o)
+			if err != nil {
+				return exit.With(exit.Usage, err)
+			}
+			if output != "" {
+				return printManifest(a.streams.Out, output, rr)
+			}
+			_, ns, err := a.client()
+			if err != nil {
+				return err
+			}
+			rr.Namespace = ns
+			c, _, _ := a.client()
+			if err := c.Create(cmd.Context(), rr); err != nil {
+				return apiError(err)
+			}
+			fmt.Fprintf(a.streams.Out, "replayrequest.kafkareplay.dev/%s created\n", rr.Name)
+			if !w.wait {
+				return nil
+			}
+			return a.follow(cmd.Context(), rr.Namespace, rr.Name, w.timeout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.BootstrapServers, request.FlagBootstrapServers, "", "Kafka bootstrap servers, host:port[,host:port...] (spec.kafka.bootstrapServers)")
+	f.StringVar(&o.ConfigMap, request.FlagConfigMap, "", "ConfigMap of librdkafka properties in the namespace (spec.kafka.configMapRef)")
+	f.StringVar(&o.Secret, request.FlagSecret, "", "Secret of credential properties in the namespace (spec.kafka.secretRef)")
+	f.StringVar(&o.Group, request.FlagGroup, "", "consumer group to move (spec.group)")
+	f.StringArrayVar(&o.Topics, request.FlagTopic, nil, "topic, or topic:partitions such as orders:0,1 or orders:0-3; repeatable; none means every topic the group committed (spec.topics)")
+	f.StringVar(&o.To, request.FlagTo, "", "target, in the runner's grammar (spec.target; see above)")
+	f.BoolVar(&o.DryRun, request.FlagDryRun, false, "plan only, commit nothing (spec.dryRun)")
+	f.StringVar(&o.Approval, request.FlagApproval, "", "Automatic (default) or Manual: plan first, apply only once approved (spec.approval)")
+	f.DurationVar(&o.ApprovalTimeout, request.FlagApprovalTimeout, 0, "with --approval Manual, fail Expired if nobody decides within this (spec.approvalTimeout; 24h when unset)")
+	f.DurationVar(&o.WaitForEmpty, request.FlagWaitForEmpty, 0, "if the group has members, wait up to this long for it to empty (spec.whenGroupActive: Wait, spec.waitTimeout); 0 fails at once")
+	f.StringVar(&o.ConsumerRef, request.FlagConsumerRef, "", "a Knative KafkaSource, Trigger or Subscription whose group is replayed, KIND/NAME: kafkasource/x, trigger/x, subscription/x; instead of --bootstrap-servers, --group and --topic (spec.consumerRef)")
+	f.StringArrayVar(&o.Consumers, request.FlagConsumers, nil, "workloads to pause meanwhile, KIND/NAME: deploy/x, sts/x, scaledobject/x; repeatable or comma-separated (spec.consumers; needs --wait-for-empty)")
+	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the plan (LimitExceeded) if it re-consumes more messages than this (spec.limits.maxMessagesToReconsume)")
+	f.BoolVar(&o.AllowSkip, request.FlagAllowSkip, false, "allow moving partitions forward, past messages never consumed (spec.limits.allowSkip)")
+	f.StringVar(&o.RunnerImage, request.FlagRunnerImage, "", "runner image instead of the launcher's (spec.runner.image)")
+	f.StringVar(&o.ServiceAccount, request.FlagServiceAccount, "", "ServiceAccount the runner pod runs as (spec.runner.serviceAccountName)")
+	f.DurationVar(&o.ActiveDeadline, request.FlagActiveDeadline, 0, "bound on the whole runner Job (spec.runner.activeDeadlineSeconds)")
+	f.StringVar(&o.BootstrapServers, "bootstrap-server", "", "alias of --bootstrap-servers, as Kafka's tools spell it")
+	_ = f.MarkHidden("bootstrap-server")
+	outputFlag(cmd, &output, "the request without creating it")
+	w.add(cmd)
+	return cmd
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/request"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// maxRejectReason is status.approval.reason's bound.
+const maxRejectReason = 1024
+
+func (a *app) approveCommand() *cobra.Command {
+	var digest string
+	var w waitFlags
+	cmd := &cobra.Command{
+		Use:   "approve NAME",
+		Short: "Approve the plan of a request awaiting approval",
+		Long: `Approve the plan of a request with --approval Manual: it shows the plan, then
+sets kafkareplay.dev/approve to the plan's digest, which is what the launcher
+applies, and nothing else: a plan made again in the meantime has another
+digest and is not approved by this. --digest approves only that digest (the
+one you reviewed). Needs the verb approve on replayrequests (the chart's
+<release>-approver ClusterRole) besides patch.`,
+		Example: `  kubectl replay approve orders-rewind
+  kubectl replay approve orders-rewind --digest 3f2a9c0d1e4b5a67 --wait`,
+		Args: exactlyOneName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.decide(cmd.Context(), args[0], "approve", func(rr *v1alpha1.ReplayRequest) (string, string, error) {
+				d := rr.Status.Plan.Digest
+				if digest != "" && digest != d {
+					return "", "", exit.Errorf(exit.WrongState, "the plan of %s is now %s, not %s: review it again (kubectl replay plan %s)", rr.Name, d, digest, rr.Name)
+				}
+				return v1alpha1.AnnotationApprove, d, nil
+			}, w)
+		},
+	}
+	cmd.Flags().StringVar(&digest, "digest", "", "approve only if the plan's digest is this one")
+	w.add(cmd)
+	return cmd
+}
+
+func (a *app) rejectCommand() *cobra.Command {
+	var reason string
+	var w waitFlags
+	cmd := &cobra.Command{
+		Use:   "reject NAME --reason TEXT",
+		Short: "Reject the plan of a request awaiting approval; nothing is applied",
+		Long: `Reject the plan of a request with --approval Manual: sets kafkareplay.dev/reject
+to the reason. The request fails with reason Rejected and applies nothing. The
+same right as approve.`,
+		Example: `  kubectl replay reject orders-rewind --reason "re-consumes the whole weekend; use ago:2h"`,
+		Args:    exactlyOneName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reason = strings.TrimSpace(reason)
+			switch {
+			case reason == "":
+				return exit.Errorf(exit.Usage, "--reason is required: say why, it is kept in status.approval.reason")
+			case utf8.RuneCountInString(reason) > maxRejectReason:
+				return exit.Errorf(exit.Usage, "--reason is %d characters; at most %d are kept", utf8.RuneCountInString(reason), maxRejectReason)
+			}
+			return a.decide(cmd.Context(), args[0], "reject", func(*v1alpha1.ReplayRequest) (string, string, error) {
+				return v1alpha1.AnnotationReject, reason, nil
+			}, w)
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why the plan is rejected (required)")
+	w.add(cmd)
+	return cmd
+}
+
+// decide shows the plan and sets the decision's annotation with the
+// resourceVersion it was read at, so that what is approved is what was
+// shown: a request changed in between (a new plan) is read again and
+// checked again.
+func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1alpha1.ReplayRequest) (key, value string, err error), w waitFlags) error {
+	c, ns, err := a.client()
+	if err != nil {
+		return err
+	}
+	for range 5 {
+		rr, err := a.getRequest(ctx, name)
+		if err != nil {
+			return err
+		}
+		if err := request.Decidable(rr, verb); err != nil {
+			return err
+		}
+		key, value, err := annotate(rr)
+		if err != nil {
+			return err
+		}
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": rr.ResourceVersion,
+			"annotations":     map[string]string{key: value},
+		}})
+		err = c.Patch(ctx, rr, client.RawPatch(types.MergePatchType, patch))
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			return apiError(err)
+		}
+		p := palette(a.streams.Out)
+		pl := rr.Status.Plan
+		if verb == "approve" {
+			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %d partitions, %d messages re-consumed, %d skipped, target %s\n",
+				p.Green("approved"), pl.Digest, ns, name, pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, pl.Target)
+			if full, err := a.loadPlan(ctx, name); err == nil {
+				printPlanTable(a, full)
+			} else {
+				fmt.Fprintf(a.streams.ErrOut, "warning: the plan's record: %v\n", err)
+			}
+			fmt.Fprintf(a.streams.Out, "the launcher applies it once the group is free\n")
+		} else {
+			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %s\n", p.Red("rejected"), pl.Digest, ns, name, value)
+		}
+		if !w.wait {
+			return nil
+		}
+		return a.follow(ctx, ns, name, w.timeout)
+	}
+	return exit.Errorf(exit.APIError, "%s of %s: the request kept changing while being %sd; try again", verb, name, verb)
+}
+
+func printPlanTable(a *app, pl *Plan) {
+	fmt.Fprintln(a.streams.Out)
+	fmt.Fprint(a.streams.Out, render.PlanTable(palette(a.streams.Out), pl.Rows, pl.Totals))
+}

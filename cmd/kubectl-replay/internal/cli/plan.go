@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
+	"github.com/kafka-replay/kafka-replay/launcher"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// Plan is a request's plan, as `kubectl replay plan -o json` prints it.
+type Plan struct {
+	Request   string `json:"request"`
+	Namespace string `json:"namespace"`
+	Group     string `json:"group"`
+	// Digest is what approve sets kafkareplay.dev/approve to; empty for a
+	// dry run's plan, which nobody approves.
+	Digest    string                   `json:"digest,omitempty"`
+	Target    string                   `json:"target,omitempty"`
+	Record    string                   `json:"record"`
+	PlannedAt *metav1.Time             `json:"plannedAt,omitempty"`
+	ExpiresAt *metav1.Time             `json:"expiresAt,omitempty"`
+	Warnings  []string                 `json:"warnings,omitempty"`
+	Totals    render.PlanTotals        `json:"totals"`
+	Rows      []render.PlanRow         `json:"partitions"`
+	Approval  *v1alpha1.ApprovalStatus `json:"approval,omitempty"`
+}
+
+func (a *app) planCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "plan NAME",
+		Short: "Show the plan of a request: every partition, largest move first, with totals",
+		Long: `Show the plan of a request with --approval Manual (or of a finished dry run):
+per partition the committed offset, the new one and the delta (+ re-consumed,
+- skipped), sorted by the largest move, with totals. It comes from the
+planning Job's ReplayRecord, so it has every partition, not only the ten in
+status.plan.`,
+		Example: `  kubectl replay plan orders-rewind
+  kubectl replay plan orders-rewind -o json | jq '.totals'`,
+		Args: exactlyOneName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			pl, err := a.loadPlan(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if output != "" {
+				return printAs(a.streams.Out, output, pl)
+			}
+			printPlan(a.streams.Out, palette(a.streams.Out), pl)
+			return nil
+		},
+	}
+	outputFlag(cmd, &output, "the plan")
+	return cmd
+}
+
+func (a *app) getRequest(ctx context.Context, name string) (*v1alpha1.ReplayRequest, error) {
+	c, ns, err := a.client()
+	if err != nil {
+		return nil, err
+	}
+	var rr v1alpha1.ReplayRequest
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &rr); err != nil {
+		return nil, notFound(err, "replayrequest", name, ns)
+	}
+	return &rr, nil
+}
+
+// planRecord is the record that holds a request's plan: the planning Job's
+// (approval: Manual), or a finished dry run's own Job's.
+func planRecord(rr *v1alpha1.ReplayRequest) (string, error) {
+	if p := rr.Status.Plan; p != nil && p.JobName != "" {
+		return p.JobName, nil
+	}
+	if rr.Spec.DryRun && rr.Status.JobName != "" && rr.Status.Result != nil {
+		return rr.Status.JobName, nil
+	}
+	if rr.Spec.Approval != v1alpha1.ApprovalManual && !rr.Spec.DryRun {
+		return "", exit.Errorf(exit.WrongState, "%s has no plan: it is neither --approval Manual nor a dry run (kubectl replay describe %s shows what it did)", rr.Name, rr.Name)
+	}
+	phase := rr.Status.Phase
+	if phase == "" {
+		phase = v1alpha1.PhasePending
+	}
+	return "", exit.Errorf(exit.WrongState, "%s has no plan yet (phase %s); kubectl replay create --wait, or describe, shows when it is ready", rr.Name, phase)
+}
+
+func (a *app) loadPlan(ctx context.Context, name string) (*Plan, error) {
+	rr, err := a.getRequest(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	recName, err := planRecord(rr)
+	if err != nil {
+		return nil, err
+	}
+	c, ns, _ := a.client()
+	var rec v1alpha1.ReplayRecord
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: recName}, &rec); err != nil {
+		return nil, notFound(err, "replayrecord (the plan's)", recName, ns)
+	}
+	parts, err := launcher.RecordPartitions(&rec)
+	if err != nil {
+		return nil, exit.Errorf(exit.APIError, "replayrecord %s: %w", recName, err)
+	}
+	rows, tot := render.PlanRows(parts)
+	pl := &Plan{Request: rr.Name, Namespace: rr.Namespace, Group: rr.Spec.Group, Record: recName, Target: rec.Target, Warnings: rec.Warnings, Rows: rows, Totals: tot, Approval: rr.Status.Approval}
+	if p := rr.Status.Plan; p != nil {
+		pl.Digest, pl.PlannedAt, pl.ExpiresAt = p.Digest, p.PlannedAt, p.ExpiresAt
+		if p.Target != "" {
+			pl.Target = p.Target
+		}
+	}
+	return pl, nil
+}
+
+func printPlan(w io.Writer, p render.Palette, pl *Plan) {
+	if pl.Digest != "" {
+		fmt.Fprintf(w, "Plan %s of %s/%s: group %s, target %s\n", p.Bold(pl.Digest), pl.Namespace, pl.Request, pl.Group, pl.Target)
+	} else {
+		fmt.Fprintf(w, "Dry run %s/%s: group %s, target %s\n", pl.Namespace, pl.Request, pl.Group, pl.Target)
+	}
+	if pl.PlannedAt != nil {
+		fmt.Fprintf(w, "Planned at %s", pl.PlannedAt.UTC().Format("2006-01-02T15:04:05Z"))
+		if pl.ExpiresAt != nil && pl.Approval == nil {
+			fmt.Fprintf(w, ", expires at %s", pl.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z"))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, render.PlanTable(p, pl.Rows, pl.Totals))
+	for _, wn := range pl.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+	switch {
+	case pl.Approval != nil:
+		fmt.Fprintf(w, "%s by %s\n", pl.Approval.Decision, orUnknown(pl.Approval.By))
+	case pl.Digest != "":
+		fmt.Fprintf(w, "\napprove: kubectl replay approve %s -n %s\nreject:  kubectl replay reject %s -n %s --reason \"...\"\n", pl.Request, pl.Namespace, pl.Request, pl.Namespace)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

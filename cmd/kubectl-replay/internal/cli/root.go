@@ -1,0 +1,183 @@
+// Package cli is `kubectl replay`: the operator's workflow around a
+// ReplayRequest from one command (create, plan, approve, reject, undo,
+// describe, history), through client-go's kubeconfig loading and kubectl's
+// own --namespace, --context and --kubeconfig flags (k8s.io/cli-runtime).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
+	"github.com/kafka-replay/kafka-replay/launcher"
+)
+
+// Version is the plugin's version, printed by --version.
+var Version = "dev"
+
+// app is one invocation: its flags, streams and, once asked for, client.
+type app struct {
+	flags   *genericclioptions.ConfigFlags
+	streams genericiooptions.IOStreams
+	c       client.WithWatch
+	ns      string
+}
+
+// Run runs the plugin with args (without the program name) and returns
+// its exit code. Errors go to streams.ErrOut.
+func Run(ctx context.Context, args []string, streams genericiooptions.IOStreams) exit.Code {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := &app{flags: genericclioptions.NewConfigFlags(true), streams: streams}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exit.OK
+	}
+	code := exit.CodeOf(err)
+	if !isUsage(err) && code == exit.APIError {
+		code = exit.CodeOf(apiError(err))
+		err = apiError(err)
+	}
+	if isUsage(err) {
+		code = exit.Usage
+	}
+	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+	if code == exit.Usage {
+		fmt.Fprintf(streams.ErrOut, "See 'kubectl replay %s --help'.\n", commandPath(root, args))
+	}
+	return code
+}
+
+// usageError marks cobra's own argument and flag errors.
+type usageError struct{ error }
+
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
+
+func commandPath(root *cobra.Command, args []string) string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == root {
+		return ""
+	}
+	return strings.TrimPrefix(cmd.CommandPath(), root.DisplayName()+" ")
+}
+
+const rootLong = `kubectl replay moves a Kafka consumer group's committed offsets through a
+ReplayRequest, the launcher's one-shot, audited operation: create one, follow
+it, review and approve its plan, undo it, and read a group's history.
+
+Exit codes (every verb):
+`
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "replay",
+		Version:       Version,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl replay"},
+		Short:         "Replay a Kafka consumer group: create, review, approve, undo and audit ReplayRequests",
+		Long:          rootLong + exit.Table(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Example: `  # Rewind group orders-service by two hours, and follow it to the end
+  kubectl replay create orders-rewind --bootstrap-servers kafka:9092 \
+    --group orders-service --topic orders --to ago:2h --wait
+
+  # Plan first, approve after a review
+  kubectl replay create orders-rewind --approval Manual ... --wait
+  kubectl replay plan orders-rewind
+  kubectl replay approve orders-rewind
+
+  # Undo it, and see what every run of the group did
+  kubectl replay undo orders-rewind --wait
+  kubectl replay history --group orders-service`,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	a.flags.AddFlags(root.PersistentFlags())
+	root.AddCommand(a.createCommand(), a.planCommand(), a.approveCommand(), a.rejectCommand(),
+		a.undoCommand(), a.describeCommand(), a.historyCommand())
+	return root
+}
+
+// args checks a verb's positional arguments as a usage error.
+func exactlyOneName(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("%s takes exactly one NAME, the ReplayRequest's; got %d arguments", cmd.Name(), len(args))}
+	}
+	return nil
+}
+
+// client connects on first use, so that --help and usage errors never
+// need a kubeconfig.
+func (a *app) client() (client.WithWatch, string, error) {
+	if a.c != nil {
+		return a.c, a.ns, nil
+	}
+	cfg, err := a.flags.ToRESTConfig()
+	if err != nil {
+		return nil, "", exit.With(exit.APIError, fmt.Errorf("kubeconfig: %w", err))
+	}
+	ns, _, err := a.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, "", exit.With(exit.APIError, fmt.Errorf("kubeconfig: %w", err))
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: launcher.NewScheme()})
+	if err != nil {
+		return nil, "", exit.With(exit.APIError, err)
+	}
+	a.c, a.ns = c, ns
+	return c, ns, nil
+}
+
+// apiError gives an API server error its exit code, and a sentence.
+func apiError(err error) error {
+	var e *exit.Error
+	if errors.As(err, &e) && e.Code != exit.APIError {
+		return err
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return exit.With(exit.NotFound, err)
+	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
+		return exit.With(exit.Forbidden, err)
+	}
+	return exit.With(exit.APIError, err)
+}
+
+// notFound says which request is missing, where.
+func notFound(err error, what, name, ns string) error {
+	if apierrors.IsNotFound(err) {
+		return exit.Errorf(exit.NotFound, "%s %q not found in namespace %q", what, name, ns)
+	}
+	return apiError(err)
+}
+
+// palette is colour on a terminal only (and never with NO_COLOR).
+func palette(w io.Writer) render.Palette {
+	return render.Palette{On: isTerminal(w) && os.Getenv("NO_COLOR") == ""}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/request"
+)
+
+func (a *app) undoCommand() *cobra.Command {
+	var o request.UndoOptions
+	var maxReconsume int64
+	var output string
+	var w waitFlags
+	cmd := &cobra.Command{
+		Use:   "undo NAME [--force]",
+		Short: "Create the request that undoes a request that applied",
+		Long: `Create a ReplayRequest with target.undoOf NAME: each partition the request
+moved goes back to the offset it had before, as its ReplayRecord shows, under
+the undo rules (docs/usage.md, "Undo"): a partition whose consumers have moved
+on in a way a restore would re-consume or skip is left alone and listed with
+the reason; --force restores those too. The undo has the same group, Kafka
+connection, consumers and wait as NAME, and is named NAME-undo unless --name.`,
+		Example: `  kubectl replay undo orders-rewind --wait
+  kubectl replay undo orders-rewind --force --name orders-rewind-undo-2
+  kubectl replay undo orders-rewind --approval Manual --wait   # review the restore first`,
+		Args: exactlyOneName,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if output != "" && w.wait {
+				return exit.Errorf(exit.Usage, "--output prints the request without creating it; it does not go with --wait")
+			}
+			if cmd.Flags().Changed(request.FlagMaxMessagesToReconsume) {
+				o.MaxMessagesToReconsume = &maxReconsume
+			}
+			undone, err := a.getRequest(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			rr, err := request.Undo(undone, o)
+			if err != nil {
+				return err
+			}
+			if output != "" {
+				return printManifest(a.streams.Out, output, rr)
+			}
+			c, _, _ := a.client()
+			if err := c.Create(cmd.Context(), rr); err != nil {
+				return apiError(err)
+			}
+			fmt.Fprintf(a.streams.Out, "replayrequest.kafkareplay.dev/%s created (undoes %s)\n", rr.Name, undone.Name)
+			if !w.wait {
+				return nil
+			}
+			return a.follow(cmd.Context(), rr.Namespace, rr.Name, w.timeout)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.Force, request.FlagForce, false, "restore also the partitions the undo rules leave alone (spec.force)")
+	f.StringVar(&o.Name, "name", "", "name of the undo request (default NAME-undo)")
+	f.StringVar(&o.Approval, request.FlagApproval, "", "Manual: plan the undo and wait for an approval (spec.approval)")
+	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the undo if it re-consumes more than this (spec.limits.maxMessagesToReconsume)")
+	outputFlag(cmd, &output, "the undo request without creating it")
+	w.add(cmd)
+	return cmd
+}

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/progress"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// follow watches a request until it is done (finished, its consumers
+// restored), showing its steps, then prints the outcome. On a terminal the
+// steps are redrawn in place; elsewhere (a pipe, a CI log) each change is a
+// line of its own.
+func (a *app) follow(ctx context.Context, ns, name string, timeout time.Duration) error {
+	c, _, err := a.client()
+	if err != nil {
+		return err
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeout)
+		defer cancel()
+	}
+	d := newDisplay(a.streams.Out, isTerminal(a.streams.Out), palette(a.streams.Out))
+	key := client.ObjectKey{Namespace: ns, Name: name}
+	started := time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+
+	var cur v1alpha1.ReplayRequest
+	if err := c.Get(ctx, key, &cur); err != nil {
+		return waitErr(ctx, notFound(err, "replayrequest", name, ns))
+	}
+	d.show(&cur, time.Since(started))
+	for !progress.Over(&cur) {
+		w, err := c.Watch(ctx, &v1alpha1.ReplayRequestList{}, client.InNamespace(ns),
+			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", name)},
+			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: cur.ResourceVersion}})
+		if err != nil {
+			if ctx.Err() != nil {
+				return waitErr(ctx, err)
+			}
+			// A watch from a compacted resourceVersion: read it again.
+			if err := c.Get(ctx, key, &cur); err != nil {
+				return waitErr(ctx, notFound(err, "replayrequest", name, ns))
+			}
+			continue
+		}
+		gone, err := a.drain(ctx, w, &cur, d, started, tick.C)
+		w.Stop()
+		if err != nil {
+			return waitErr(ctx, err)
+		}
+		if gone {
+			d.end()
+			return exit.Errorf(exit.Failed, "replayrequest %q was deleted before it finished", name)
+		}
+	}
+	d.show(&cur, time.Since(started))
+	d.end()
+	return a.outcome(&cur)
+}
+
+var errTimeout = errors.New("--timeout ran out")
+
+// waitErr says why following stopped.
+func waitErr(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(context.Cause(ctx), errTimeout):
+		return exit.Errorf(exit.Timeout, "--timeout ran out before the request finished; it goes on (kubectl replay describe to see it)")
+	case ctx.Err() != nil:
+		return exit.Errorf(exit.Interrupted, "interrupted; the request goes on (kubectl replay describe to see it)")
+	}
+	return err
+}
+
+// drain reads one watch until it closes, the request is done or deleted.
+func (a *app) drain(ctx context.Context, w watch.Interface, cur *v1alpha1.ReplayRequest, d *display, started time.Time, tick <-chan time.Time) (gone bool, err error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-tick:
+			d.show(cur, time.Since(started))
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return false, nil
+			}
+			switch ev.Type {
+			case watch.Deleted:
+				return true, nil
+			case watch.Error:
+				return false, nil // re-watch from the last version seen
+			case watch.Added, watch.Modified:
+				if rr, ok := ev.Object.(*v1alpha1.ReplayRequest); ok {
+					*cur = *rr
+					d.show(cur, time.Since(started))
+					if progress.Over(cur) {
+						return false, nil
+					}
+				}
+			}
+		}
+	}
+}
+
+// outcome prints how the request ended and returns its exit code.
+func (a *app) outcome(rr *v1alpha1.ReplayRequest) error {
+	p := palette(a.streams.Out)
+	_, succeeded := progress.Finished(rr)
+	reason, msg := progress.Outcome(rr)
+	if !succeeded {
+		return exit.Errorf(exit.Failed, "replayrequest %s failed: %s: %s", rr.Name, reason, msg)
+	}
+	fmt.Fprintf(a.streams.Out, "%s %s: %s\n", p.Green("succeeded"), reason, msg)
+	if r := rr.Status.Result; r != nil {
+		fmt.Fprintf(a.streams.Out, "%d partitions, %d messages re-consumed, %d skipped\n", r.Totals.Partitions, r.Totals.MessagesToReconsume, r.Totals.MessagesSkipped)
+	}
+	if rr.Status.UndoCommand != "" {
+		fmt.Fprintf(a.streams.Out, "undo with: kubectl replay undo %s -n %s\n", rr.Name, rr.Namespace)
+	}
+	return nil
+}
+
+// display draws the steps.
+type display struct {
+	w     io.Writer
+	live  bool
+	p     render.Palette
+	lines int               // lines drawn last time (live)
+	last  map[string]string // step → what was printed (not live)
+}
+
+func newDisplay(w io.Writer, live bool, p render.Palette) *display {
+	return &display{w: w, live: live, p: p, last: map[string]string{}}
+}
+
+// Lines is the display of a request: a header and one line per step.
+func Lines(p render.Palette, rr *v1alpha1.ReplayRequest, elapsed time.Duration) []string {
+	phase := string(rr.Status.Phase)
+	if phase == "" {
+		phase = "Pending"
+	}
+	out := []string{fmt.Sprintf("replayrequest %s/%s  group %s  %s  %s", rr.Namespace, rr.Name, rr.Spec.Group, p.Bold(phase), elapsed.Truncate(time.Second))}
+	for _, s := range progress.Steps(rr) {
+		mark := s.State.Symbol()
+		switch s.State {
+		case progress.Done:
+			mark = p.Green(mark)
+		case progress.Failed:
+			mark = p.Red(mark)
+		case progress.Active:
+			mark = p.Yellow(mark)
+		}
+		line := fmt.Sprintf("  %s %-17s %s", mark, s.Name, oneLine(s.Detail, 110))
+		out = append(out, strings.TrimRight(line, " "))
+	}
+	return out
+}
+
+func oneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func (d *display) show(rr *v1alpha1.ReplayRequest, elapsed time.Duration) {
+	if d.live {
+		lines := Lines(d.p, rr, elapsed)
+		var b strings.Builder
+		if d.lines > 0 {
+			fmt.Fprintf(&b, "\x1b[%dA", d.lines) // back to the block's first line
+		}
+		for _, l := range lines {
+			b.WriteString("\r\x1b[2K" + l + "\n")
+		}
+		b.WriteString("\x1b[J") // a shorter block leaves nothing below
+		_, _ = io.WriteString(d.w, b.String())
+		d.lines = len(lines)
+		return
+	}
+	// Not a terminal: a line per change of a step, with the time.
+	for _, s := range progress.Steps(rr) {
+		text := fmt.Sprintf("%s %s", s.State.Symbol(), s.Detail)
+		if s.State == progress.Pending || d.last[s.Name] == text {
+			continue
+		}
+		d.last[s.Name] = text
+		fmt.Fprintf(d.w, "%s %-17s %s %s\n", time.Now().UTC().Format("15:04:05"), s.Name, s.State.Symbol(), oneLine(s.Detail, 200))
+	}
+}
+
+func (d *display) end() {}

@@ -1,0 +1,101 @@
+package render
+
+import (
+	"strconv"
+	"time"
+)
+
+// HistoryEntry is one run of a group: a runner Job and, once it finished,
+// its ReplayRecord, whichever path started it.
+type HistoryEntry struct {
+	// When is when the Job finished, or was created while it runs.
+	When      time.Time `json:"when"`
+	Namespace string    `json:"namespace"`
+	Job       string    `json:"job"`
+	// Source is what started it: request, runbook or job (a runner Job
+	// made by hand, which the launcher recorded too).
+	Source string `json:"source"`
+	// Name is the request's or the runbook's name (the Job's for a job).
+	Name string `json:"name"`
+	// Stage is plan (the planning Job of approval: Manual) or apply.
+	Stage       string `json:"stage,omitempty"`
+	RequestedBy string `json:"requestedBy,omitempty"`
+	ApprovedBy  string `json:"approvedBy,omitempty"`
+	Group       string `json:"group"`
+	Target      string `json:"target,omitempty"`
+	DryRun      bool   `json:"dryRun"`
+	// Outcome is Succeeded, Failed or Running.
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
+	// OffsetsChanged is the record's Yes, No or Unknown.
+	OffsetsChanged string `json:"offsetsChanged,omitempty"`
+	// Reconsumed and Skipped are the messages re-consumed and skipped (a
+	// dry run's: planned); nil when not known.
+	Reconsumed *int64 `json:"reconsumed"`
+	Skipped    *int64 `json:"skipped"`
+}
+
+// HistoryTable renders entries in the order given (newest first); with
+// groups the GROUP column is shown (no --group).
+func HistoryTable(p Palette, entries []HistoryEntry, groups bool) string {
+	t := Table{Header: []string{"WHEN", "STARTED BY", "STAGE", "BY", "GROUP", "TARGET", "OUTCOME", "CHANGED", "RECONSUMED", "SKIPPED"}}
+	t.Right = []bool{false, false, false, false, false, false, false, false, true, true}
+	for _, e := range entries {
+		outcome := e.Outcome
+		switch outcome {
+		case "Succeeded":
+			outcome = p.Green(outcome)
+		case "Failed":
+			outcome = p.Red(outcome)
+		}
+		if e.Reason != "" {
+			outcome += " " + e.Reason
+		}
+		rec, skip := count(e.Reconsumed), count(e.Skipped)
+		if e.DryRun {
+			rec, skip = "("+rec+")", "("+skip+")"
+		}
+		by := e.RequestedBy
+		if e.ApprovedBy != "" {
+			by += ", approved by " + e.ApprovedBy
+		}
+		t.Rows = append(t.Rows, []string{e.When.UTC().Format(time.RFC3339), e.Source + "/" + e.Name, e.Stage, orDash(by), e.Group, orDash(e.Target), outcome, orDash(e.OffsetsChanged), rec, skip})
+	}
+	if !groups {
+		t = dropColumn(t, 4)
+	}
+	if len(entries) == 0 {
+		return "no runs\n"
+	}
+	s := t.String()
+	for _, e := range entries {
+		if e.DryRun {
+			return s + "(counts in parentheses are a dry run's plan: nothing moved)\n"
+		}
+	}
+	return s
+}
+
+func count(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func dropColumn(t Table, i int) Table {
+	cut := func(r []string) []string { return append(append([]string{}, r[:i]...), r[i+1:]...) }
+	out := Table{Header: cut(t.Header)}
+	out.Right = append(append([]bool{}, t.Right[:i]...), t.Right[i+1:]...)
+	for _, r := range t.Rows {
+		out.Rows = append(out.Rows, cut(r))
+	}
+	return out
+}

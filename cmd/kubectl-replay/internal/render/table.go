@@ -1,0 +1,99 @@
+// Package render draws the plugin's tables and bars. Everything here is a
+// pure function of its input (and of whether colour is on), so the tables
+// are golden files.
+package render
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Palette colours text; the zero Palette leaves it plain. Colour is only
+// for a terminal (see cli: NO_COLOR, a pipe or a file turn it off).
+type Palette struct{ On bool }
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiDim    = "\x1b[2m"
+)
+
+func (p Palette) wrap(code, s string) string {
+	if !p.On || s == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// Bold, Red, Green, Yellow and Dim colour s when the palette is on.
+func (p Palette) Bold(s string) string   { return p.wrap(ansiBold, s) }
+func (p Palette) Red(s string) string    { return p.wrap(ansiRed, s) }
+func (p Palette) Green(s string) string  { return p.wrap(ansiGreen, s) }
+func (p Palette) Yellow(s string) string { return p.wrap(ansiYellow, s) }
+func (p Palette) Dim(s string) string    { return p.wrap(ansiDim, s) }
+
+// Table is rows of cells under a header, columns padded to their widest
+// cell (colour codes do not count), numbers right-aligned.
+type Table struct {
+	Header []string
+	// Right marks the right-aligned columns.
+	Right []bool
+	Rows  [][]string
+}
+
+// visible is the width of s on a terminal: its runes, without ANSI codes.
+func visible(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			for i < len(s) && s[i] != 'm' {
+				i++
+			}
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+	}
+	return n
+}
+
+// String renders the table, columns three spaces apart, no trailing
+// spaces.
+func (t Table) String() string {
+	widths := make([]int, len(t.Header))
+	all := append([][]string{t.Header}, t.Rows...)
+	for _, r := range all {
+		for i, c := range r {
+			if i < len(widths) && visible(c) > widths[i] {
+				widths[i] = visible(c)
+			}
+		}
+	}
+	var b strings.Builder
+	for _, r := range all {
+		var line strings.Builder
+		for i := range widths {
+			c := ""
+			if i < len(r) {
+				c = r[i]
+			}
+			pad := strings.Repeat(" ", widths[i]-visible(c))
+			if i > 0 {
+				line.WriteString("   ")
+			}
+			if i < len(t.Right) && t.Right[i] {
+				line.WriteString(pad + c)
+			} else {
+				line.WriteString(c + pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,367 @@
+// Package request turns the plugin's flags into a ReplayRequest, one flag to
+// one spec field. It is pure (a file: target's file is the only thing it
+// reads) so that every mapping is a table test, and every error names the
+// flag the user typed.
+package request
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// Flag names of `kubectl replay create` (and undo, for the ones it shares).
+// They are the runner's own names where the runner has the setting
+// (runner/config), so a shell user and a kubectl user type the same words.
+const (
+	FlagBootstrapServers       = config.FlagBootstrapServers // spec.kafka.bootstrapServers
+	FlagConfigMap              = "config-map"                // spec.kafka.configMapRef.name
+	FlagSecret                 = "secret"                    // spec.kafka.secretRef.name
+	FlagGroup                  = config.FlagGroup            // spec.group
+	FlagTopic                  = config.FlagTopic            // spec.topics
+	FlagTo                     = config.FlagTo               // spec.target
+	FlagDryRun                 = config.FlagDryRun           // spec.dryRun
+	FlagApproval               = "approval"                  // spec.approval
+	FlagApprovalTimeout        = "approval-timeout"          // spec.approvalTimeout
+	FlagWaitForEmpty           = config.FlagWaitForEmpty     // spec.whenGroupActive: Wait + spec.waitTimeout
+	FlagConsumers              = "consumers"                 // spec.consumers
+	FlagConsumerRef            = "consumer-ref"              // spec.consumerRef
+	FlagMaxMessagesToReconsume = "max-messages-to-reconsume" // spec.limits.maxMessagesToReconsume
+	FlagAllowSkip              = "allow-skip"                // spec.limits.allowSkip
+	FlagForce                  = "force"                     // spec.force (undo only)
+	FlagRunnerImage            = "runner-image"              // spec.runner.image
+	FlagServiceAccount         = "service-account"           // spec.runner.serviceAccountName
+	FlagActiveDeadline         = "active-deadline"           // spec.runner.activeDeadlineSeconds
+)
+
+// Options are the flags of `kubectl replay create`, as typed.
+type Options struct {
+	Name      string
+	Namespace string
+
+	BootstrapServers string
+	ConfigMap        string
+	Secret           string
+	Group            string
+	Topics           []string
+	To               string
+	DryRun           bool
+	Approval         string
+	ApprovalTimeout  time.Duration
+	WaitForEmpty     time.Duration
+	Consumers        []string
+	// ConsumerRef is a Knative KIND/NAME whose group is replayed.
+	ConsumerRef string
+	// MaxMessagesToReconsume is nil when the flag was not given.
+	MaxMessagesToReconsume *int64
+	AllowSkip              bool
+	RunnerImage            string
+	ServiceAccount         string
+	ActiveDeadline         time.Duration
+}
+
+// Build makes the request the flags describe. It checks what the API
+// server's schema would refuse too, so that the error names the flag rather
+// than the spec field, and nothing is sent that cannot be created.
+func Build(o Options) (*v1alpha1.ReplayRequest, error) {
+	var errs []error
+	add := func(flag string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
+		}
+	}
+	rr := &v1alpha1.ReplayRequest{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace},
+	}
+	if msgs := validation.IsDNS1123Subdomain(o.Name); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("NAME %q: %s", o.Name, strings.Join(msgs, "; ")))
+	}
+	spec := &rr.Spec
+
+	if o.ConsumerRef != "" {
+		// The launcher resolves servers, group and topics from the Knative
+		// resource; giving them too is ambiguous.
+		ref, err := KnativeRef(o.ConsumerRef)
+		add(FlagConsumerRef, err)
+		spec.ConsumerRef = ref
+		for _, f := range []struct {
+			flag  string
+			given bool
+		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, o.Group != ""}, {FlagTopic, len(o.Topics) > 0}} {
+			if f.given {
+				add(f.flag, fmt.Errorf("must not be given with --%s, which takes it from the Knative resource", FlagConsumerRef))
+			}
+		}
+	} else {
+		if o.BootstrapServers == "" {
+			add(FlagBootstrapServers, fmt.Errorf("is required (or --%s): the Kafka bootstrap list, host:port[,host:port...]", FlagConsumerRef))
+		} else {
+			add(FlagBootstrapServers, config.ValidateBootstrapServers(o.BootstrapServers))
+		}
+		if o.Group == "" {
+			add(FlagGroup, fmt.Errorf("is required (or --%s): the consumer group to move", FlagConsumerRef))
+		} else {
+			add(FlagGroup, config.ValidateGroup(o.Group))
+		}
+	}
+	spec.Kafka.BootstrapServers = o.BootstrapServers
+	if o.ConfigMap != "" {
+		add(FlagConfigMap, objectName(o.ConfigMap))
+		spec.Kafka.ConfigMapRef = &v1alpha1.LocalObjectReference{Name: o.ConfigMap}
+	}
+	if o.Secret != "" {
+		add(FlagSecret, objectName(o.Secret))
+		spec.Kafka.SecretRef = &v1alpha1.LocalObjectReference{Name: o.Secret}
+	}
+	spec.Group = o.Group
+
+	topics, err := Topics(o.Topics)
+	add(FlagTopic, err)
+	spec.Topics = topics
+
+	if o.To == "" {
+		add(FlagTo, errors.New("is required: earliest, latest, time:<RFC3339>, ago:<duration>, offset:<N>, shift:<+N|-N>, file:<path> or group:<name>"))
+	} else {
+		t, err := Target(o.To)
+		add(FlagTo, err)
+		spec.Target = t
+	}
+	if spec.Target.FromGroup != nil && o.Group != "" && *spec.Target.FromGroup == o.Group {
+		add(FlagTo, fmt.Errorf("group:%s names the group being moved; copy from another group", o.Group))
+	}
+	if len(spec.Target.Offsets) > 0 && len(spec.Topics) > 0 {
+		add(FlagTopic, errors.New("must not be given with --to file:, whose offsets already choose the partitions"))
+	}
+
+	spec.DryRun = o.DryRun
+	switch o.Approval {
+	case "", string(v1alpha1.ApprovalAutomatic):
+		spec.Approval = v1alpha1.ApprovalAutomatic
+	case string(v1alpha1.ApprovalManual):
+		spec.Approval = v1alpha1.ApprovalManual
+		if o.DryRun {
+			add(FlagApproval, fmt.Errorf("Manual already plans before applying; --%s has nothing to approve", FlagDryRun))
+		}
+	default:
+		add(FlagApproval, fmt.Errorf("%q is not Automatic or Manual", o.Approval))
+	}
+	if o.ApprovalTimeout != 0 {
+		switch {
+		case spec.Approval != v1alpha1.ApprovalManual:
+			add(FlagApprovalTimeout, fmt.Errorf("needs --%s Manual", FlagApproval))
+		case o.ApprovalTimeout < 0 || o.ApprovalTimeout > 168*time.Hour:
+			add(FlagApprovalTimeout, fmt.Errorf("%s must be positive and at most 168h", o.ApprovalTimeout))
+		default:
+			spec.ApprovalTimeout = &metav1.Duration{Duration: o.ApprovalTimeout}
+		}
+	}
+
+	spec.WhenGroupActive = v1alpha1.GroupActiveFail
+	if o.WaitForEmpty != 0 {
+		if o.WaitForEmpty < 0 || o.WaitForEmpty > 24*time.Hour {
+			add(FlagWaitForEmpty, fmt.Errorf("%s must be positive and at most 24h", o.WaitForEmpty))
+		}
+		spec.WhenGroupActive = v1alpha1.GroupActiveWait
+		spec.WaitTimeout = &metav1.Duration{Duration: o.WaitForEmpty}
+	}
+
+	consumers, err := Consumers(o.Consumers)
+	add(FlagConsumers, err)
+	spec.Consumers = consumers
+	if len(consumers) > 0 && o.WaitForEmpty == 0 {
+		add(FlagConsumers, fmt.Errorf("need --%s: the runner waits, bounded by it, for the paused consumers to leave the group", FlagWaitForEmpty))
+	}
+
+	if o.MaxMessagesToReconsume != nil || o.AllowSkip {
+		spec.Limits = &v1alpha1.Limits{AllowSkip: o.AllowSkip}
+		if o.MaxMessagesToReconsume != nil {
+			if *o.MaxMessagesToReconsume < 0 {
+				add(FlagMaxMessagesToReconsume, fmt.Errorf("%d is negative", *o.MaxMessagesToReconsume))
+			}
+			n := *o.MaxMessagesToReconsume
+			spec.Limits.MaxMessagesToReconsume = &n
+		}
+	}
+	if skips(spec.Target) && !o.AllowSkip {
+		add(FlagTo, fmt.Errorf("%s moves the group past messages its consumers never handled; add --%s to allow that", o.To, FlagAllowSkip))
+	}
+
+	if o.RunnerImage != "" || o.ServiceAccount != "" || o.ActiveDeadline != 0 {
+		spec.Runner = &v1alpha1.RunnerOverrides{Image: o.RunnerImage, ServiceAccountName: o.ServiceAccount}
+		if o.ServiceAccount != "" {
+			add(FlagServiceAccount, objectName(o.ServiceAccount))
+		}
+		if o.ActiveDeadline != 0 {
+			s := int64(o.ActiveDeadline / time.Second)
+			if o.ActiveDeadline%time.Second != 0 || s < 1 || s > 604800 {
+				add(FlagActiveDeadline, fmt.Errorf("%s must be whole seconds from 1s to 168h", o.ActiveDeadline))
+			}
+			spec.Runner.ActiveDeadlineSeconds = &s
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return rr, nil
+}
+
+// skips reports whether a target always moves the group forward, which the
+// schema refuses without limits.allowSkip.
+func skips(t v1alpha1.Target) bool {
+	return (t.Position != nil && *t.Position == v1alpha1.PositionLatest) || (t.ShiftBy != nil && *t.ShiftBy > 0)
+}
+
+func objectName(s string) error {
+	if msgs := validation.IsDNS1123Subdomain(s); len(msgs) > 0 {
+		return fmt.Errorf("%q: %s", s, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// Target maps the runner's target grammar (runner/config.ParseTarget) onto
+// spec.target. A file: target's offsets are read here and sent inline
+// (spec.target.offsets): the launcher never reads the user's files. plan:
+// and undo: are the launcher's own (`kubectl replay approve`, `kubectl
+// replay undo`).
+func Target(to string) (v1alpha1.Target, error) {
+	t, err := config.ParseTarget(to)
+	if err != nil {
+		return v1alpha1.Target{}, err
+	}
+	var out v1alpha1.Target
+	switch t.Kind {
+	case config.KindEarliest:
+		p := v1alpha1.PositionEarliest
+		out.Position = &p
+	case config.KindLatest:
+		p := v1alpha1.PositionLatest
+		out.Position = &p
+	case config.KindTime:
+		// The canonical RFC3339 form keeps the zone as given (a time in
+		// Unix milliseconds becomes UTC): the schema takes no other.
+		s := t.Time.Format(time.RFC3339Nano)
+		out.Time = &s
+	case config.KindAgo:
+		out.Ago = &metav1.Duration{Duration: t.Ago}
+	case config.KindOffset:
+		n := t.Offset
+		out.Offset = &n
+	case config.KindShift:
+		n := t.Shift
+		out.ShiftBy = &n
+	case config.KindFile:
+		for _, o := range t.Offsets {
+			out.Offsets = append(out.Offsets, v1alpha1.PartitionOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
+		}
+		slices.SortFunc(out.Offsets, func(a, b v1alpha1.PartitionOffset) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
+			}
+			return int(a.Partition) - int(b.Partition)
+		})
+		if len(out.Offsets) > 2000 {
+			return v1alpha1.Target{}, fmt.Errorf("file: %s lists %d partitions; a request takes at most 2000: split it into several requests", t.File, len(out.Offsets))
+		}
+	case config.KindGroup:
+		g := t.Group
+		out.FromGroup = &g
+	default:
+		return v1alpha1.Target{}, fmt.Errorf("%s: a request cannot name a %s: target; use `kubectl replay undo NAME` to undo, `kubectl replay approve NAME` to apply a plan", to, t.Kind)
+	}
+	return out, nil
+}
+
+// Topics maps --topic entries (orders, orders:0,1, orders:0-3) onto
+// spec.topics, sorted by name.
+func Topics(entries []string) ([]v1alpha1.TopicSelector, error) {
+	s, err := config.ParseScope(entries)
+	if err != nil {
+		return nil, err
+	}
+	var out []v1alpha1.TopicSelector
+	for _, name := range s.TopicNames() {
+		out = append(out, v1alpha1.TopicSelector{Name: name, Partitions: s.Topics[name]})
+	}
+	return out, nil
+}
+
+// knativeKinds are the names kubectl users type for each Knative kind.
+var knativeKinds = map[string]v1alpha1.KnativeKind{
+	"kafkasource": v1alpha1.KnativeKafkaSource, "kafkasources": v1alpha1.KnativeKafkaSource,
+	"kafkasource.sources.knative.dev": v1alpha1.KnativeKafkaSource, "kafkasources.sources.knative.dev": v1alpha1.KnativeKafkaSource,
+	"trigger": v1alpha1.KnativeTrigger, "triggers": v1alpha1.KnativeTrigger,
+	"trigger.eventing.knative.dev": v1alpha1.KnativeTrigger, "triggers.eventing.knative.dev": v1alpha1.KnativeTrigger,
+	"subscription": v1alpha1.KnativeSubscription, "subscriptions": v1alpha1.KnativeSubscription, "sub": v1alpha1.KnativeSubscription,
+	"subscription.messaging.knative.dev": v1alpha1.KnativeSubscription, "subscriptions.messaging.knative.dev": v1alpha1.KnativeSubscription,
+}
+
+// KnativeRef maps --consumer-ref KIND/NAME (kafkasource/orders,
+// trigger/orders, subscription/orders) onto spec.consumerRef.
+func KnativeRef(s string) (*v1alpha1.KnativeRef, error) {
+	kind, name, ok := strings.Cut(strings.TrimSpace(s), "/")
+	k, known := knativeKinds[strings.ToLower(kind)]
+	if !ok || !known {
+		return nil, fmt.Errorf("%q is not KIND/NAME with KIND kafkasource, trigger or subscription", s)
+	}
+	if err := objectName(name); err != nil {
+		return nil, fmt.Errorf("%q: %w", s, err)
+	}
+	return &v1alpha1.KnativeRef{Kind: k, Name: name}, nil
+}
+
+// consumerKinds are the resource names kubectl users type for each kind.
+var consumerKinds = map[string]v1alpha1.ConsumerKind{
+	"deploy": v1alpha1.ConsumerDeployment, "deployment": v1alpha1.ConsumerDeployment,
+	"deployments": v1alpha1.ConsumerDeployment, "deployment.apps": v1alpha1.ConsumerDeployment,
+	"deployments.apps": v1alpha1.ConsumerDeployment,
+	"sts":              v1alpha1.ConsumerStatefulSet, "statefulset": v1alpha1.ConsumerStatefulSet,
+	"statefulsets": v1alpha1.ConsumerStatefulSet, "statefulset.apps": v1alpha1.ConsumerStatefulSet,
+	"statefulsets.apps": v1alpha1.ConsumerStatefulSet,
+	"so":                v1alpha1.ConsumerScaledObject, "scaledobject": v1alpha1.ConsumerScaledObject,
+	"scaledobjects": v1alpha1.ConsumerScaledObject, "scaledobject.keda.sh": v1alpha1.ConsumerScaledObject,
+	"scaledobjects.keda.sh": v1alpha1.ConsumerScaledObject,
+}
+
+// Consumers maps --consumers entries, kubectl's KIND/NAME (deploy/orders,
+// sts/billing, scaledobject/orders; comma-separated or repeated), onto
+// spec.consumers.
+func Consumers(entries []string) ([]v1alpha1.ConsumerRef, error) {
+	var out []v1alpha1.ConsumerRef
+	seen := map[v1alpha1.ConsumerRef]bool{}
+	for _, e := range entries {
+		for _, item := range strings.Split(e, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			kind, name, ok := strings.Cut(item, "/")
+			k, known := consumerKinds[strings.ToLower(kind)]
+			if !ok || !known {
+				return nil, fmt.Errorf("%q is not KIND/NAME with KIND deploy, sts or scaledobject", item)
+			}
+			if err := objectName(name); err != nil {
+				return nil, fmt.Errorf("%q: %w", item, err)
+			}
+			ref := v1alpha1.ConsumerRef{Kind: k, Name: name}
+			if seen[ref] {
+				return nil, fmt.Errorf("%q is named twice", item)
+			}
+			seen[ref] = true
+			out = append(out, ref)
+		}
+	}
+	if len(out) > 16 {
+		return nil, fmt.Errorf("%d consumers; a request takes at most 16", len(out))
+	}
+	return out, nil
+}

@@ -1,0 +1,141 @@
+package request
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// UndoOptions are the flags of `kubectl replay undo`.
+type UndoOptions struct {
+	// Name of the undo request; UndoName(undone) when empty.
+	Name  string
+	Force bool
+	// Approval Manual plans the undo and waits for an approval first.
+	Approval string
+	// MaxMessagesToReconsume bounds the undo like any request.
+	MaxMessagesToReconsume *int64
+}
+
+// UndoName is the default name of the request that undoes name.
+func UndoName(name string) string {
+	const suffix = "-undo"
+	if len(name)+len(suffix) > 253 {
+		name = strings.TrimRight(name[:253-len(suffix)], "-.")
+	}
+	return name + suffix
+}
+
+// CanUndo says whether a request can be undone, as the launcher will judge
+// it (an undo of anything else fails UndoRefused), so that the plugin says
+// so before creating anything: it must have succeeded, applied (not a dry
+// run) and have its Job's record.
+func CanUndo(rr *v1alpha1.ReplayRequest) error {
+	succeeded := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionSucceeded)
+	switch {
+	case rr.Spec.DryRun:
+		return exit.Errorf(exit.WrongState, "%s was a dry run: it moved nothing, there is nothing to undo", rr.Name)
+	case succeeded == nil:
+		return exit.Errorf(exit.WrongState, "%s has not finished (phase %s); undo it once it has succeeded", rr.Name, phaseOf(rr))
+	case succeeded.Status != metav1.ConditionTrue:
+		return exit.Errorf(exit.WrongState, "%s did not succeed (%s: %s): a failed request is not undone by another request; see `kubectl replay describe %s` for what moved", rr.Name, succeeded.Reason, succeeded.Message, rr.Name)
+	case rr.Status.JobName == "":
+		return exit.Errorf(exit.WrongState, "%s has no Job in its status, so no record of the offsets to restore", rr.Name)
+	}
+	return nil
+}
+
+func phaseOf(rr *v1alpha1.ReplayRequest) string {
+	if rr.Status.Phase == "" {
+		return "Pending"
+	}
+	return string(rr.Status.Phase)
+}
+
+// Undo makes the request that undoes undone: target.undoOf naming it, the
+// same group and Kafka connection (the launcher refuses an undo whose group
+// or servers differ), the same consumers to pause and the same wait for
+// the group, and the undone request's runner overrides.
+func Undo(undone *v1alpha1.ReplayRequest, o UndoOptions) (*v1alpha1.ReplayRequest, error) {
+	if err := CanUndo(undone); err != nil {
+		return nil, err
+	}
+	name := o.Name
+	if name == "" {
+		name = UndoName(undone.Name)
+	}
+	if err := objectName(name); err != nil {
+		return nil, exit.Errorf(exit.Usage, "--name: %w", err)
+	}
+	undoOf := undone.Name
+	src := undone.Spec.DeepCopy()
+	rr := &v1alpha1.ReplayRequest{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: undone.Namespace},
+		Spec: v1alpha1.ReplayRequestSpec{
+			Kafka:           src.Kafka,
+			Group:           src.Group,
+			ConsumerRef:     src.ConsumerRef,
+			Target:          v1alpha1.Target{UndoOf: &undoOf},
+			WhenGroupActive: src.WhenGroupActive,
+			WaitTimeout:     src.WaitTimeout,
+			Consumers:       src.Consumers,
+			Runner:          src.Runner,
+			Approval:        v1alpha1.ApprovalAutomatic,
+			Force:           o.Force,
+		},
+	}
+	if rr.Spec.WhenGroupActive == "" {
+		rr.Spec.WhenGroupActive = v1alpha1.GroupActiveFail
+	}
+	switch o.Approval {
+	case "", string(v1alpha1.ApprovalAutomatic):
+	case string(v1alpha1.ApprovalManual):
+		rr.Spec.Approval = v1alpha1.ApprovalManual
+	default:
+		return nil, exit.Errorf(exit.Usage, "--%s: %q is not Automatic or Manual", FlagApproval, o.Approval)
+	}
+	if o.MaxMessagesToReconsume != nil {
+		if *o.MaxMessagesToReconsume < 0 {
+			return nil, exit.Errorf(exit.Usage, "--%s: %d is negative", FlagMaxMessagesToReconsume, *o.MaxMessagesToReconsume)
+		}
+		n := *o.MaxMessagesToReconsume
+		rr.Spec.Limits = &v1alpha1.Limits{MaxMessagesToReconsume: &n}
+	}
+	return rr, nil
+}
+
+// Decidable says whether a request's plan can be approved or rejected now:
+// it must await approval with a plan in status.
+func Decidable(rr *v1alpha1.ReplayRequest, verb string) error {
+	if rr.Status.Phase == v1alpha1.PhaseAwaitingApproval && rr.Status.Plan != nil && rr.Status.Plan.Digest != "" {
+		return nil
+	}
+	if rr.Spec.Approval != v1alpha1.ApprovalManual {
+		return exit.Errorf(exit.WrongState, "cannot %s %s: it is not a request with --approval Manual (approval %s), it has no plan to %s", verb, rr.Name, orDefault(string(rr.Spec.Approval), "Automatic"), verb)
+	}
+	if a := rr.Status.Approval; a != nil {
+		return exit.Errorf(exit.WrongState, "cannot %s %s: its plan was already %s by %s (phase %s)", verb, rr.Name, strings.ToLower(string(a.Decision)), orDefault(a.By, "unknown"), phaseOf(rr))
+	}
+	return exit.Errorf(exit.WrongState, "cannot %s %s: it is not awaiting approval (phase %s)%s", verb, rr.Name, phaseOf(rr), stateHint(rr))
+}
+
+func stateHint(rr *v1alpha1.ReplayRequest) string {
+	switch rr.Status.Phase {
+	case "", v1alpha1.PhasePending, v1alpha1.PhaseRunning:
+		return "; its plan is not ready yet: `kubectl replay create --wait` or `kubectl replay describe " + rr.Name + "` shows when it is"
+	}
+	return ""
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
