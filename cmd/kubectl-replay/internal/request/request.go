@@ -234,6 +234,10 @@ func objectName(s string) error {
 // and undo: are the launcher's own (`kubectl replay approve`, `kubectl
 // replay undo`).
 func Target(to string) (v1alpha1.Target, error) {
+	// Refused before parsing, which would read the file.
+	if kind, _, _ := strings.Cut(strings.TrimSpace(to), ":"); strings.EqualFold(kind, string(config.KindPlan)) || strings.EqualFold(kind, string(config.KindUndo)) {
+		return v1alpha1.Target{}, fmt.Errorf("%s: a request cannot name a %s: target; use `kubectl replay undo NAME` to undo, `kubectl replay approve NAME` to apply a plan", to, strings.ToLower(kind))
+	}
 	t, err := config.ParseTarget(to)
 	if err != nil {
 		return v1alpha1.Target{}, err

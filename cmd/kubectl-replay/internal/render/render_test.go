@@ -1,0 +1,147 @@
+package render
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs; got:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func part(topic string, p int32, prev *int64, next, start, end int64) report.Partition {
+	rp := report.Partition{Topic: topic, Partition: p, PreviousOffset: prev, NewOffset: next, LogStartOffset: start, LogEndOffset: end}
+	if prev != nil {
+		d := *prev - next
+		rp.Delta = &d
+	}
+	return rp
+}
+
+func samplePlan() []report.Partition {
+	return []report.Partition{
+		part("billing", 0, ptr.To[int64](500), 500, 0, 600),
+		part("orders", 0, ptr.To[int64](1000), 900, 0, 2000),
+		part("orders", 1, ptr.To[int64](1000), 700, 100, 2000),
+		part("orders", 2, nil, 40, 0, 2000),
+		part("orders", 3, ptr.To[int64](1200), 1500, 0, 2000),
+		part("payments.v2", 0, ptr.To[int64](10), 0, 0, 10),
+	}
+}
+
+// The plan's table: largest move first (skips and re-consumes alike),
+// never-committed partitions last, totals at the foot.
+func TestGoldenPlanTable(t *testing.T) {
+	rows, tot := PlanRows(samplePlan())
+	if tot.MessagesToReconsume != 100+300+10 || tot.MessagesSkipped != 300 || tot.NoPreviousOffset != 1 || tot.Partitions != 6 {
+		t.Errorf("totals = %+v", tot)
+	}
+	golden(t, "plan.golden", PlanTable(Palette{}, rows, tot))
+}
+
+func TestBar(t *testing.T) {
+	cases := []struct {
+		name             string
+		start, end, next int64
+		prev             *int64
+		want             string
+	}{
+		{"rewind", 0, 100, 20, ptr.To[int64](60), "[.....<===========o............]"},
+		{"skip", 0, 100, 90, ptr.To[int64](30), "[........o----------------->...]"},
+		{"to the start", 0, 100, 0, ptr.To[int64](100), "[<============================o]"},
+		{"unchanged", 0, 100, 50, ptr.To[int64](50), "[..............*...............]"},
+		{"never committed", 0, 100, 50, nil, "[..............^...............]"},
+		{"a move under one cell", 0, 1_000_000, 500_000, ptr.To[int64](500_001), "[..............<...............]"},
+		{"outside the log", 100, 200, 50, ptr.To[int64](250), "[<============================o]"},
+		{"empty log", 5, 5, 5, ptr.To[int64](5), "[.............................*]"},
+	}
+	for _, c := range cases {
+		if got := Bar(Palette{}, BarWidth, c.start, c.end, c.prev, c.next); got != c.want {
+			t.Errorf("%s: Bar = %s, want %s", c.name, got, c.want)
+		}
+		if n := len([]rune(Bar(Palette{}, BarWidth, c.start, c.end, c.prev, c.next))); n != BarWidth {
+			t.Errorf("%s: width %d", c.name, n)
+		}
+	}
+	// Colour only when asked: the plain bar has no escape codes, the
+	// coloured one does and is as wide on the screen.
+	col := Bar(Palette{On: true}, BarWidth, 0, 100, ptr.To[int64](60), 20)
+	if col == Bar(Palette{}, BarWidth, 0, 100, ptr.To[int64](60), 20) || visible(col) != BarWidth {
+		t.Errorf("coloured bar %q (visible width %d)", col, visible(col))
+	}
+}
+
+func at(s string) *metav1.Time {
+	tm, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return &metav1.Time{Time: tm}
+}
+
+func TestGoldenDescribe(t *testing.T) {
+	rr := &v1alpha1.ReplayRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders-rewind", Namespace: "shop"},
+		Spec: v1alpha1.ReplayRequestSpec{
+			Kafka: v1alpha1.KafkaConnection{BootstrapServers: "kafka-0.kafka:9092"}, Group: "orders-service",
+			Approval: v1alpha1.ApprovalManual, Target: v1alpha1.Target{Ago: &metav1.Duration{Duration: time.Hour}},
+		},
+		Status: v1alpha1.ReplayRequestStatus{
+			Phase: v1alpha1.PhaseSucceeded, RequestedBy: "alice@example.com", JobName: "orders-rewind-1a2b3c4d",
+			ResolvedTarget: "time:2026-03-01T08:30:00Z",
+			StartTime:      at("2026-03-01T09:30:05Z"), CompletionTime: at("2026-03-01T09:31:00Z"),
+			Conditions: []metav1.Condition{
+				{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", Message: "target resolved to time:2026-03-01T08:30:00Z", LastTransitionTime: *at("2026-03-01T09:30:00Z")},
+				{Type: "Succeeded", Status: metav1.ConditionTrue, Reason: "Applied", Message: "6 partitions moved", LastTransitionTime: *at("2026-03-01T09:31:00Z")},
+			},
+			Plan:     &v1alpha1.PlanSummary{Digest: "0123456789abcdef", JobName: "orders-rewind-plan", PlannedAt: at("2026-03-01T09:30:10Z"), Totals: v1alpha1.ResultTotals{Partitions: 6, MessagesToReconsume: 410, MessagesSkipped: 300}},
+			Approval: &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob@example.com", At: at("2026-03-01T09:30:50Z"), Digest: "0123456789abcdef"},
+			Result: &v1alpha1.ReplayResult{Reason: "Applied", Totals: v1alpha1.ResultTotals{Partitions: 6, Applied: 6, MessagesToReconsume: 410, MessagesSkipped: 300},
+				Warnings: []string{"orders/1: target clamped to the log start 100"}},
+			UndoCommand: "kubectl create -f - <<'EOF' ...",
+		},
+	}
+	golden(t, "describe.golden", Describe(Palette{}, Description{Request: rr, Record: "orders-rewind-1a2b3c4d", Complete: true, Partitions: samplePlan()}))
+}
+
+func TestGoldenHistory(t *testing.T) {
+	when := func(s string) time.Time { return at(s).Time }
+	entries := []HistoryEntry{
+		{When: when("2026-03-01T10:00:00Z"), Namespace: "shop", Job: "orders-rewind-undo-1", Source: "request", Name: "orders-rewind-undo", Stage: "apply", RequestedBy: "alice", Group: "orders-service", Target: "undo:orders-rewind", Outcome: "Succeeded", Reason: "Applied", OffsetsChanged: "Yes", Reconsumed: ptr.To[int64](0), Skipped: ptr.To[int64](0)},
+		{When: when("2026-03-01T09:31:00Z"), Namespace: "shop", Job: "orders-rewind-2", Source: "request", Name: "orders-rewind", Stage: "apply", RequestedBy: "alice", ApprovedBy: "bob", Group: "orders-service", Target: "time:2026-03-01T08:30:00Z", Outcome: "Succeeded", Reason: "Applied", OffsetsChanged: "Yes", Reconsumed: ptr.To[int64](410), Skipped: ptr.To[int64](0)},
+		{When: when("2026-03-01T09:30:10Z"), Namespace: "shop", Job: "orders-rewind-1", Source: "request", Name: "orders-rewind", Stage: "plan", RequestedBy: "alice", Group: "orders-service", Target: "time:2026-03-01T08:30:00Z", DryRun: true, Outcome: "Succeeded", Reason: "DryRun", OffsetsChanged: "No", Reconsumed: ptr.To[int64](410), Skipped: ptr.To[int64](0)},
+		{When: when("2026-02-28T12:00:00Z"), Namespace: "kafka-replay-system", Job: "rewind-1772280000", Source: "runbook", Name: "orders-rewind-1h", Group: "orders-service", Target: "time:2026-02-28T11:00:00Z", Outcome: "Failed", Reason: "GroupActive", OffsetsChanged: "No", Reconsumed: ptr.To[int64](0), Skipped: ptr.To[int64](0)},
+		{When: when("2026-02-27T08:00:00Z"), Namespace: "shop", Job: "by-hand", Source: "job", Name: "by-hand", Group: "billing", Outcome: "Running"},
+	}
+	golden(t, "history.golden", HistoryTable(Palette{}, entries, true))
+	golden(t, "history-group.golden", HistoryTable(Palette{}, entries[:4], false))
+	if got := HistoryTable(Palette{}, nil, false); got != "no runs\n" {
+		t.Errorf("empty history = %q", got)
+	}
+}

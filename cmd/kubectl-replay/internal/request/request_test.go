@@ -1,0 +1,319 @@
+package request
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+func TestTarget(t *testing.T) {
+	cases := []struct {
+		to   string
+		want v1alpha1.Target
+		err  string
+	}{
+		{to: "earliest", want: v1alpha1.Target{Position: ptr.To(v1alpha1.PositionEarliest)}},
+		{to: "LATEST", want: v1alpha1.Target{Position: ptr.To(v1alpha1.PositionLatest)}},
+		{to: "time:2026-03-01T09:30:00+01:00", want: v1alpha1.Target{Time: ptr.To("2026-03-01T09:30:00+01:00")}},
+		{to: "time:2026-03-01T09:30:00.250Z", want: v1alpha1.Target{Time: ptr.To("2026-03-01T09:30:00.25Z")}},
+		// Unix milliseconds become the RFC3339 the schema takes, in UTC.
+		{to: "time:1772353800000", want: v1alpha1.Target{Time: ptr.To("2026-03-01T08:30:00Z")}},
+		{to: "ago:90m", want: v1alpha1.Target{Ago: &metav1.Duration{Duration: 90 * time.Minute}}},
+		{to: "offset:0", want: v1alpha1.Target{Offset: ptr.To[int64](0)}},
+		{to: "shift:-100", want: v1alpha1.Target{ShiftBy: ptr.To[int64](-100)}},
+		{to: "shift:+5", want: v1alpha1.Target{ShiftBy: ptr.To[int64](5)}},
+		{to: "group:orders-copy", want: v1alpha1.Target{FromGroup: ptr.To("orders-copy")}},
+		// A file's offsets are read here and sent sorted, inline.
+		{to: "file:testdata/offsets.json", want: v1alpha1.Target{Offsets: []v1alpha1.PartitionOffset{
+			{Topic: "billing", Partition: 0, Offset: 5}, {Topic: "orders", Partition: 0, Offset: 10}, {Topic: "orders", Partition: 1, Offset: 20}}}},
+		// The runner's own errors, word for word.
+		{to: "time:2026-03-01T09:30:00", err: "has no time zone"},
+		{to: "shift:100", err: "explicit sign"},
+		{to: "shift:+0", err: "must not be 0"},
+		{to: "offset:-1", err: "whole number"},
+		{to: "yesterday", err: "unknown target"},
+		{to: "file:testdata/missing.json", err: "missing.json"},
+		// plan: and undo: are the launcher's, never a user's.
+		{to: "undo:/tmp/x.json", err: "kubectl replay undo"},
+	}
+	for _, c := range cases {
+		t.Run(c.to, func(t *testing.T) {
+			got, err := Target(c.to)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("Target(%q) error = %v, want one containing %q", c.to, err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Target(%q): %v", c.to, err)
+			}
+			if g, w := mustYAML(t, got), mustYAML(t, c.want); g != w {
+				t.Errorf("Target(%q) =\n%s\nwant\n%s", c.to, g, w)
+			}
+		})
+	}
+}
+
+func mustYAML(t *testing.T, v any) string {
+	t.Helper()
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func base() Options {
+	return Options{Name: "orders-rewind", Namespace: "shop", BootstrapServers: "kafka-0.kafka:9092", Group: "orders-service", To: "shift:-100"}
+}
+
+// Every flag lands on its one spec field.
+func TestBuildMapsEachFlag(t *testing.T) {
+	o := base()
+	o.ConfigMap, o.Secret = "kafka-config", "kafka-creds"
+	o.Topics = []string{"orders:1,0", "billing"}
+	o.Approval, o.ApprovalTimeout = "Manual", 4*time.Hour
+	o.WaitForEmpty = 5 * time.Minute
+	o.Consumers = []string{"deploy/orders,sts/billing", "scaledobject/payments"}
+	o.MaxMessagesToReconsume = ptr.To[int64](5000)
+	o.AllowSkip = true
+	o.RunnerImage, o.ServiceAccount, o.ActiveDeadline = "registry.local/runner:1", "replayer", 10*time.Minute
+	rr, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `apiVersion: kafkareplay.dev/v1alpha1
+kind: ReplayRequest
+metadata:
+  name: orders-rewind
+  namespace: shop
+spec:
+  approval: Manual
+  approvalTimeout: 4h0m0s
+  consumers:
+  - kind: Deployment
+    name: orders
+  - kind: StatefulSet
+    name: billing
+  - kind: ScaledObject
+    name: payments
+  group: orders-service
+  kafka:
+    bootstrapServers: kafka-0.kafka:9092
+    configMapRef:
+      name: kafka-config
+    secretRef:
+      name: kafka-creds
+  limits:
+    allowSkip: true
+    maxMessagesToReconsume: 5000
+  runner:
+    activeDeadlineSeconds: 600
+    image: registry.local/runner:1
+    serviceAccountName: replayer
+  target:
+    shiftBy: -100
+  topics:
+  - name: billing
+  - name: orders
+    partitions:
+    - 0
+    - 1
+  waitTimeout: 5m0s
+  whenGroupActive: Wait
+status: {}
+`
+	if got := mustYAML(t, rr); got != want {
+		t.Errorf("Build =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestBuildConsumerRef(t *testing.T) {
+	rr, err := Build(Options{Name: "r", ConsumerRef: "kafkasource/orders", To: "ago:1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref := rr.Spec.ConsumerRef; ref == nil || ref.Kind != v1alpha1.KnativeKafkaSource || ref.Name != "orders" || rr.Spec.Group != "" || rr.Spec.Kafka.BootstrapServers != "" {
+		t.Errorf("spec = %+v", rr.Spec)
+	}
+	for in, kind := range map[string]v1alpha1.KnativeKind{"trigger/t": v1alpha1.KnativeTrigger, "Subscription/s": v1alpha1.KnativeSubscription, "kafkasources.sources.knative.dev/k": v1alpha1.KnativeKafkaSource} {
+		ref, err := KnativeRef(in)
+		if err != nil || ref.Kind != kind {
+			t.Errorf("KnativeRef(%q) = %+v, %v; want kind %s", in, ref, err, kind)
+		}
+	}
+}
+
+// Each bad input is refused before anything is sent, naming the flag.
+func TestBuildErrorsNameTheFlag(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Options)
+		want []string
+	}{
+		{"nothing", func(o *Options) { *o = Options{Name: "x"} }, []string{"--bootstrap-servers: is required", "--group: is required", "--to: is required"}},
+		{"bad name", func(o *Options) { o.Name = "Orders_Rewind" }, []string{"NAME \"Orders_Rewind\""}},
+		{"bad servers", func(o *Options) { o.BootstrapServers = "kafka" }, []string{"--bootstrap-servers:"}},
+		{"bad group", func(o *Options) { o.Group = " orders" }, []string{"--group:"}},
+		{"bad topic", func(o *Options) { o.Topics = []string{"or ders"} }, []string{"--topic:"}},
+		{"bad partitions", func(o *Options) { o.Topics = []string{"orders:x"} }, []string{"--topic:"}},
+		{"bad target", func(o *Options) { o.To = "time:2026-03-01" }, []string{"--to:"}},
+		{"latest needs allow-skip", func(o *Options) { o.To = "latest" }, []string{"--to: latest", "--allow-skip"}},
+		{"forward shift needs allow-skip", func(o *Options) { o.To = "shift:+10" }, []string{"--to: shift:+10", "--allow-skip"}},
+		{"copy from itself", func(o *Options) { o.To = "group:orders-service" }, []string{"--to: group:orders-service names the group being moved"}},
+		{"file with topics", func(o *Options) { o.To = "file:testdata/offsets.json"; o.Topics = []string{"orders"} }, []string{"--topic: must not be given with --to file:"}},
+		{"approval", func(o *Options) { o.Approval = "manual" }, []string{"--approval: \"manual\" is not Automatic or Manual"}},
+		{"manual dry run", func(o *Options) { o.Approval = "Manual"; o.DryRun = true }, []string{"--approval: Manual already plans"}},
+		{"approval timeout without manual", func(o *Options) { o.ApprovalTimeout = time.Hour }, []string{"--approval-timeout: needs --approval Manual"}},
+		{"approval timeout too long", func(o *Options) { o.Approval = "Manual"; o.ApprovalTimeout = 200 * time.Hour }, []string{"--approval-timeout:"}},
+		{"wait too long", func(o *Options) { o.WaitForEmpty = 25 * time.Hour }, []string{"--wait-for-empty:"}},
+		{"consumers without wait", func(o *Options) { o.Consumers = []string{"deploy/x"} }, []string{"--consumers: need --wait-for-empty"}},
+		{"consumer kind", func(o *Options) { o.Consumers = []string{"pod/x"}; o.WaitForEmpty = time.Minute }, []string{"--consumers: \"pod/x\" is not KIND/NAME"}},
+		{"consumer twice", func(o *Options) { o.Consumers = []string{"deploy/x", "deployment/x"}; o.WaitForEmpty = time.Minute }, []string{"--consumers: \"deployment/x\" is named twice"}},
+		{"negative limit", func(o *Options) { o.MaxMessagesToReconsume = ptr.To[int64](-1) }, []string{"--max-messages-to-reconsume: -1 is negative"}},
+		{"deadline fraction", func(o *Options) { o.ActiveDeadline = 1500 * time.Millisecond }, []string{"--active-deadline:"}},
+		{"consumer-ref with group", func(o *Options) { o.ConsumerRef = "trigger/t" }, []string{"--bootstrap-servers: must not be given with --consumer-ref", "--group: must not be given with --consumer-ref"}},
+		{"consumer-ref kind", func(o *Options) { o.ConsumerRef = "deploy/t"; o.Group, o.BootstrapServers = "", "" }, []string{"--consumer-ref: \"deploy/t\" is not KIND/NAME"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := base()
+			c.edit(&o)
+			rr, err := Build(o)
+			if err == nil {
+				t.Fatalf("Build accepted %+v: %+v", o, rr.Spec)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func succeeded(rr *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest {
+	rr.Status.JobName = rr.Name + "-abc"
+	rr.Status.Phase = v1alpha1.PhaseSucceeded
+	rr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "Applied"}}
+	return rr
+}
+
+func TestUndo(t *testing.T) {
+	o := base()
+	o.WaitForEmpty = time.Minute
+	o.Consumers = []string{"deploy/orders"}
+	o.Secret = "creds"
+	done, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	succeeded(done)
+	rr, err := Undo(done, UndoOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr.Name != "orders-rewind-undo" || rr.Namespace != "shop" || *rr.Spec.Target.UndoOf != "orders-rewind" || !rr.Spec.Force {
+		t.Errorf("undo = %+v", rr)
+	}
+	// The same group, servers, credentials, consumers and wait: the
+	// launcher refuses an undo whose group or servers differ.
+	if rr.Spec.Group != done.Spec.Group || rr.Spec.Kafka != done.Spec.Kafka && mustYAML(t, rr.Spec.Kafka) != mustYAML(t, done.Spec.Kafka) ||
+		len(rr.Spec.Consumers) != 1 || rr.Spec.WhenGroupActive != v1alpha1.GroupActiveWait || rr.Spec.WaitTimeout.Duration != time.Minute || len(rr.Spec.Topics) != 0 {
+		t.Errorf("undo spec = %+v", rr.Spec)
+	}
+	if u, _ := Undo(done, UndoOptions{Name: "again", Approval: "Manual", MaxMessagesToReconsume: ptr.To[int64](3)}); u.Name != "again" || u.Spec.Approval != v1alpha1.ApprovalManual || *u.Spec.Limits.MaxMessagesToReconsume != 3 || u.Spec.Force {
+		t.Errorf("undo with options = %+v", u)
+	}
+	if n := UndoName(strings.Repeat("a", 253)); len(n) != 253 || !strings.HasSuffix(n, "-undo") {
+		t.Errorf("UndoName of a 253-character name = %q (%d)", n, len(n))
+	}
+}
+
+func TestCanUndo(t *testing.T) {
+	mk := func(edit func(*v1alpha1.ReplayRequest)) *v1alpha1.ReplayRequest {
+		rr, err := Build(base())
+		if err != nil {
+			t.Fatal(err)
+		}
+		succeeded(rr)
+		edit(rr)
+		return rr
+	}
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		want string
+	}{
+		{"succeeded", mk(func(*v1alpha1.ReplayRequest) {}), ""},
+		{"dry run", mk(func(r *v1alpha1.ReplayRequest) { r.Spec.DryRun = true }), "was a dry run"},
+		{"running", mk(func(r *v1alpha1.ReplayRequest) { r.Status.Conditions = nil; r.Status.Phase = v1alpha1.PhaseRunning }), "has not finished (phase Running)"},
+		{"failed", mk(func(r *v1alpha1.ReplayRequest) {
+			r.Status.Conditions[0].Status, r.Status.Conditions[0].Reason = metav1.ConditionFalse, "GroupActive"
+		}), "did not succeed (GroupActive"},
+		{"no job", mk(func(r *v1alpha1.ReplayRequest) { r.Status.JobName = "" }), "has no Job"},
+	}
+	for _, c := range cases {
+		err := CanUndo(c.rr)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		case c.want != "" && exit.CodeOf(err) != exit.WrongState:
+			t.Errorf("%s: exit code %d, want %d", c.name, exit.CodeOf(err), exit.WrongState)
+		}
+	}
+}
+
+func TestDecidable(t *testing.T) {
+	manual := func(edit func(*v1alpha1.ReplayRequest)) *v1alpha1.ReplayRequest {
+		o := base()
+		o.Approval = "Manual"
+		rr, err := Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr.Status.Phase = v1alpha1.PhaseAwaitingApproval
+		rr.Status.Plan = &v1alpha1.PlanSummary{Digest: "0123456789abcdef", JobName: "j"}
+		edit(rr)
+		return rr
+	}
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		want string
+	}{
+		{"awaiting", manual(func(*v1alpha1.ReplayRequest) {}), ""},
+		{"automatic", manual(func(r *v1alpha1.ReplayRequest) { r.Spec.Approval = v1alpha1.ApprovalAutomatic; r.Status.Phase = v1alpha1.PhaseRunning }), "not a request with --approval Manual"},
+		{"planning", manual(func(r *v1alpha1.ReplayRequest) { r.Status.Phase = v1alpha1.PhaseRunning; r.Status.Plan = nil }), "not awaiting approval (phase Running); its plan is not ready yet"},
+		{"approved", manual(func(r *v1alpha1.ReplayRequest) {
+			r.Status.Phase = v1alpha1.PhaseSucceeded
+			r.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob"}
+		}), "already approved by bob"},
+		{"rejected", manual(func(r *v1alpha1.ReplayRequest) {
+			r.Status.Phase = v1alpha1.PhaseFailed
+			r.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalRejected}
+		}), "already rejected by unknown"},
+	}
+	for _, c := range cases {
+		err := Decidable(c.rr, "approve")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		case c.want != "" && exit.CodeOf(err) != exit.WrongState:
+			t.Errorf("%s: exit code %d", c.name, exit.CodeOf(err))
+		}
+	}
+}

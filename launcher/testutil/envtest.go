@@ -1,0 +1,180 @@
+package testutil
+
+// Helpers for tests that run the launcher on envtest (a real kube-apiserver
+// and etcd, no kubelet, no Job controller): the launcher's own suite and
+// the kubectl plugin's. They play the parts envtest lacks: the kubelet's
+// pods/log, a runner pod's termination, the Job controller's finish.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+)
+
+// AssetsDir finds kube-apiserver and etcd: KUBEBUILDER_ASSETS, or the cache
+// that `make envtest-assets` fills; "" when neither has them.
+func AssetsDir() string {
+	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	d := filepath.Join(home, ".cache", "kafka-replay", "kube-v1.37.2")
+	if _, err := os.Stat(filepath.Join(d, "kube-apiserver")); err == nil {
+		return d
+	}
+	return ""
+}
+
+// ApplyLauncherRBAC creates the ClusterRoles of the generated role file
+// (charts/kafka-replay/files/rbac/role.yaml) and binds each to user
+// cluster-wide, so the launcher runs with exactly the rights the chart
+// gives it. The Lease Role is left out: leader election is off in tests.
+func ApplyLauncherRBAC(ctx context.Context, c client.Client, roleFile, user string) error {
+	f, err := os.Open(roleFile)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		var cr rbacv1.ClusterRole
+		if err := dec.Decode(&cr); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if cr.Kind != "ClusterRole" {
+			continue
+		}
+		if err := c.Create(ctx, &cr); err != nil {
+			return err
+		}
+		if err := c.Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		}); err != nil {
+			return err
+		}
+	}
+}
+
+// RunnerLogs stands in for pods/log, which envtest lacks (no kubelet): it
+// serves, per pod, a log made the way the runner makes it, its own log
+// lines around a frame from the runner's frame writer (report.WriteFrame).
+// It is a launcher.FullLogFetcher. The end-to-end suite reads real pods'
+// logs.
+type RunnerLogs struct {
+	mu   sync.Mutex
+	logs map[string]string // namespace/pod → log
+}
+
+// NewRunnerLogs makes an empty RunnerLogs.
+func NewRunnerLogs() *RunnerLogs { return &RunnerLogs{logs: map[string]string{}} }
+
+// Put stores a pod's log: log lines, then (if r is set) the frame.
+func (l *RunnerLogs) Put(ns, pod string, r *report.Result) error {
+	var b bytes.Buffer
+	b.WriteString("time=2026-03-01T09:30:00Z level=INFO msg=starting\n")
+	if r != nil {
+		if err := report.WriteFrame(&b, r); err != nil {
+			return err
+		}
+	}
+	b.WriteString("time=2026-03-01T09:30:01Z level=INFO msg=done\n")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.logs[ns+"/"+pod] = b.String()
+	return nil
+}
+
+// Get is a pod's stored log, or the API server's not-found words.
+func (l *RunnerLogs) Get(ns, pod string) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.logs[ns+"/"+pod]
+	if !ok {
+		return "", fmt.Errorf("pods %q not found", pod)
+	}
+	return s, nil
+}
+
+// Tail is the end of a pod's log, at most limit bytes.
+func (l *RunnerLogs) Tail(_ context.Context, ns, pod, _ string, _, limit int64) (string, error) {
+	s, err := l.Get(ns, pod)
+	if int64(len(s)) > limit {
+		s = s[int64(len(s))-limit:]
+	}
+	return s, err
+}
+
+// Full reads a pod's whole log, at most limit bytes.
+func (l *RunnerLogs) Full(_ context.Context, ns, pod, _ string, limit int64) (io.ReadCloser, error) {
+	s, err := l.Get(ns, pod)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(io.LimitReader(strings.NewReader(s), limit)), nil
+}
+
+// Attempt plays the Job controller and the kubelet for one attempt of a
+// runner Job: a pod that ran on a node and terminated at at with code, the
+// compact result as its termination message and the full one framed in
+// its log.
+func Attempt(ctx context.Context, c client.Client, logs *RunnerLogs, job *batchv1.Job, name string, code int32, r *report.Result, at time.Time) error {
+	pod := PodFor(job, name)
+	pod.Spec.NodeName = "node-1" // ran somewhere: its kubelet has its log
+	if err := c.Create(ctx, pod); err != nil {
+		return fmt.Errorf("create pod %s: %w", name, err)
+	}
+	msg := ""
+	if r != nil {
+		msg = Compact(r)
+	}
+	if err := logs.Put(job.Namespace, name, r); err != nil {
+		return err
+	}
+	Terminated(pod, code, msg, at)
+	return c.Status().Update(ctx, pod)
+}
+
+// FinishJob plays the Job controller marking a Job finished: Complete, or
+// Failed with failReason. It retries on conflicts with the launcher's own
+// writes until ctx ends.
+func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, failReason string) error {
+	for {
+		var cur batchv1.Job
+		err := c.Get(ctx, client.ObjectKeyFromObject(job), &cur)
+		if err == nil {
+			if failReason == "" {
+				Complete(&cur, time.Now())
+			} else {
+				Fail(&cur, failReason, time.Now())
+			}
+			if err = c.Status().Update(ctx, &cur); err == nil {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("finish Job %s: %w (last: %v)", job.Name, ctx.Err(), err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
