@@ -110,7 +110,7 @@ func TestArgoTemplateContract(t *testing.T) {
 	known := map[string]bool{}
 	for _, n := range []string{config.EnvBootstrapServers, config.EnvGroup, config.EnvTopics, config.EnvTo, config.EnvDryRun,
 		config.EnvKafkaConfigDir, config.EnvResultFile, config.EnvTerminationMessagePath, config.EnvRunID,
-		config.EnvWaitForEmpty, config.EnvOutput, config.EnvTimeout} {
+		config.EnvWaitForEmpty, config.EnvOutput, config.EnvTimeout, config.EnvAllowSkip, config.EnvMaxMessagesToReconsume} {
 		known[n] = true
 	}
 	env := map[string]string{}
@@ -167,7 +167,7 @@ func TestArgoTemplateContract(t *testing.T) {
 			}
 		}
 	}
-	for _, code := range []report.ExitCode{report.ExitOK, report.ExitInvalidInput, report.ExitGroupActive} {
+	for _, code := range []report.ExitCode{report.ExitOK, report.ExitInvalidInput, report.ExitGroupActive, report.ExitRefused} {
 		w := "{{steps.replay.exitCode}} == " + strconv.Itoa(int(code))
 		if !slices.Contains(whens, w) {
 			t.Errorf("no step `when: %s` (%s)", w, report.ReasonForExitCode(code))

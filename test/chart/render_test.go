@@ -445,6 +445,12 @@ func TestSchemaRejects(t *testing.T) {
 		"runbook copies its own group": {map[string]any{"runbooks": []any{map[string]any{
 			"name": "self", "group": "g", "target": "group:g", "kafka": map[string]any{"bootstrapServers": "k:1"},
 		}}}, "copies the group being moved"},
+		"runbook to latest without allowSkip": {map[string]any{"runbooks": []any{map[string]any{
+			"name": "skip", "group": "g", "target": "latest", "kafka": map[string]any{"bootstrapServers": "k:1"},
+		}}}, `runbooks[skip]: target "latest" moves the group past messages its consumers never handled; set allowSkip: true`},
+		"runbook shifting forward without allowSkip": {map[string]any{"runbooks": []any{map[string]any{
+			"name": "skip", "group": "g", "target": "shift:+5", "kafka": map[string]any{"bootstrapServers": "k:1"},
+		}}}, "set allowSkip: true"},
 		"ServiceMonitor without Service": {map[string]any{"metrics": map[string]any{
 			"service": map[string]any{"enabled": false}, "serviceMonitor": map[string]any{"enabled": true},
 		}}, "needs metrics.service.enabled"},
@@ -495,7 +501,7 @@ func TestSchemaPatternsAgreeWithRunner(t *testing.T) {
 		"time:1767225600000", "ago:1h", "ago:90m", "ago:1h30m", "ago:1.5h", "ago:250ms", "offset:0", "offset:123",
 		"shift:-100", "shift:+5", "group:other", "group:other group",
 		"", "Earliest ", "time:2026-03-01T09:30:00", "time:yesterday", "ago:", "ago:-1h", "ago:0s", "ago:1d",
-		"offset:-1", "offset:x", "shift:100", "shift:+0", "shift:-0", "group:", "group: lead", "file:/x.json",
+		"offset:-1", "offset:x", "shift:100", "shift:+0", "shift:-0", "group:", "group: lead", "file:/x.json", "plan:/x.json", "undo:/x.json",
 		"earliest:1", "to:earliest",
 	} {
 		tg, err := config.ParseTarget(s)

@@ -42,6 +42,8 @@ type Runbook struct {
 		SecretRef        *v1alpha1.LocalObjectReference `json:"secretRef"`
 	} `json:"kafka"`
 	DryRun                bool                         `json:"dryRun"`
+	AllowSkip             bool                         `json:"allowSkip"`
+	MaxReconsume          *int64                       `json:"maxMessagesToReconsume"`
 	WaitForEmpty          string                       `json:"waitForEmpty"`
 	Resources             *corev1.ResourceRequirements `json:"resources"`
 	ActiveDeadlineSeconds *int64                       `json:"activeDeadlineSeconds"`
@@ -159,6 +161,9 @@ func equivalentRequest(t *testing.T, rb Runbook, now time.Time) *v1alpha1.Replay
 	default:
 		t.Fatalf("runbook %s: target kind %s has no ReplayRequest equivalent", rb.Name, tg.Kind)
 	}
+	if rb.AllowSkip || rb.MaxReconsume != nil {
+		rr.Spec.Limits = &v1alpha1.Limits{AllowSkip: rb.AllowSkip, MaxMessagesToReconsume: rb.MaxReconsume}
+	}
 	if rb.WaitForEmpty != "" {
 		d, err := time.ParseDuration(rb.WaitForEmpty)
 		if err != nil {
@@ -218,7 +223,7 @@ func TestRunbookJobMatchesLauncherJob(t *testing.T) {
 		// runner.serviceAccount.defaultForRequests.
 		"defaults": {"--values", writeValues(t, map[string]any{"runbooks": []any{
 			map[string]any{"name": "plain", "group": "orders", "target": "shift:-100", "kafka": map[string]any{"bootstrapServers": "kafka:9092"}},
-			map[string]any{"name": "waiting", "group": "orders", "target": "latest", "waitForEmpty": "1h2m3s",
+			map[string]any{"name": "waiting", "group": "orders", "target": "latest", "allowSkip": true, "maxMessagesToReconsume": 5000, "waitForEmpty": "1h2m3s",
 				"topics": []any{map[string]any{"name": "a", "partitions": []any{3, 1, 2}}},
 				"kafka":  map[string]any{"bootstrapServers": "kafka:9092", "configMapRef": map[string]any{"name": "kc"}}},
 		}})},

@@ -623,7 +623,8 @@ func TestArgoMutexOneReplayPerGroup(t *testing.T) {
 		}
 		return false
 	})
-	a.submit(t, ctx, second, map[string]string{"group": group, "target": "offset:20"})
+	// 10 -> 20 moves the group forward, once the first has run.
+	a.submit(t, ctx, second, map[string]string{"group": group, "target": "offset:20", "allow-skip": "true"})
 	w2 := a.waitWorkflow(t, ctx, second, "waiting for the mutex", func(w *workflow) bool {
 		return w.Status.Sync != nil && w.Status.Sync.Mutex != nil && len(w.Status.Sync.Mutex.Waiting) > 0
 	})
