@@ -238,7 +238,7 @@ func ResolveTrigger(trigger, broker *unstructured.Unstructured, cfg KnativeConfi
 	}
 	res.Topics, res.TopicsFrom = []string{topic}, bwhat+": status.annotations["+knativeTopicAnnotation+"]"
 	servers := ann[knativeBootstrapServersAnnotation]
-	if strings.TrimSpace(servers) == "" {
+	if normaliseKnativeServers(servers) == "" {
 		return res, unresolvable("%s: status.annotations[%s] is missing", bwhat, knativeBootstrapServersAnnotation)
 	}
 	res.BootstrapServers, res.BootstrapServersFrom = normaliseKnativeServers(servers), bwhat+": status.annotations["+knativeBootstrapServersAnnotation+"]"
@@ -332,7 +332,7 @@ func ResolveSubscription(sub, channel *unstructured.Unstructured, channelConfig 
 		return res, unresolvable("the KafkaChannel configuration ConfigMap (kafka-channel-config in Knative's namespace) cannot be read: it has the bootstrap servers")
 	}
 	servers := channelConfig.Data[knativeBootstrapServersAnnotation]
-	if strings.TrimSpace(servers) == "" {
+	if normaliseKnativeServers(servers) == "" {
 		return res, unresolvable("ConfigMap %s: data[%s] is missing", channelConfig.Name, knativeBootstrapServersAnnotation)
 	}
 	res.BootstrapServers, res.BootstrapServersFrom = normaliseKnativeServers(servers), "ConfigMap "+channelConfig.Name+": data["+knativeBootstrapServersAnnotation+"]"

@@ -86,6 +86,19 @@ type Options struct {
 	// and a Deployment or StatefulSet is paused through its scale even if a
 	// ScaledObject targets it (the chart then grants no access to KEDA).
 	NoKEDA bool
+	// NoKnative turns Knative support off: a request with spec.consumerRef
+	// fails, and the chart grants no access to Knative's resources.
+	NoKnative bool
+	// NoKnativeScale turns off pausing KafkaSources through their scale
+	// subresource (the chart then grants no patch on kafkasources/scale):
+	// a request that would pause one fails PauseFailed before anything
+	// changes.
+	NoKnativeScale bool
+	// KnativeNamespace is Knative Eventing's system namespace, where the
+	// launcher reads the ConfigMaps kafka-channel-config (a KafkaChannel's
+	// bootstrap servers and Secret) and config-kafka-features (the name
+	// templates), and only those. Empty: knative-eventing.
+	KnativeNamespace string
 	// WatchNamespaces limits the launcher to these namespaces' requests
 	// and Jobs; empty watches every namespace.
 	WatchNamespaces []string

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +41,21 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		}
 		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
 		return false, r.finish(ctx, p, nil, Outcome{Reason: reason, Message: msg})
+	}
+	if UsesConsumerRef(rr) {
+		// Resolved once, here, and kept in status with Accepted
+		// (knative_io.go); a status.resolved someone else wrote first is
+		// refused, not trusted.
+		res, err := r.acceptConsumerRef(ctx, rr)
+		if errors.Is(err, ErrNotResolvable) {
+			msg := truncate(err.Error(), 1024)
+			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonConsumerRefNotResolved, msg)
+			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonConsumerRefNotResolved, Message: msg})
+		}
+		if err != nil {
+			return false, err
+		}
+		rr.Status.Resolved = res
 	}
 	rr.Status.ResolvedTarget = target
 	rr.Status.RequestedBy = rr.Requester()
