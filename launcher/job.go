@@ -23,13 +23,19 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
-// Stage is one step of a request that runs as its own Job. Today a request
-// has one stage; review before apply will add a planning stage whose Job
-// runs first, with its own name, label and result.
+// Stage is one step of a request that runs as its own Job, with its own
+// name, label and result (ReplayRecord).
 type Stage string
 
-// StageApply moves the offsets (or, with dryRun, only plans).
-const StageApply Stage = "apply"
+const (
+	// StageApply moves the offsets (or, with dryRun, only plans).
+	StageApply Stage = "apply"
+	// StagePlan is the planning Job of a request with approval: Manual: a
+	// dry run with the request's guards, whose record is the plan shown
+	// for review and, once approved, applied exactly (an input of kind
+	// plan to the apply Job).
+	StagePlan Stage = "plan"
+)
 
 const (
 	// ContainerName is the runner's container in every runner pod.
@@ -44,6 +50,7 @@ const (
 	kafkaConfigVolume = "kafka-config"
 	kafkaSecretVolume = "kafka-secret"
 	targetVolume      = "target"
+	inputVolume       = "input"
 
 	// runnerUID is the distroless "nonroot" user the runner image runs as.
 	runnerUID = 65532
@@ -125,8 +132,18 @@ func RequestRunID(rr *v1alpha1.ReplayRequest) string {
 // launcher or a request re-created with the same name and spec all compute
 // it, and creating the Job again fails with AlreadyExists (see AlreadyRan)
 // instead of making a second one.
+//
+// The planning Job (StagePlan) is the exception: its name also carries the
+// request's UID. A plan changes nothing, so planning again is safe, and a
+// request re-created after a rejection or an expiry must plan afresh rather
+// than find the earlier incarnation's plan (its apply Job keeps the
+// request's key, so an approved replay still never runs twice).
 func JobName(rr *v1alpha1.ReplayRequest, stage Stage) string {
-	sum := sha256.Sum256([]byte(rr.Name + "/" + SpecDigest(&rr.Spec) + "/" + string(stage)))
+	key := rr.Name + "/" + SpecDigest(&rr.Spec) + "/" + string(stage)
+	if stage == StagePlan {
+		key += "/" + string(rr.UID)
+	}
+	sum := sha256.Sum256([]byte(key))
 	suffix := hex.EncodeToString(sum[:])[:8]
 	base := strings.ReplaceAll(rr.Name, ".", "-")
 	if n := maxJobNameLength - len(suffix) - 1; len(base) > n {
@@ -153,9 +170,26 @@ func RunnerLabels(rr *v1alpha1.ReplayRequest, stage Stage) map[string]string {
 // Credentials never appear in the Job: the Kafka ConfigMap and Secret are
 // referenced by name and mounted into the pod by the kubelet.
 func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.Job, error) {
+	return BuildJobWithInput(rr, stage, opts, nil)
+}
+
+// BuildJobWithInput is BuildJob for a Job whose runner reads its target
+// from an input file the launcher wrote (input.go): the plan an approval
+// names, or the record an undo restores. The ConfigMap is mounted
+// read-only and the runner is given its bytes' digest, so that a ConfigMap
+// changed by anyone else since is refused, not applied. The file is the
+// whole scope: no topics go with it.
+//
+// A Manual request's apply Job is made only from an approved plan: in must
+// be that plan, and the approval in status must be the request's own
+// annotation of the plan's digest (a status writer cannot approve).
+func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in *Input) (*batchv1.Job, error) {
 	target, err := jobTarget(rr)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkApproved(rr, stage, in); err != nil {
+		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
 	image := opts.RunnerImage
 	if o := rr.Spec.Runner; o != nil {
@@ -176,6 +210,15 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 		// Who asked, as admission stamped it (never status alone).
 		v1alpha1.AnnotationRequestedBy: rr.Requester(),
 	}
+	if a := rr.Status.Approval; stage == StageApply && a != nil && a.Decision == v1alpha1.ApprovalApproved {
+		// Who approved which plan, and when: the Job alone tells it after
+		// the request is gone.
+		annotations[v1alpha1.AnnotationApprovedBy] = a.By
+		annotations[v1alpha1.AnnotationPlanDigest] = a.Digest
+		if a.At != nil {
+			annotations[v1alpha1.AnnotationApprovedAt] = a.At.UTC().Format(time.RFC3339)
+		}
+	}
 	// The pod carries the request's name too: pod events are mapped back
 	// to the request through it.
 	podAnnotations := map[string]string{v1alpha1.AnnotationRequest: rr.Name}
@@ -184,14 +227,27 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 		{Name: config.EnvBootstrapServers, Value: RequestBootstrapServers(rr)},
 		{Name: config.EnvGroup, Value: RequestGroup(rr)},
 	}
-	if entries := topicEntries(RequestTopics(rr)); len(entries) > 0 {
+	if entries := topicEntries(RequestTopics(rr)); len(entries) > 0 && in == nil {
 		env = append(env, corev1.EnvVar{Name: config.EnvTopics, Value: strings.Join(entries, " ")})
 	}
 
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
 
-	if strings.HasPrefix(target, offsetsTargetPrefix) {
+	switch {
+	case in != nil:
+		target = string(in.Kind) + ":" + inputDir + "/" + InputKey
+		volumes = append(volumes, corev1.Volume{
+			Name: inputVolume,
+			VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: in.ConfigMap},
+				Items:                []corev1.KeyToPath{{Key: InputKey, Path: InputKey}},
+				DefaultMode:          ptr.To[int32](0o440),
+			}},
+		})
+		mounts = append(mounts, corev1.VolumeMount{Name: inputVolume, MountPath: inputDir, ReadOnly: true})
+		env = append(env, corev1.EnvVar{Name: config.EnvFileDigest, Value: in.Digest})
+	case strings.HasPrefix(target, offsetsTargetPrefix):
 		// The runner reads explicit offsets only from a file. The list
 		// travels in a pod annotation and a downward API volume turns it into
 		// that file: nothing else to create, clean up or grant access to.
@@ -213,12 +269,13 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 		mounts = append(mounts, corev1.VolumeMount{Name: targetVolume, MountPath: targetDir, ReadOnly: true})
 	}
 	env = append(env, corev1.EnvVar{Name: config.EnvTo, Value: target})
-	if rr.Spec.DryRun {
+	if rr.Spec.DryRun || stage == StagePlan {
 		env = append(env, corev1.EnvVar{Name: config.EnvDryRun, Value: "true"})
 	}
 	env = append(env, GuardEnv(&rr.Spec)...)
 	var wait time.Duration
-	if rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil {
+	// A dry run never waits for the group: it commits nothing.
+	if rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil && stage != StagePlan {
 		wait = rr.Spec.WaitTimeout.Duration
 		env = append(env, corev1.EnvVar{Name: config.EnvWaitForEmpty, Value: wait.String()})
 	}
@@ -343,7 +400,7 @@ func BuildJob(rr *v1alpha1.ReplayRequest, stage Stage, opts Options) (*batchv1.J
 // safe: the run ID makes the runner idempotent.
 func PodFailurePolicy() *batchv1.PodFailurePolicy {
 	var fatal []int32
-	for code := report.ExitInternal; code <= report.ExitInterrupted; code++ {
+	for code := report.ExitInternal; code <= report.ExitRefused; code++ {
 		if !code.Retryable() {
 			fatal = append(fatal, int32(code))
 		}

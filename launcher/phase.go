@@ -15,9 +15,9 @@ import (
 // several phases (a new request is accepted, queued and its Job created in
 // one go), and writes status once, at the end, then sends its events.
 //
-// The phases to come slot in as a constant, a case of DecidePhase and a file:
-// Planning (a plan Job, StagePlan, before Applying) and AwaitingApproval
-// (until the plan is approved).
+// A request with approval: Manual goes Accepting → Queued (its planning
+// Job) → Planning → AwaitingApproval, and once approved → Queued (its apply
+// Job) → (PausingConsumers) → Applying like any other.
 type Phase string
 
 const (
@@ -27,8 +27,18 @@ const (
 	// request did not make: an earlier run of the same request (AlreadyRan,
 	// or still in progress) or someone else's Job (JobConflict).
 	PhaseRecognising Phase = "Recognising"
-	// PhaseQueued waits for the group, then creates the Job.
+	// PhaseQueued waits for the group, then creates the Job: the planning
+	// Job of a Manual request not yet approved (NeedsPlan), else the apply
+	// Job.
 	PhaseQueued Phase = "Queued"
+	// PhasePlanning follows a Manual request's planning Job (a dry run
+	// with the request's guards) and makes its record the plan awaiting
+	// approval, or fails the request with the planning run's reason.
+	PhasePlanning Phase = "Planning"
+	// PhaseAwaitingApproval waits, without a Job and without holding the
+	// group, for the plan's approval (then Queued), its rejection or its
+	// expiry.
+	PhaseAwaitingApproval Phase = "AwaitingApproval"
 	// PhasePausingConsumers pauses the recorded consumers (the record was
 	// written by the start, in Queued), then creates the Job.
 	PhasePausingConsumers Phase = "PausingConsumers"
@@ -52,6 +62,10 @@ type Observed struct {
 	// Job is the Job with the request's deterministic name, whoever made it;
 	// nil when there is none.
 	Job *batchv1.Job
+	// PlanJob is the planning Job of a Manual request (JobName with
+	// StagePlan), whoever made it; nil when there is none or it was not
+	// looked for.
+	PlanJob *batchv1.Job
 }
 
 // DecidePhase decides a request's phase from what was read. It is pure.
@@ -70,6 +84,12 @@ func DecidePhase(o Observed) Phase {
 		return PhaseApplying
 	case rr.Status.ResolvedTarget == "":
 		return PhaseAccepting
+	case NeedsPlan(rr) && rr.Status.Plan != nil:
+		return PhaseAwaitingApproval
+	case NeedsPlan(rr) && o.PlanJob != nil:
+		return PhasePlanning
+	case NeedsPlan(rr):
+		return PhaseQueued // for the planning Job
 	case ConsumersHeld(rr):
 		return PhasePausingConsumers
 	default:
@@ -87,11 +107,13 @@ func ControlledBy(job *batchv1.Job, rr *v1alpha1.ReplayRequest) bool {
 // pass is one reconcile's work in progress: the request whose status it
 // changes in memory, and what to do once that status is written.
 type pass struct {
-	rr   *v1alpha1.ReplayRequest
-	job  *batchv1.Job
-	now  time.Time
-	key  string
-	self Entry
+	rr  *v1alpha1.ReplayRequest
+	job *batchv1.Job
+	// planJob is the planning Job of a Manual request, when it has one.
+	planJob *batchv1.Job
+	now     time.Time
+	key     string
+	self    Entry
 
 	// accepted: the request was accepted in this pass (its Accepted event
 	// waits for the status write).

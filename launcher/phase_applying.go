@@ -113,6 +113,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		}
 		rr.Status.JobName = job.Name
 		rr.Status.StartTime = &metav1.Time{Time: job.CreationTimestamp.Time}
+		adoptApproval(rr, job)
 		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)
 		SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, "runner Job "+job.Name+" created")
 		rr.Status.Message = "runner Job " + job.Name + " created"

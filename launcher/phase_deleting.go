@@ -44,6 +44,9 @@ func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 		return nil
 	}
 	job := p.job
+	if job == nil {
+		job = p.planJob // a Manual request deleted while it plans
+	}
 	if job != nil && !ControlledBy(job, rr) {
 		job = nil // not this request's
 	}

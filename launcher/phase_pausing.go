@@ -90,7 +90,7 @@ func (r *ReplayRequestReconciler) pausingConsumers(ctx context.Context, p *pass)
 	rr.Status.Message = msg
 	// The request holds its group already (ConsumersHeld): the Job is
 	// created without asking the queue again.
-	job, err := r.createJob(ctx, rr)
+	job, err := r.createJob(ctx, rr, StageApply)
 	switch {
 	case errors.Is(err, errStale):
 		log.FromContext(ctx).V(1).Info("not starting from a stale cache")

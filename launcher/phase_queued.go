@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -37,9 +38,14 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 	var created *batchv1.Job
 	var createErr error
 	recorded := false
-	jobKey := types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, StageApply)}
+	// A Manual request plans first; its planning run pauses nothing.
+	stage := StageApply
+	if NeedsPlan(rr) {
+		stage = StagePlan
+	}
+	jobKey := types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, stage)}
 	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, p.key, p.self, jobKey, func() (bool, error) {
-		if PausesConsumers(rr) {
+		if PausesConsumers(rr) && stage == StageApply {
 			// The start of a request with consumers is their record
 			// (PausingConsumers then pauses them and creates the Job).
 			if err := r.recordConsumers(ctx, p); err != nil {
@@ -49,7 +55,7 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 			recorded = true
 			return true, nil
 		}
-		job, err := r.createJob(ctx, rr)
+		job, err := r.createJob(ctx, rr, stage)
 		if err != nil {
 			createErr = err
 			return false, nil
@@ -64,12 +70,15 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 	case errors.Is(createErr, errStale):
 		log.FromContext(ctx).V(1).Info("not starting from a stale cache")
 		return false, nil
-	case createErr != nil && PausesConsumers(rr):
+	case createErr != nil && PausesConsumers(rr) && stage == StageApply:
 		return false, r.recordFailed(ctx, p, createErr)
 	case recorded:
 		return true, nil
 	case createErr != nil:
 		return false, r.createFailed(ctx, p, createErr)
+	case created != nil && stage == StagePlan:
+		p.planJob = created
+		return true, nil // Planning follows it
 	case created != nil:
 		p.job = created
 		return true, nil // Applying adopts it
@@ -92,11 +101,15 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 // Job's name is the request's own (JobName), so a Job created by an earlier
 // pass is found, not doubled: AlreadyExists hands it to Applying, which
 // adopts it only if this request controls it.
-func (r *ReplayRequestReconciler) createJob(ctx context.Context, rr *v1alpha1.ReplayRequest) (*batchv1.Job, error) {
+func (r *ReplayRequestReconciler) createJob(ctx context.Context, rr *v1alpha1.ReplayRequest, stage Stage) (*batchv1.Job, error) {
 	if err := r.confirmCurrent(ctx, rr); err != nil {
 		return nil, err
 	}
-	job, err := BuildJob(rr, StageApply, r.Options)
+	in, err := r.inputFor(ctx, rr, stage)
+	if err != nil {
+		return nil, err
+	}
+	job, err := BuildJobWithInput(rr, stage, r.Options, in)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +122,46 @@ func (r *ReplayRequestReconciler) createJob(ctx context.Context, rr *v1alpha1.Re
 		}
 	}
 	return job, nil
+}
+
+// inputFor writes the input file a request's Job of stage reads its target
+// from, and says where it is; nil when the Job reads none. The ConfigMap is
+// created before the Job, so the Job never waits for it.
+//
+// A Manual request's apply Job applies its approved plan: the planning
+// Job's ReplayRecord (status.plan.jobName, which must be this request's own
+// planning Job), rebuilt (RecordResult) and checked against the approved
+// digest once more, since the record could have been changed since.
+func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.ReplayRequest, stage Stage) (*Input, error) {
+	if rr.Spec.Approval != v1alpha1.ApprovalManual || stage != StageApply {
+		return nil, nil
+	}
+	plan := rr.Status.Plan
+	if plan == nil || !Approved(rr) {
+		return nil, fmt.Errorf("%w: request %s/%s: approval: Manual and no approved plan", ErrJobRefused, rr.Namespace, rr.Name)
+	}
+	if want := JobName(rr, StagePlan); plan.JobName != want {
+		return nil, fmt.Errorf("%w: request %s/%s: status.plan.jobName %q is not its planning Job %s", ErrJobRefused, rr.Namespace, rr.Name, plan.JobName, want)
+	}
+	_, res, err := r.readPlan(ctx, rr.Namespace, plan.JobName)
+	if err != nil {
+		if apiServerTrouble(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: request %s/%s: the approved plan: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+	}
+	if res.Plan != plan.Digest {
+		return nil, fmt.Errorf("%w: request %s/%s: the planning Job's ReplayRecord %s is now plan %s, not the approved %s", ErrJobRefused, rr.Namespace, rr.Name, plan.JobName, res.Plan, plan.Digest)
+	}
+	name := JobName(rr, StageApply)
+	cm, digest, err := InputConfigMap(rr, name, res)
+	if err != nil {
+		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+	}
+	if err := r.ensureInput(ctx, cm); err != nil {
+		return nil, err
+	}
+	return &Input{Kind: InputPlan, ConfigMap: cm.Name, Digest: digest}, nil
 }
 
 // confirmCurrent returns errStale unless rr is the API server's current

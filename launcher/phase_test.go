@@ -287,3 +287,60 @@ func TestUnitStatusOutcomeReadsBackFinish(t *testing.T) {
 		}
 	}
 }
+
+// A Manual request plans before it applies: Queued makes its planning Job,
+// Planning follows it, AwaitingApproval holds the ready plan, and once
+// approved it goes the Automatic way (Queued for the apply Job, Applying).
+func TestUnitDecidePhaseManual(t *testing.T) {
+	accepted := testutil.MakeRequest("ns", "a").UID("uid-1").Manual().Resolved("earliest").Obj()
+	planJob, err := BuildJob(accepted, StagePlan, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	planJob.UID = "plan-uid"
+	ready := accepted.DeepCopy()
+	ready.Status.Plan = &v1alpha1.PlanSummary{Digest: "0123456789abcdef", JobName: planJob.Name}
+	approved := ready.DeepCopy()
+	approved.Annotations = map[string]string{v1alpha1.AnnotationApprove: "0123456789abcdef"}
+	approved.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, Digest: "0123456789abcdef"}
+	consumers := approved.DeepCopy()
+	consumers.Spec.Consumers = []v1alpha1.ConsumerRef{{Kind: v1alpha1.ConsumerDeployment, Name: "c"}}
+	consumers.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: v1alpha1.ConsumerDeployment, Name: "c", State: v1alpha1.ConsumerRecorded}}
+	applyJob, err := BuildJobWithInput(approved, StageApply, DefaultOptions(), &Input{Kind: InputPlan, ConfigMap: "a-input", Digest: "sha256:00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyJob.UID = "job-uid"
+	started := approved.DeepCopy()
+	started.Status.JobName = applyJob.Name
+	rejected := ready.DeepCopy()
+	FinishRequest(rejected, Outcome{Reason: ReasonRejected}, "", t0)
+	deleting := accepted.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
+
+	cases := []struct {
+		name         string
+		rr           *v1alpha1.ReplayRequest
+		job, planJob *batchv1.Job
+		want         Phase
+	}{
+		{"accepted: the planning Job next", accepted, nil, nil, PhaseQueued},
+		{"planning Job made", accepted, nil, planJob, PhasePlanning},
+		{"plan ready", ready, nil, planJob, PhaseAwaitingApproval},
+		{"plan ready, its Job since deleted", ready, nil, nil, PhaseAwaitingApproval},
+		{"approved: the apply Job next", approved, nil, planJob, PhaseQueued},
+		{"approved, consumers recorded", consumers, nil, planJob, PhasePausingConsumers},
+		{"approved, apply Job made (adopt)", approved, applyJob, nil, PhaseApplying},
+		{"apply Job made, approval not in status yet (adopt)", ready, applyJob, nil, PhaseApplying},
+		{"started", started, applyJob, nil, PhaseApplying},
+		{"rejected", rejected, nil, planJob, PhaseFinished},
+		{"deleted while planning", deleting, nil, planJob, PhaseDeleting},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DecidePhase(Observed{Request: c.rr, Job: c.job, PlanJob: c.planJob}); got != c.want {
+				t.Fatalf("phase %s, want %s", got, c.want)
+			}
+		})
+	}
+}

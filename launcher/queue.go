@@ -276,7 +276,9 @@ func Waiting(requests []v1alpha1.ReplayRequest, runbookJobs []batchv1.Job) []Ent
 	var out []Entry
 	for i := range requests {
 		rr := &requests[i]
-		if IsStarted(rr) || IsFinished(rr) || rr.DeletionTimestamp != nil || ConsumersHeld(rr) {
+		// A plan awaiting a decision waits for a person, not for the
+		// group: the requests after it go on meanwhile.
+		if IsStarted(rr) || IsFinished(rr) || rr.DeletionTimestamp != nil || ConsumersHeld(rr) || AwaitsDecision(rr) {
 			continue
 		}
 		out = append(out, Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time})

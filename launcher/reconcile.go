@@ -38,11 +38,12 @@ const Finalizer = "kafkareplay.dev/runner"
 // and finalizer (it never deletes one: they are the users'), makes and
 // deletes runner Jobs, reads pods and their logs and the chart's runbook
 // CronJobs (to trust the Jobs made from them), and holds a Lease. It has no
-// access to Secrets or ConfigMaps: the runner pod mounts them, the launcher
-// never reads them. Events go through events.k8s.io, except leader
-// election's, which client-go still sends through the core API. The Lease
-// Role's namespace is the chart's release namespace; the generated file names
-// the default one.
+// access to Secrets, and may only create ConfigMaps (the input files of
+// input.go), never read, list or watch them: the runner pod mounts the
+// tenants' ConfigMaps and Secrets, the launcher never reads them. Events go
+// through events.k8s.io, except leader election's, which client-go still
+// sends through the core API. The Lease Role's namespace is the chart's
+// release namespace; the generated file names the default one.
 //
 // +kubebuilder:rbac:groups=kafkareplay.dev,resources=replayrequests,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=kafkareplay.dev,resources=replayrequests/status,verbs=get;update;patch
@@ -51,6 +52,7 @@ const Finalizer = "kafkareplay.dev/runner"
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=kafka-replay-system
@@ -118,7 +120,10 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 			break
 		}
 		p.job = job
-		phase := DecidePhase(Observed{Request: p.rr, Job: job})
+		if p.planJob, err = r.findPlanJob(ctx, p.rr, job); err != nil {
+			break
+		}
+		phase := DecidePhase(Observed{Request: p.rr, Job: job, PlanJob: p.planJob})
 		var next bool
 		switch phase {
 		case PhaseAccepting:
@@ -127,6 +132,10 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 			next, err = r.recognising(ctx, p)
 		case PhaseQueued:
 			next, err = r.queued(ctx, p)
+		case PhasePlanning:
+			next, err = r.planning(ctx, p)
+		case PhaseAwaitingApproval:
+			next, err = r.awaitingApproval(ctx, p)
 		case PhasePausingConsumers:
 			next, err = r.pausingConsumers(ctx, p)
 		case PhaseApplying:
@@ -138,7 +147,7 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 		case PhaseFinished:
 			// What a finish left after its status write, should that pass
 			// have stopped there.
-			err = r.afterFinish(ctx, p.rr, p.job, nil)
+			err = r.afterFinish(ctx, p.rr, outcomeJob(p), nil)
 		}
 		if err != nil || !next {
 			break
@@ -209,6 +218,34 @@ func (r *ReplayRequestReconciler) findJob(ctx context.Context, rr *v1alpha1.Repl
 	if apierrors.IsNotFound(err) && IsStarted(rr) && !IsFinished(rr) {
 		err = r.APIReader.Get(ctx, key, &job)
 	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
+// outcomeJob is the Job a finished request's outcome belongs on: its apply
+// Job, or the planning Job of a request that failed while planning.
+func outcomeJob(p *pass) *batchv1.Job {
+	if p.job == nil && p.rr.Status.Plan == nil {
+		return p.planJob
+	}
+	return p.job
+}
+
+// findPlanJob returns the planning Job of a Manual request that has no apply
+// Job yet, whoever made it, or nil: from the cache only, as a plan Job the
+// cache misses is found by its create (AlreadyExists), and planning again
+// changes nothing.
+func (r *ReplayRequestReconciler) findPlanJob(ctx context.Context, rr *v1alpha1.ReplayRequest, applyJob *batchv1.Job) (*batchv1.Job, error) {
+	if rr.Spec.Approval != v1alpha1.ApprovalManual || applyJob != nil || IsStarted(rr) {
+		return nil, nil
+	}
+	var job batchv1.Job
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, StagePlan)}, &job)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

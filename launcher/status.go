@@ -49,6 +49,28 @@ const (
 	ReasonOOMKilled = "OOMKilled"
 )
 
+// Reasons of review before apply (approval: Manual).
+const (
+	// ReasonPlanReady: the planning run's plan waits for a decision
+	// (AwaitingApproval True); the message has the commands.
+	ReasonPlanReady = "PlanReady"
+	// ReasonApproved: the plan was approved with its digest.
+	ReasonApproved = "Approved"
+	// ReasonApprovalRefused (a Warning event): kafkareplay.dev/approve
+	// named another digest than the plan's; nothing changed.
+	ReasonApprovalRefused = "ApprovalRefused"
+	// ReasonRejected: the plan was rejected (kafkareplay.dev/reject);
+	// nothing was applied.
+	ReasonRejected = "Rejected"
+	// ReasonExpired: nobody decided within approvalTimeout; nothing was
+	// applied.
+	ReasonExpired = "Expired"
+	// ReasonPlanNotRecorded: the planning run finished, but its whole plan
+	// could not be kept (no complete ReplayRecord), so there is nothing
+	// exact to approve; nothing was applied.
+	ReasonPlanNotRecorded = "PlanNotRecorded"
+)
+
 // Outcome is what a finished runner Job says about its replay.
 type Outcome struct {
 	// Succeeded is the value of the Succeeded condition.
@@ -214,6 +236,9 @@ func PhaseFor(conds []metav1.Condition) v1alpha1.Phase {
 	}
 	if meta.IsStatusConditionTrue(conds, v1alpha1.ConditionRunning) {
 		return v1alpha1.PhaseRunning
+	}
+	if meta.IsStatusConditionTrue(conds, v1alpha1.ConditionAwaitingApproval) {
+		return v1alpha1.PhaseAwaitingApproval
 	}
 	return v1alpha1.PhasePending
 }

@@ -164,6 +164,28 @@ func (w *RequestWrapper) MaxReconsume(n int64) *RequestWrapper {
 	return w
 }
 
+// Manual sets approval: Manual: the request plans first and applies only an
+// approved plan.
+func (w *RequestWrapper) Manual() *RequestWrapper {
+	w.Spec.Approval = v1alpha1.ApprovalManual
+	return w
+}
+
+// ApprovalTimeout sets approvalTimeout (with Manual).
+func (w *RequestWrapper) ApprovalTimeout(d time.Duration) *RequestWrapper {
+	w.Spec.ApprovalTimeout = &metav1.Duration{Duration: d}
+	return w
+}
+
+// Annotate sets an annotation on the request.
+func (w *RequestWrapper) Annotate(key, value string) *RequestWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[key] = value
+	return w
+}
+
 // Resolved marks the request accepted with a resolved target (unit tests).
 func (w *RequestWrapper) Resolved(target string) *RequestWrapper {
 	w.Status.ResolvedTarget = target

@@ -1,0 +1,226 @@
+package launcher
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// dryRunRecord is the record of a planning Job over n partitions.
+func dryRunRecord(t *testing.T, n int) (*v1alpha1.ReplayRecord, *report.Result) {
+	t.Helper()
+	r := testutil.Result("orders", report.ExitOK)
+	r.DryRun, r.Reason = true, report.ReasonDryRun
+	r.Target = report.Target{Given: "shift:-10", Resolved: "shift:-10"}
+	for i := range n {
+		prev := int64(1000 + i)
+		d := int64(10)
+		r.Partitions = append(r.Partitions, report.Partition{Topic: "orders", Partition: int32(i), PreviousOffset: &prev, NewOffset: prev - d, Delta: &d})
+	}
+	// A partition the group never committed: no previous offset.
+	r.Partitions = append(r.Partitions, report.Partition{Topic: "payments", Partition: 0, NewOffset: 0, Note: "no committed offset"})
+	r.Summarize()
+	r.Plan = report.PlanDigest(r.Group, r.Partitions)
+	job := &batchv1.Job{}
+	job.Name, job.Namespace, job.UID = "a-plan", "ns", "job-uid"
+	job.Annotations = map[string]string{v1alpha1.AnnotationGroup: "orders"}
+	code := int32(0)
+	rec := BuildRecord(job, Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: r, Complete: true})
+	return rec, r
+}
+
+// A planning Job's record gives back the plan the runner printed: its
+// partitions, its totals and its digest.
+func TestUnitRecordResult(t *testing.T) {
+	rec, want := dryRunRecord(t, 5)
+	got, err := RecordResult(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Plan != want.Plan {
+		t.Errorf("digest %s, want the runner's %s", got.Plan, want.Plan)
+	}
+	if got.Schema != report.Schema || got.Group != "orders" || !got.DryRun || got.ExitCode != report.ExitOK || got.Reason != report.ReasonDryRun || got.Target.Resolved != "shift:-10" {
+		t.Errorf("result %+v", got)
+	}
+	if got.Totals != want.Totals {
+		t.Errorf("totals %+v, want %+v", got.Totals, want.Totals)
+	}
+	if len(got.Partitions) != 6 || got.Partitions[5].PreviousOffset != nil || got.Partitions[0].Applied {
+		t.Errorf("partitions %+v", got.Partitions)
+	}
+
+	incomplete := rec.DeepCopy()
+	incomplete.Complete = false
+	if _, err := RecordResult(incomplete); err == nil || !strings.Contains(err.Error(), "incomplete") {
+		t.Errorf("an incomplete record: %v", err)
+	}
+}
+
+// The input ConfigMap holds the gzip of the result's JSON, always the same
+// bytes for the same result, and its digest is of those bytes; it belongs to
+// the request, not as controller, and cannot be changed.
+func TestUnitInputConfigMap(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "orders-rewind").UID("uid-1").Group("orders").Obj()
+	rec, _ := dryRunRecord(t, 100)
+	res, err := RecordResult(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, digest, err := InputConfigMap(rr, "orders-rewind-12345678", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Name != "orders-rewind-12345678-input" || cm.Namespace != "ns" {
+		t.Errorf("name %s/%s", cm.Namespace, cm.Name)
+	}
+	b := cm.BinaryData[InputKey]
+	sum := sha256.Sum256(b)
+	if want := "sha256:" + hex.EncodeToString(sum[:]); digest != want {
+		t.Errorf("digest %s, want %s", digest, want)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Plan != res.Plan || report.PlanDigest(back.Group, back.Partitions) != res.Plan || len(back.Partitions) != 101 {
+		t.Errorf("the file's plan %s (recomputed %s, %d partitions), want %s", back.Plan, report.PlanDigest(back.Group, back.Partitions), len(back.Partitions), res.Plan)
+	}
+	again, digest2, err := InputConfigMap(rr, "orders-rewind-12345678", res)
+	if err != nil || digest2 != digest || !bytes.Equal(again.BinaryData[InputKey], b) {
+		t.Errorf("not the same bytes twice: %s vs %s (%v)", digest2, digest, err)
+	}
+	if cm.Immutable == nil || !*cm.Immutable {
+		t.Error("the ConfigMap is not immutable")
+	}
+	if len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].UID != "uid-1" || cm.OwnerReferences[0].Controller != nil {
+		t.Errorf("owner references %+v", cm.OwnerReferences)
+	}
+	if cm.Labels[v1alpha1.LabelRunner] != v1alpha1.LabelRunnerValue || cm.Labels[v1alpha1.LabelGroup] != "orders" || cm.Labels[v1alpha1.LabelRequest] != "orders-rewind" {
+		t.Errorf("labels %v", cm.Labels)
+	}
+	if len(cm.Data) != 0 {
+		t.Errorf("data %v", cm.Data)
+	}
+}
+
+// 10,000 partitions fit in one ConfigMap.
+func TestUnitInputConfigMapTenThousandPartitions(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "big").Group("orders").Obj()
+	rec, _ := dryRunRecord(t, 10_000)
+	res, err := RecordResult(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, _, err := InputConfigMap(rr, "big-1", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(res)
+	t.Logf("10,001 partitions: %d bytes of JSON, %d compressed", len(raw), len(cm.BinaryData[InputKey]))
+}
+
+// The apply Job of an approved plan reads it from the input ConfigMap,
+// mounted read-only, with the digest of its bytes, without topics; it says
+// who approved which plan and when.
+func TestUnitBuildJobWithPlanInput(t *testing.T) {
+	const digest = "0123456789abcdef"
+	rr := testutil.MakeRequest("ns", "orders-rewind").UID("uid-1").Group("orders").Topic("orders", 0, 1).ShiftBy(-10).Manual().Resolved("shift:-10").
+		Annotate(v1alpha1.AnnotationApprove, digest).Obj()
+	rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: JobName(rr, StagePlan)}
+	rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: digest, At: ptrTime(t0)}
+	in := &Input{Kind: InputPlan, ConfigMap: JobName(rr, StageApply) + "-input", Digest: "sha256:" + strings.Repeat("ab", 32)}
+	job, err := BuildJobWithInput(rr, StageApply, DefaultOptions(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if got := env[config.EnvTo]; got != "plan:/etc/kafka-replay/input/input.json.gz" {
+		t.Errorf("%s=%q", config.EnvTo, got)
+	}
+	if got := env[config.EnvFileDigest]; got != in.Digest {
+		t.Errorf("%s=%q", config.EnvFileDigest, got)
+	}
+	if _, ok := env[config.EnvTopics]; ok {
+		t.Errorf("%s set with a plan file (the file is the scope)", config.EnvTopics)
+	}
+	if _, ok := env[config.EnvDryRun]; ok {
+		t.Error("the apply Job is a dry run")
+	}
+	var vol *corev1.Volume
+	for i := range job.Spec.Template.Spec.Volumes {
+		if v := &job.Spec.Template.Spec.Volumes[i]; v.ConfigMap != nil && v.ConfigMap.Name == in.ConfigMap {
+			vol = v
+		}
+	}
+	if vol == nil {
+		t.Fatalf("no volume of ConfigMap %s: %+v", in.ConfigMap, job.Spec.Template.Spec.Volumes)
+	}
+	mounted := false
+	for _, m := range job.Spec.Template.Spec.Containers[0].VolumeMounts {
+		mounted = mounted || (m.Name == vol.Name && m.MountPath == "/etc/kafka-replay/input" && m.ReadOnly)
+	}
+	if !mounted {
+		t.Errorf("not mounted read-only at /etc/kafka-replay/input: %+v", job.Spec.Template.Spec.Containers[0].VolumeMounts)
+	}
+	for k, want := range map[string]string{
+		v1alpha1.AnnotationApprovedBy: "bob",
+		v1alpha1.AnnotationPlanDigest: digest,
+		v1alpha1.AnnotationApprovedAt: "2026-03-01T09:30:00Z",
+	} {
+		if got := job.Annotations[k]; got != want {
+			t.Errorf("annotation %s=%q, want %q", k, got, want)
+		}
+	}
+
+	// The planning Job: a dry run of the same request, its own name (with
+	// the UID), no wait, no input.
+	plan, err := BuildJob(rr, StagePlan, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	penv := map[string]string{}
+	for _, e := range plan.Spec.Template.Spec.Containers[0].Env {
+		penv[e.Name] = e.Value
+	}
+	if penv[config.EnvDryRun] != "true" || penv[config.EnvTo] != "shift:-10" || penv[config.EnvTopics] == "" {
+		t.Errorf("planning Job env %v", penv)
+	}
+	if plan.Name == job.Name || plan.Labels[v1alpha1.LabelStage] != string(StagePlan) {
+		t.Errorf("planning Job %s (stage %s), apply Job %s", plan.Name, plan.Labels[v1alpha1.LabelStage], job.Name)
+	}
+	other := rr.DeepCopy()
+	other.UID = "uid-2"
+	if JobName(other, StagePlan) == plan.Name || JobName(other, StageApply) != job.Name {
+		t.Error("a re-created request must plan under a new name and apply under the same")
+	}
+}
+
+func ptrTime(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }

@@ -1,0 +1,123 @@
+package launcher
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+func TestUnitDecideApproval(t *testing.T) {
+	const digest = "0123456789abcdef"
+	expires := t0.Add(time.Hour)
+	plan := func(annotations ...string) *v1alpha1.ReplayRequest {
+		w := testutil.MakeRequest("ns", "a").Manual()
+		for i := 0; i+1 < len(annotations); i += 2 {
+			w.Annotate(annotations[i], annotations[i+1])
+		}
+		rr := w.Obj()
+		rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: "a-plan", ExpiresAt: &metav1.Time{Time: expires}}
+		return rr
+	}
+	const (
+		approve = v1alpha1.AnnotationApprove
+		reject  = v1alpha1.AnnotationReject
+		by      = v1alpha1.AnnotationApprovedBy
+	)
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		now  time.Time
+		want ApprovalVerdict
+	}{
+		{"nothing yet", plan(), t0, ApprovalVerdict{Verdict: VerdictWaiting}},
+		{"approved with the digest", plan(approve, digest, by, "bob"), t0, ApprovalVerdict{Verdict: VerdictApproved, By: "bob", Value: digest}},
+		{"approved, nothing stamped who", plan(approve, digest), t0, ApprovalVerdict{Verdict: VerdictApproved, By: "unknown", Value: digest}},
+		{"another digest", plan(approve, "fedcba9876543210", by, "bob"), t0, ApprovalVerdict{Verdict: VerdictWrongDigest, By: "bob", Value: "fedcba9876543210"}},
+		{"the digest in capitals is another value", plan(approve, strings.ToUpper(digest)), t0, ApprovalVerdict{Verdict: VerdictWrongDigest, By: "unknown", Value: strings.ToUpper(digest)}},
+		{"an empty approve", plan(approve, ""), t0, ApprovalVerdict{Verdict: VerdictWrongDigest, By: "unknown"}},
+		{"rejected", plan(reject, "wrong topic", by, "carol"), t0, ApprovalVerdict{Verdict: VerdictRejected, By: "carol", Value: "wrong topic"}},
+		{"rejected with no reason", plan(reject, ""), t0, ApprovalVerdict{Verdict: VerdictRejected, By: "unknown"}},
+		{"rejected and approved: the rejection wins", plan(approve, digest, reject, "no"), t0, ApprovalVerdict{Verdict: VerdictRejected, By: "unknown", Value: "no"}},
+		{"expired", plan(), expires, ApprovalVerdict{Verdict: VerdictExpired}},
+		{"approved after the expiry: expired", plan(approve, digest), expires.Add(time.Second), ApprovalVerdict{Verdict: VerdictExpired}},
+		{"rejected after the expiry: rejected", plan(reject, "late"), expires.Add(time.Second), ApprovalVerdict{Verdict: VerdictRejected, By: "unknown", Value: "late"}},
+		{"a second before the expiry", plan(approve, digest), expires.Add(-time.Second), ApprovalVerdict{Verdict: VerdictApproved, By: "unknown", Value: digest}},
+		{"a long reason is bounded", plan(reject, strings.Repeat("x", 5000)), t0, ApprovalVerdict{Verdict: VerdictRejected, By: "unknown", Value: strings.Repeat("x", maxRejectReason)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DecideApproval(c.rr, c.now); got != c.want {
+				t.Fatalf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// Only the request's own approve annotation of the plan in status lets a
+// Manual request have an apply Job, and only one applying that plan.
+func TestUnitCheckApproved(t *testing.T) {
+	const digest = "0123456789abcdef"
+	in := &Input{Kind: InputPlan, ConfigMap: "a-input", Digest: "sha256:00"}
+	base := func() *v1alpha1.ReplayRequest {
+		rr := testutil.MakeRequest("ns", "a").Manual().Annotate(v1alpha1.AnnotationApprove, digest).Obj()
+		rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: "a-plan"}
+		rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, Digest: digest}
+		return rr
+	}
+	noApproval := base()
+	noApproval.Status.Approval = nil
+	rejected := base()
+	rejected.Status.Approval.Decision = v1alpha1.ApprovalRejected
+	statusOnly := base()
+	delete(statusOnly.Annotations, v1alpha1.AnnotationApprove)
+	otherPlan := base()
+	otherPlan.Status.Plan.Digest = "fedcba9876543210"
+	automatic := testutil.MakeRequest("ns", "a").Obj()
+
+	cases := []struct {
+		name  string
+		rr    *v1alpha1.ReplayRequest
+		stage Stage
+		in    *Input
+		ok    bool
+	}{
+		{"approved, with its plan", base(), StageApply, in, true},
+		{"approved, without the plan as input", base(), StageApply, nil, false},
+		{"approved, with an undo input", base(), StageApply, &Input{Kind: InputUndo}, false},
+		{"not approved", noApproval, StageApply, in, false},
+		{"rejected", rejected, StageApply, in, false},
+		{"approved in status only (no annotation)", statusOnly, StageApply, in, false},
+		{"the approval is of another plan", otherPlan, StageApply, in, false},
+		{"the planning Job needs no approval", noApproval, StagePlan, nil, true},
+		{"Automatic needs none", automatic, StageApply, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := checkApproved(c.rr, c.stage, c.in); (err == nil) != c.ok {
+				t.Fatalf("err %v, want ok %v", err, c.ok)
+			}
+		})
+	}
+}
+
+func TestUnitPhaseForAwaitingApproval(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "a").Manual().Obj()
+	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, ReasonFinished, "")
+	SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, ReasonPlanReady, "")
+	if got := PhaseFor(rr.Status.Conditions); got != v1alpha1.PhaseAwaitingApproval {
+		t.Fatalf("phase %s", got)
+	}
+	SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonApproved, "")
+	if got := PhaseFor(rr.Status.Conditions); got != v1alpha1.PhasePending {
+		t.Fatalf("approved, no Job yet: phase %s", got)
+	}
+	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, "")
+	if got := PhaseFor(rr.Status.Conditions); got != v1alpha1.PhaseRunning {
+		t.Fatalf("applying: phase %s", got)
+	}
+}

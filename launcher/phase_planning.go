@@ -1,0 +1,270 @@
+package launcher
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+// DefaultApprovalTimeout is how long a plan waits for a decision when
+// spec.approvalTimeout is unset.
+const DefaultApprovalTimeout = 24 * time.Hour
+
+// maxLargestDeltas is how many of a plan's largest moves status shows.
+const maxLargestDeltas = 10
+
+// maxPlanWarnings bounds status.plan.warnings (the CRD's MaxItems).
+const maxPlanWarnings = 32
+
+// NeedsPlan reports whether a request's next Job is its planning Job: it
+// has approval: Manual and no approved plan yet.
+func NeedsPlan(rr *v1alpha1.ReplayRequest) bool {
+	return rr.Spec.Approval == v1alpha1.ApprovalManual && !Approved(rr)
+}
+
+// Approved reports whether a request's plan was approved.
+func Approved(rr *v1alpha1.ReplayRequest) bool {
+	a := rr.Status.Approval
+	return a != nil && a.Decision == v1alpha1.ApprovalApproved
+}
+
+// AwaitsDecision reports whether a request's plan is ready and nobody has
+// decided yet: such a request neither holds its group nor waits for it.
+func AwaitsDecision(rr *v1alpha1.ReplayRequest) bool {
+	return NeedsPlan(rr) && rr.Status.Plan != nil && rr.Status.Approval == nil
+}
+
+// ApprovalTimeout is a request's approvalTimeout, or the default.
+func ApprovalTimeout(rr *v1alpha1.ReplayRequest) time.Duration {
+	if t := rr.Spec.ApprovalTimeout; t != nil && t.Duration > 0 {
+		return t.Duration
+	}
+	return DefaultApprovalTimeout
+}
+
+// PlanSummaryOf is the status form of a planning run's record: the digest
+// of every partition, the totals, the largest moves and the warnings, with
+// plannedAt and expiresAt. It is pure.
+func PlanSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan *report.Result, plannedAt time.Time) *v1alpha1.PlanSummary {
+	s := &v1alpha1.PlanSummary{
+		Digest:    plan.Plan,
+		JobName:   rec.Name,
+		Target:    rec.Target,
+		PlannedAt: &metav1.Time{Time: plannedAt},
+		ExpiresAt: &metav1.Time{Time: plannedAt.Add(ApprovalTimeout(rr))},
+		Totals:    apiTotals(plan.Totals),
+	}
+	for _, p := range LargestDeltas(plan.Partitions, maxLargestDeltas) {
+		s.LargestDeltas = append(s.LargestDeltas, v1alpha1.PartitionResult{
+			Topic:          p.Topic,
+			Partition:      p.Partition,
+			PreviousOffset: copyPtr(p.PreviousOffset),
+			NewOffset:      p.NewOffset,
+			Delta:          copyPtr(p.Delta),
+			Clamped:        p.Clamped,
+			Note:           truncate(p.Note, 256),
+		})
+	}
+	for i, w := range plan.Warnings {
+		if i == maxPlanWarnings {
+			break
+		}
+		s.Warnings = append(s.Warnings, truncate(w, 1024))
+	}
+	return s
+}
+
+// LargestDeltas are the n partitions that move the most (by |delta|, then
+// topic and partition), largest first; partitions with no committed offset
+// have no delta and are not among them. It is pure.
+func LargestDeltas(ps []report.Partition, n int) []report.Partition {
+	var out []report.Partition
+	for _, p := range ps {
+		if p.Delta != nil && *p.Delta != 0 {
+			out = append(out, p)
+		}
+	}
+	abs := func(d int64) int64 {
+		if d < 0 {
+			return -d
+		}
+		return d
+	}
+	slices.SortFunc(out, func(a, b report.Partition) int {
+		return cmp.Or(cmp.Compare(abs(*b.Delta), abs(*a.Delta)), cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	return out[:min(n, len(out))]
+}
+
+// ApproveCommand is the command that approves a request's plan, and
+// RejectCommand the one that rejects it.
+func ApproveCommand(rr *v1alpha1.ReplayRequest, digest string) string {
+	return fmt.Sprintf("kubectl annotate replayrequest %s -n %s %s=%s", rr.Name, rr.Namespace, v1alpha1.AnnotationApprove, digest)
+}
+
+// RejectCommand: see ApproveCommand.
+func RejectCommand(rr *v1alpha1.ReplayRequest) string {
+	return fmt.Sprintf("kubectl annotate replayrequest %s -n %s %s='<reason>'", rr.Name, rr.Namespace, v1alpha1.AnnotationReject)
+}
+
+// PlanReadyMessage is the AwaitingApproval condition's message: what the
+// plan does and the exact commands that decide it.
+func PlanReadyMessage(rr *v1alpha1.ReplayRequest, s *v1alpha1.PlanSummary) string {
+	return fmt.Sprintf("plan %s ready: %d partitions, %d messages would be consumed again, %d skipped; approve with `%s`, or reject with `%s`; expires at %s",
+		s.Digest, s.Totals.Partitions, s.Totals.MessagesToReconsume, s.Totals.MessagesSkipped,
+		ApproveCommand(rr, s.Digest), RejectCommand(rr), s.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+// planning follows a Manual request's planning Job, as applying follows an
+// apply Job (the start timeout, the runner's log), and when it has finished
+// makes its record the plan awaiting approval. A planning run that fails (a
+// guard refused the plan, say) fails the request with its reason: nothing
+// was changed, and nothing will be.
+func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next bool, err error) {
+	rr, job := p.rr, p.planJob
+	if !ControlledBy(job, rr) {
+		msg := fmt.Sprintf("a Job named %s already exists that the launcher did not make for this request's plan; it is not adopted, and nothing was run", job.Name)
+		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobConflict, msg)
+		return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonJobConflict, Message: msg})
+	}
+	if job.DeletionTimestamp != nil {
+		return false, nil // gone soon; then Queued plans again
+	}
+	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning); c == nil || c.Status != metav1.ConditionTrue {
+		msg := "planning Job " + job.Name + " created"
+		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)
+		SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, msg)
+		rr.Status.Message = msg
+		rr.Status.ObservedGeneration = rr.Generation
+		p.event(job, corev1.EventTypeNormal, ReasonJobCreated, "Plan", "created planning Job "+job.Name)
+	}
+	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	pods, err := podsOfJob(ctx, r.Client, job)
+	if err != nil {
+		return false, err
+	}
+	if finished, _, _ := JobFinished(job); finished {
+		r.logReads.forget(pods)
+		o := JobOutcome(job, pods)
+		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
+			p.requeueAfter(wait)
+			return false, nil
+		}
+		if o, err = collectRecord(ctx, r.Records, job, pods, o); err != nil {
+			return false, err
+		}
+		return r.planned(ctx, p, job, o)
+	}
+	start := StartProgress(pods)
+	if start.Started {
+		r.followRunner(ctx, p, job, pods)
+		return false, nil
+	}
+	deadline := job.CreationTimestamp.Add(r.Options.StartTimeout)
+	if !p.now.Before(deadline) {
+		if err := stopJob(ctx, r.Client, job); err != nil {
+			return false, err
+		}
+		return false, r.planFailed(ctx, p, job, Outcome{
+			Reason:     ReasonPodNotStarted,
+			Message:    fmt.Sprintf("the planning runner did not start within the start timeout (%s): %s", r.Options.StartTimeout, start.Waiting),
+			FinishedAt: p.now,
+		})
+	}
+	p.requeueAfter(deadline.Sub(p.now))
+	return false, nil
+}
+
+// planned turns a finished planning Job into the plan awaiting approval,
+// from its ReplayRecord (what the apply Job will be given), or fails the
+// request with the planning run's reason.
+func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) (next bool, err error) {
+	rr := p.rr
+	if !o.Succeeded || o.Result == nil || !o.Result.DryRun || o.Reason != string(report.ReasonDryRun) {
+		if o.Succeeded {
+			o.Succeeded = false
+			o.Message = fmt.Sprintf("the planning Job %s did not end as a dry run (%s): nothing was applied", job.Name, o.Reason)
+			o.Reason = ReasonPlanNotRecorded
+		}
+		return false, r.planFailed(ctx, p, job, o)
+	}
+	rec, plan, err := r.readPlan(ctx, rr.Namespace, job.Name)
+	if err != nil {
+		if apiServerTrouble(err) {
+			return false, err // the API server's trouble: retried
+		}
+		// No record, or one that cannot stand for the plan: nothing that
+		// could be approved.
+		return false, r.planFailed(ctx, p, job, Outcome{
+			Reason:     ReasonPlanNotRecorded,
+			Message:    fmt.Sprintf("the plan of Job %s cannot be kept whole for approval, so nothing will be applied: %v", job.Name, err),
+			FinishedAt: o.FinishedAt,
+		})
+	}
+	plannedAt := o.FinishedAt
+	if plannedAt.IsZero() {
+		plannedAt = p.now
+	}
+	s := PlanSummaryOf(rr, rec, plan, plannedAt)
+	rr.Status.Plan = s
+	rr.Status.Result = APIResult(o.Result)
+	if o.LogTail != "" {
+		rr.Status.LogTail = tail(o.LogTail, 4096)
+	}
+	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, ReasonFinished, "the planning Job "+job.Name+" has finished")
+	msg := PlanReadyMessage(rr, s)
+	SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, ReasonPlanReady, msg)
+	rr.Status.Message = msg
+	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	p.event(job, corev1.EventTypeNormal, ReasonPlanReady, "Plan", msg)
+	return true, nil // AwaitingApproval looks at the annotations at once
+}
+
+// readPlan reads a planning Job's record past the cache and rebuilds the
+// plan from it.
+func (r *ReplayRequestReconciler) readPlan(ctx context.Context, namespace, jobName string) (*v1alpha1.ReplayRecord, *report.Result, error) {
+	if r.Records == nil {
+		return nil, nil, fmt.Errorf("the launcher keeps no ReplayRecords")
+	}
+	var rec v1alpha1.ReplayRecord
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: jobName}, &rec); err != nil {
+		return nil, nil, err
+	}
+	plan, err := RecordResult(&rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !plan.DryRun {
+		return nil, nil, fmt.Errorf("ReplayRecord %s is not a dry run's", jobName)
+	}
+	return &rec, plan, nil
+}
+
+// apiServerTrouble says whether err is the API server's answer other than
+// NotFound: a read to retry, not a verdict on what was read.
+func apiServerTrouble(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st) && !apierrors.IsNotFound(err)
+}
+
+// planFailed fails a request whose planning run failed, with that run's
+// reason; the planning Job gets the outcome like any finished Job.
+func (r *ReplayRequestReconciler) planFailed(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) error {
+	SetCondition(p.rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, ReasonFinished, "the planning Job "+job.Name+" has finished")
+	o.Message = "planning: " + o.Message
+	return r.finish(ctx, p, job, o)
+}
