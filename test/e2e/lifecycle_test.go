@@ -153,7 +153,8 @@ func TestOrphanedRunnerHoldsGroup(t *testing.T) {
 	defer m.Leave()
 	f.apply(t, ctx, rrManifest(ns, "orphaned", group, f.kafka.Bootstrap(), "position: Earliest", "  whenGroupActive: Wait\n  waitTimeout: 3m\n"))
 	pod := f.runningRunner(t, ctx, ns, "orphaned")
-	f.apply(t, ctx, rrManifest(ns, "next", group, f.kafka.Bootstrap(), "offset: 5", "  whenGroupActive: Wait\n  waitTimeout: 3m\n"))
+	// Earliest, then 5: next moves the group forward.
+	f.apply(t, ctx, rrManifest(ns, "next", group, f.kafka.Bootstrap(), "offset: 5", "  whenGroupActive: Wait\n  waitTimeout: 3m\n  limits:\n    allowSkip: true\n"))
 	f.waitingFor(t, ctx, ns, "next")
 
 	if _, err := f.c.Kubectl(ctx, "-n", ns, "delete", "replayrequest", "orphaned", "--cascade=orphan", "--wait=true"); err != nil {
