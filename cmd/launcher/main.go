@@ -48,6 +48,9 @@ type settings struct {
 	StartTimeout            time.Duration `envconfig:"START_TIMEOUT" default:"5m"`
 	Workers                 int           `envconfig:"WORKERS" default:"8"`
 	KEDA                    bool          `envconfig:"KEDA" default:"true"`
+	Knative                 bool          `envconfig:"KNATIVE" default:"true"`
+	KnativeScale            bool          `envconfig:"KNATIVE_SCALE" default:"true"`
+	KnativeNamespace        string        `envconfig:"KNATIVE_NAMESPACE" default:"knative-eventing"`
 	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"300"`
 	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"600"`
 	// Runner container resources; empty keeps launcher.DefaultOptions'.
@@ -111,6 +114,9 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&s.HistoryLimit, "history-limit", s.HistoryLimit, "finished runner Jobs kept per namespace and group, oldest deleted first (requests are never deleted); 0 keeps all"+env("HISTORY_LIMIT"))
 	fs.DurationVar(&s.StartTimeout, "start-timeout", s.StartTimeout, "bound on a replay's start: its Job accepted by the API server and its runner pod started, else the request fails (JobNotCreated, PodNotStarted) and the group moves on"+env("START_TIMEOUT"))
 	fs.BoolVar(&s.KEDA, "keda", s.KEDA, "pause consumers scaled by KEDA through their ScaledObject; false fails requests naming a ScaledObject"+env("KEDA"))
+	fs.BoolVar(&s.Knative, "knative", s.Knative, "resolve spec.consumerRef (KafkaSource, Trigger, Subscription); false fails requests with a consumerRef"+env("KNATIVE"))
+	fs.BoolVar(&s.KnativeScale, "knative-scale", s.KnativeScale, "pause a KafkaSource through its scale subresource; false fails requests that would pause one"+env("KNATIVE_SCALE"))
+	fs.StringVar(&s.KnativeNamespace, "knative-namespace", s.KnativeNamespace, "Knative Eventing's namespace, where kafka-channel-config and config-kafka-features are read"+env("KNATIVE_NAMESPACE"))
 	fs.IntVar(&s.Workers, "workers", s.Workers, "requests reconciled concurrently"+env("WORKERS"))
 	fs.Float64Var(&s.KubeAPIQPS, "kube-api-qps", s.KubeAPIQPS, "client-side rate limit of Kubernetes API calls per second"+env("KUBE_API_QPS"))
 	fs.IntVar(&s.KubeAPIBurst, "kube-api-burst", s.KubeAPIBurst, "burst above --kube-api-qps"+env("KUBE_API_BURST"))
@@ -142,6 +148,9 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.HistoryLimit = s.HistoryLimit
 	c.opts.StartTimeout = s.StartTimeout
 	c.opts.NoKEDA = !s.KEDA
+	c.opts.NoKnative = !s.Knative
+	c.opts.NoKnativeScale = !s.KnativeScale
+	c.opts.KnativeNamespace = s.KnativeNamespace
 	c.opts.Resources = runnerResources(s, defaults.Resources)
 	return c, nil
 }
