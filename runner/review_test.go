@@ -487,3 +487,72 @@ func TestTwoRunnersApplyOnePlan(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanAndUndoRetryAfterACrashMidCommit: a runner that crashes right
+// after its commit of a relative plan: (or an undo:) leaves the group moved
+// and its result saying "outcome unknown"; the retry with the same run ID
+// finds its own commit on every partition and is AlreadyApplied, although
+// the committed offsets are no longer the plan's previous ones.
+func TestPlanAndUndoRetryAfterACrashMidCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	bin := crashRunner(t)
+	for _, kind := range []string{"plan", "undo"} {
+		t.Run(kind, func(t *testing.T) {
+			c := seeded(t)
+			var file string
+			want := int64(60)
+			if kind == "plan" {
+				file = saveResult(t, run(t, c, "--group", group, "--topic", topic, "--to", "shift:-20", "--dry-run").mustCode(t, report.ExitOK), true)
+			} else {
+				file = saveResult(t, run(t, c, "--group", group, "--topic", topic, "--to", "shift:-20", "--run-id", "to-undo").mustCode(t, report.ExitOK), true)
+				want = committed
+			}
+			args := []string{"--bootstrap-servers", c.Bootstrap(), "--group", group, "--to", kind + ":" + file, "--run-id", "crash-" + kind}
+			p := runBinary(t, bin, []string{"REPLAY_TEST_CRASH_AT=committed"}, args...)
+			if code := p.state.ExitCode(); code != int(report.ExitInternal) || p.result == nil || !strings.Contains(p.result.Error, "offsets may have changed") {
+				t.Fatalf("crash: exit %d, result %+v\n%s", code, p.result, p.stderr)
+			}
+			for k, v := range offsetsOf(t, c, group) {
+				if v != want {
+					t.Fatalf("%s at %d after the crash, want the commit's %d", k, v, want)
+				}
+			}
+			again := runBinary(t, runnerBin, nil, args...)
+			if again.state.ExitCode() != 0 || again.result == nil || again.result.Reason != report.ReasonAlreadyApplied {
+				t.Fatalf("retry: exit %d, result %+v\n%s", again.state.ExitCode(), again.result, again.stderr)
+			}
+			if kind == "undo" && again.result.Totals.LeftAlone != 0 {
+				t.Errorf("the retry took its own restores for partitions already at their previous offset: %+v", again.result.Totals)
+			}
+		})
+	}
+}
+
+// TestPlanOfAnUndoIsRelative: an undo planned by a dry run and applied with
+// plan: is stale once a partition's committed offset moved in between, and
+// applies exactly otherwise, its forward moves no skips.
+func TestPlanOfAnUndoIsRelative(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := seeded(t)
+	undoFile := saveResult(t, run(t, c, "--group", group, "--topic", topic, "--to", "shift:-30", "--run-id", "rewind").mustCode(t, report.ExitOK), false)
+	commitOffsets(t, c, map[int32]int64{1: 65})
+	plan := saveResult(t, run(t, c, "--group", group, "--to", "undo:"+undoFile, "--dry-run").mustCode(t, report.ExitOK), true)
+	commitOffsets(t, c, map[int32]int64{3: 55})
+	o := run(t, c, "--group", group, "--to", "plan:"+plan, "--run-id", "undo-plan").mustCode(t, report.ExitRefused)
+	if o.result.Reason != report.ReasonPlanStale || !strings.Contains(o.result.Error, "orders/3 (the committed offset is now 55, the plan started from 50)") {
+		t.Errorf("%s: %q, want PlanStale naming orders/3", o.result.Reason, o.result.Error)
+	}
+	commitOffsets(t, c, map[int32]int64{3: 50})
+	o = run(t, c, "--group", group, "--to", "plan:"+plan, "--run-id", "undo-plan").mustCode(t, report.ExitOK)
+	want := map[string]int64{"orders/0": 80, "orders/1": 80, "orders/2": 80, "orders/3": 80}
+	if got := offsetsOf(t, c, group); !equalMaps(got, want) {
+		t.Errorf("committed %v, want %v", got, want)
+	}
+	if o.result.Target.Resolved == "" || !strings.HasPrefix(o.result.Target.Resolved, "undo:") {
+		t.Errorf("resolved target %q, want the plan's undo:", o.result.Target.Resolved)
+	}
+}
