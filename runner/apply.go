@@ -14,9 +14,20 @@ import (
 // (decideUndo). Both are pure, like MakePlan.
 
 // relativePlan reports whether a plan's target depends on the committed
-// offsets it was planned from, so that the plan is stale once they move.
+// offsets it was planned from (shift:, undo:), so that the plan is stale
+// once they move. A target it does not know as absolute (earliest, latest,
+// time:, offset:, file:, group:), an empty one included, counts as
+// relative: the stricter check, for a plan whose file lost its target.
 func relativePlan(resolved string) bool {
-	return strings.HasPrefix(resolved, string(config.KindShift)+":") || strings.HasPrefix(resolved, string(config.KindUndo)+":")
+	if resolved == string(config.KindEarliest) || resolved == string(config.KindLatest) {
+		return false
+	}
+	for _, k := range []config.TargetKind{config.KindTime, config.KindOffset, config.KindFile, config.KindGroup} {
+		if strings.HasPrefix(resolved, string(k)+":") {
+			return false
+		}
+	}
+	return true
 }
 
 // exists reports whether tp is a partition of the snapshot's topics.

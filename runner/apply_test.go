@@ -306,3 +306,17 @@ func TestJudgePlan(t *testing.T) {
 		t.Errorf("an already applied partition refused: %+v", ref)
 	}
 }
+
+// TestRelativePlan: only the targets known to be absolute let the committed
+// offsets move between plan and apply.
+func TestRelativePlan(t *testing.T) {
+	for resolved, want := range map[string]bool{
+		"earliest": false, "latest": false, "time:2026-03-01T09:00:00Z": false, "offset:5": false,
+		"file:/x.json (2 partitions)": false, "group:other": false,
+		"shift:-5": true, "undo:/in.json.gz (3 partitions)": true, "": true, "latest:x": true, "something": true,
+	} {
+		if got := relativePlan(resolved); got != want {
+			t.Errorf("relativePlan(%q) = %t, want %t", resolved, got, want)
+		}
+	}
+}
