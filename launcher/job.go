@@ -191,6 +191,9 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 	if err := checkApproved(rr, stage, in); err != nil {
 		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
+	if err := checkUndoInput(rr, stage, in); err != nil {
+		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+	}
 	image := opts.RunnerImage
 	if o := rr.Spec.Runner; o != nil {
 		if image, err = opts.RunnerImageFor(o.Image); err != nil {
@@ -218,6 +221,11 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 		if a.At != nil {
 			annotations[v1alpha1.AnnotationApprovedAt] = a.At.UTC().Format(time.RFC3339)
 		}
+	}
+	if in != nil && in.Undo != nil {
+		// What an undo restores, on its Job: status.undo is taken back
+		// from it when a pass stopped before its status write.
+		maps.Copy(annotations, UndoAnnotations(in.Undo))
 	}
 	// The pod carries the request's name too: pod events are mapped back
 	// to the request through it.

@@ -3,6 +3,7 @@ package launcher
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -308,8 +309,10 @@ func TestUnitPodFailurePolicyFollowsTheRunnersExitCodes(t *testing.T) {
 		t.Fatalf("rule 0 = %+v", fail)
 	}
 	got := fail.OnExitCodes.Values
-	want := []int32{int32(report.ExitInvalidInput), int32(report.ExitGroupActive)}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	// A guard's refusal (7) is not retried either: the same input is
+	// refused again.
+	want := []int32{int32(report.ExitInvalidInput), int32(report.ExitGroupActive), int32(report.ExitRefused)}
+	if !slices.Equal(got, want) {
 		t.Fatalf("FailJob exit codes = %v, want %v", got, want)
 	}
 	ignore := p.Rules[1]

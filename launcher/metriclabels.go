@@ -23,6 +23,7 @@ var outcomeReasons = func() map[string]bool {
 		ReasonCompleted, ReasonOOMKilled, ReasonDeadlineExceeded, ReasonJobFailed, ReasonJobDeleted,
 		ReasonJobInvalid, ReasonJobCreateFailed, ReasonJobNotCreated, ReasonPodNotStarted,
 		ReasonAlreadyRan, ReasonJobConflict, ReasonInvalidTarget,
+		ReasonUndoRefused,
 		ReasonRejected, ReasonExpired, ReasonPlanNotRecorded,
 	} {
 		m[r] = true

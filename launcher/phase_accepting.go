@@ -57,6 +57,17 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		}
 		rr.Status.Resolved = res
 	}
+	if rr.Spec.Target.UndoOf != nil {
+		undo, _, err := r.decideUndo(ctx, rr)
+		if refusal := (*UndoRefusal)(nil); errors.As(err, &refusal) {
+			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonUndoRefused, refusal.Error())
+			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonUndoRefused, Message: refusal.Error()})
+		}
+		if err != nil {
+			return false, err
+		}
+		rr.Status.Undo = undo
+	}
 	rr.Status.ResolvedTarget = target
 	rr.Status.RequestedBy = rr.Requester()
 	SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+target)

@@ -112,6 +112,11 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			rr.Status.ResolvedTarget = t
 		}
 		rr.Status.JobName = job.Name
+		if u := UndoFromJob(job.Annotations); u != nil && rr.Status.Undo == nil {
+			// Decided when the Job was made; a pass that stopped before
+			// its status write lost it.
+			rr.Status.Undo = u
+		}
 		rr.Status.StartTime = &metav1.Time{Time: job.CreationTimestamp.Time}
 		adoptApproval(rr, job)
 		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)

@@ -54,6 +54,8 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batc
 func FinishRequest(rr *v1alpha1.ReplayRequest, o Outcome, logTail string, now time.Time) {
 	Finish(rr, o, logTail, now)
 	SetCondition(rr, v1alpha1.ConditionFinished, metav1.ConditionTrue, o.Reason, o.Message)
+	// How to take it back, with the outcome: empty unless it committed.
+	rr.Status.UndoCommand = UndoCommand(rr)
 }
 
 // afterFinish is what a finish does once status says the request has

@@ -133,6 +133,11 @@ func (r *ReplayRequestReconciler) createJob(ctx context.Context, rr *v1alpha1.Re
 // planning Job), rebuilt (RecordResult) and checked against the approved
 // digest once more, since the record could have been changed since.
 func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.ReplayRequest, stage Stage) (*Input, error) {
+	if rr.Spec.Target.UndoOf != nil && (stage == StagePlan || rr.Spec.Approval != v1alpha1.ApprovalManual) {
+		// An undo reads the undone run's record (undo.go); a Manual
+		// undo's planning Job does, and its apply Job applies that plan.
+		return r.undoJobInput(ctx, rr, JobName(rr, stage))
+	}
 	if rr.Spec.Approval != v1alpha1.ApprovalManual || stage != StageApply {
 		return nil, nil
 	}
@@ -202,6 +207,12 @@ func (r *ReplayRequestReconciler) confirmCurrent(ctx context.Context, rr *v1alph
 // its group goes to the next replay.
 func (r *ReplayRequestReconciler) createFailed(ctx context.Context, p *pass, err error) error {
 	rr := p.rr
+	if refusal := (*UndoRefusal)(nil); errors.As(err, &refusal) {
+		// What an undo restores from is gone or changed since it was
+		// accepted: refused as at acceptance, before anything is made.
+		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonUndoRefused, refusal.Error())
+		return r.finish(ctx, p, nil, Outcome{Reason: ReasonUndoRefused, Message: refusal.Error()})
+	}
 	msg := "cannot create the runner Job: " + err.Error()
 	if apierrors.IsInvalid(err) || errors.Is(err, ErrJobRefused) {
 		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobInvalid, msg)

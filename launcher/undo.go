@@ -1,13 +1,19 @@
 package launcher
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
@@ -21,6 +27,10 @@ import (
 // (docs/usage.md, "Undo"). The runner reads the earlier run from a file the
 // launcher writes from that run's ReplayRecord: the record has every
 // partition, the request's status only the first ones.
+
+// ReasonUndoRefused: target.undoOf names a request that cannot be undone;
+// the message names the rule (see DecideUndo). Nothing was changed.
+const ReasonUndoRefused = "UndoRefused"
 
 // undoTargetPrefix starts status.resolvedTarget of an undo: "undo:<name of
 // the undone request>". Like offsets:<count>, it is the launcher's own form:
@@ -86,11 +96,12 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord) 
 	if r := undone.Status.Result; r != nil && r.DryRun {
 		return refuseUndo("%s was a dry run: it committed nothing, there is nothing to undo", name)
 	}
-	if undone.Spec.Group != rr.Spec.Group {
-		return refuseUndo("%s moved group %q, not %q: an undo restores the same group", name, undone.Spec.Group, rr.Spec.Group)
+	group := RequestGroup(rr)
+	if g := RequestGroup(undone); g != group {
+		return refuseUndo("%s moved group %q, not %q: an undo restores the same group", name, g, group)
 	}
-	if !SameServers(undone.Spec.Kafka.BootstrapServers, rr.Spec.Kafka.BootstrapServers) {
-		return refuseUndo("%s ran against kafka.bootstrapServers %q, not %q: an undo restores the same Kafka cluster", name, undone.Spec.Kafka.BootstrapServers, rr.Spec.Kafka.BootstrapServers)
+	if a, b := RequestBootstrapServers(undone), RequestBootstrapServers(rr); !SameServers(a, b) {
+		return refuseUndo("%s ran against kafka.bootstrapServers %q, not %q: an undo restores the same Kafka cluster", name, a, b)
 	}
 	job := undone.Status.JobName
 	if job == "" {
@@ -110,13 +121,121 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord) 
 		return refuseUndo("%s's record %s says its run did not succeed (%s)", name, job, rec.Outcome.Reason)
 	case !rec.Complete:
 		return refuseUndo("%s's record %s is incomplete (an attempt's full result was lost): restoring from it could miss partitions", name, job)
-	case rec.Group != rr.Spec.Group:
-		return refuseUndo("%s's record %s is of group %q, not %q", name, job, rec.Group, rr.Spec.Group)
+	case rec.Group != group:
+		return refuseUndo("%s's record %s is of group %q, not %q", name, job, rec.Group, group)
 	}
 	if r := undone.Status.Result; r != nil && r.RunID != "" && rec.RunID != r.RunID {
 		return refuseUndo("%s's record %s is of run %q, but the request ran %q", name, job, rec.RunID, r.RunID)
 	}
 	return &v1alpha1.UndoStatus{Request: name, JobName: job, RunID: rec.RunID}, nil
+}
+
+// decideUndo reads what an undo names and decides (DecideUndo). Both reads go
+// past the cache: a refusal is final, so it must never come from a cache
+// that has not seen the undone request succeed yet, and records are not
+// cached at all. The error is an *UndoRefusal, or a read that failed (and
+// is retried).
+func (r *ReplayRequestReconciler) decideUndo(ctx context.Context, rr *v1alpha1.ReplayRequest) (*v1alpha1.UndoStatus, *v1alpha1.ReplayRecord, error) {
+	if rr.Spec.Target.UndoOf == nil {
+		return nil, nil, errors.New("not an undo")
+	}
+	var undone v1alpha1.ReplayRequest
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rr.Namespace, Name: *rr.Spec.Target.UndoOf}, &undone)
+	switch {
+	case apierrors.IsNotFound(err):
+		u, err := DecideUndo(rr, nil, nil)
+		return u, nil, err
+	case err != nil:
+		return nil, nil, err
+	}
+	var rec *v1alpha1.ReplayRecord
+	if job := undone.Status.JobName; job != "" {
+		var got v1alpha1.ReplayRecord
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rr.Namespace, Name: job}, &got)
+		switch {
+		case err == nil:
+			rec = &got
+		case !apierrors.IsNotFound(err):
+			return nil, nil, err
+		}
+	}
+	u, err := DecideUndo(rr, &undone, rec)
+	return u, rec, err
+}
+
+// undoInput is the input of an undo's Job: the undone run's result, from
+// its record, read and decided again when the Job is made (status alone
+// never chooses which record is restored), and what status.undo says.
+func (r *ReplayRequestReconciler) undoInput(ctx context.Context, rr *v1alpha1.ReplayRequest) (*report.Result, *v1alpha1.UndoStatus, error) {
+	u, rec, err := r.decideUndo(ctx, rr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s := rr.Status.Undo; s != nil && *s != *u {
+		return nil, nil, &UndoRefusal{msg: fmt.Sprintf("target.undoOf: status.undo %+v is not what %s is now (%+v)", *s, u.Request, *u)}
+	}
+	res, err := RecordResult(rec)
+	if err != nil {
+		return nil, nil, &UndoRefusal{msg: "target.undoOf: " + err.Error()}
+	}
+	return res, u, nil
+}
+
+// undoJobInput writes the undo: input of rr's Job jobName (the planning Job
+// of a Manual undo, else its apply Job) and says where it is, with what
+// status.undo says of it (for the Job's annotations).
+func (r *ReplayRequestReconciler) undoJobInput(ctx context.Context, rr *v1alpha1.ReplayRequest, jobName string) (*Input, error) {
+	res, u, err := r.undoInput(ctx, rr)
+	if err != nil {
+		return nil, err
+	}
+	cm, digest, err := InputConfigMap(rr, jobName, res)
+	if err != nil {
+		return nil, &UndoRefusal{msg: "target.undoOf: " + err.Error()}
+	}
+	if err := r.ensureInput(ctx, cm); err != nil {
+		return nil, err
+	}
+	rr.Status.Undo = u
+	return &Input{Kind: InputUndo, ConfigMap: cm.Name, Digest: digest, Undo: u}, nil
+}
+
+// checkUndoInput refuses a Job whose input does not follow from the spec: an
+// undo's Job (its planning Job, or the apply Job of an Automatic undo) reads
+// the record of the request target.undoOf names, and nothing else does. A
+// Manual undo's apply Job reads its approved plan (checkApproved). It is
+// pure.
+func checkUndoInput(rr *v1alpha1.ReplayRequest, stage Stage, in *Input) error {
+	undoOf := rr.Spec.Target.UndoOf
+	readsRecord := undoOf != nil && (stage == StagePlan || rr.Spec.Approval != v1alpha1.ApprovalManual)
+	switch {
+	case readsRecord && (in == nil || in.Kind != InputUndo):
+		return errors.New("target.undoOf: the Job of an undo needs the undone run's record as its input")
+	case readsRecord && (in.Undo == nil || in.Undo.Request != *undoOf):
+		return fmt.Errorf("target.undoOf: the input restores %+v, not request %q", in.Undo, *undoOf)
+	case !readsRecord && in != nil && in.Kind == InputUndo:
+		return errors.New("an undo: input for a Job that is not an undo's")
+	}
+	return nil
+}
+
+// UndoFromJob is status.undo as an undo's Job carries it (its annotations),
+// or nil for a Job that is not an undo's.
+func UndoFromJob(annotations map[string]string) *v1alpha1.UndoStatus {
+	name := annotations[v1alpha1.AnnotationUndoOf]
+	if name == "" {
+		return nil
+	}
+	return &v1alpha1.UndoStatus{Request: name, JobName: annotations[AnnotationUndoJob], RunID: annotations[AnnotationUndoRunID]}
+}
+
+// UndoAnnotations are the annotations of an undo's Job (UndoFromJob reads
+// them back).
+func UndoAnnotations(u *v1alpha1.UndoStatus) map[string]string {
+	if u == nil {
+		return nil
+	}
+	return map[string]string{v1alpha1.AnnotationUndoOf: u.Request, AnnotationUndoJob: u.JobName, AnnotationUndoRunID: u.RunID}
 }
 
 // namesJob reports whether a record names the Job job as its owner, as
@@ -174,8 +293,9 @@ const maxUndoCommandBytes = 4096
 // UndoCommand is status.undoCommand of a request that succeeded and
 // committed: a command that creates the request undoing it, for a shell,
 // copied as it is. It needs kubectl only (no plugin). The undo keeps what
-// decides how the replay ran safely (the Kafka connection, the consumers
-// to pause and the wait for the group, the runner overrides) and nothing of
+// decides how the replay ran safely (the Kafka connection or consumerRef,
+// the consumers to pause and the wait for the group, the runner overrides)
+// and nothing of
 // the target, the topics or the limits: the undone run's record is the
 // scope. It is empty for a request that has nothing to undo. It is pure.
 //
@@ -188,8 +308,11 @@ func UndoCommand(rr *v1alpha1.ReplayRequest) string {
 		return ""
 	}
 	spec := v1alpha1.ReplayRequestSpec{
+		// The same way to the group: kafka and group, or a consumerRef
+		// (which an undo resolves again, and must find the same).
 		Kafka:           rr.Spec.Kafka,
 		Group:           rr.Spec.Group,
+		ConsumerRef:     rr.Spec.ConsumerRef,
 		Target:          v1alpha1.Target{UndoOf: &rr.Name},
 		WhenGroupActive: rr.Spec.WhenGroupActive,
 		WaitTimeout:     rr.Spec.WaitTimeout,

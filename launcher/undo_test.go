@@ -339,3 +339,60 @@ func TestUnitRecordKeepsLeftAlone(t *testing.T) {
 		t.Errorf("status result %+v", api)
 	}
 }
+
+// An undo's Job reads the record of the request it names, and only an
+// undo's Job reads one: BuildJobWithInput refuses anything else.
+func TestUnitCheckUndoInput(t *testing.T) {
+	u := &v1alpha1.UndoStatus{Request: "rewind", JobName: "rewind-1", RunID: "ns/rewind/x"}
+	undoIn := &Input{Kind: InputUndo, ConfigMap: "undo-1-input", Digest: "sha256:00", Undo: u}
+	planIn := &Input{Kind: InputPlan, ConfigMap: "undo-1-input", Digest: "sha256:00"}
+	undo := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj()
+	manual := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Manual().Obj()
+	rewind := testutil.MakeRequest("ns", "rewind").ShiftBy(-10).Obj()
+	cases := []struct {
+		name  string
+		rr    *v1alpha1.ReplayRequest
+		stage Stage
+		in    *Input
+		bad   string
+	}{
+		{"an undo's Job with the record", undo, StageApply, undoIn, ""},
+		{"a Manual undo's planning Job with the record", manual, StagePlan, undoIn, ""},
+		{"a Manual undo's apply Job with its plan", manual, StageApply, planIn, ""},
+		{"a replay without input", rewind, StageApply, nil, ""},
+		{"an undo's Job without input", undo, StageApply, nil, "needs the undone run's record"},
+		{"an undo's Job with a plan", undo, StageApply, planIn, "needs the undone run's record"},
+		{"an undo's Job with another request's record", undo, StageApply, &Input{Kind: InputUndo, Undo: &v1alpha1.UndoStatus{Request: "other"}}, `not request "rewind"`},
+		{"an undo's Job with a record of nobody", undo, StageApply, &Input{Kind: InputUndo}, `not request "rewind"`},
+		{"a replay with an undo input", rewind, StageApply, undoIn, "not an undo's"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkUndoInput(tc.rr, tc.stage, tc.in)
+			if tc.bad == "" && err != nil || tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)) {
+				t.Fatalf("checkUndoInput = %v, want %q", err, tc.bad)
+			}
+		})
+	}
+	// Through BuildJobWithInput: the undo's Job carries the record's
+	// identity and reads the file, with its digest, and no topics.
+	rr := undo.DeepCopy()
+	rr.Status.ResolvedTarget = "undo:rewind"
+	job, err := BuildJobWithInput(rr, StageApply, DefaultOptions(), undoIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := envOf(t, job)
+	if env["REPLAY_TO"] != "undo:/etc/kafka-replay/input/input.json.gz" || env["REPLAY_FILE_DIGEST"] != "sha256:00" || env["REPLAY_TOPICS"] != "" {
+		t.Errorf("env %v", env)
+	}
+	if got := UndoFromJob(job.Annotations); got == nil || *got != *u {
+		t.Errorf("status.undo from the Job's annotations %+v, want %+v", got, u)
+	}
+	if _, err := BuildJobWithInput(rr, StageApply, DefaultOptions(), nil); err == nil || !errors.Is(err, ErrJobRefused) {
+		t.Errorf("an undo's Job built without input: %v", err)
+	}
+	if UndoFromJob(buildJob(t, testutil.MakeRequest("ns", "a")).Annotations) != nil {
+		t.Errorf("a replay's Job reads as an undo's")
+	}
+}

@@ -1,0 +1,467 @@
+package launcher_test
+
+// Undo (target.undoOf) on envtest: the undone run's record becomes the undo
+// Job's input file, which the runner's own checks accept; every refusal at
+// acceptance (and one at the Job, when the record went meanwhile); a
+// partition the runner left alone reaches status and the record; force; and
+// launcher restarts between the writes.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// ranToSuccess plays a request's Job to success: one attempt that logs res
+// in full and exits 0. It returns the request as it ended and its record.
+func ranToSuccess(t *testing.T, logs *recordLogs, rr *v1alpha1.ReplayRequest, res *report.Result) (*v1alpha1.ReplayRequest, *v1alpha1.ReplayRecord) {
+	t.Helper()
+	create(t, rr)
+	job := waitJob(t, rr)
+	res.RunID = launcher.RequestRunID(getRR(t, rr))
+	attempt(t, logs, job, job.Name+"-0", 0, res, time.Now())
+	finishJob(t, job, "")
+	cur := waitPhase(t, rr, v1alpha1.PhaseSucceeded)
+	return cur, getRecord(t, rr.Namespace, cur.Status.JobName)
+}
+
+// rewindResult is a rewind of group by 10, 20 and 30 messages from 1000 on
+// three partitions, all applied.
+func rewindResult(group string) *report.Result {
+	return testutil.Result(group, report.ExitOK, 10, 20, 30)
+}
+
+// undoCommandRequest is the request status.undoCommand creates: the JSON of
+// its quoted here-document, as the shell hands it to kubectl.
+func undoCommandRequest(t *testing.T, cmd string) *v1alpha1.ReplayRequest {
+	t.Helper()
+	const start, end = "kubectl create -f - <<'EOF'\n", "\nEOF"
+	if !strings.HasPrefix(cmd, start) || !strings.HasSuffix(cmd, end) {
+		t.Fatalf("status.undoCommand is not a kubectl create of a here-document:\n%s", cmd)
+	}
+	var rr v1alpha1.ReplayRequest
+	if err := json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(cmd, start), end)), &rr); err != nil {
+		t.Fatalf("status.undoCommand's manifest: %v\n%s", err, cmd)
+	}
+	return &rr
+}
+
+func envMap(c corev1.Container) map[string]string {
+	m := map[string]string{}
+	for _, e := range c.Env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+// inputFile reads an undo Job's input ConfigMap (the test is admin; the
+// launcher itself cannot read ConfigMaps) and checks it as the runner does.
+func inputFile(t *testing.T, job *batchv1.Job, group string) *report.Result {
+	t.Helper()
+	var cm corev1.ConfigMap
+	name := launcher.InputConfigMapName(job.Name)
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: job.Namespace, Name: name}, &cm); err != nil {
+		t.Fatalf("input ConfigMap %s: %v", name, err)
+	}
+	b := cm.BinaryData[launcher.InputKey]
+	env := envMap(job.Spec.Template.Spec.Containers[0])
+	if got := config.FileDigestOf(b); env[config.EnvFileDigest] != got {
+		t.Fatalf("Job's %s = %q, the ConfigMap's bytes are %s", config.EnvFileDigest, env[config.EnvFileDigest], got)
+	}
+	r, err := config.DecodeResultFile(b)
+	if err != nil {
+		t.Fatalf("the runner cannot read the input: %v", err)
+	}
+	if err := config.CheckUndoFile(r, group); err != nil {
+		t.Fatalf("the runner refuses the input as an undo: file: %v", err)
+	}
+	if len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].Kind != "ReplayRequest" || cm.Labels[v1alpha1.LabelRunner] != v1alpha1.LabelRunnerValue {
+		t.Fatalf("input ConfigMap owner %+v labels %v", cm.OwnerReferences, cm.Labels)
+	}
+	return r
+}
+
+// The happy path, from the command status.undoCommand shows: the undo is
+// accepted with status.undo naming the undone Job and run; its Job reads the
+// undone run's record as an undo: file the runner's checks accept, with its
+// digest; the run restores two partitions and leaves one alone, which status
+// and the undo's own record show with the reason; the undo, having
+// committed, can be undone in turn.
+func TestEnvtestUndoHappyPath(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+
+	rewind, rec := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
+	if rewind.Status.UndoCommand == "" {
+		t.Fatalf("no status.undoCommand on a request that committed: %+v", rewind.Status)
+	}
+	undo := undoCommandRequest(t, rewind.Status.UndoCommand)
+	if err := k8s.Create(context.Background(), undo); err != nil {
+		t.Fatalf("the CRD refuses what status.undoCommand creates: %v", err)
+	}
+	if !strings.HasPrefix(undo.Name, "rewind-undo-") {
+		t.Fatalf("undo request named %q", undo.Name)
+	}
+	job := waitJob(t, undo)
+	cur := getRR(t, undo)
+	want := v1alpha1.UndoStatus{Request: "rewind", JobName: rewind.Status.JobName, RunID: rec.RunID}
+	if cur.Status.Undo == nil || *cur.Status.Undo != want || cur.Status.ResolvedTarget != "undo:rewind" {
+		t.Fatalf("status.undo %+v resolvedTarget %q; want %+v", cur.Status.Undo, cur.Status.ResolvedTarget, want)
+	}
+	env := envMap(job.Spec.Template.Spec.Containers[0])
+	if env[config.EnvTo] != "undo:/etc/kafka-replay/input/input.json.gz" || env[config.EnvTopics] != "" || env[config.EnvForce] != "" {
+		t.Fatalf("undo Job env %v", env)
+	}
+	if job.Annotations[v1alpha1.AnnotationUndoOf] != "rewind" || job.Annotations[launcher.AnnotationUndoJob] != want.JobName || job.Annotations[launcher.AnnotationUndoRunID] != want.RunID {
+		t.Fatalf("undo Job annotations %v", job.Annotations)
+	}
+	in := inputFile(t, job, "orders")
+	recParts, err := launcher.RecordPartitions(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Partitions) != 3 || in.RunID != rec.RunID || in.DryRun || in.ExitCode != report.ExitOK {
+		t.Fatalf("input %+v", in)
+	}
+	for i, p := range in.Partitions {
+		r := recParts[i]
+		if p.Topic != r.Topic || p.Partition != r.Partition || *p.PreviousOffset != *r.PreviousOffset || p.NewOffset != r.NewOffset || !p.Applied {
+			t.Fatalf("input partition %d %+v, record %+v", i, p, r)
+		}
+	}
+
+	// The runner restores partitions 0 and 2 and leaves 1 alone: its
+	// consumers went past the offset it had before the rewind.
+	res := testutil.Result("orders", report.ExitOK)
+	res.Target = report.Target{Given: env[config.EnvTo], Resolved: "undo:" + rec.RunID}
+	res.RunID = launcher.RequestRunID(cur)
+	restore := func(p int32, c, prev int64) report.Partition {
+		d := c - prev
+		return report.Partition{Topic: "orders", Partition: p, PreviousOffset: &c, NewOffset: prev, Delta: &d, LogEndOffset: 2000, Applied: true}
+	}
+	c1, zero := int64(1005), int64(0)
+	left := "consumed past its previous offset 1000 (at 1005): restoring would re-consume 5 messages"
+	res.Partitions = []report.Partition{
+		restore(0, 990, 1000),
+		{Topic: "orders", Partition: 1, PreviousOffset: &c1, NewOffset: c1, Delta: &zero, LogEndOffset: 2000, LeftAlone: left},
+		restore(2, 975, 1000),
+	}
+	res.Summarize()
+	attempt(t, logs, job, job.Name+"-0", 0, res, time.Now())
+	finishJob(t, job, "")
+	done := waitPhase(t, undo, v1alpha1.PhaseSucceeded)
+	r := done.Status.Result
+	if r == nil || r.Totals.LeftAlone != 1 || r.Totals.Applied != 2 || len(r.Partitions) != 3 || r.Partitions[1].LeftAlone != left || r.Partitions[0].LeftAlone != "" {
+		t.Fatalf("status result %+v", r)
+	}
+	undoRec := getRecord(t, ns, done.Status.JobName)
+	if tp := undoRec.Topics[0]; len(tp.LeftAlone) != 1 || tp.LeftAlone[0].Text != left || len(tp.LeftAlone[0].Partitions) != 1 || tp.LeftAlone[0].Partitions[0] != 1 || len(tp.Failed) != 0 {
+		t.Fatalf("undo record topic %+v", tp)
+	}
+	if undoRec.Totals.LeftAlone != 1 {
+		t.Fatalf("undo record totals %+v", undoRec.Totals)
+	}
+	// An undo that committed can be undone too: the command names it.
+	again := undoCommandRequest(t, done.Status.UndoCommand)
+	if again.Spec.Target.UndoOf == nil || *again.Spec.Target.UndoOf != undo.Name {
+		t.Fatalf("undo of the undo: %+v", again.Spec.Target)
+	}
+}
+
+// refused waits for an undo to fail UndoRefused at acceptance, with a
+// message naming the rule, and checks that nothing was made for it.
+func refused(t *testing.T, rr *v1alpha1.ReplayRequest, says string) {
+	t.Helper()
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	sc, ac := condition(cur, v1alpha1.ConditionSucceeded), condition(cur, v1alpha1.ConditionAccepted)
+	if sc.Reason != launcher.ReasonUndoRefused || ac.Status != metav1.ConditionFalse || ac.Reason != launcher.ReasonUndoRefused ||
+		!strings.HasPrefix(sc.Message, "target.undoOf: ") || !strings.Contains(sc.Message, says) {
+		t.Fatalf("Succeeded %s %q, Accepted %s %s; want UndoRefused saying %q", sc.Reason, sc.Message, ac.Status, ac.Reason, says)
+	}
+	if cur.Status.JobName != "" || cur.Status.Undo != nil || cur.Status.UndoCommand != "" {
+		t.Fatalf("a refused undo has status %+v", cur.Status)
+	}
+	if jobs := jobsOf(t, rr.Namespace, map[string]string{v1alpha1.LabelRequest: rr.Name}); len(jobs) != 0 {
+		t.Fatalf("a refused undo made Jobs %v", jobs)
+	}
+	var cms corev1.ConfigMapList
+	if err := k8s.List(context.Background(), &cms, client.InNamespace(rr.Namespace), client.MatchingLabels{v1alpha1.LabelRequest: rr.Name}); err != nil || len(cms.Items) != 0 {
+		t.Fatalf("a refused undo made ConfigMaps %v (%v)", cms.Items, err)
+	}
+	waitEvent(t, rr.Namespace, rr.Name, launcher.ReasonUndoRefused)
+}
+
+// Each refusal of the contract, on the API server: the named request is
+// missing, is the undo itself, was a dry run, failed, has not finished, is
+// of another group or cluster, has no record, or an incomplete one.
+func TestEnvtestUndoRefusals(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 4)
+
+	undoOf := func(name, of, group string) *v1alpha1.ReplayRequest {
+		return testutil.MakeRequest(ns, name).Group(group).UndoOf(of).Obj()
+	}
+
+	t.Run("no such request", func(t *testing.T) {
+		rr := undoOf("undo-missing", "missing", "g-missing")
+		create(t, rr)
+		refused(t, rr, `there is no ReplayRequest "missing" in namespace `+ns)
+	})
+	t.Run("itself", func(t *testing.T) {
+		rr := undoOf("undo-self", "undo-self", "g-self")
+		create(t, rr)
+		refused(t, rr, "names this request itself")
+	})
+	t.Run("a dry run", func(t *testing.T) {
+		plan := testutil.Result("g-dry", report.ExitOK, 5)
+		plan.DryRun, plan.Reason = true, report.ReasonDryRun
+		plan.Partitions[0].Applied = false
+		plan.Summarize()
+		ranToSuccess(t, logs, testutil.MakeRequest(ns, "dry").Group("g-dry").ShiftBy(-5).DryRun().Obj(), plan)
+		rr := undoOf("undo-dry", "dry", "g-dry")
+		create(t, rr)
+		refused(t, rr, "dry was a dry run")
+	})
+	t.Run("failed", func(t *testing.T) {
+		failed := testutil.MakeRequest(ns, "failed").Group("g-failed").ShiftBy(-5).Obj()
+		create(t, failed)
+		job := waitJob(t, failed)
+		attempt(t, logs, job, job.Name+"-0", int32(report.ExitGroupActive), testutil.Result("g-failed", report.ExitGroupActive), time.Now())
+		finishJob(t, job, batchv1.JobReasonPodFailurePolicy)
+		waitPhase(t, failed, v1alpha1.PhaseFailed)
+		rr := undoOf("undo-failed", "failed", "g-failed")
+		create(t, rr)
+		refused(t, rr, "failed did not succeed (GroupActive")
+	})
+	t.Run("not finished", func(t *testing.T) {
+		running := testutil.MakeRequest(ns, "running").Group("g-running").ShiftBy(-5).Obj()
+		create(t, running)
+		waitJob(t, running)
+		rr := undoOf("undo-running", "running", "g-running")
+		create(t, rr)
+		refused(t, rr, "running has not finished yet")
+	})
+	t.Run("another group", func(t *testing.T) {
+		ranToSuccess(t, logs, testutil.MakeRequest(ns, "group-a").Group("g-a").ShiftBy(-10).Obj(), rewindResult("g-a"))
+		rr := undoOf("undo-group", "group-a", "g-b")
+		create(t, rr)
+		refused(t, rr, `moved group "g-a", not "g-b"`)
+	})
+	t.Run("another cluster", func(t *testing.T) {
+		ranToSuccess(t, logs, testutil.MakeRequest(ns, "cluster-a").Group("g-cluster").ShiftBy(-10).Obj(), rewindResult("g-cluster"))
+		rr := testutil.MakeRequest(ns, "undo-cluster").Group("g-cluster").Bootstrap("kafka.elsewhere.svc:9092").UndoOf("cluster-a").Obj()
+		create(t, rr)
+		refused(t, rr, "an undo restores the same Kafka cluster")
+	})
+	t.Run("no record", func(t *testing.T) {
+		gone, rec := ranToSuccess(t, logs, testutil.MakeRequest(ns, "unrecorded").Group("g-norec").ShiftBy(-10).Obj(), rewindResult("g-norec"))
+		if err := k8s.Delete(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		rr := undoOf("undo-norec", "unrecorded", "g-norec")
+		create(t, rr)
+		refused(t, rr, "has no ReplayRecord "+gone.Status.JobName)
+	})
+	t.Run("an incomplete record", func(t *testing.T) {
+		// The pod's log is gone: only the termination message is read,
+		// which holds 4 KiB, so not the 500 partitions, and the record
+		// says it lacks some.
+		part := testutil.MakeRequest(ns, "partial").Group("g-partial").ShiftBy(-10).Obj()
+		create(t, part)
+		job := waitJob(t, part)
+		deltas := make([]int64, 500)
+		for i := range deltas {
+			deltas[i] = 10
+		}
+		runPod(t, job, 0, 0, testutil.Compact(testutil.Result("g-partial", report.ExitOK, deltas...)))
+		finishJob(t, job, "")
+		cur := waitPhase(t, part, v1alpha1.PhaseSucceeded)
+		if rec := getRecord(t, ns, cur.Status.JobName); rec.Complete {
+			t.Fatalf("record complete without the pod's log")
+		}
+		rr := undoOf("undo-partial", "partial", "g-partial")
+		create(t, rr)
+		refused(t, rr, "is incomplete")
+	})
+}
+
+// The record can go after acceptance (history pruned, the Job deleted)
+// while the undo waits for its group: the Job is not made, the undo fails
+// UndoRefused, and nothing is written for it.
+func TestEnvtestUndoRecordGoneBeforeItsJob(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+
+	_, rec := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
+	blocker := testutil.MakeRequest(ns, "blocker").ShiftBy(-1).Obj()
+	create(t, blocker)
+	blockerJob := waitJob(t, blocker)
+	undo := testutil.MakeRequest(ns, "undo").UndoOf("rewind").Obj()
+	create(t, undo)
+	eventually(t, 20*time.Second, "undo accepted and waiting", func() error {
+		cur := getRR(t, undo)
+		if cur.Status.Undo == nil || condition(cur, v1alpha1.ConditionAccepted) == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != launcher.ReasonWaitingForGroup {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
+	if err := k8s.Delete(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	attempt(t, logs, blockerJob, blockerJob.Name+"-0", 0, testutil.Result("orders", report.ExitOK, 1), time.Now())
+	finishJob(t, blockerJob, "")
+	cur := waitPhase(t, undo, v1alpha1.PhaseFailed)
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != launcher.ReasonUndoRefused || !strings.Contains(c.Message, "has no ReplayRecord "+rec.Name) {
+		t.Fatalf("Succeeded %s: %s", c.Reason, c.Message)
+	}
+	if jobs := jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: "undo"}); len(jobs) != 0 || cur.Status.JobName != "" {
+		t.Fatalf("Jobs %v, status.jobName %q", jobs, cur.Status.JobName)
+	}
+}
+
+// force reaches the runner; without it, it does not.
+func TestEnvtestUndoForce(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+
+	ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
+	forced := testutil.MakeRequest(ns, "undo-forced").UndoOf("rewind").Force().Obj()
+	create(t, forced)
+	job := waitJob(t, forced)
+	if env := envMap(job.Spec.Template.Spec.Containers[0]); env[config.EnvForce] != "true" || env[config.EnvTo] != "undo:/etc/kafka-replay/input/input.json.gz" {
+		t.Fatalf("forced undo Job env %v", env)
+	}
+	inputFile(t, job, "orders")
+	// The CRD allows force only with an undo.
+	bad := testutil.MakeRequest(ns, "forced-rewind").ShiftBy(-1).Force().Obj()
+	if err := k8s.Create(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "force is only allowed with target.undoOf") {
+		t.Fatalf("create force without undoOf: %v", err)
+	}
+}
+
+// Launcher restarts in the middle of an undo: (1) while its Job runs; (2)
+// after the earlier leader created the input ConfigMap and the Job but
+// before it wrote status (the new one adopts the Job, takes status.undo from
+// it, makes no second one); (3) after it created the ConfigMap only (the new
+// one makes the Job, whose digest is that of the bytes in place).
+func TestEnvtestUndoAcrossRestart(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	l := startLauncher(t, opts, 2)
+
+	rewind, rec := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
+	want := v1alpha1.UndoStatus{Request: "rewind", JobName: rewind.Status.JobName, RunID: rec.RunID}
+	restored := func(job *batchv1.Job, rr *v1alpha1.ReplayRequest) {
+		t.Helper()
+		res := testutil.Result("orders", report.ExitOK, -10, -20, -30)
+		res.RunID = launcher.RequestRunID(getRR(t, rr))
+		attempt(t, logs, job, job.Name+"-0", 0, res, time.Now())
+		finishJob(t, job, "")
+		done := waitPhase(t, rr, v1alpha1.PhaseSucceeded)
+		if done.Status.Undo == nil || *done.Status.Undo != want {
+			t.Fatalf("status.undo %+v after a restart, want %+v", done.Status.Undo, want)
+		}
+		if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: rr.Name})); n != 1 {
+			t.Fatalf("%d Jobs for %s", n, rr.Name)
+		}
+	}
+
+	// 1. While the Job runs.
+	first := testutil.MakeRequest(ns, "undo-1").UndoOf("rewind").Obj()
+	create(t, first)
+	job1 := waitJob(t, first)
+	l.stop(t)
+	l = startLauncher(t, opts, 2)
+	restored(job1, first)
+	l.stop(t)
+
+	// The earlier leader accepted the request: what it had in memory.
+	accepted := func(name string) *v1alpha1.ReplayRequest {
+		rr := testutil.MakeRequest(ns, name).UndoOf("rewind").Obj()
+		create(t, rr)
+		cur := getRR(t, rr)
+		cur.Status.ResolvedTarget = "undo:rewind"
+		launcher.SetCondition(cur, v1alpha1.ConditionAccepted, metav1.ConditionTrue, launcher.ReasonAccepted, "")
+		if err := k8s.Status().Update(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		cur = getRR(t, rr)
+		cur.Status.Undo = &want // in memory only, never written
+		return cur
+	}
+	input := func(rr *v1alpha1.ReplayRequest) *launcher.Input {
+		res, err := launcher.RecordResult(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm, digest, err := launcher.InputConfigMap(rr, launcher.JobName(rr, launcher.StageApply), res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		create(t, cm)
+		return &launcher.Input{Kind: launcher.InputUndo, ConfigMap: cm.Name, Digest: digest, Undo: &want}
+	}
+
+	// 2. ConfigMap and Job made, status not written.
+	second := accepted("undo-2")
+	orphan, err := launcher.BuildJobWithInput(second, launcher.StageApply, opts, input(second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, orphan)
+	l = startLauncher(t, opts, 2)
+	adopted := waitJob(t, second)
+	if adopted.UID != orphan.UID {
+		t.Fatalf("made Job %s, not the existing %s", adopted.UID, orphan.UID)
+	}
+	restored(adopted, second)
+	l.stop(t)
+
+	// 3. ConfigMap made, no Job: the next leader makes the Job over the
+	// ConfigMap in place (AlreadyExists), with the same digest.
+	third := accepted("undo-3")
+	in := input(third)
+	startLauncher(t, opts, 2)
+	job3 := waitJob(t, third)
+	if got := envMap(job3.Spec.Template.Spec.Containers[0])[config.EnvFileDigest]; got != in.Digest {
+		t.Fatalf("Job digest %q, ConfigMap's %q", got, in.Digest)
+	}
+	inputFile(t, job3, "orders")
+	restored(job3, third)
+}
