@@ -1,0 +1,581 @@
+package launcher_test
+
+// Review before apply on envtest: a request with approval: Manual plans (its
+// planning Job's pod is played with a dry run's framed result, as the runner
+// writes it), waits for a decision with the group free, and applies exactly
+// the approved plan through an input ConfigMap. The runner does not run here:
+// what it would answer (Applied, PlanStale) is played the same way.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// approvalEnv is one test's launcher, with logs that hold framed results.
+type approvalEnv struct {
+	ns   string
+	logs *recordLogs
+	opts launcher.Options
+	l    *running
+	// owner is the test the launchers belong to (stopped when it ends),
+	// also when a subtest restarts them.
+	owner *testing.T
+}
+
+func newApprovalEnv(t *testing.T) *approvalEnv {
+	t.Helper()
+	env(t)
+	e := &approvalEnv{ns: newNamespace(t, nil), logs: newRecordLogs(), opts: testOptions(), owner: t}
+	e.opts.Logs = e.logs
+	e.l = startLauncher(t, e.opts, 2)
+	return e
+}
+
+// restart stops the launcher (as a pod's termination would), runs between
+// while none runs, and starts a new one.
+func (e *approvalEnv) restart(t *testing.T, between func()) {
+	t.Helper()
+	e.l.stop(t)
+	if between != nil {
+		between()
+	}
+	e.l = startLauncher(e.owner, e.opts, 2)
+}
+
+// manualRequest is a Manual rewind of group by 10 messages.
+func manualRequest(ns, name, group string) *testutil.RequestWrapper {
+	return testutil.MakeRequest(ns, name).Group(group).Topic("orders").ShiftBy(-10).Manual()
+}
+
+// planOf is the dry run a planning runner prints for group: three
+// partitions rewound by 10, 20 and 30 messages, and its digest.
+func planOf(group string) *report.Result {
+	r := testutil.Result(group, report.ExitOK, 10, 20, 30)
+	r.DryRun, r.Reason = true, report.ReasonDryRun
+	r.Target = report.Target{Given: "shift:-10", Resolved: "shift:-10"}
+	for i := range r.Partitions {
+		r.Partitions[i].Applied = false
+	}
+	r.Warnings = []string{"a warning of the plan"}
+	r.Summarize()
+	r.Plan = report.PlanDigest(r.Group, r.Partitions)
+	return r
+}
+
+// planJobOf waits for a request's planning Job and returns it.
+func planJobOf(t *testing.T, rr *v1alpha1.ReplayRequest) *batchv1.Job {
+	t.Helper()
+	var job batchv1.Job
+	eventually(t, 20*time.Second, "planning Job of "+rr.Name, func() error {
+		cur := getRR(t, rr) // with its UID, which the planning Job's name carries
+		return k8s.Get(context.Background(), types.NamespacedName{Namespace: rr.Namespace, Name: launcher.JobName(cur, launcher.StagePlan)}, &job)
+	})
+	return &job
+}
+
+// playPlan plays the planning Job's pod printing plan, and the Job
+// finishing.
+func (e *approvalEnv) playPlan(t *testing.T, job *batchv1.Job, plan *report.Result) {
+	t.Helper()
+	attempt(t, e.logs, job, job.Name+"-0", 0, plan, time.Now())
+	finishJob(t, job, "")
+}
+
+// awaiting waits for a request's plan to wait for approval.
+func awaiting(t *testing.T, rr *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest {
+	t.Helper()
+	cur := waitPhase(t, rr, v1alpha1.PhaseAwaitingApproval)
+	if cur.Status.Plan == nil {
+		t.Fatalf("AwaitingApproval without status.plan: %+v", cur.Status)
+	}
+	return cur
+}
+
+// annotate sets annotations on a request, as kubectl annotate does.
+func annotate(t *testing.T, rr *v1alpha1.ReplayRequest, kv ...string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "annotate "+rr.Name, func() error {
+		cur := getRR(t, rr)
+		patched := cur.DeepCopy()
+		if patched.Annotations == nil {
+			patched.Annotations = map[string]string{}
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			patched.Annotations[kv[i]] = kv[i+1]
+		}
+		return k8s.Patch(context.Background(), patched, client.MergeFrom(cur))
+	})
+}
+
+// noApplyJob checks that a request has no apply Job.
+func noApplyJob(t *testing.T, rr *v1alpha1.ReplayRequest) {
+	t.Helper()
+	cur := getRR(t, rr)
+	var job batchv1.Job
+	err := k8s.Get(context.Background(), types.NamespacedName{Namespace: rr.Namespace, Name: launcher.JobName(cur, launcher.StageApply)}, &job)
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("an apply Job exists (%v): %+v", err, job.ObjectMeta)
+	}
+	if cur.Status.JobName != "" {
+		t.Fatalf("status.jobName = %q", cur.Status.JobName)
+	}
+}
+
+// inputOf reads an apply Job's input ConfigMap, checks the Job names the
+// digest of its bytes, and decodes the plan it holds.
+func inputOf(t *testing.T, job *batchv1.Job) *report.Result {
+	t.Helper()
+	env := map[string]string{}
+	for _, v := range job.Spec.Template.Spec.Containers[0].Env {
+		env[v.Name] = v.Value
+	}
+	if got := env[config.EnvTo]; got != "plan:/etc/kafka-replay/input/input.json.gz" {
+		t.Fatalf("%s=%q", config.EnvTo, got)
+	}
+	if _, ok := env[config.EnvTopics]; ok {
+		t.Fatalf("%s set with a plan file", config.EnvTopics)
+	}
+	var cm corev1.ConfigMap
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: job.Namespace, Name: launcher.InputConfigMapName(job.Name)}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	b := cm.BinaryData[launcher.InputKey]
+	sum := sha256.Sum256(b)
+	if want := "sha256:" + hex.EncodeToString(sum[:]); env[config.EnvFileDigest] != want {
+		t.Fatalf("%s=%q, the ConfigMap's bytes are %s", config.EnvFileDigest, env[config.EnvFileDigest], want)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// appliedOf is what the runner of an approved plan answers: the plan,
+// committed.
+func appliedOf(plan *report.Result) *report.Result {
+	r := *plan
+	r.DryRun, r.Reason, r.Warnings = false, report.ReasonApplied, nil
+	r.Target.Given = "plan:/etc/kafka-replay/input/input.json.gz"
+	r.Partitions = append([]report.Partition(nil), plan.Partitions...)
+	for i := range r.Partitions {
+		r.Partitions[i].Applied = true
+	}
+	r.Summarize()
+	return &r
+}
+
+// The whole way: planned, shown, approved with the digest by the stamped
+// approver, applied from exactly the plan, recorded on the Job.
+func TestEnvtestApprovalApproved(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "orders-rewind", "orders").Obj()
+	create(t, rr)
+	plan := planOf("orders")
+	planJob := planJobOf(t, rr)
+	env := map[string]string{}
+	for _, v := range planJob.Spec.Template.Spec.Containers[0].Env {
+		env[v.Name] = v.Value
+	}
+	if env[config.EnvDryRun] != "true" || env[config.EnvTo] != "shift:-10" || planJob.Labels[v1alpha1.LabelStage] != string(launcher.StagePlan) {
+		t.Fatalf("the planning Job is not a dry run of the target: env %v labels %v", env, planJob.Labels)
+	}
+	if cur := waitPhase(t, rr, v1alpha1.PhaseRunning); cur.Status.JobName != "" {
+		t.Fatalf("planning set status.jobName %q", cur.Status.JobName)
+	}
+	e.playPlan(t, planJob, plan)
+
+	cur := awaiting(t, rr)
+	p := cur.Status.Plan
+	if p.Digest != plan.Plan || p.JobName != planJob.Name || p.Totals.Partitions != 3 || p.Totals.MessagesToReconsume != 60 ||
+		len(p.LargestDeltas) != 3 || p.LargestDeltas[0].Partition != 2 || len(p.Warnings) != 1 || p.ExpiresAt == nil ||
+		!p.ExpiresAt.Time.Equal(p.PlannedAt.Add(24*time.Hour)) {
+		t.Fatalf("status.plan %+v, want digest %s", p, plan.Plan)
+	}
+	c := condition(cur, v1alpha1.ConditionAwaitingApproval)
+	want := fmt.Sprintf("kubectl annotate replayrequest %s -n %s kafkareplay.dev/approve=%s", rr.Name, rr.Namespace, plan.Plan)
+	if c == nil || c.Status != "True" || c.Reason != launcher.ReasonPlanReady || !strings.Contains(c.Message, want) {
+		t.Fatalf("AwaitingApproval %+v, want True PlanReady with %q", c, want)
+	}
+	waitEvent(t, e.ns, rr.Name, launcher.ReasonPlanReady)
+	noApplyJob(t, rr)
+
+	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
+	job := waitJob(t, rr)
+	if job.Name != launcher.JobName(cur, launcher.StageApply) {
+		t.Fatalf("apply Job %s", job.Name)
+	}
+	if job.Annotations[v1alpha1.AnnotationApprovedBy] != "bob" || job.Annotations[v1alpha1.AnnotationPlanDigest] != plan.Plan || job.Annotations[v1alpha1.AnnotationApprovedAt] == "" {
+		t.Fatalf("apply Job annotations %v", job.Annotations)
+	}
+	in := inputOf(t, job)
+	if in.Plan != plan.Plan || report.PlanDigest(in.Group, in.Partitions) != plan.Plan || !in.DryRun || in.Target.Resolved != "shift:-10" {
+		t.Fatalf("the input file is not the plan: %+v", in)
+	}
+	cur = getRR(t, rr)
+	if a := cur.Status.Approval; a == nil || a.Decision != v1alpha1.ApprovalApproved || a.By != "bob" || a.Digest != plan.Plan || a.At == nil {
+		t.Fatalf("status.approval %+v", cur.Status.Approval)
+	}
+	if c := condition(cur, v1alpha1.ConditionAwaitingApproval); c.Status != "False" || c.Reason != launcher.ReasonApproved {
+		t.Fatalf("AwaitingApproval %+v", c)
+	}
+	waitEvent(t, e.ns, rr.Name, launcher.ReasonApproved)
+
+	attempt(t, e.logs, job, job.Name+"-0", 0, appliedOf(plan), time.Now())
+	finishJob(t, job, "")
+	done := waitPhase(t, rr, v1alpha1.PhaseSucceeded)
+	if sc := condition(done, v1alpha1.ConditionSucceeded); sc.Reason != string(report.ReasonApplied) {
+		t.Fatalf("Succeeded %+v", sc)
+	}
+}
+
+// A wrong digest approves nothing: a Warning event, the condition says so,
+// no Job; the right one then applies.
+func TestEnvtestApprovalWrongDigest(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "wrong", "wrong").Obj()
+	create(t, rr)
+	plan := planOf("wrong")
+	e.playPlan(t, planJobOf(t, rr), plan)
+	awaiting(t, rr)
+
+	annotate(t, rr, v1alpha1.AnnotationApprove, "ffffffffffffffff")
+	waitEvent(t, e.ns, rr.Name, launcher.ReasonApprovalRefused)
+	eventually(t, 10*time.Second, "the refusal in the condition", func() error {
+		c := condition(getRR(t, rr), v1alpha1.ConditionAwaitingApproval)
+		if c == nil || c.Status != "True" || !strings.Contains(c.Message, `"ffffffffffffffff"`) || !strings.Contains(c.Message, "not this plan's digest") {
+			return fmt.Errorf("condition %+v", c)
+		}
+		return nil
+	})
+	cur := getRR(t, rr)
+	if cur.Status.Phase != v1alpha1.PhaseAwaitingApproval || cur.Status.Approval != nil || cur.Status.Plan.Digest != plan.Plan {
+		t.Fatalf("a wrong digest changed the request: %+v", cur.Status)
+	}
+	noApplyJob(t, rr)
+
+	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
+	job := waitJob(t, rr)
+	if got := job.Annotations[v1alpha1.AnnotationApprovedBy]; got != v1alpha1.RequesterUnknown {
+		t.Fatalf("approved-by %q with nothing stamped, want unknown", got)
+	}
+}
+
+// A rejection ends the request Rejected with the reason, nothing applied.
+func TestEnvtestApprovalRejected(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "rejected", "rejected").Obj()
+	create(t, rr)
+	e.playPlan(t, planJobOf(t, rr), planOf("rejected"))
+	awaiting(t, rr)
+
+	annotate(t, rr, v1alpha1.AnnotationReject, "the wrong topic", v1alpha1.AnnotationApprovedBy, "carol")
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	sc := condition(cur, v1alpha1.ConditionSucceeded)
+	if sc.Reason != launcher.ReasonRejected || !strings.Contains(sc.Message, "the wrong topic") || !strings.Contains(sc.Message, "carol") {
+		t.Fatalf("Succeeded %+v", sc)
+	}
+	if a := cur.Status.Approval; a == nil || a.Decision != v1alpha1.ApprovalRejected || a.By != "carol" || a.Reason != "the wrong topic" {
+		t.Fatalf("status.approval %+v", cur.Status.Approval)
+	}
+	if c := condition(cur, v1alpha1.ConditionAwaitingApproval); c.Status != "False" || c.Reason != launcher.ReasonRejected {
+		t.Fatalf("AwaitingApproval %+v", c)
+	}
+	noApplyJob(t, rr)
+	waitFinalizerGone(t, rr)
+}
+
+// Nobody decides within approvalTimeout: Expired, on the timer (no event
+// comes to wake the request).
+func TestEnvtestApprovalExpired(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "expired", "expired").ApprovalTimeout(3 * time.Second).Obj()
+	create(t, rr)
+	e.playPlan(t, planJobOf(t, rr), planOf("expired"))
+	cur := waitPhaseWithin(t, rr, v1alpha1.PhaseFailed, time.Minute)
+	sc := condition(cur, v1alpha1.ConditionSucceeded)
+	if sc.Reason != launcher.ReasonExpired || cur.Status.Plan == nil {
+		t.Fatalf("Succeeded %+v, plan %+v", sc, cur.Status.Plan)
+	}
+	if cur.Status.CompletionTime == nil || cur.Status.CompletionTime.Before(cur.Status.Plan.ExpiresAt) {
+		t.Fatalf("expired at %v, before expiresAt %v", cur.Status.CompletionTime, cur.Status.Plan.ExpiresAt)
+	}
+	noApplyJob(t, rr)
+}
+
+// A planning run refused by a guard fails the request with the guard's
+// reason; nothing waits for approval.
+func TestEnvtestApprovalPlanRefusedByGuard(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "guarded", "guarded").MaxReconsume(5).Obj()
+	create(t, rr)
+	job := planJobOf(t, rr)
+	refused := planOf("guarded")
+	refused.ExitCode, refused.Reason = report.ExitRefused, report.ReasonLimitExceeded
+	refused.Error = "the plan would have the group consume 60 messages again, more than limits.maxMessagesToReconsume (5)"
+	attempt(t, e.logs, job, job.Name+"-0", int32(report.ExitRefused), refused, time.Now())
+	finishJob(t, job, batchv1.JobReasonPodFailurePolicy)
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	sc := condition(cur, v1alpha1.ConditionSucceeded)
+	if sc.Reason != string(report.ReasonLimitExceeded) || !strings.Contains(sc.Message, "(5)") || cur.Status.Plan != nil {
+		t.Fatalf("Succeeded %+v, plan %+v", sc, cur.Status.Plan)
+	}
+	noApplyJob(t, rr)
+}
+
+// The group moved between the plan and the approval: the apply run finds
+// the plan stale, commits nothing, and the request fails PlanStale with the
+// partitions that differ.
+func TestEnvtestApprovalPlanStale(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "stale", "stale").Obj()
+	create(t, rr)
+	plan := planOf("stale")
+	e.playPlan(t, planJobOf(t, rr), plan)
+	awaiting(t, rr)
+	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
+	job := waitJob(t, rr)
+	stale := *plan
+	stale.DryRun, stale.ExitCode, stale.Reason = false, report.ExitRefused, report.ReasonPlanStale
+	stale.Partitions = append([]report.Partition(nil), plan.Partitions...)
+	stale.Partitions[1].Error = "committed offset is 1005 now, the plan started from 1000"
+	stale.Error = "the plan no longer holds (partitions that differ: orders/1); nothing was committed"
+	stale.Summarize()
+	attempt(t, e.logs, job, job.Name+"-0", int32(report.ExitRefused), &stale, time.Now())
+	finishJob(t, job, batchv1.JobReasonPodFailurePolicy)
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	sc := condition(cur, v1alpha1.ConditionSucceeded)
+	if sc.Reason != string(report.ReasonPlanStale) || !strings.Contains(sc.Message, "orders/1") {
+		t.Fatalf("Succeeded %+v", sc)
+	}
+	rec := getRecord(t, e.ns, job.Name)
+	if rec.Outcome.OffsetsChanged != v1alpha1.OffsetsChangedNo {
+		t.Fatalf("record says offsets changed %q", rec.Outcome.OffsetsChanged)
+	}
+}
+
+// A plan awaiting approval holds nothing: another request of the same
+// group runs meanwhile.
+func TestEnvtestApprovalLeavesTheGroupFree(t *testing.T) {
+	e := newApprovalEnv(t)
+	manual := manualRequest(e.ns, "manual", "shared").Obj()
+	create(t, manual)
+	e.playPlan(t, planJobOf(t, manual), planOf("shared"))
+	awaiting(t, manual)
+	later := testutil.MakeRequest(e.ns, "later").Group("shared").Topic("orders").ShiftBy(-1).Obj()
+	create(t, later)
+	waitJob(t, later)
+}
+
+// The launcher stops at each step of the way; the next one continues:
+//   - the planning Job finishes while no launcher runs (finished, status
+//     not written);
+//   - the approval comes while no launcher runs;
+//   - the approval is in status but the group is busy, and the launcher
+//     stops before the apply Job (the next one creates it, once);
+//   - the input ConfigMap exists, the Job does not (a pass stopped between
+//     the two): AlreadyExists, the same bytes, the same digest;
+//   - a rejection and an expiry while no launcher runs.
+func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
+	e := newApprovalEnv(t)
+
+	t.Run("plan finished, approval, apply Job", func(t *testing.T) {
+		rr := manualRequest(e.ns, "restarts", "restarts").Obj()
+		create(t, rr)
+		plan := planOf("restarts")
+		job := planJobOf(t, rr)
+		e.restart(t, func() { e.playPlan(t, job, plan) })
+		cur := awaiting(t, rr)
+		if cur.Status.Plan.Digest != plan.Plan {
+			t.Fatalf("plan %+v", cur.Status.Plan)
+		}
+		e.restart(t, func() { annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob") })
+		apply := waitJob(t, rr)
+		if in := inputOf(t, apply); in.Plan != plan.Plan {
+			t.Fatalf("input plan %s", in.Plan)
+		}
+		if got := getRR(t, rr).Status.Approval; got == nil || got.By != "bob" {
+			t.Fatalf("approval %+v", got)
+		}
+	})
+
+	t.Run("approved, group busy, restart, then the apply Job", func(t *testing.T) {
+		rr := manualRequest(e.ns, "busy", "busy").Obj()
+		create(t, rr)
+		plan := planOf("busy")
+		e.playPlan(t, planJobOf(t, rr), plan)
+		awaiting(t, rr)
+		// Another replay of the group runs meanwhile (the group is free
+		// while the plan waits).
+		other := testutil.MakeRequest(e.ns, "busy-other").Group("busy").Topic("orders").ShiftBy(-1).Obj()
+		create(t, other)
+		otherJob := waitJob(t, other)
+		annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
+		eventually(t, 20*time.Second, "approved, waiting for the group", func() error {
+			cur := getRR(t, rr)
+			if cur.Status.Approval == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != launcher.ReasonWaitingForGroup {
+				return fmt.Errorf("status %+v", cur.Status)
+			}
+			return nil
+		})
+		noApplyJob(t, rr)
+		e.restart(t, func() {
+			attempt(t, e.logs, otherJob, otherJob.Name+"-0", 0, testutil.Result("busy", report.ExitOK, 1), time.Now())
+			finishJob(t, otherJob, "")
+		})
+		apply := waitJob(t, rr)
+		if in := inputOf(t, apply); in.Plan != plan.Plan {
+			t.Fatalf("input plan %s", in.Plan)
+		}
+		if n := len(jobsOf(t, e.ns, map[string]string{v1alpha1.LabelRequest: "busy", v1alpha1.LabelStage: string(launcher.StageApply)})); n != 1 {
+			t.Fatalf("%d apply Jobs", n)
+		}
+	})
+
+	t.Run("input ConfigMap made, Job not", func(t *testing.T) {
+		rr := manualRequest(e.ns, "half", "half").Obj()
+		create(t, rr)
+		plan := planOf("half")
+		e.playPlan(t, planJobOf(t, rr), plan)
+		cur := awaiting(t, rr)
+		e.restart(t, func() {
+			// What the stopped pass wrote: the ConfigMap, from the plan's
+			// record, and the approval it saw.
+			rec := getRecord(t, e.ns, cur.Status.Plan.JobName)
+			res, err := launcher.RecordResult(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm, _, err := launcher.InputConfigMap(cur, launcher.JobName(cur, launcher.StageApply), res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			create(t, cm)
+			annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
+		})
+		apply := waitJob(t, rr)
+		if in := inputOf(t, apply); in.Plan != plan.Plan {
+			t.Fatalf("input plan %s", in.Plan)
+		}
+	})
+
+	t.Run("a ConfigMap planted under the input's name", func(t *testing.T) {
+		rr := manualRequest(e.ns, "planted", "planted").Obj()
+		create(t, rr)
+		plan := planOf("planted")
+		e.playPlan(t, planJobOf(t, rr), plan)
+		cur := awaiting(t, rr)
+		// A tenant writes its own plan (all partitions to offset 0) under
+		// the name the launcher will use.
+		forged := *plan
+		forged.Partitions = append([]report.Partition(nil), plan.Partitions...)
+		for i := range forged.Partitions {
+			forged.Partitions[i].NewOffset = 0
+		}
+		forged.Plan = report.PlanDigest(forged.Group, forged.Partitions)
+		cm, forgedDigest, err := launcher.InputConfigMap(cur, launcher.JobName(cur, launcher.StageApply), &forged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		create(t, cm)
+		annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
+		apply := waitJob(t, rr)
+		var digest string
+		for _, v := range apply.Spec.Template.Spec.Containers[0].Env {
+			if v.Name == config.EnvFileDigest {
+				digest = v.Value
+			}
+		}
+		// The Job names the launcher's bytes: the runner refuses the
+		// planted ones (exit 2, naming the setting).
+		if digest == "" || digest == forgedDigest {
+			t.Fatalf("the Job's %s is %q, the planted ConfigMap's %q", config.EnvFileDigest, digest, forgedDigest)
+		}
+	})
+
+	t.Run("rejected and expired while no launcher runs", func(t *testing.T) {
+		rejected := manualRequest(e.ns, "off-rejected", "off-rejected").Obj()
+		expired := manualRequest(e.ns, "off-expired", "off-expired").ApprovalTimeout(2 * time.Second).Obj()
+		create(t, rejected)
+		create(t, expired)
+		// The expiring plan's Job finishes last, so the rejected one's
+		// plan is surely ready first.
+		e.playPlan(t, planJobOf(t, rejected), planOf("off-rejected"))
+		awaiting(t, rejected)
+		e.restart(t, func() {
+			annotate(t, rejected, v1alpha1.AnnotationReject, "not now")
+			e.playPlan(t, planJobOf(t, expired), planOf("off-expired"))
+		})
+		if sc := condition(waitPhase(t, rejected, v1alpha1.PhaseFailed), v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonRejected {
+			t.Fatalf("rejected: %+v", sc)
+		}
+		cur := awaiting(t, expired)
+		e.restart(t, func() {
+			eventually(t, 30*time.Second, "past expiresAt", func() error {
+				if time.Now().Before(cur.Status.Plan.ExpiresAt.Time) {
+					return fmt.Errorf("not yet %s", cur.Status.Plan.ExpiresAt)
+				}
+				return nil
+			})
+		})
+		if sc := condition(waitPhaseWithin(t, expired, v1alpha1.PhaseFailed, time.Minute), v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonExpired {
+			t.Fatalf("expired: %+v", sc)
+		}
+		noApplyJob(t, expired)
+		noApplyJob(t, rejected)
+	})
+}
+
+// waitPhaseWithin is waitPhase with its own timeout.
+func waitPhaseWithin(t *testing.T, rr *v1alpha1.ReplayRequest, phase v1alpha1.Phase, timeout time.Duration) *v1alpha1.ReplayRequest {
+	t.Helper()
+	var cur *v1alpha1.ReplayRequest
+	eventually(t, timeout, fmt.Sprintf("%s %s", rr.Name, phase), func() error {
+		cur = getRR(t, rr)
+		if cur.Status.Phase != phase {
+			return fmt.Errorf("phase %q, status %+v", cur.Status.Phase, cur.Status)
+		}
+		return nil
+	})
+	return cur
+}
+
+// waitFinalizerGone waits until the launcher has let a finished request go.
+func waitFinalizerGone(t *testing.T, rr *v1alpha1.ReplayRequest) {
+	t.Helper()
+	eventually(t, 10*time.Second, "finalizer of "+rr.Name+" removed", func() error {
+		if f := getRR(t, rr).Finalizers; len(f) != 0 {
+			return fmt.Errorf("finalizers %v", f)
+		}
+		return nil
+	})
+}
