@@ -47,7 +47,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 ##@ Test
 
 .PHONY: test
-test: vet lint test-runner test-envtest test-chart test-images e2e ## The whole suite CI runs (the README's test command).
+test: vet lint test-runner test-envtest test-chart test-gitops test-plugin-release test-images e2e ## The whole suite CI runs (the README's test command).
 
 .PHONY: test-fast
 test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no cluster.
@@ -70,6 +70,29 @@ fuzz: ## Fuzz the target and scope parsers for 30s each.
 demo: ## Embedded 3-broker Kafka, then the runner: dry run, real run, idempotent rerun.
 	$(GO) build -o $(BIN)/runner ./cmd/runner
 	$(GO) run ./test/demo --runner $(BIN)/runner
+
+.PHONY: test-gitops
+test-gitops: ## The Argo CD (Lua) and Flux (CEL) health checks of charts/kafka-replay/files/health, run as Argo CD and Flux run them (envtest: test-envtest).
+	$(GO) test -count=1 ./test/gitops/...
+
+##@ kubectl plugin
+
+# The release: cmd/kubectl-replay cross-built (CGO_ENABLED=0), a tar.gz per
+# platform with LICENSE, sha256sums.txt and the krew manifest replay.yaml
+# rendered from cmd/kubectl-replay/krew/replay.yaml.tmpl. The archives are
+# reproducible. PLUGIN_BASE_URL is where they will be downloaded from.
+PLUGIN_VERSION   ?= v$(shell awk -F'"' '/^appVersion:/ {print $$2}' charts/kafka-replay/Chart.yaml)
+PLUGIN_DIST      ?= $(CURDIR)/dist/kubectl-replay
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+PLUGIN_BASE_URL  ?= https://github.com/kafka-replay/kafka-replay/releases/download/$(PLUGIN_VERSION)
+
+.PHONY: plugin-release
+plugin-release: ## Cross-build kubectl-replay, archive it per platform, write sha256sums.txt and the krew manifest into PLUGIN_DIST.
+	$(GO) run ./cmd/kubectl-replay/krew --version '$(PLUGIN_VERSION)' --out '$(PLUGIN_DIST)' --platforms '$(PLUGIN_PLATFORMS)' --base-url '$(PLUGIN_BASE_URL)'
+
+.PHONY: test-plugin-release
+test-plugin-release: plugin-release ## The release: valid krew manifest, its sha256 those of the archives, each archive the plugin for its os/arch and LICENSE.
+	PLUGIN_DIST='$(PLUGIN_DIST)' $(GO) test -count=1 ./cmd/kubectl-replay/krew/
 
 ##@ Images
 
