@@ -206,6 +206,8 @@ func RecordTopics(r *report.Result) []v1alpha1.RecordTopic {
 		}
 		t.PreviousOffsets = append(t.PreviousOffsets, prev)
 		t.NewOffsets = append(t.NewOffsets, p.NewOffset)
+		t.LogStartOffsets = append(t.LogStartOffsets, p.LogStartOffset)
+		t.LogEndOffsets = append(t.LogEndOffsets, p.LogEndOffset)
 		if p.Clamped {
 			t.Clamped = append(t.Clamped, p.Partition)
 		}
@@ -294,6 +296,9 @@ func RecordPartitions(rec *v1alpha1.ReplayRecord) ([]report.Partition, error) {
 				rp.Delta = &d
 			}
 			rp.Clamped = clamped[p]
+			if i < len(t.LogStartOffsets) && i < len(t.LogEndOffsets) {
+				rp.LogStartOffset, rp.LogEndOffset = t.LogStartOffsets[i], t.LogEndOffsets[i]
+			}
 			rp.LeftAlone = leftAlone[p]
 			switch e, ok := failed[p]; {
 			case ok:

@@ -21,7 +21,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
@@ -176,5 +181,48 @@ func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, failReaso
 			return fmt.Errorf("finish Job %s: %w (last: %v)", job.Name, ctx.Err(), err)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// Manager is a controller manager started for a test.
+type Manager struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// StartManager starts a manager the way cmd/launcher does (no metrics or
+// probe listeners, no leader election) as the user of cfg, lets setup add
+// its controllers (launcher.Setup), and waits for its cache to sync. Stop
+// it with Stop.
+func StartManager(cfg *rest.Config, opts ctrl.Options, setup func(context.Context, ctrl.Manager) error) (*Manager, error) {
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	opts.HealthProbeBindAddress = "0"
+	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := setup(ctx, mgr); err != nil {
+		cancel()
+		return nil, err
+	}
+	m := &Manager{cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, errors.New("cache did not sync")
+	}
+	return m, nil
+}
+
+// Stop stops the manager and waits for it, at most timeout.
+func (m *Manager) Stop(timeout time.Duration) error {
+	m.cancel()
+	select {
+	case err := <-m.done:
+		return err
+	case <-time.After(timeout):
+		return fmt.Errorf("manager did not stop within %s", timeout)
 	}
 }

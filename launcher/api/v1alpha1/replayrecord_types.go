@@ -234,6 +234,17 @@ type RecordTopic struct {
 	// +required
 	// +listType=atomic
 	NewOffsets []int64 `json:"newOffsets"`
+	// logStartOffsets[i] and logEndOffsets[i] bound partitions[i]'s log
+	// when the run planned, so that a reader sees where the group was and
+	// went relative to the log (kubectl replay describe draws it). Absent
+	// in records written before they were kept.
+	// +optional
+	// +listType=atomic
+	LogStartOffsets []int64 `json:"logStartOffsets,omitempty"`
+	// logEndOffsets: see logStartOffsets.
+	// +optional
+	// +listType=atomic
+	LogEndOffsets []int64 `json:"logEndOffsets,omitempty"`
 	// clamped lists the partitions whose target fell outside the log and
 	// was moved to its start or end.
 	// +optional
