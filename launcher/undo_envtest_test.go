@@ -465,3 +465,53 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 	inputFile(t, job3, "orders")
 	restored(job3, third)
 }
+
+// A Manual undo plans from the record like any undo (its planning Job reads
+// the undo: input, as a dry run), shows which partitions it restores and
+// which it leaves alone, and once approved applies exactly that plan.
+func TestEnvtestUndoManual(t *testing.T) {
+	e := newApprovalEnv(t)
+	ns := e.ns
+	_, rec := ranToSuccess(t, e.logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
+	undo := testutil.MakeRequest(ns, "undo").UndoOf("rewind").Manual().Obj()
+	create(t, undo)
+	planJob := planJobOf(t, undo)
+	env := envMap(planJob.Spec.Template.Spec.Containers[0])
+	if env[config.EnvTo] != "undo:/etc/kafka-replay/input/input.json.gz" || env[config.EnvDryRun] != "true" || planJob.Annotations[v1alpha1.AnnotationUndoOf] != "rewind" {
+		t.Fatalf("planning Job env %v annotations %v", env, planJob.Annotations)
+	}
+	inputFile(t, planJob, "orders")
+
+	plan := testutil.Result("orders", report.ExitOK)
+	plan.DryRun, plan.Reason = true, report.ReasonDryRun
+	plan.Target = report.Target{Given: env[config.EnvTo], Resolved: "undo:" + rec.RunID}
+	c0, c1, c2, zero := int64(990), int64(1003), int64(970), int64(0)
+	d0, d2 := c0-1000, c2-1000
+	left := "consumed past its previous offset 1000 (at 1003): restoring would re-consume 3 messages"
+	plan.Partitions = []report.Partition{
+		{Topic: "orders", Partition: 0, PreviousOffset: &c0, NewOffset: 1000, Delta: &d0, LogEndOffset: 2000},
+		{Topic: "orders", Partition: 1, PreviousOffset: &c1, NewOffset: c1, Delta: &zero, LogEndOffset: 2000, LeftAlone: left},
+		{Topic: "orders", Partition: 2, PreviousOffset: &c2, NewOffset: 1000, Delta: &d2, LogEndOffset: 2000},
+	}
+	plan.Summarize()
+	plan.Plan = report.PlanDigest(plan.Group, plan.Partitions)
+	e.playPlan(t, planJob, plan)
+	cur := awaiting(t, undo)
+	if cur.Status.Plan.Digest != plan.Plan || cur.Status.Undo == nil || cur.Status.Undo.Request != "rewind" || cur.Status.Plan.Totals.LeftAlone != 1 {
+		t.Fatalf("plan %+v undo %+v", cur.Status.Plan, cur.Status.Undo)
+	}
+	annotate(t, undo, v1alpha1.AnnotationApprove, plan.Plan)
+	job := waitJob(t, undo)
+	if in := inputOf(t, job); in.Plan != plan.Plan || len(in.Partitions) != 3 || in.Partitions[1].LeftAlone != left {
+		t.Fatalf("apply input %+v", in)
+	}
+	applied := appliedOf(plan)
+	applied.Partitions[1].Applied = false // left alone: not committed
+	applied.Summarize()
+	attempt(t, e.logs, job, job.Name+"-0", 0, applied, time.Now())
+	finishJob(t, job, "")
+	done := waitPhase(t, undo, v1alpha1.PhaseSucceeded)
+	if r := done.Status.Result; r == nil || r.Totals.LeftAlone != 1 || r.Totals.Applied != 2 || done.Status.Undo == nil || done.Status.UndoCommand == "" {
+		t.Fatalf("status %+v", done.Status)
+	}
+}
