@@ -42,7 +42,7 @@ const (
 // and is not a dry run (a plan changes no offsets, so nothing needs to
 // stop).
 func PausesConsumers(rr *v1alpha1.ReplayRequest) bool {
-	return len(rr.Spec.Consumers) > 0 && !rr.Spec.DryRun
+	return len(RequestConsumers(rr)) > 0 && !rr.Spec.DryRun
 }
 
 // ConsumersHeld reports whether a request has consumers recorded that are

@@ -51,6 +51,9 @@ func permanent(err error) bool {
 // what it is now. It changes nothing.
 func (r *ReplayRequestReconciler) recordConsumer(ctx context.Context, ns string, ref v1alpha1.ConsumerRef) (v1alpha1.ConsumerStatus, error) {
 	c := v1alpha1.ConsumerStatus{Kind: ref.Kind, Name: ref.Name, State: v1alpha1.ConsumerRecorded}
+	if ref.Kind == v1alpha1.ConsumerKafkaSource {
+		return r.recordKafkaSource(ctx, ns, c)
+	}
 	if ref.Kind == v1alpha1.ConsumerScaledObject {
 		if r.Options.NoKEDA {
 			return c, errConsumer{fmt.Sprintf("consumers: ScaledObject %s: KEDA support is turned off in this launcher", ref.Name)}
@@ -185,6 +188,9 @@ func (r *ReplayRequestReconciler) pauseConsumer(ctx context.Context, ns string, 
 	if c.Method == v1alpha1.PauseKEDA {
 		return r.patchScaledObject(ctx, ns, c.ScaledObject, "", ptrTo(kedaPausedValue), ptrTo(kedaPausedReplicasValue))
 	}
+	if isKafkaSourceScale(c) {
+		return r.patchKafkaSourceScale(ctx, ns, c.Name, "", 0)
+	}
 	obj, err := workloadObject(ns, c.Workload)
 	if err != nil {
 		return err
@@ -212,6 +218,13 @@ func (r *ReplayRequestReconciler) readConsumer(ctx context.Context, ns string, c
 		}
 		return st, so.GetResourceVersion(), nil
 	}
+	if isKafkaSourceScale(c) {
+		n, version, err := r.kafkaSourceScale(ctx, ns, c.Name)
+		if apierrors.IsNotFound(err) {
+			return WorkloadState{Gone: true}, "", nil
+		}
+		return WorkloadState{Replicas: n}, version, err
+	}
 	obj, err := workloadObject(ns, c.Workload)
 	if err != nil {
 		return WorkloadState{}, "", err
@@ -237,6 +250,8 @@ func (r *ReplayRequestReconciler) restoreConsumer(ctx context.Context, ns string
 	if action == RestoreApply {
 		if c.Method == v1alpha1.PauseKEDA {
 			err = r.patchScaledObject(ctx, ns, c.ScaledObject, version, c.PreviousPaused, c.PreviousPausedReplicas)
+		} else if isKafkaSourceScale(c) {
+			err = r.patchKafkaSourceScale(ctx, ns, c.Name, version, valueOr(c.Replicas, 0))
 		} else {
 			var obj client.Object
 			if obj, err = workloadObject(ns, c.Workload); err == nil {

@@ -24,8 +24,9 @@ func (r *ReplayRequestReconciler) recordConsumers(ctx context.Context, p *pass) 
 	if err := r.confirmCurrent(ctx, rr); err != nil {
 		return err
 	}
-	recorded := make([]v1alpha1.ConsumerStatus, 0, len(rr.Spec.Consumers))
-	for _, ref := range rr.Spec.Consumers {
+	refs := RequestConsumers(rr)
+	recorded := make([]v1alpha1.ConsumerStatus, 0, len(refs))
+	for _, ref := range refs {
 		c, err := r.recordConsumer(ctx, rr.Namespace, ref)
 		if err != nil {
 			return err

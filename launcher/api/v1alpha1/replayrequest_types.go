@@ -195,8 +195,9 @@ type Limits struct {
 
 // ConsumerRef names a workload that consumes the group.
 type ConsumerRef struct {
-	// kind of the workload: Deployment, StatefulSet (apps/v1) or
-	// ScaledObject (keda.sh/v1alpha1).
+	// kind of the workload: Deployment, StatefulSet (apps/v1),
+	// ScaledObject (keda.sh/v1alpha1) or KafkaSource
+	// (sources.knative.dev/v1beta1).
 	// +required
 	Kind ConsumerKind `json:"kind"`
 	// name of the workload, in the request's namespace.
@@ -208,7 +209,7 @@ type ConsumerRef struct {
 }
 
 // ConsumerKind is the kind of a consumer workload.
-// +kubebuilder:validation:Enum=Deployment;StatefulSet;ScaledObject
+// +kubebuilder:validation:Enum=Deployment;StatefulSet;ScaledObject;KafkaSource
 type ConsumerKind string
 
 const (
@@ -218,6 +219,12 @@ const (
 	ConsumerStatefulSet ConsumerKind = "StatefulSet"
 	// ConsumerScaledObject is a KEDA keda.sh/v1alpha1 ScaledObject.
 	ConsumerScaledObject ConsumerKind = "ScaledObject"
+	// ConsumerKafkaSource is a Knative sources.knative.dev/v1beta1
+	// KafkaSource, paused through its scale subresource (spec.consumers),
+	// or through KEDA when KEDA scales it. A request whose consumerRef is a
+	// KafkaSource pauses it without naming it here (with whenGroupActive:
+	// Wait).
+	ConsumerKafkaSource ConsumerKind = "KafkaSource"
 )
 
 // PauseMethod is how the launcher pauses a consumer.

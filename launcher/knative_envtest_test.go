@@ -1,0 +1,347 @@
+package launcher_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kafka-replay/kafka-replay/launcher"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+var knativeOnce sync.Once
+
+// installKnative installs the Knative CRDs of testdata/knative (written
+// from upstream's, see there) and Knative's namespace, once.
+func installKnative(t *testing.T) {
+	t.Helper()
+	var err error
+	knativeOnce.Do(func() {
+		if _, err = envtest.InstallCRDs(adminCfg, envtest.CRDInstallOptions{
+			Paths:              []string{filepath.Join("testdata", "knative", "crds.yaml")},
+			ErrorIfPathMissing: true,
+		}); err != nil {
+			return
+		}
+		err = k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "knative-eventing"}})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	})
+	if err != nil {
+		t.Fatalf("Knative CRDs: %v", err)
+	}
+}
+
+// knativeObject creates a Knative object as a user would, then writes its
+// status as eventing-kafka-broker's controller would.
+func knativeObject(t *testing.T, gvk schema.GroupVersionKind, ns, name string, annotations map[string]string, spec map[string]any, status func(*unstructured.Unstructured) map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetAnnotations(annotations)
+	create(t, u)
+	if status != nil {
+		u.Object["status"] = status(u)
+		if err := k8s.Status().Update(context.Background(), u); err != nil {
+			t.Fatalf("%s %s status: %v", gvk.Kind, name, err)
+		}
+	}
+	return u
+}
+
+func readyStatus(annotations map[string]any) map[string]any {
+	st := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}}}
+	if annotations != nil {
+		st["annotations"] = annotations
+	}
+	return st
+}
+
+func knativeRequest(ns, name string, kind v1alpha1.KnativeKind, ref string) *testutil.RequestWrapper {
+	w := testutil.MakeRequest(ns, name)
+	w.Spec.Kafka = v1alpha1.KafkaConnection{}
+	w.Spec.Group = ""
+	w.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: kind, Name: ref}
+	return w
+}
+
+func envOf(job *batchv1.Job, name string) string {
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// waitNotResolved waits for a request to fail ConsumerRefNotResolved and
+// returns its message.
+func waitNotResolved(t *testing.T, rr *v1alpha1.ReplayRequest) string {
+	t.Helper()
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	c := condition(cur, v1alpha1.ConditionSucceeded)
+	if c == nil || c.Reason != launcher.ReasonConsumerRefNotResolved {
+		t.Fatalf("Succeeded = %+v, want reason %s", c, launcher.ReasonConsumerRefNotResolved)
+	}
+	if cur.Status.JobName != "" || len(jobsOf(t, rr.Namespace, map[string]string{v1alpha1.LabelRequest: rr.Name})) != 0 {
+		t.Fatal("a request that did not resolve has a Job")
+	}
+	return c.Message
+}
+
+// A KafkaSource as upstream leaves it (consumerGroup defaulted, two
+// consumers, Ready): the request resolves it once, its Job replays that
+// group on those servers and topics, the source is paused through its scale
+// (spec.consumers 0) while the runner runs and restored to 2 after;
+// status.resolved cannot be rewritten afterwards.
+func TestEnvtestKnativeKafkaSource(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+	startLauncher(t, testOptions(), 2)
+
+	servers := "kafka-0.kafka." + ns + ".svc:9092,kafka-1.kafka." + ns + ".svc:9092"
+	src := knativeObject(t, launcher.KafkaSourceGVK, ns, "orders-source", nil, map[string]any{
+		"bootstrapServers": strings.Split(servers, ","),
+		"topics":           []any{"orders", "refunds"},
+		"consumerGroup":    "knative-kafka-source-0c6f",
+		"consumers":        int64(2),
+		"initialOffset":    "latest",
+		"sink":             map[string]any{"ref": map[string]any{"apiVersion": "v1", "kind": "Service", "name": "handler"}},
+	}, func(*unstructured.Unstructured) map[string]any { return readyStatus(nil) })
+
+	rr := knativeRequest(ns, "replay-source", v1alpha1.KnativeKafkaSource, src.GetName()).ShiftBy(-10).Wait(time.Minute).Obj()
+	create(t, rr)
+	cur, job := waitPaused(t, rr)
+
+	res := cur.Status.Resolved
+	if res == nil || res.Group != "knative-kafka-source-0c6f" || res.BootstrapServers != servers || !slices.Equal(res.Topics, []string{"orders", "refunds"}) ||
+		res.GroupFrom != "KafkaSource orders-source: spec.consumerGroup" || res.UID != string(src.GetUID()) || !strings.Contains(res.Pause, "scale subresource") {
+		t.Fatalf("status.resolved = %+v", res)
+	}
+	if envOf(job, config.EnvGroup) != res.Group || envOf(job, config.EnvBootstrapServers) != servers || envOf(job, config.EnvTopics) != "orders refunds" {
+		t.Fatalf("Job env group %q servers %q topics %q", envOf(job, config.EnvGroup), envOf(job, config.EnvBootstrapServers), envOf(job, config.EnvTopics))
+	}
+	if job.Labels[v1alpha1.LabelGroup] != v1alpha1.LabelValue(res.Group) || job.Annotations[v1alpha1.AnnotationGroup] != res.Group {
+		t.Fatalf("Job labels %v", job.Labels)
+	}
+	if len(cur.Status.Consumers) != 1 || cur.Status.Consumers[0].Kind != v1alpha1.ConsumerKafkaSource || cur.Status.Consumers[0].Method != v1alpha1.PauseScale ||
+		cur.Status.Consumers[0].Replicas == nil || *cur.Status.Consumers[0].Replicas != 2 {
+		t.Fatalf("status.consumers = %+v", cur.Status.Consumers)
+	}
+	if n := kafkaSourceConsumers(t, ns, src.GetName()); n != 0 {
+		t.Fatalf("running with the source's spec.consumers at %d", n)
+	}
+
+	// status.resolved is written once: not even the status subresource
+	// may change it.
+	changed := cur.DeepCopy()
+	changed.Status.Resolved.Group = "someone-elses-group"
+	if err := k8s.Status().Update(ctx, changed); err == nil || !strings.Contains(err.Error(), "status.resolved is written once") {
+		t.Fatalf("rewriting status.resolved: %v", err)
+	}
+
+	result := testutil.Result(res.Group, report.ExitOK, 10)
+	result.RunID = string(job.UID)
+	runPod(t, job, 0, 0, testutil.Compact(result))
+	finishJob(t, job, "")
+	waitRestored(t, rr, launcher.ReasonRestored)
+	if n := kafkaSourceConsumers(t, ns, src.GetName()); n != 2 {
+		t.Fatalf("restored to %d consumers, want 2", n)
+	}
+}
+
+func kafkaSourceConsumers(t *testing.T, ns, name string) int64 {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(launcher.KafkaSourceGVK)
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		t.Fatal(err)
+	}
+	n, _, _ := unstructured.NestedInt64(u.Object, "spec", "consumers")
+	return n
+}
+
+// A Trigger on a Kafka Broker whose status names a Secret: a creator who
+// may neither get nor use that Secret is refused (as for secretRef), one
+// who may use it gets a Job that mounts only the Secret's Knative keys
+// under librdkafka names. The Trigger pauses nothing (its dispatchers are
+// shared) and says so.
+func TestEnvtestKnativeTriggerSecretAuthorised(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+
+	servers := "kafka." + ns + ".svc:9092"
+	knativeObject(t, launcher.BrokerGVK, ns, "default", map[string]string{"eventing.knative.dev/broker.class": "Kafka"},
+		map[string]any{"config": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "kafka-broker-config"}},
+		func(*unstructured.Unstructured) map[string]any {
+			return readyStatus(map[string]any{"default.topic": "knative-broker-" + ns + "-default", "bootstrap.servers": servers, "auth.secret.ref.name": "kafka-creds"})
+		})
+	knativeObject(t, launcher.TriggerGVK, ns, "orders-trigger", nil,
+		map[string]any{"broker": "default", "subscriber": map[string]any{"ref": map[string]any{"apiVersion": "v1", "kind": "Service", "name": "handler"}}},
+		func(*unstructured.Unstructured) map[string]any {
+			return readyStatus(map[string]any{"group.id": "knative-trigger-" + ns + "-orders-trigger"})
+		})
+
+	refused := knativeRequest(ns, "by-alice", v1alpha1.KnativeTrigger, "orders-trigger").Obj()
+	refused.Annotations = map[string]string{v1alpha1.AnnotationRequestedBy: "alice", v1alpha1.AnnotationRequestedByGroups: "system:authenticated"}
+	create(t, refused)
+	if msg := waitNotResolved(t, refused); !strings.Contains(msg, "names Secret kafka-creds, which the request's creator alice may neither get nor use") {
+		t.Fatalf("refusal says %q", msg)
+	}
+
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "use-kafka-creds"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"kafka-creds"}, Verbs: []string{"use"}}}}
+	create(t, role)
+	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bob-uses-kafka-creds"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "bob"}}})
+	allowed := knativeRequest(ns, "by-bob", v1alpha1.KnativeTrigger, "orders-trigger").Obj()
+	allowed.Annotations = map[string]string{v1alpha1.AnnotationRequestedBy: "bob"}
+	create(t, allowed)
+	job := waitJob(t, allowed)
+	cur := getRR(t, allowed)
+	res := cur.Status.Resolved
+	if res == nil || res.Group != "knative-trigger-"+ns+"-orders-trigger" || res.SecretName != "kafka-creds" || !strings.Contains(res.Pause, "no safe per-resource pause") {
+		t.Fatalf("status.resolved = %+v", res)
+	}
+	if envOf(job, config.EnvGroup) != res.Group || envOf(job, config.EnvBootstrapServers) != servers || envOf(job, config.EnvTopics) != "knative-broker-"+ns+"-default" {
+		t.Fatalf("Job env %v", job.Spec.Template.Spec.Containers[0].Env)
+	}
+	var secret *corev1.SecretProjection
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Projected != nil {
+			for _, s := range v.Projected.Sources {
+				if s.Secret != nil {
+					secret = s.Secret
+				}
+			}
+		}
+	}
+	if secret == nil || secret.Name != "kafka-creds" || secret.Optional == nil || !*secret.Optional {
+		t.Fatalf("Job's Secret %+v", secret)
+	}
+	paths := map[string]string{}
+	for _, it := range secret.Items {
+		paths[it.Key] = it.Path
+	}
+	if paths["user"] != "sasl.username" || paths["password"] != "sasl.password" || paths["protocol"] != "security.protocol" || paths["bootstrap.servers"] != "bootstrap.servers" || paths["ca.crt"] != "ssl.ca.pem" {
+		t.Fatalf("Secret items %v", paths)
+	}
+	if envOf(job, config.EnvKafkaSecretDir) == "" || envOf(job, config.EnvAllowUnboundSecret) != "" {
+		t.Fatalf("Job env secret dir %q, unbound %q", envOf(job, config.EnvKafkaSecretDir), envOf(job, config.EnvAllowUnboundSecret))
+	}
+	if len(cur.Status.Consumers) != 0 {
+		t.Fatalf("a Trigger request paused %+v", cur.Status.Consumers)
+	}
+}
+
+// A Subscription to a KafkaChannel: the group is kafka.<ns>.<channel>.<the
+// Subscription's UID>, the servers come from kafka-channel-config in
+// Knative's namespace.
+func TestEnvtestKnativeSubscription(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+	startLauncher(t, testOptions(), 2)
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "knative-eventing", Name: "kafka-channel-config"},
+		Data: map[string]string{"bootstrap.servers": "kafka-0.kafka:9092, kafka-1.kafka:9092"}}
+	if err := k8s.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	sub := knativeObject(t, launcher.SubscriptionGVK, ns, "orders-sub", nil, map[string]any{
+		"channel":    map[string]any{"apiVersion": "messaging.knative.dev/v1beta1", "kind": "KafkaChannel", "name": "orders"},
+		"subscriber": map[string]any{"ref": map[string]any{"apiVersion": "v1", "kind": "Service", "name": "handler"}},
+	}, func(*unstructured.Unstructured) map[string]any { return readyStatus(nil) })
+	knativeObject(t, launcher.KafkaChannelGVK, ns, "orders", nil, map[string]any{
+		"numPartitions": int64(3), "replicationFactor": int64(1),
+		"subscribers": []any{map[string]any{"uid": string(sub.GetUID()), "generation": int64(1), "subscriberUri": "http://handler." + ns + ".svc.cluster.local"}},
+	}, func(*unstructured.Unstructured) map[string]any {
+		return readyStatus(map[string]any{"default.topic": "knative-messaging-kafka." + ns + ".orders"})
+	})
+
+	rr := knativeRequest(ns, "replay-sub", v1alpha1.KnativeSubscription, "orders-sub").Obj()
+	create(t, rr)
+	job := waitJob(t, rr)
+	want := fmt.Sprintf("kafka.%s.orders.%s", ns, sub.GetUID())
+	if envOf(job, config.EnvGroup) != want || envOf(job, config.EnvBootstrapServers) != "kafka-0.kafka:9092,kafka-1.kafka:9092" || envOf(job, config.EnvTopics) != "knative-messaging-kafka."+ns+".orders" {
+		t.Fatalf("Job env %v", job.Spec.Template.Spec.Containers[0].Env)
+	}
+	if res := getRR(t, rr).Status.Resolved; res == nil || res.BootstrapServersFrom != "ConfigMap knative-eventing/kafka-channel-config: data[bootstrap.servers]" {
+		t.Fatalf("status.resolved = %+v", res)
+	}
+}
+
+// What cannot be resolved fails at acceptance, naming what is missing, with
+// nothing run: a source that does not exist, a Trigger whose Broker is not
+// ready, a Subscription to another kind of channel. And what the schema
+// refuses: consumerRef beside group, neither.
+func TestEnvtestKnativeNotResolved(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+	startLauncher(t, testOptions(), 2)
+
+	knativeObject(t, launcher.BrokerGVK, ns, "default", map[string]string{"eventing.knative.dev/broker.class": "Kafka"}, map[string]any{},
+		func(*unstructured.Unstructured) map[string]any {
+			return map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "TopicNotPresent", "message": "topic not found", "lastTransitionTime": "2026-01-01T00:00:00Z"}}}
+		})
+	knativeObject(t, launcher.TriggerGVK, ns, "t", nil, map[string]any{"broker": "default"}, func(*unstructured.Unstructured) map[string]any { return readyStatus(nil) })
+	knativeObject(t, launcher.SubscriptionGVK, ns, "s", nil, map[string]any{"channel": map[string]any{"apiVersion": "messaging.knative.dev/v1", "kind": "InMemoryChannel", "name": "c"}},
+		func(*unstructured.Unstructured) map[string]any { return readyStatus(nil) })
+
+	for _, c := range []struct {
+		kind v1alpha1.KnativeKind
+		ref  string
+		want string
+	}{
+		{v1alpha1.KnativeKafkaSource, "missing", "KafkaSource missing does not exist in namespace " + ns},
+		{v1alpha1.KnativeTrigger, "t", "Broker default is not ready (status.conditions Ready is False: TopicNotPresent topic not found)"},
+		{v1alpha1.KnativeSubscription, "s", `spec.channel.kind is "InMemoryChannel", not KafkaChannel`},
+	} {
+		rr := knativeRequest(ns, "r-"+strings.ToLower(string(c.kind)), c.kind, c.ref).Obj()
+		create(t, rr)
+		if msg := waitNotResolved(t, rr); !strings.Contains(msg, c.want) {
+			t.Errorf("%s %s: %q, want %q", c.kind, c.ref, msg, c.want)
+		}
+	}
+
+	both := knativeRequest(ns, "both", v1alpha1.KnativeTrigger, "t").Obj()
+	both.Spec.Group = "orders"
+	if err := k8s.Create(ctx, both); err == nil || !strings.Contains(err.Error(), "consumerRef replaces kafka, group and topics") {
+		t.Fatalf("consumerRef with group: %v", err)
+	}
+	neither := knativeRequest(ns, "neither", v1alpha1.KnativeTrigger, "t").Obj()
+	neither.Spec.ConsumerRef = nil
+	if err := k8s.Create(ctx, neither); err == nil || !strings.Contains(err.Error(), "set kafka and group, or consumerRef") {
+		t.Fatalf("neither: %v", err)
+	}
+}
