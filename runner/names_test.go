@@ -38,6 +38,10 @@ func TestMessagesInTheNamesOfWhoStartedTheRunner(t *testing.T) {
 			"stop its consumers first or use --wait-for-empty", "stop its consumers first or use spec.whenGroupActive: Wait (with a spec.waitTimeout)"},
 		{"copy from a group with no offsets", []string{"--group", "other", "--topic", topic, "--to", "group:nobody"}, nil, report.ExitInvalidInput,
 			`--to: source group "nobody" has no committed offsets`, `spec.target.fromGroup: source group "nobody" has no committed offsets`},
+		{"a skip refused", []string{"--group", group, "--topic", topic, "--to", "latest", "--dry-run"}, nil, report.ExitRefused,
+			"to skip them anyway set --allow-skip", "to skip them anyway set spec.limits.allowSkip"},
+		{"over the limit", []string{"--group", group, "--topic", topic, "--to", "earliest", "--dry-run"}, map[string]string{config.EnvMaxMessagesToReconsume: "10"}, report.ExitRefused,
+			"more than the 10 --max-messages-to-reconsume allows", "more than the 10 spec.limits.maxMessagesToReconsume allows"},
 		{"configuration", []string{"--group", "other", "--to", "earliest"}, map[string]string{config.EnvWaitForEmpty: "-1s"}, report.ExitInvalidInput,
 			"--wait-for-empty (REPLAY_WAIT_FOR_EMPTY): must not be negative", "spec.waitTimeout: must not be negative"},
 	}

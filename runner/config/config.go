@@ -391,8 +391,8 @@ func (c *Config) checkFileTarget(errs *Errors, toFlag, toEnv string) {
 	}
 	if err != nil {
 		flagName, env := toFlag, toEnv
-		if t.Kind == KindUndo && toFlag == FlagTo {
-			flagName, env = RefUndo, EnvTo
+		if toFlag == FlagTo {
+			flagName, env = refOfKind(t.Kind), EnvTo
 		}
 		*errs = append(*errs, &FieldError{Flag: flagName, Env: env, Msg: fmt.Sprintf("%s:%s %v", t.Kind, t.File, err)})
 	}

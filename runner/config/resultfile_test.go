@@ -118,7 +118,7 @@ func TestPlanAndUndoFiles(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"a plan edited by hand", args("plan:" + writeBytes(t, resultBytes(t, edited))), "--to (REPLAY_TO): plan:"},
+		{"a plan edited by hand", args("plan:" + writeBytes(t, resultBytes(t, edited))), "--to plan: (REPLAY_TO): plan:"},
 		{"a plan edited by hand, why", args("plan:" + writeBytes(t, resultBytes(t, edited))), "do not match its plan digest"},
 		{"a plan of another group", []string{"--bootstrap-servers", "localhost:9092", "--group", "h", "--to", "plan:" + writeBytes(t, plan)}, `is a plan of group "g", not of "h"`},
 		{"a plan that is no dry run", args("plan:" + writeBytes(t, resultBytes(t, notDry))), "is not a dry run's plan"},
