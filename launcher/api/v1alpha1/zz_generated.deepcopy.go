@@ -325,6 +325,16 @@ func (in *RecordTopic) DeepCopyInto(out *RecordTopic) {
 		*out = make([]int64, len(*in))
 		copy(*out, *in)
 	}
+	if in.LogStartOffsets != nil {
+		in, out := &in.LogStartOffsets, &out.LogStartOffsets
+		*out = make([]int64, len(*in))
+		copy(*out, *in)
+	}
+	if in.LogEndOffsets != nil {
+		in, out := &in.LogEndOffsets, &out.LogEndOffsets
+		*out = make([]int64, len(*in))
+		copy(*out, *in)
+	}
 	if in.Clamped != nil {
 		in, out := &in.Clamped, &out.Clamped
 		*out = make([]int32, len(*in))
