@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
@@ -168,4 +169,32 @@ func TestEnvtestGitOpsHealth(t *testing.T) {
 	waitRestored(t, paused, launcher.ReasonRestored)
 	waitReplicas(t, dep, 2)
 	h.expect(t, paused, gitops.Healthy, "Applied: ", gitops.Current)
+}
+
+// The request docs/gitops.md shows is one the API server admits.
+func TestEnvtestGitOpsDocsRequestIsValid(t *testing.T) {
+	env(t)
+	blocks, err := gitops.YAMLBlocks(filepath.Join(gitops.RepoRoot(), "docs", "gitops.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t, nil)
+	n := 0
+	for _, b := range blocks {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(b), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		if u.GetKind() != "ReplayRequest" {
+			continue
+		}
+		n++
+		u.SetNamespace(ns)
+		if err := k8s.Create(context.Background(), u, client.DryRunAll); err != nil {
+			t.Errorf("docs/gitops.md's %s: %v", u.GetName(), err)
+		}
+	}
+	if n == 0 {
+		t.Fatal("docs/gitops.md shows no ReplayRequest")
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/cel-go/cel"
@@ -238,4 +239,30 @@ func evalBool(expr string, obj map[string]any) (bool, error) {
 		return false, fmt.Errorf("%q is a %s, not a bool", expr, val.Type())
 	}
 	return bool(b), nil
+}
+
+// YAMLBlocks returns the ```yaml blocks of a Markdown file, in order.
+func YAMLBlocks(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var blocks []string
+	var cur []string
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case !in && strings.TrimSpace(line) == "```yaml":
+			in, cur = true, nil
+		case in && strings.TrimSpace(line) == "```":
+			in = false
+			blocks = append(blocks, strings.Join(cur, "\n")+"\n")
+		case in:
+			cur = append(cur, line)
+		}
+	}
+	if in {
+		return nil, fmt.Errorf("%s: a yaml block is not closed", path)
+	}
+	return blocks, nil
 }

@@ -271,3 +271,41 @@ func TestHarnessBehavesLikeArgoAndFlux(t *testing.T) {
 		t.Errorf("extensions: %s, %v", got, err)
 	}
 }
+
+// docs/gitops.md shows the shipped checks, byte for byte: the argocd-cm key
+// holds the Lua file, the Kustomization's healthCheckExprs the Flux file.
+func TestDocsShowTheShippedChecks(t *testing.T) {
+	script, flux := shipped(t)
+	blocks, err := YAMLBlocks(filepath.Join(RepoRoot(), "docs", "gitops.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawArgo, sawFlux bool
+	for _, b := range blocks {
+		var doc struct {
+			Kind string            `json:"kind"`
+			Data map[string]string `json:"data"`
+			Spec struct {
+				HealthCheckExprs []FluxCheck `json:"healthCheckExprs"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal([]byte(b), &doc); err != nil {
+			t.Fatalf("a yaml block of docs/gitops.md does not parse: %v\n%s", err, b)
+		}
+		switch doc.Kind {
+		case "ConfigMap":
+			sawArgo = true
+			if got := doc.Data["resource.customizations.health.kafkareplay.dev_ReplayRequest"]; got != script {
+				t.Errorf("docs/gitops.md's argocd-cm health check differs from %s:\n%s", LuaFile, got)
+			}
+		case "Kustomization":
+			sawFlux = true
+			if len(doc.Spec.HealthCheckExprs) != 1 || doc.Spec.HealthCheckExprs[0] != flux {
+				t.Errorf("docs/gitops.md's healthCheckExprs differ from %s: %+v", FluxFile, doc.Spec.HealthCheckExprs)
+			}
+		}
+	}
+	if !sawArgo || !sawFlux {
+		t.Fatalf("docs/gitops.md: argocd-cm shown %v, Kustomization shown %v", sawArgo, sawFlux)
+	}
+}
