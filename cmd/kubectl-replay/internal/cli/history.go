@@ -113,13 +113,37 @@ func HistoryEntries(jobs []batchv1.Job, recs []v1alpha1.ReplayRecord, group stri
 			out = append(out, e)
 		}
 	}
-	slices.SortStableFunc(out, func(x, y render.HistoryEntry) int {
-		if c := y.When.Compare(x.When); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.Namespace+"/"+x.Job, y.Namespace+"/"+y.Job)
-	})
+	slices.SortStableFunc(out, newerFirst)
 	return out
+}
+
+// newerFirst orders runs newest first. The times have a second's
+// resolution, so runs of the same second are put in the order they must
+// have happened: an undo after the run it undid, a request's apply after
+// its plan; then by name, to be stable.
+func newerFirst(x, y render.HistoryEntry) int {
+	if c := y.When.Compare(x.When); c != 0 {
+		return c
+	}
+	if x.Namespace == y.Namespace {
+		switch {
+		case x.UndoOf != "" && x.UndoOf == y.Name:
+			return -1
+		case y.UndoOf != "" && y.UndoOf == x.Name:
+			return 1
+		case x.Source == y.Source && x.Name == y.Name && x.Stage != y.Stage:
+			return cmp.Compare(stageOrder(y.Stage), stageOrder(x.Stage))
+		}
+	}
+	return cmp.Compare(x.Namespace+"/"+x.Job, y.Namespace+"/"+y.Job)
+}
+
+// stageOrder is a stage's place in a request's life.
+func stageOrder(s string) int {
+	if s == "plan" {
+		return 0
+	}
+	return 1
 }
 
 func jobEntry(j *batchv1.Job, rec *v1alpha1.ReplayRecord) render.HistoryEntry {
@@ -129,6 +153,7 @@ func jobEntry(j *batchv1.Job, rec *v1alpha1.ReplayRecord) render.HistoryEntry {
 		Stage: j.Labels[v1alpha1.LabelStage], Group: an[v1alpha1.AnnotationGroup],
 		RequestedBy: an[v1alpha1.AnnotationRequestedBy], ApprovedBy: an[v1alpha1.AnnotationApprovedBy],
 		Target: an[v1alpha1.AnnotationResolvedTarget], DryRun: an[v1alpha1.AnnotationDryRun] == "true",
+		UndoOf: an[v1alpha1.AnnotationUndoOf],
 	}
 	switch {
 	case j.Labels[v1alpha1.LabelRequest] != "":
@@ -152,8 +177,14 @@ func jobEntry(j *batchv1.Job, rec *v1alpha1.ReplayRecord) render.HistoryEntry {
 		e.When = t
 	}
 	e.Reconsumed, e.Skipped = intAnnotation(an[v1alpha1.AnnotationMessagesReconsumed]), intAnnotation(an[v1alpha1.AnnotationMessagesSkipped])
+	target := e.Target
 	if rec != nil {
 		fromRecord(&e, rec)
+	}
+	if target != "" {
+		// The request's target as the launcher resolved it (undo:NAME),
+		// rather than the runner's (undo:<its input file>).
+		e.Target = target
 	}
 	return e
 }

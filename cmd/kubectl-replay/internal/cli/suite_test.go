@@ -310,3 +310,5 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

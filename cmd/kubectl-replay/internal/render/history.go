@@ -18,7 +18,9 @@ type HistoryEntry struct {
 	// Name is the request's or the runbook's name (the Job's for a job).
 	Name string `json:"name"`
 	// Stage is plan (the planning Job of approval: Manual) or apply.
-	Stage       string `json:"stage,omitempty"`
+	Stage string `json:"stage,omitempty"`
+	// UndoOf is the request an undo undid.
+	UndoOf      string `json:"undoOf,omitempty"`
 	RequestedBy string `json:"requestedBy,omitempty"`
 	ApprovedBy  string `json:"approvedBy,omitempty"`
 	Group       string `json:"group"`

@@ -294,7 +294,10 @@ func TestDecidable(t *testing.T) {
 		want string
 	}{
 		{"awaiting", manual(func(*v1alpha1.ReplayRequest) {}), ""},
-		{"automatic", manual(func(r *v1alpha1.ReplayRequest) { r.Spec.Approval = v1alpha1.ApprovalAutomatic; r.Status.Phase = v1alpha1.PhaseRunning }), "not a request with --approval Manual"},
+		{"automatic", manual(func(r *v1alpha1.ReplayRequest) {
+			r.Spec.Approval = v1alpha1.ApprovalAutomatic
+			r.Status.Phase = v1alpha1.PhaseRunning
+		}), "not a request with --approval Manual"},
 		{"planning", manual(func(r *v1alpha1.ReplayRequest) { r.Status.Phase = v1alpha1.PhaseRunning; r.Status.Plan = nil }), "not awaiting approval (phase Running); its plan is not ready yet"},
 		{"approved", manual(func(r *v1alpha1.ReplayRequest) {
 			r.Status.Phase = v1alpha1.PhaseSucceeded

@@ -1,0 +1,182 @@
+package cli_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	"github.com/kafka-replay/kafka-replay/launcher"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+)
+
+// planResult is the dry run a planning runner prints: orders' partitions
+// rewound by these deltas, with its digest.
+func planResult(group string, deltas ...int64) *report.Result {
+	r := runResult(group, report.ExitOK, deltas...)
+	r.DryRun, r.Reason = true, report.ReasonDryRun
+	for i := range r.Partitions {
+		r.Partitions[i].Applied = false
+	}
+	r.Summarize()
+	r.Plan = report.PlanDigest(r.Group, r.Partitions)
+	return r
+}
+
+// appliedResult is what the runner of an approved plan answers.
+func appliedResult(plan *report.Result) *report.Result {
+	r := *plan
+	r.DryRun, r.Reason = false, report.ReasonApplied
+	r.Target.Given = "plan:/etc/kafka-replay/input/input.json.gz"
+	r.Partitions = append([]report.Partition(nil), plan.Partitions...)
+	for i := range r.Partitions {
+		r.Partitions[i].Applied = true
+	}
+	r.Summarize()
+	return &r
+}
+
+// undoResult is what the runner of an undo answers: every partition of
+// done back at its previous offset.
+func undoResult(done *report.Result) *report.Result {
+	r := *done
+	r.Target = report.Target{Given: "undo:/etc/kafka-replay/input/input.json.gz", Resolved: "undo:/etc/kafka-replay/input/input.json.gz"}
+	r.Plan, r.RunID = "", "undo-run"
+	r.Partitions = nil
+	for _, p := range done.Partitions {
+		prev, back := p.NewOffset, *p.PreviousOffset
+		d := prev - back
+		r.Partitions = append(r.Partitions, report.Partition{Topic: p.Topic, Partition: p.Partition, PreviousOffset: &prev, NewOffset: back, Delta: &d, LogStartOffset: p.LogStartOffset, LogEndOffset: p.LogEndOffset, Applied: true})
+	}
+	r.Summarize()
+	return &r
+}
+
+func planJob(t *testing.T, ns, name string) *batchv1.Job {
+	t.Helper()
+	var job batchv1.Job
+	eventually(t, 30*time.Second, "planning Job of "+name, func() error {
+		var rr v1alpha1.ReplayRequest
+		if err := k8s.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &rr); err != nil {
+			return err
+		}
+		return k8s.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: launcher.JobName(&rr, launcher.StagePlan)}, &job)
+	})
+	return &job
+}
+
+func waitPhase(t *testing.T, ns, name string, phase v1alpha1.Phase) *v1alpha1.ReplayRequest {
+	t.Helper()
+	var rr *v1alpha1.ReplayRequest
+	eventually(t, 30*time.Second, name+" "+string(phase), func() error {
+		rr = getRR(t, ns, name)
+		if rr.Status.Phase != phase {
+			return errorf("phase %q: %+v", rr.Status.Phase, rr.Status.Conditions)
+		}
+		return nil
+	})
+	return rr
+}
+
+// The whole workflow with the launcher doing its part: create a Manual
+// request and follow it (--wait) through its plan, the approval (from
+// another "terminal": approve), the apply and the outcome; the plan
+// table from the planning Job's record; describe with who approved; undo
+// it and follow that; history with all three Jobs. A rejected plan ends
+// reject --wait with exit 1.
+func TestEnvtestManualApproveApplyUndo(t *testing.T) {
+	env(t)
+	ns := newNamespace(t)
+	logs := testutil.NewRunnerLogs()
+	startLauncher(t, ns, logs)
+	servers := "kafka." + ns + ".svc:9092"
+
+	var wg sync.WaitGroup
+	var waited result
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		waited = plugin(t, ns, operator, "create", "manual", "--bootstrap-servers", servers, "--group", "orders", "--topic", "orders",
+			"--to", "shift:-100", "--approval", "Manual", "--max-messages-to-reconsume", "1000", "--wait", "--timeout", "5m")
+	}()
+	plan := planResult("orders", 100, 300, 20)
+	runJob(t, logs, planJob(t, ns, "manual"), plan)
+	rr := waitPhase(t, ns, "manual", v1alpha1.PhaseAwaitingApproval)
+	if rr.Status.Plan.Digest != plan.Plan || rr.Spec.Limits == nil || *rr.Spec.Limits.MaxMessagesToReconsume != 1000 {
+		t.Fatalf("status.plan %+v, limits %+v", rr.Status.Plan, rr.Spec.Limits)
+	}
+
+	r := plugin(t, ns, viewer, "plan", "manual")
+	wantCode(t, "plan", r, exit.OK)
+	contains(t, "plan", r.out, "Plan "+plan.Plan+" of "+ns+"/manual: group orders, target shift:-100", "total 3 partitions: 420 messages re-consumed, 0 skipped", "approve: kubectl replay approve manual -n "+ns)
+	lines := strings.Split(r.out, "\n")
+	if !strings.HasPrefix(lines[4], "orders") || !strings.Contains(lines[4], "+300") || !strings.Contains(lines[6], "+20") {
+		t.Errorf("plan not sorted by the largest delta:\n%s", r.out)
+	}
+
+	r = plugin(t, ns, operator, "approve", "manual")
+	wantCode(t, "approve", r, exit.OK)
+	contains(t, "approve", r.out, "approved plan "+plan.Plan)
+	var apply *batchv1.Job
+	eventually(t, 30*time.Second, "the apply Job", func() error {
+		cur := getRR(t, ns, "manual")
+		if cur.Status.JobName == "" {
+			return errorf("no apply Job yet: %+v", cur.Status.Conditions)
+		}
+		apply = waitJob(t, ns, "manual")
+		return nil
+	})
+	if apply.Annotations[v1alpha1.AnnotationPlanDigest] != plan.Plan {
+		t.Errorf("apply Job's plan digest %q, want %q", apply.Annotations[v1alpha1.AnnotationPlanDigest], plan.Plan)
+	}
+	applied := appliedResult(plan)
+	runJob(t, logs, apply, applied)
+	wg.Wait()
+	wantCode(t, "create --wait of a Manual request", waited, exit.OK)
+	contains(t, "create --wait of a Manual request", waited.out, "plan", plan.Plan+": 3 partitions, 420 to re-consume", "approval", "waiting: kubectl replay approve manual", "approved by", "succeeded Applied", "undo with: kubectl replay undo manual -n "+ns)
+
+	r = plugin(t, ns, viewer, "describe", "manual")
+	wantCode(t, "describe", r, exit.OK)
+	contains(t, "describe", r.out, "Decision:     Approved by ", "plan "+plan.Plan, "Undo with:    kubectl replay undo manual")
+	hasRow(t, "describe", r.out, "orders", "1", "1000", "700", "+300", "0..2000")
+
+	// Undo, followed to its end.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		waited = plugin(t, ns, operator, "undo", "manual", "--wait", "--timeout", "5m")
+	}()
+	undoJob := waitJob(t, ns, "manual-undo")
+	if undoJob.Annotations[v1alpha1.AnnotationUndoOf] != "manual" {
+		t.Errorf("undo Job annotations %v", undoJob.Annotations)
+	}
+	runJob(t, logs, undoJob, undoResult(applied))
+	wg.Wait()
+	wantCode(t, "undo --wait", waited, exit.OK)
+	contains(t, "undo --wait", waited.out, "replayrequest.kafkareplay.dev/manual-undo created (undoes manual)", "succeeded Applied")
+
+	// history: the undo, the apply and the plan, newest first.
+	r = plugin(t, ns, viewer, "history", "--group", "orders")
+	wantCode(t, "history", r, exit.OK)
+	rows := strings.Split(strings.TrimSpace(r.out), "\n")
+	if len(rows) != 5 || !strings.Contains(rows[1], "request/manual-undo") || !strings.Contains(rows[2], "request/manual") || !strings.Contains(rows[2], "apply") ||
+		!strings.Contains(rows[3], "plan") || !strings.Contains(rows[3], "(420)") || !strings.HasPrefix(rows[4], "(counts in parentheses") {
+		t.Errorf("history:\n%s", r.out)
+	}
+
+	// A rejected plan: reject --wait follows it to its failure.
+	wantCode(t, "create", plugin(t, ns, operator, "create", "other", "--bootstrap-servers", servers, "--group", "orders", "--to", "shift:-5", "--approval", "Manual"), exit.OK)
+	runJob(t, logs, planJob(t, ns, "other"), planResult("orders", 5))
+	waitPhase(t, ns, "other", v1alpha1.PhaseAwaitingApproval)
+	r = plugin(t, ns, operator, "reject", "other", "--reason", "wrong group", "--wait", "--timeout", "5m")
+	wantCode(t, "reject --wait", r, exit.Failed)
+	contains(t, "reject --wait", r.errOut, "replayrequest other failed: Rejected")
+	r = plugin(t, ns, operator, "approve", "other")
+	wantCode(t, "approve of a rejected request", r, exit.WrongState)
+}
