@@ -121,6 +121,12 @@ func writeTable(w io.Writer, res *report.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	mode := "APPLIED"
 	switch {
+	case res.ExitCode == report.ExitRefused:
+		// A dry run too: it says what the real run would do.
+		mode = "REFUSED: " + string(res.Reason) + " (nothing committed)"
+		if res.DryRun {
+			mode = "DRY RUN " + mode
+		}
 	case res.DryRun:
 		mode = "DRY RUN (nothing committed)"
 	case res.AlreadyApplied:
@@ -128,11 +134,17 @@ func writeTable(w io.Writer, res *report.Result) {
 	case res.ExitCode != report.ExitOK:
 		mode = "FAILED: " + string(res.Reason)
 	}
+	if res.Plan != "" {
+		mode += "  PLAN " + res.Plan
+	}
 	_, _ = fmt.Fprintf(w, "GROUP %s  TARGET %s  RUN %s  %s\n", res.Group, targetLine(res.Target), res.RunID, mode)
 	if len(res.Partitions) > 0 {
 		_, _ = fmt.Fprintln(tw, "TOPIC\tPARTITION\tPREVIOUS\tNEW\tDELTA\tLOG-START\tLOG-END\tNOTE")
 		for _, p := range res.Partitions {
 			note := p.Note
+			if p.LeftAlone != "" {
+				note = strings.TrimSpace("LEFT ALONE: " + p.LeftAlone + " " + note)
+			}
 			if p.Error != "" {
 				note = strings.TrimSpace("ERROR: " + p.Error + " " + note)
 			}
@@ -147,6 +159,9 @@ func writeTable(w io.Writer, res *report.Result) {
 	}
 	if t.NoPreviousOffset > 0 {
 		_, _ = fmt.Fprintf(w, ", %d without a previous offset", t.NoPreviousOffset)
+	}
+	if t.LeftAlone > 0 {
+		_, _ = fmt.Fprintf(w, ", %d left alone", t.LeftAlone)
 	}
 	if t.Failed > 0 {
 		_, _ = fmt.Fprintf(w, ", %d FAILED", t.Failed)

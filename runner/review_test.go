@@ -201,6 +201,9 @@ func TestGuards(t *testing.T) {
 				if dry && o.result.Plan == "" {
 					t.Error("a refused dry run has no plan digest")
 				}
+				if !strings.Contains(o.stdout, "REFUSED: "+string(tc.reason)+" (nothing committed)") {
+					t.Errorf("the table does not say refused:\n%s", o.stdout)
+				}
 				if o.termination == nil || o.termination.Reason != tc.reason {
 					t.Errorf("termination message %+v", o.termination)
 				}
@@ -257,6 +260,13 @@ func TestUndoRewind(t *testing.T) {
 		if left && (!strings.Contains(p.LeftAlone, "restoring would re-consume 10 messages") || p.NewOffset != 90 || *p.Delta != 0) {
 			t.Errorf("left alone: %+v", p)
 		}
+	}
+	// The table says which and why.
+	if !strings.Contains(o.stdout, "LEFT ALONE: consumed past its previous offset 80") || !strings.Contains(o.stdout, ", 1 left alone") {
+		t.Errorf("the table does not show the partition left alone:\n%s", o.stdout)
+	}
+	if !strings.Contains(dry.stdout, "PLAN "+dry.result.Plan) {
+		t.Errorf("the dry run's table does not show its plan digest:\n%s", dry.stdout)
 	}
 	// Forced: the undo of the same run restores partition 2 too.
 	f := run(t, c, "--group", group, "--to", "undo:"+undoFile, "--run-id", "undo-forced", "--force").mustCode(t, report.ExitOK)
