@@ -73,7 +73,7 @@ func admissionRelease(ctx context.Context, t *testing.T, admin client.Client, fu
 			_ = admin.Delete(context.Background(), u.DeepCopy())
 		})
 	}
-	if len(policies) != map[bool]int{true: 3, false: 2}[mutating] {
+	if len(policies) != map[bool]int{true: 4, false: 2}[mutating] {
 		t.Fatalf("policies rendered: %v", kinds(policies))
 	}
 	return objs
@@ -349,7 +349,126 @@ func TestAdmissionPolicies(t *testing.T) {
 		if err := admin.Create(ctx, j, client.DryRunAll); err != nil {
 			t.Errorf("an admin's Job with another image: %v", err)
 		}
+
+		// The apply Job of an approved plan, its input ConfigMap mounted.
+		manual := testutil.MakeRequest(ns, "orders-plan").ShiftBy(-10).Manual().Annotate(v1alpha1.AnnotationApprove, "0123456789abcdef").Obj()
+		manual.UID = rr.UID
+		manual.Status.ResolvedTarget = "shift:-10"
+		manual.Status.Plan = &v1alpha1.PlanSummary{Digest: "0123456789abcdef", JobName: launcher.JobName(manual, launcher.StagePlan)}
+		manual.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: "0123456789abcdef"}
+		applyJob, err := launcher.BuildJobWithInput(manual, launcher.StageApply, opts, &launcher.Input{
+			Kind: launcher.InputPlan, ConfigMap: launcher.InputConfigMapName(launcher.JobName(manual, launcher.StageApply)), Digest: "sha256:" + strings.Repeat("0", 64)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		applyJob.OwnerReferences = nil
+		if err := launcherClient.Create(ctx, applyJob, client.DryRunAll); err != nil {
+			t.Errorf("the apply Job of an approved plan: %v", err)
+		}
 	})
+
+	t.Run("approval", func(t *testing.T) {
+		approval(ctx, t, cfg, admin, objs, ns, alice, user)
+	})
+}
+
+// approval: approving or rejecting a plan takes the verb approve on the
+// request, which alice (who may create and patch requests, as an editor)
+// lacks; bob, bound to the chart's approver ClusterRole, has it, and is
+// stamped as the approver whatever he writes; dave, with approve on one
+// request by resourceNames, may approve that one only. Nobody writes
+// approved-by without deciding, not even an admin.
+func approval(ctx context.Context, t *testing.T, cfg *rest.Config, admin client.Client, objs []*unstructured.Unstructured, ns string, alice client.Client, user string) {
+	group := []string{v1alpha1.GroupVersion.Group}
+	grant(ctx, t, admin, ns, "patch-requests", user, rbacv1.PolicyRule{
+		APIGroups: group, Resources: []string{"replayrequests"}, Verbs: []string{"get", "patch"},
+	})
+	var approverRole string
+	for _, u := range byKind(objs, "ClusterRole") {
+		if strings.HasSuffix(u.GetName(), "-approver") {
+			approverRole = u.GetName()
+		}
+	}
+	if approverRole == "" {
+		t.Fatalf("the chart renders no approver ClusterRole: %v", kinds(objs))
+	}
+	bob := asUser(t, cfg, "bob", "team-sre")
+	if err := admin.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bob-approves"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: approverRole},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "bob"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	dave := asUser(t, cfg, "dave")
+	grant(ctx, t, admin, ns, "dave-approves-one", "dave",
+		rbacv1.PolicyRule{APIGroups: group, Resources: []string{"replayrequests"}, Verbs: []string{"get", "patch"}},
+		rbacv1.PolicyRule{APIGroups: group, Resources: []string{"replayrequests"}, Verbs: []string{"approve"}, ResourceNames: []string{"scoped-a"}},
+	)
+
+	stored := func(name string) *v1alpha1.ReplayRequest {
+		rr := testutil.MakeRequest(ns, name).ShiftBy(-10).Manual().Obj()
+		if err := alice.Create(ctx, rr); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = admin.Delete(context.Background(), rr) })
+		return rr
+	}
+	annotate := func(c client.Client, rr *v1alpha1.ReplayRequest, change map[string]any) error {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": change}})
+		return c.Patch(ctx, rr, client.RawPatch("application/merge-patch+json", patch))
+	}
+	const digest = "0123456789abcdef"
+	rr := stored("to-approve")
+
+	// bob's binding reaches the authorizer some time after it is made.
+	eventuallyDo(t, time.Minute, "bob may approve", func() error {
+		return annotate(bob, rr.DeepCopy(), map[string]any{v1alpha1.AnnotationApprove: "not-yet-the-digest"})
+	})
+	for _, tc := range []struct {
+		name   string
+		c      client.Client
+		change map[string]any
+		want   string
+	}{
+		{"alice approves", alice, map[string]any{v1alpha1.AnnotationApprove: digest}, "may not approve or reject ReplayRequest to-approve"},
+		{"alice rejects", alice, map[string]any{v1alpha1.AnnotationReject: "no"}, "verb approve"},
+		{"alice removes the approval", alice, map[string]any{v1alpha1.AnnotationApprove: nil}, "verb approve"},
+		{"alice names an approver", alice, map[string]any{v1alpha1.AnnotationApprovedBy: "carol"}, "set by the API server"},
+		{"an admin names an approver without deciding", admin, map[string]any{v1alpha1.AnnotationApprovedBy: "alice"}, "set by the API server"},
+	} {
+		err := annotate(tc.c, rr.DeepCopy(), tc.change)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", tc.name, err, tc.want)
+		}
+	}
+	// Creating a request already approved takes the right too.
+	pre := testutil.MakeRequest(ns, "pre-approved").ShiftBy(-10).Manual().Annotate(v1alpha1.AnnotationApprove, digest).Obj()
+	if err := alice.Create(ctx, pre, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "verb approve") {
+		t.Errorf("alice creating an approved request: %v", err)
+	}
+
+	// bob approves, writing someone else's name: he is stamped.
+	got := rr.DeepCopy()
+	if err := annotate(bob, got, map[string]any{v1alpha1.AnnotationApprove: digest, v1alpha1.AnnotationApprovedBy: "mallory"}); err != nil {
+		t.Fatal(err)
+	}
+	if by := got.Annotations[v1alpha1.AnnotationApprovedBy]; by != "bob" {
+		t.Errorf("approved-by = %q, want bob", by)
+	}
+	// Other changes keep the stamp (the launcher's finalizer, a label).
+	if err := admin.Patch(ctx, got.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"reviewed":"yes"}}}`))); err != nil {
+		t.Errorf("a label change after the approval: %v", err)
+	}
+
+	// resourceNames scope the right.
+	a, b := stored("scoped-a"), stored("scoped-b")
+	eventuallyDo(t, time.Minute, "dave approves scoped-a", func() error {
+		return annotate(dave, a.DeepCopy(), map[string]any{v1alpha1.AnnotationApprove: digest})
+	})
+	if err := annotate(dave, b.DeepCopy(), map[string]any{v1alpha1.AnnotationApprove: digest}); err == nil || !strings.Contains(err.Error(), "verb approve") {
+		t.Errorf("dave approving scoped-b: %v", err)
+	}
 }
 
 // Without MutatingAdmissionPolicy (an older API server), nothing stamps
@@ -386,5 +505,31 @@ func TestAdmissionPoliciesWithoutMutatingPolicy(t *testing.T) {
 	}
 	if _, stamped := plain.Annotations[annotationRequestedBy]; stamped {
 		t.Errorf("stamped without a mutating policy: %v", plain.Annotations)
+	}
+
+	// Likewise the approver: one who may approve may leave it out or write
+	// its own name, never anyone else's.
+	grant(ctx, t, admin, ns, "approve-requests", user, rbacv1.PolicyRule{
+		APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"replayrequests"}, Verbs: []string{"get", "patch", "approve"},
+	})
+	manual := testutil.MakeRequest(ns, "manual").ShiftBy(-10).Manual().Obj()
+	if err := carol.Create(ctx, manual); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = admin.Delete(context.Background(), manual) }()
+	approve := func(by string) error {
+		ann := map[string]any{v1alpha1.AnnotationApprove: "0123456789abcdef"}
+		if by != "" {
+			ann[v1alpha1.AnnotationApprovedBy] = by
+		}
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
+		return carol.Patch(ctx, manual.DeepCopy(), client.RawPatch("application/merge-patch+json", patch), client.DryRunAll)
+	}
+	eventuallyDo(t, time.Minute, "carol may approve", func() error { return approve("") })
+	if err := approve(user); err != nil {
+		t.Errorf("carol approving in her own name: %v", err)
+	}
+	if err := approve("admin"); err == nil || !strings.Contains(err.Error(), "set by the API server") {
+		t.Errorf("carol approving in admin's name: %v", err)
 	}
 }

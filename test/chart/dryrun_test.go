@@ -290,6 +290,8 @@ func TestHelmInstall(t *testing.T) {
 		"--from=cronjob/kr-to-a-time",
 		"-l kafkareplay.dev/runner=true",
 		"docs/usage.md",
+		"bind the ClusterRole kr-approver",
+		"kubectl -n " + ns + " annotate rr orders-rewind kafkareplay.dev/approve=",
 	} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("NOTES lack %q:\n%s", want, notes)

@@ -79,6 +79,7 @@ func TestRenderDefaults(t *testing.T) {
 		"ServiceAccount/kafka-replay-runner",
 		"ClusterRole/kafka-replay-launcher",
 		"ClusterRole/kafka-replay-metrics-reader",
+		"ClusterRole/kafka-replay-approver",
 		"ClusterRoleBinding/kafka-replay-launcher",
 		"Role/kafka-replay-launcher",
 		"RoleBinding/kafka-replay-launcher",
@@ -318,7 +319,7 @@ func TestRenderAllOn(t *testing.T) {
 		counts[o.GetKind()]++
 	}
 	for kind, n := range map[string]int{
-		"Deployment": 1, "PodDisruptionBudget": 1, "ServiceAccount": 2, "ClusterRole": 2, "ClusterRoleBinding": 1,
+		"Deployment": 1, "PodDisruptionBudget": 1, "ServiceAccount": 2, "ClusterRole": 3, "ClusterRoleBinding": 1,
 		"Role": 1, "RoleBinding": 1, "Service": 1, "ServiceMonitor": 1, "NetworkPolicy": 2, "CronJob": 5,
 	} {
 		if counts[kind] != n {

@@ -8,6 +8,26 @@ launcher/api/v1alpha1 AnnotationRequestedBy and AnnotationRequestedByGroups
 {{- define "kafka-replay.annotation.requestedByGroups" -}}kafkareplay.dev/requested-by-groups{{- end }}
 
 {{/*
+The annotations that approve or reject a plan (approval: Manual), and the
+one the approver is stamped into: launcher/api/v1alpha1 AnnotationApprove,
+AnnotationReject and AnnotationApprovedBy.
+*/}}
+{{- define "kafka-replay.annotation.approve" -}}kafkareplay.dev/approve{{- end }}
+{{- define "kafka-replay.annotation.reject" -}}kafkareplay.dev/reject{{- end }}
+{{- define "kafka-replay.annotation.approvedBy" -}}kafkareplay.dev/approved-by{{- end }}
+
+{{/*
+kafka-replay.admission.decisionChanged: a CEL expression, true when a
+create or update of a ReplayRequest sets, changes or removes its approve or
+reject annotation. Used where variables are not (matchConditions).
+*/}}
+{{- define "kafka-replay.admission.decisionChanged" -}}
+{{- $approve := include "kafka-replay.annotation.approve" . -}}
+{{- $reject := include "kafka-replay.annotation.reject" . -}}
+request.operation == 'CREATE' ? (object.metadata.?annotations[?'{{ $approve }}'].hasValue() || object.metadata.?annotations[?'{{ $reject }}'].hasValue()) : (object.metadata.?annotations[?'{{ $approve }}'] != oldObject.metadata.?annotations[?'{{ $approve }}'] || object.metadata.?annotations[?'{{ $reject }}'] != oldObject.metadata.?annotations[?'{{ $reject }}'])
+{{- end }}
+
+{{/*
 Whether the API server serves MutatingAdmissionPolicy (GA in Kubernetes
 1.36): without it nothing stamps the requester, and the launcher records
 "unknown".
