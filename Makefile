@@ -67,7 +67,7 @@ fuzz: ## Fuzz the target and scope parsers for 30s each.
 	$(GO) test -run '^$$' -fuzz FuzzParseScope -fuzztime 30s ./runner/config/
 
 .PHONY: demo
-demo: ## Embedded 3-broker Kafka, then the runner: dry run, real run, idempotent rerun.
+demo: ## Embedded 3-broker Kafka, then the runner: dry run, the plan applied, idempotent rerun, a skip refused, undo.
 	$(GO) build -o $(BIN)/runner ./cmd/runner
 	$(GO) run ./test/demo --runner $(BIN)/runner
 

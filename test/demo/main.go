@@ -1,14 +1,18 @@
 // Command demo shows the runner end to end on an embedded Kafka cluster: a
-// dry run to a point in time, the real run, and the same run again (which is
-// recognised as already applied). It needs nothing but Go: `make demo`.
+// dry run to a point in time, that exact plan applied (plan:), the same run
+// again (recognised as already applied), a skip refused by the guard, and
+// the replay undone (undo:) with one partition left alone. It needs nothing
+// but Go: `make demo`.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -68,35 +72,72 @@ func demo(runnerBin string) error {
 	zone := time.FixedZone("", 2*3600)
 	at := base.Add(10 * time.Minute).In(zone).Format(time.RFC3339)
 	runID := "demo-" + time.Now().Format("150405")
-	common := []string{"--bootstrap-servers", c.Bootstrap(), "--group", group, "--topic", topic, "--to", "time:" + at, "--run-id", runID}
-
-	step("dry run: --to time:" + at + " --dry-run (plans, commits nothing)")
-	if err := runner(runnerBin, append(common, "--dry-run")...); err != nil {
+	dir, err := os.MkdirTemp("", "kafka-replay-demo")
+	if err != nil {
 		return err
 	}
-	step("the real run")
-	if err := runner(runnerBin, common...); err != nil {
+	defer func() { _ = os.RemoveAll(dir) }()
+	planFile, appliedFile := filepath.Join(dir, "plan.json"), filepath.Join(dir, "applied.json")
+	kafka := func(args ...string) []string {
+		return append([]string{"--bootstrap-servers", c.Bootstrap(), "--group", group}, args...)
+	}
+
+	step("dry run: --to time:" + at + " --dry-run (plans, commits nothing; the plan goes to a file for review)")
+	if err := runner(runnerBin, 0, kafka("--topic", topic, "--to", "time:"+at, "--dry-run", "--result-file", planFile)...); err != nil {
+		return err
+	}
+	apply := kafka("--to", "plan:"+planFile, "--run-id", runID, "--result-file", appliedFile)
+	step("apply exactly the reviewed plan: --to plan:" + planFile)
+	if err := runner(runnerBin, 0, apply...); err != nil {
 		return err
 	}
 	if err := show(ctx, c, "committed offsets after"); err != nil {
 		return err
 	}
 	step("the same run again (a retried pod): recognised by its run ID, nothing applied twice")
-	if err := runner(runnerBin, common...); err != nil {
+	if err := runner(runnerBin, 0, apply...); err != nil {
 		return err
 	}
-	step("done: the group will re-consume the last 10 minutes of every partition")
+	step("a slip: --to latest would skip what the group has not read yet; refused (exit 7) without --allow-skip")
+	if err := runner(runnerBin, 7, kafka("--topic", topic, "--to", "latest", "--dry-run")...); err != nil {
+		return err
+	}
+
+	// The consumers start again and re-consume part of the replay on
+	// partition 0; partition 1 is moved back further by someone else.
+	half := perPart - 150
+	if err := c.Commit(ctx, group, kafkatest.Offsets{topic: {0: int64(half), 1: 100}}, "consumer"); err != nil {
+		return err
+	}
+	if err := show(ctx, c, "committed offsets, the consumers having run a little"); err != nil {
+		return err
+	}
+	step("undo the replay: --to undo:" + appliedFile + " (partition 1 is left alone: something else moved it since)")
+	if err := runner(runnerBin, 0, kafka("--to", "undo:"+appliedFile, "--run-id", runID+"-undo")...); err != nil {
+		return err
+	}
+	if err := show(ctx, c, "committed offsets after the undo"); err != nil {
+		return err
+	}
+	step("done: the group is back where it was, but for the partition the undo left alone")
 	return nil
 }
 
 func step(msg string) { fmt.Printf("\n==> %s\n", msg) }
 
-func runner(bin string, args ...string) error {
+// runner runs the runner and expects exit code want.
+func runner(bin string, want int, args ...string) error {
 	fmt.Printf("$ runner %s\n", strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "REPLAY_TERMINATION_MESSAGE_PATH=")
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == want {
+		fmt.Printf("(exit %d, as expected)\n", want)
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}
 	return nil
