@@ -96,6 +96,11 @@ func FuzzParseTarget(f *testing.F) {
 				t.Fatalf("%q: accepted offsets that do not validate: %v", in, err)
 			}
 			return // the canonical form of a file target is descriptive only
+		case KindPlan, KindUndo:
+			if tg.Result == nil || tg.FileDigest == "" {
+				t.Fatalf("%q: a result file target without its result or digest", in)
+			}
+			return // its file is the target; its canonical form describes it
 		case KindGroup:
 			if err := ValidateGroup(tg.Group); err != nil || tg.Group == "" {
 				t.Fatalf("%q: accepted group %q: %v", in, tg.Group, err)
