@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -15,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -135,7 +134,6 @@ func InputConfigMap(rr *v1alpha1.ReplayRequest, jobName string, r *report.Result
 	if buf.Len() > MaxInputBytes {
 		return nil, "", fmt.Errorf("the input file for Job %s is %d bytes compressed, more than a ConfigMap holds (%d)", jobName, buf.Len(), MaxInputBytes)
 	}
-	sum := sha256.Sum256(buf.Bytes())
 	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -160,7 +158,8 @@ func InputConfigMap(rr *v1alpha1.ReplayRequest, jobName string, r *report.Result
 		Immutable:  ptr.To(true),
 		BinaryData: map[string][]byte{InputKey: buf.Bytes()},
 	}
-	return cm, "sha256:" + hex.EncodeToString(sum[:]), nil
+	// The runner's own spelling of a digest: it compares the two.
+	return cm, config.FileDigestOf(buf.Bytes()), nil
 }
 
 // ensureInput creates an input ConfigMap. One already there is fine, and

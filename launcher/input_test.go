@@ -107,6 +107,17 @@ func TestUnitInputConfigMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The runner's own reading of the file accepts it as this group's plan.
+	file, err := config.DecodeResultFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := config.CheckPlanFile(file, "orders"); err != nil {
+		t.Errorf("the runner refuses the plan file: %v", err)
+	}
+	if err := config.CheckPlanFile(file, "payments"); err == nil {
+		t.Error("the runner takes the plan file for another group")
+	}
 	if back.Plan != res.Plan || report.PlanDigest(back.Group, back.Partitions) != res.Plan || len(back.Partitions) != 101 {
 		t.Errorf("the file's plan %s (recomputed %s, %d partitions), want %s", back.Plan, report.PlanDigest(back.Group, back.Partitions), len(back.Partitions), res.Plan)
 	}
@@ -224,3 +235,31 @@ func TestUnitBuildJobWithPlanInput(t *testing.T) {
 }
 
 func ptrTime(t time.Time) *metav1.Time { return &metav1.Time{Time: t} }
+
+// A plan with partitions an undo would leave alone keeps them left alone
+// through the record, and the digest the runner recomputes.
+func TestUnitRecordResultLeftAlone(t *testing.T) {
+	r := testutil.Result("orders", report.ExitOK, 5, 0)
+	r.DryRun, r.Reason = true, report.ReasonDryRun
+	r.Target = report.Target{Given: "undo:/in", Resolved: "undo:orders-rewind"}
+	for i := range r.Partitions {
+		r.Partitions[i].Applied = false
+	}
+	r.Partitions[1].LeftAlone = "already at its previous offset"
+	r.Summarize()
+	r.Plan = report.PlanDigest(r.Group, r.Partitions)
+	job := &batchv1.Job{}
+	job.Name, job.Namespace, job.UID = "u-plan", "ns", "u"
+	code := int32(0)
+	rec := BuildRecord(job, Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: r, Complete: true})
+	got, err := RecordResult(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Plan != r.Plan || got.Partitions[1].LeftAlone == "" || got.Totals.LeftAlone != 1 {
+		t.Fatalf("digest %s (want %s), partitions %+v", got.Plan, r.Plan, got.Partitions)
+	}
+	if err := config.CheckPlanFile(got, "orders"); err != nil {
+		t.Fatalf("the runner refuses it: %v", err)
+	}
+}
