@@ -3,7 +3,9 @@ package launcher_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	utilyaml "sigs.k8s.io/yaml"
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
@@ -343,5 +346,42 @@ func TestEnvtestKnativeNotResolved(t *testing.T) {
 	neither.Spec.ConsumerRef = nil
 	if err := k8s.Create(ctx, neither); err == nil || !strings.Contains(err.Error(), "set kafka and group, or consumerRef") {
 		t.Fatalf("neither: %v", err)
+	}
+}
+
+// The examples of docs/knative.md are objects the API server takes as
+// written: every ReplayRequest (the CRD's rules: consumerRef alone, Wait
+// with waitTimeout, ...) and every Knative object (the CRDs of
+// testdata/knative), created with a server-side dry run.
+func TestEnvtestKnativeDocsExamplesAdmitted(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	b, err := os.ReadFile(filepath.Join("..", "docs", "knative.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(b), -1)
+	requests := 0
+	for _, blk := range blocks {
+		for _, doc := range strings.Split(blk[1], "\n---\n") {
+			u := &unstructured.Unstructured{}
+			if err := utilyaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				t.Fatalf("docs/knative.md: %v\n%s", err, doc)
+			}
+			if u.GetKind() == "" {
+				continue // a fragment (the spec excerpt at the top)
+			}
+			if u.GetKind() == "ReplayRequest" {
+				requests++
+			}
+			u.SetNamespace(ns)
+			if err := k8s.Create(context.Background(), u, client.DryRunAll); err != nil {
+				t.Errorf("docs/knative.md: %s %s refused: %v", u.GetKind(), u.GetName(), err)
+			}
+		}
+	}
+	if requests != 3 {
+		t.Fatalf("docs/knative.md has %d ReplayRequests, want one per kind", requests)
 	}
 }
