@@ -198,3 +198,38 @@ func TestEnvtestGitOpsDocsRequestIsValid(t *testing.T) {
 		t.Fatal("docs/gitops.md shows no ReplayRequest")
 	}
 }
+
+// approval: Manual through both checks: planning, awaiting approval (the
+// message is the approve command), approved and applied (Healthy), and a
+// rejected one (Degraded).
+func TestEnvtestGitOpsHealthApproval(t *testing.T) {
+	e := newApprovalEnv(t)
+	h := loadHealthChecks(t)
+
+	rr := manualRequest(e.ns, "manual", "g-approved").Obj()
+	create(t, rr)
+	planJob := planJobOf(t, rr)
+	h.expect(t, rr, gitops.Progressing, planJob.Name, gitops.InProgress)
+	plan := planOf("g-approved")
+	e.playPlan(t, planJob, plan)
+	awaiting(t, rr)
+	h.expect(t, rr, gitops.Progressing, launcher.ReasonPlanReady+": ", gitops.InProgress)
+	h.expect(t, rr, gitops.Progressing, "kafkareplay.dev/approve="+plan.Plan, gitops.InProgress)
+
+	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
+	job := waitJob(t, rr)
+	h.expect(t, rr, gitops.Progressing, job.Name, gitops.InProgress)
+	attempt(t, e.logs, job, job.Name+"-0", 0, appliedOf(plan), time.Now())
+	finishJob(t, job, "")
+	waitPhase(t, rr, v1alpha1.PhaseSucceeded)
+	h.expect(t, rr, gitops.Healthy, "Applied: 3 partitions moved", gitops.Current)
+
+	rejected := manualRequest(e.ns, "rejected", "g-rejected").Obj()
+	create(t, rejected)
+	e.playPlan(t, planJobOf(t, rejected), planOf("g-rejected"))
+	awaiting(t, rejected)
+	annotate(t, rejected, v1alpha1.AnnotationReject, "the wrong topic", v1alpha1.AnnotationApprovedBy, "carol")
+	waitPhase(t, rejected, v1alpha1.PhaseFailed)
+	h.expect(t, rejected, gitops.Degraded, launcher.ReasonRejected+": ", gitops.Failed)
+	h.expect(t, rejected, gitops.Degraded, "the wrong topic", gitops.Failed)
+}
