@@ -62,9 +62,10 @@ bench: ## Benchmarks: plan+commit for 1,000 and 10,000 partitions; requests by k
 	$(GO) test -run '^$$' -bench BenchmarkReplay -benchtime 5x -timeout 30m ./runner/
 
 .PHONY: fuzz
-fuzz: ## Fuzz the target and scope parsers for 30s each.
+fuzz: ## Fuzz the target, scope and result-file parsers for 30s each.
 	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 30s ./runner/config/
 	$(GO) test -run '^$$' -fuzz FuzzParseScope -fuzztime 30s ./runner/config/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeResultFile -fuzztime 30s ./runner/config/
 
 .PHONY: demo
 demo: ## Embedded 3-broker Kafka, then the runner: dry run, the plan applied, idempotent rerun, a skip refused, undo.

@@ -184,3 +184,33 @@ func TestGuardSettings(t *testing.T) {
 		t.Errorf("a bad limit under the launcher: %v, want it to name spec.limits.maxMessagesToReconsume", err)
 	}
 }
+
+// FuzzDecodeResultFile: any bytes, plain or gzip, decode or fail cleanly,
+// and the checks of what decodes never panic; a plan that passes
+// CheckPlanFile has the digest of its partitions.
+func FuzzDecodeResultFile(f *testing.F) {
+	for _, r := range []*report.Result{dryRunResult(), appliedResult()} {
+		b, err := report.Marshal(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		_, _ = w.Write(b)
+		_ = w.Close()
+		f.Add(buf.Bytes())
+	}
+	f.Add([]byte{0x1f, 0x8b})
+	f.Add([]byte(`{"schema":"kafkareplay.dev/result/v1","partitions":null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeResultFile(b)
+		if err != nil {
+			return
+		}
+		if CheckPlanFile(r, r.Group) == nil && report.PlanDigest(r.Group, r.Partitions) != r.Plan {
+			t.Fatalf("a plan passed with another digest than its partitions'")
+		}
+		_ = CheckUndoFile(r, r.Group)
+	})
+}
