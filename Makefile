@@ -27,9 +27,10 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: build
-build: ## Build the runner (cgo) and the launcher (CGO_ENABLED=0) into bin/.
+build: ## Build the runner (cgo), the launcher and the kubectl plugin (CGO_ENABLED=0) into bin/.
 	$(GO) build -ldflags '$(RUNNER_LDFLAGS)' -o $(BIN)/runner ./cmd/runner
 	@if [ -d cmd/launcher ]; then CGO_ENABLED=0 $(GO) build -ldflags '-s -w' -o $(BIN)/launcher ./cmd/launcher; fi
+	CGO_ENABLED=0 $(GO) build -ldflags '-s -w' -o $(BIN)/kubectl-replay ./cmd/kubectl-replay
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -47,7 +48,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 ##@ Test
 
 .PHONY: test
-test: vet lint test-runner test-envtest test-chart test-gitops test-plugin-release test-images e2e ## The whole suite CI runs (the README's test command).
+test: vet lint test-runner test-envtest test-plugin test-chart test-gitops test-plugin-release test-images e2e ## The whole suite CI runs (the README's test command).
 
 .PHONY: test-fast
 test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no cluster.
@@ -86,6 +87,10 @@ PLUGIN_VERSION   ?= v$(shell awk -F'"' '/^appVersion:/ {print $$2}' charts/kafka
 PLUGIN_DIST      ?= $(CURDIR)/dist/kubectl-replay
 PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 PLUGIN_BASE_URL  ?= https://github.com/kafka-replay/kafka-replay/releases/download/$(PLUGIN_VERSION)
+
+.PHONY: test-plugin
+test-plugin: envtest-assets ## kubectl replay: unit and golden tests, every verb on envtest with the launcher running, --wait on a real terminal (tmux).
+	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 15m ./cmd/kubectl-replay/internal/...
 
 .PHONY: plugin-release
 plugin-release: ## Cross-build kubectl-replay, archive it per platform, write sha256sums.txt and the krew manifest into PLUGIN_DIST.
