@@ -566,3 +566,50 @@ func TestPlanOfAnUndoIsRelative(t *testing.T) {
 		t.Errorf("resolved target %q, want the plan's undo:", o.result.Target.Resolved)
 	}
 }
+
+// TestPlanAndUndoRequestsDoNotGrowWithPartitions: applying a plan and
+// undoing a run read the file's partitions the way every run reads its
+// scope: their Kafka requests depend on the brokers, not the partitions
+// (1,000 against 100).
+func TestPlanAndUndoRequestsDoNotGrowWithPartitions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	const brokers = 3
+	counts := func(parts int32) map[string]kafkatest.RequestCounts {
+		c, scope := scaleWorld(t, 10, parts, 10)
+		c.RequireFake(t)
+		dry := run(t, c, append([]string{"--group", group, "--to", "shift:-5", "--dry-run"}, scope...)...).mustCode(t, report.ExitOK)
+		plan := saveResult(t, dry, true)
+		out := map[string]kafkatest.RequestCounts{}
+		c.ResetRequests()
+		applied := run(t, c, "--group", group, "--to", "plan:"+plan, "--run-id", "apply").mustCode(t, report.ExitOK)
+		out["plan"] = c.Requests()
+		undo := saveResult(t, applied, true)
+		c.ResetRequests()
+		run(t, c, "--group", group, "--to", "undo:"+undo, "--run-id", "undo").mustCode(t, report.ExitOK)
+		out["undo"] = c.Requests()
+		return out
+	}
+	small, large := counts(10), counts(100)
+	// Log start and log end per leader; no time lookup.
+	determined := map[string]int{"ConsumerGroupDescribe": 1, "DescribeGroups": 1, "OffsetFetch": 2, "OffsetCommit": 1, "ListOffsets": 2 * brokers}
+	timingSlack := map[string]int{"Metadata": 4, "FindCoordinator": 4, "ApiVersions": brokers}
+	for _, kind := range []string{"plan", "undo"} {
+		s, l := small[kind], large[kind]
+		t.Logf("%s: 100 partitions %s; 1000 partitions %s", kind, s, l)
+		for k, n := range l {
+			_, timing := timingSlack[k]
+			bound, known := determined[k]
+			switch {
+			case !known && !timing:
+				t.Errorf("%s: unexpected request kind %s (%d)", kind, k, n)
+			case known && n > bound:
+				t.Errorf("%s: %s: %d requests, bound %d", kind, k, n, bound)
+			}
+			if n > s[k]+timingSlack[k] {
+				t.Errorf("%s: %s grew with partitions: %d at 1000, %d at 100", kind, k, n, s[k])
+			}
+		}
+	}
+}
