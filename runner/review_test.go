@@ -273,7 +273,11 @@ func TestUndoRewind(t *testing.T) {
 	if got := offsetsOf(t, c, group); got["orders/2"] != 80 || f.result.Totals.Applied != 1 {
 		t.Errorf("forced undo: %v, totals %+v", got, f.result.Totals)
 	}
-	// Nothing left to undo: exit 0 with a warning.
+	// Nothing left to undo: exit 0 with a warning, the dry run too.
+	nd := run(t, c, "--group", group, "--to", "undo:"+undoFile, "--dry-run").mustCode(t, report.ExitOK)
+	if !strings.Contains(strings.Join(nd.result.Warnings, " "), "nothing to undo") {
+		t.Errorf("the dry run of an undo with nothing to do: warnings %q", nd.result.Warnings)
+	}
 	n := run(t, c, "--group", group, "--to", "undo:"+undoFile, "--run-id", "undo-nothing").mustCode(t, report.ExitOK)
 	if n.result.Totals.LeftAlone != partitions || !strings.Contains(strings.Join(n.result.Warnings, " "), "nothing to undo") {
 		t.Errorf("an undo with nothing to do: totals %+v warnings %q", n.result.Totals, n.result.Warnings)

@@ -185,20 +185,25 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		r.log.Error("refused; nothing was changed", "reason", res.Reason, "error", res.Error)
 		return res
 	}
+	// An undo whose every partition is left alone (or a plan of one) has
+	// nothing to commit: no failure, but said, in its dry run too.
+	nothing := plan.ToCommit() == 0 && !plan.AlreadyApplied()
+	if nothing {
+		w := "nothing to undo: the undo rules leave every partition alone (each says why)"
+		if cfg.Target.Kind == config.KindPlan {
+			w = "nothing to apply: the plan leaves every partition alone"
+		}
+		res.Warnings = append(res.Warnings, w)
+		r.log.Warn(w)
+	}
 	switch {
 	case cfg.DryRun:
 		res.Reason = report.ReasonDryRun
 		r.log.Info("dry run: nothing committed", "partitions", len(plan.Partitions))
 		return res
-	case plan.ToCommit() == 0:
-		// An undo whose every partition is left alone (or a plan of one).
+	case nothing:
 		res.Reason = report.ReasonApplied
-		w := "nothing to undo: the undo rules leave every partition alone (each says why); nothing was committed"
-		if cfg.Target.Kind == config.KindPlan {
-			w = "nothing to apply: the plan leaves every partition alone; nothing was committed"
-		}
-		res.Warnings = append(res.Warnings, w)
-		r.log.Warn(w)
+		r.log.Info("nothing committed")
 		return res
 	}
 	// The last moment to abort cleanly: a signal that arrived while
