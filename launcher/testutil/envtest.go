@@ -178,7 +178,7 @@ func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, failReaso
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("finish Job %s: %w (last: %v)", job.Name, ctx.Err(), err)
+			return fmt.Errorf("finish Job %s: %w (last: %w)", job.Name, ctx.Err(), err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -194,8 +194,6 @@ func Steps(rr *v1alpha1.ReplayRequest) []Step {
 	switch {
 	case finished && succeeded:
 		apply.State, apply.Detail = Done, reason+": "+msg
-	case finished && reason != "" && rr.Status.Result != nil && (!manual || approved):
-		apply.State, apply.Detail = Failed, reason+": "+msg
 	case applying:
 		apply.State, apply.Detail = Active, running.Message
 	}
@@ -210,7 +208,7 @@ func Steps(rr *v1alpha1.ReplayRequest) []Step {
 			restore.State, restore.Detail = Done, rc.Message
 		case rc != nil:
 			restore.State, restore.Detail = Active, rc.Reason+": "+rc.Message
-		case finished && pausedCond != nil && pausedCond.Status == metav1.ConditionTrue:
+		case finished && (pausedCond != nil && pausedCond.Status == metav1.ConditionTrue || held(rr)):
 			restore.State, restore.Detail = Active, "restoring"
 		case finished && pausedCond == nil:
 			restore.State, restore.Detail = Skipped, "nothing was paused"
@@ -241,10 +239,23 @@ func Over(rr *v1alpha1.ReplayRequest) bool {
 	if len(rr.Spec.Consumers) == 0 || rr.Spec.DryRun {
 		return true
 	}
-	paused := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionConsumersPaused)
-	if paused == nil && len(rr.Status.Consumers) == 0 {
-		return true // never paused
+	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionConsumersRestored); c != nil && c.Status == metav1.ConditionTrue {
+		return true
 	}
-	restored := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionConsumersRestored)
-	return restored != nil && restored.Status == metav1.ConditionTrue
+	if held(rr) {
+		return false
+	}
+	paused := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionConsumersPaused)
+	return paused == nil || paused.Status != metav1.ConditionTrue
+}
+
+// held reports whether a consumer is recorded or paused and not yet
+// restored.
+func held(rr *v1alpha1.ReplayRequest) bool {
+	for _, c := range rr.Status.Consumers {
+		if c.State == v1alpha1.ConsumerRecorded || c.State == v1alpha1.ConsumerPaused {
+			return true
+		}
+	}
+	return false
 }

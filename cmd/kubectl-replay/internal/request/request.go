@@ -150,7 +150,7 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 	case string(v1alpha1.ApprovalManual):
 		spec.Approval = v1alpha1.ApprovalManual
 		if o.DryRun {
-			add(FlagApproval, fmt.Errorf("Manual already plans before applying; --%s has nothing to approve", FlagDryRun))
+			add(FlagApproval, fmt.Errorf("%s already plans before applying; --%s has nothing to approve", v1alpha1.ApprovalManual, FlagDryRun))
 		}
 	default:
 		add(FlagApproval, fmt.Errorf("%q is not Automatic or Manual", o.Approval))
