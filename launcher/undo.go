@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,8 +59,9 @@ func refuseUndo(format string, a ...any) (*v1alpha1.UndoStatus, error) {
 }
 
 // DecideUndo decides whether rr, whose target.undoOf names undone, may undo
-// it, given the ReplayRecord of undone's Job (rec; nil when there is none).
-// undone is nil when no request of that name exists. It returns what
+// it, given undone's Job (status.jobName; nil when it is gone) and that Job's
+// ReplayRecord (rec; nil when there is none). undone is nil when no request
+// of that name exists. It returns what
 // status.undo says, or an *UndoRefusal naming the rule that refuses. It is
 // pure.
 //
@@ -67,7 +69,7 @@ func refuseUndo(format string, a ...any) (*v1alpha1.UndoStatus, error) {
 // happened": only a run that succeeded and committed has previous offsets to
 // go back to, only a whole record has all of them, and only the same group on
 // the same cluster has them as its own.
-func DecideUndo(rr, undone *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord) (*v1alpha1.UndoStatus, error) {
+func DecideUndo(rr, undone *v1alpha1.ReplayRequest, jobObj *batchv1.Job, rec *v1alpha1.ReplayRecord) (*v1alpha1.UndoStatus, error) {
 	name := ""
 	if rr.Spec.Target.UndoOf != nil {
 		name = *rr.Spec.Target.UndoOf
@@ -110,9 +112,15 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord) 
 	if rec == nil {
 		return refuseUndo("%s has no ReplayRecord %s (records go with their Job, when history is pruned or the Job deleted): its previous offsets are not known", name, job)
 	}
+	if jobObj == nil {
+		return refuseUndo("%s's Job %s is gone: a record without its Job is not restored from", name, job)
+	}
 	switch {
-	case rec.Name != job || rec.Job != job || !namesJob(rec, job):
+	case rec.Name != job || rec.Job != job || jobObj.Name != job || !ownedBy(rec, jobObj):
 		return refuseUndo("the ReplayRecord %s is not the record of %s's Job", rec.Name, name)
+	case jobObj.Annotations[v1alpha1.AnnotationRequest] != name || jobObj.Annotations[v1alpha1.AnnotationSpecDigest] != SpecDigest(&undone.Spec):
+		// Bound to this request as it is, not to a Job of that name.
+		return refuseUndo("the Job %s was not made for %s as it is (its request and spec digest annotations differ)", job, name)
 	case rec.Request != name:
 		return refuseUndo("the ReplayRecord %s is of request %q, not %q", job, rec.Request, name)
 	case rec.DryRun:
@@ -143,15 +151,30 @@ func (r *ReplayRequestReconciler) decideUndo(ctx context.Context, rr *v1alpha1.R
 	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rr.Namespace, Name: *rr.Spec.Target.UndoOf}, &undone)
 	switch {
 	case apierrors.IsNotFound(err):
-		u, err := DecideUndo(rr, nil, nil)
+		u, err := DecideUndo(rr, nil, nil, nil)
 		return u, nil, err
 	case err != nil:
 		return nil, nil, err
 	}
+	var job *batchv1.Job
 	var rec *v1alpha1.ReplayRecord
-	if job := undone.Status.JobName; job != "" {
+	if name := undone.Status.JobName; name != "" {
+		key := types.NamespacedName{Namespace: rr.Namespace, Name: name}
+		var j batchv1.Job
+		err := r.Client.Get(ctx, key, &j)
+		if apierrors.IsNotFound(err) {
+			// Runner Jobs are cached; one the cache does not show yet is
+			// confirmed against the API server.
+			err = r.APIReader.Get(ctx, key, &j)
+		}
+		switch {
+		case err == nil:
+			job = &j
+		case !apierrors.IsNotFound(err):
+			return nil, nil, err
+		}
 		var got v1alpha1.ReplayRecord
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: rr.Namespace, Name: job}, &got)
+		err = r.APIReader.Get(ctx, key, &got)
 		switch {
 		case err == nil:
 			rec = &got
@@ -159,7 +182,7 @@ func (r *ReplayRequestReconciler) decideUndo(ctx context.Context, rr *v1alpha1.R
 			return nil, nil, err
 		}
 	}
-	u, err := DecideUndo(rr, &undone, rec)
+	u, err := DecideUndo(rr, &undone, job, rec)
 	return u, rec, err
 }
 
@@ -238,11 +261,11 @@ func UndoAnnotations(u *v1alpha1.UndoStatus) map[string]string {
 	return map[string]string{v1alpha1.AnnotationUndoOf: u.Request, AnnotationUndoJob: u.JobName, AnnotationUndoRunID: u.RunID}
 }
 
-// namesJob reports whether a record names the Job job as its owner, as
-// the launcher writes it (BuildRecord).
-func namesJob(rec *v1alpha1.ReplayRecord, job string) bool {
+// ownedBy reports whether a record's owner is the Job job itself (its UID),
+// as the launcher writes it (BuildRecord).
+func ownedBy(rec *v1alpha1.ReplayRecord, job *batchv1.Job) bool {
 	for _, o := range rec.OwnerReferences {
-		if o.Kind == "Job" && o.Name == job {
+		if o.Kind == "Job" && o.Name == job.Name && o.UID == job.UID {
 			return true
 		}
 	}

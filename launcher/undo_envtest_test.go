@@ -515,3 +515,52 @@ func TestEnvtestUndoManual(t *testing.T) {
 		t.Fatalf("status %+v", done.Status)
 	}
 }
+
+// A ConfigMap planted under the name of an undo's input (tenants may write
+// ConfigMaps; the launcher may only create them, never read one) is not
+// what the Job trusts: the Job names the digest of the launcher's own bytes,
+// so the runner refuses the planted file instead of restoring from it.
+func TestEnvtestUndoPlantedInputIsNotTrusted(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	l := startLauncher(t, opts, 2)
+	_, rec := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
+	l.stop(t)
+
+	undo := testutil.MakeRequest(ns, "undo").UndoOf("rewind").Obj()
+	create(t, undo)
+	stored := getRR(t, undo)
+	forged := testutil.Result("orders", report.ExitOK, 500, 500, 500) // "restore" far back
+	forged.RunID = rec.RunID
+	planted, plantedDigest, err := launcher.InputConfigMap(stored, launcher.JobName(stored, launcher.StageApply), forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted.OwnerReferences = nil // a tenant's, not the request's
+	create(t, planted)
+
+	startLauncher(t, opts, 2)
+	job := waitJob(t, undo)
+	res, err := launcher.RecordResult(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, err := launcher.InputConfigMap(stored, job.Name, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := envMap(job.Spec.Template.Spec.Containers[0])[config.EnvFileDigest]
+	if got != want || got == plantedDigest {
+		t.Fatalf("Job digest %q; the record's bytes are %q, the planted ConfigMap's %q", got, want, plantedDigest)
+	}
+	var cm corev1.ConfigMap
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(planted), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if config.FileDigestOf(cm.BinaryData[launcher.InputKey]) == got {
+		t.Fatalf("the planted ConfigMap matches the Job's digest")
+	}
+}

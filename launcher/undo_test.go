@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,14 @@ func succeeded(rr *v1alpha1.ReplayRequest, jobName string, applied int32) *v1alp
 	rr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: string(report.ReasonApplied)}}
 	rr.Status.Result = &v1alpha1.ReplayResult{RunID: "ns/rewind/0123456789abcdef", Reason: string(report.ReasonApplied), Totals: v1alpha1.ResultTotals{Partitions: applied, Applied: applied}}
 	return rr
+}
+
+// jobFor is rr's Job as it is kept after the run (released from rr, its
+// annotations in place).
+func jobFor(rr *v1alpha1.ReplayRequest) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: rr.Namespace, Name: rr.Status.JobName, UID: "job-uid", Annotations: map[string]string{
+		v1alpha1.AnnotationRequest: rr.Name, v1alpha1.AnnotationSpecDigest: SpecDigest(&rr.Spec),
+	}}}
 }
 
 // recordFor is the ReplayRecord the launcher writes for rr's Job.
@@ -49,6 +58,7 @@ func TestUnitDecideUndo(t *testing.T) {
 		name   string
 		rr     func() *v1alpha1.ReplayRequest
 		undone func() *v1alpha1.ReplayRequest // nil: not found
+		job    func(*batchv1.Job) *batchv1.Job
 		rec    func(*v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord
 		refuse string // a part of the refusal; empty: accepted
 	}{
@@ -109,6 +119,19 @@ func TestUnitDecideUndo(t *testing.T) {
 			r.OwnerReferences = nil
 			return r
 		}, refuse: "is not the record of rewind's Job"},
+		{name: "the Job is gone", rr: undo, undone: undone, job: func(*batchv1.Job) *batchv1.Job { return nil }, refuse: "rewind's Job rewind-1a2b3c4d is gone"},
+		{name: "a record owned by another Job of that name", rr: undo, undone: undone, job: func(j *batchv1.Job) *batchv1.Job {
+			j.UID = "another-uid"
+			return j
+		}, refuse: "is not the record of rewind's Job"},
+		{name: "a Job of that name made for another spec", rr: undo, undone: undone, job: func(j *batchv1.Job) *batchv1.Job {
+			j.Annotations[v1alpha1.AnnotationSpecDigest] = "ffffffffffffffff"
+			return j
+		}, refuse: "was not made for rewind as it is"},
+		{name: "a Job of that name made for another request", rr: undo, undone: undone, job: func(j *batchv1.Job) *batchv1.Job {
+			j.Annotations[v1alpha1.AnnotationRequest] = "other"
+			return j
+		}, refuse: "was not made for rewind as it is"},
 		{name: "a record of another request", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
 			r.Request = "other"
 			return r
@@ -138,15 +161,19 @@ func TestUnitDecideUndo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rr := tc.rr()
 			var u *v1alpha1.ReplayRequest
+			var job *batchv1.Job
 			var rec *v1alpha1.ReplayRecord
 			if tc.undone != nil {
 				u = tc.undone()
-				rec = recordFor(u)
+				job, rec = jobFor(u), recordFor(u)
+			}
+			if tc.job != nil {
+				job = tc.job(job)
 			}
 			if tc.rec != nil {
 				rec = tc.rec(rec)
 			}
-			got, err := DecideUndo(rr, u, rec)
+			got, err := DecideUndo(rr, u, job, rec)
 			if tc.refuse == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
