@@ -34,11 +34,10 @@ func MakeRequest(ns, name string) *RequestWrapper {
 			Kafka:           v1alpha1.KafkaConnection{BootstrapServers: "kafka." + ns + ".svc:9092"},
 			Group:           "orders",
 			Target:          v1alpha1.Target{Position: &earliest},
-			// The schema's defaults, so that a name computed from a
-			// request built here (JobName, SpecDigest) is the name of the
-			// request the API server stores.
 			WhenGroupActive: v1alpha1.GroupActiveFail,
-			Approval:        v1alpha1.ApprovalAutomatic,
+			// The schema's default too, so that a name computed from a
+			// request built here (JobName, SpecDigest) is the stored one's.
+			Approval: v1alpha1.ApprovalAutomatic,
 		},
 	}}
 }
