@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestUnitLargestDeltas(t *testing.T) {
 	got := LargestDeltas(ps, 3)
 	var names []string
 	for _, p := range got {
-		names = append(names, p.Topic+"-"+string(rune('0'+p.Partition)))
+		names = append(names, fmt.Sprintf("%s-%d", p.Topic, p.Partition))
 	}
 	if want := "a-1 b-0 b-2"; strings.Join(names, " ") != want {
 		t.Fatalf("largest %v, want %s", names, want)
