@@ -385,3 +385,149 @@ func TestEnvtestKnativeDocsExamplesAdmitted(t *testing.T) {
 		t.Fatalf("docs/knative.md has %d ReplayRequests, want one per kind", requests)
 	}
 }
+
+func plainSource(t *testing.T, ns, name, servers, group string, annotations map[string]string) *unstructured.Unstructured {
+	t.Helper()
+	return knativeObject(t, launcher.KafkaSourceGVK, ns, name, annotations, map[string]any{
+		"bootstrapServers": strings.Split(servers, ","),
+		"topics":           []any{"orders"},
+		"consumerGroup":    group,
+		"consumers":        int64(3),
+		"sink":             map[string]any{"ref": map[string]any{"apiVersion": "v1", "kind": "Service", "name": "handler"}},
+	}, func(*unstructured.Unstructured) map[string]any { return readyStatus(nil) })
+}
+
+// The group lock holds across both ways of naming a group: a consumerRef
+// request whose source resolves to a group another request is replaying
+// on the same servers waits for it, and starts when it finishes.
+func TestEnvtestKnativeSharesTheGroupLock(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 4)
+
+	servers := "kafka." + ns + ".svc:9092"
+	plain := testutil.MakeRequest(ns, "plain").Bootstrap(servers).Group("knative-kafka-source-lock").Obj()
+	create(t, plain)
+	plainJob := waitJob(t, plain)
+
+	src := plainSource(t, ns, "locked-source", servers, "knative-kafka-source-lock", nil)
+	viaRef := knativeRequest(ns, "via-ref", v1alpha1.KnativeKafkaSource, src.GetName()).Obj()
+	create(t, viaRef)
+	eventually(t, 10*time.Second, "via-ref waits for plain", func() error {
+		cur := getRR(t, viaRef)
+		c := condition(cur, v1alpha1.ConditionAccepted)
+		if c == nil || c.Reason != launcher.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/plain") || cur.Status.JobName != "" {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
+	runPod(t, plainJob, 0, 0, testutil.Compact(testutil.Result("knative-kafka-source-lock", report.ExitOK, 1)))
+	finishJob(t, plainJob, "")
+	waitPhase(t, plain, v1alpha1.PhaseSucceeded)
+	if job := waitJob(t, viaRef); envOf(job, config.EnvGroup) != "knative-kafka-source-lock" {
+		t.Fatalf("via-ref's Job replays %q", envOf(job, config.EnvGroup))
+	}
+}
+
+// Whoever may write replayrequests/status cannot choose the group: a
+// status.resolved written before the launcher accepts the request (here
+// while no launcher runs) is refused, nothing is run, and the refusal says
+// why.
+func TestEnvtestKnativePrewrittenResolvedRefused(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	src := plainSource(t, ns, "source", "kafka."+ns+".svc:9092", "knative-kafka-source-real", nil)
+	rr := knativeRequest(ns, "prewritten", v1alpha1.KnativeKafkaSource, src.GetName()).Obj()
+	create(t, rr)
+	rr.Status.Resolved = &v1alpha1.ResolvedConsumer{
+		Kind: v1alpha1.KnativeKafkaSource, Name: src.GetName(),
+		BootstrapServers: "kafka." + ns + ".svc:9092", Group: "someone-elses-group", Topics: []string{"orders"},
+	}
+	if err := k8s.Status().Update(context.Background(), rr); err != nil {
+		t.Fatal(err)
+	}
+	startLauncher(t, testOptions(), 2)
+	if msg := waitNotResolved(t, rr); !strings.Contains(msg, "status.resolved was written before the launcher accepted the request") {
+		t.Fatalf("refusal says %q", msg)
+	}
+	if got := getRR(t, rr).Status.Resolved; got == nil || got.Group != "someone-elses-group" {
+		t.Fatalf("status.resolved %+v: the launcher rewrote it (the API server should have refused)", got)
+	}
+}
+
+// A KafkaSource KEDA scales is paused through the ScaledObject that targets
+// its ConsumerGroup (named by the source's UID), with KEDA's two pause
+// annotations, and its spec.consumers is not touched; the annotations go
+// back as they were.
+func TestEnvtestKnativeKafkaSourceThroughKEDA(t *testing.T) {
+	env(t)
+	installKEDA(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+
+	src := plainSource(t, ns, "keda-source", "kafka."+ns+".svc:9092", "knative-kafka-source-keda",
+		map[string]string{"autoscaling.knative.dev/class": "keda.autoscaling.knative.dev"})
+	so := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"scaleTargetRef": map[string]any{"apiVersion": "internal.kafka.eventing.knative.dev/v1alpha1", "kind": "ConsumerGroup", "name": string(src.GetUID())},
+		"triggers":       []any{map[string]any{"type": "kafka", "metadata": map[string]any{"bootstrapServers": "kafka:9092", "consumerGroup": "knative-kafka-source-keda", "topic": "orders", "lagThreshold": "10"}}},
+	}}}
+	so.SetGroupVersionKind(launcher.ScaledObjectGVK)
+	so.SetNamespace(ns)
+	so.SetName("so-" + string(src.GetUID()))
+	create(t, so)
+
+	rr := knativeRequest(ns, "via-keda", v1alpha1.KnativeKafkaSource, src.GetName()).ShiftBy(-5).Wait(time.Minute).Obj()
+	create(t, rr)
+	cur, job := waitPaused(t, rr)
+	if len(cur.Status.Consumers) != 1 || cur.Status.Consumers[0].Method != v1alpha1.PauseKEDA || cur.Status.Consumers[0].ScaledObject != so.GetName() {
+		t.Fatalf("status.consumers %+v", cur.Status.Consumers)
+	}
+	if ann := scaledObjectAnnotations(t, ns, so.GetName()); ann["autoscaling.keda.sh/paused"] != "true" || ann["autoscaling.keda.sh/paused-replicas"] != "0" {
+		t.Fatalf("ScaledObject annotations %v", ann)
+	}
+	if n := kafkaSourceConsumers(t, ns, src.GetName()); n != 3 {
+		t.Fatalf("a KEDA-scaled source's spec.consumers changed to %d", n)
+	}
+	runPod(t, job, 0, 0, testutil.Compact(testutil.Result("knative-kafka-source-keda", report.ExitOK, 1)))
+	finishJob(t, job, "")
+	waitRestored(t, rr, launcher.ReasonRestored)
+	if ann := scaledObjectAnnotations(t, ns, so.GetName()); ann["autoscaling.keda.sh/paused"] != "" || ann["autoscaling.keda.sh/paused-replicas"] != "" {
+		t.Fatalf("ScaledObject annotations after the restore %v", ann)
+	}
+}
+
+// The launcher's switches: Knative off fails a consumerRef request at
+// acceptance; scale off fails one that would pause a KafkaSource before
+// anything changes (PauseFailed), its spec.consumers untouched.
+func TestEnvtestKnativeSwitchedOff(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	src := plainSource(t, ns, "source", "kafka."+ns+".svc:9092", "knative-kafka-source-off", nil)
+
+	opts := testOptions()
+	opts.NoKnative = true
+	l := startLauncher(t, opts, 2)
+	off := knativeRequest(ns, "knative-off", v1alpha1.KnativeKafkaSource, src.GetName()).Obj()
+	create(t, off)
+	if msg := waitNotResolved(t, off); !strings.Contains(msg, "Knative support is turned off") {
+		t.Fatalf("refusal says %q", msg)
+	}
+	l.stop(t)
+
+	opts = testOptions()
+	opts.NoKnativeScale = true
+	startLauncher(t, opts, 2)
+	noScale := knativeRequest(ns, "scale-off", v1alpha1.KnativeKafkaSource, src.GetName()).ShiftBy(-5).Wait(time.Minute).Obj()
+	create(t, noScale)
+	cur := waitPhase(t, noScale, v1alpha1.PhaseFailed)
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != launcher.ReasonPauseFailed || !strings.Contains(c.Message, "--knative-scale=false") {
+		t.Fatalf("Succeeded %+v", c)
+	}
+	if n := kafkaSourceConsumers(t, ns, src.GetName()); n != 3 {
+		t.Fatalf("spec.consumers %d, want 3 untouched", n)
+	}
+}
