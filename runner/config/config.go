@@ -360,24 +360,15 @@ func refOfKind(k TargetKind) string {
 	return RefOffsetsFile
 }
 
-// checkFileTarget checks a parsed file:, plan: or undo: target: the file's
-// digest against --file-digest, and a result file against the group.
+// checkFileTarget checks a parsed target against the settings that go with
+// a file (parseTarget has checked the file's bytes against --file-digest),
+// and a result file against the group.
 func (c *Config) checkFileTarget(errs *Errors, toFlag, toEnv string) {
 	t := &c.Target
 	t.Force = c.Force
 	reads := t.Kind == KindFile || t.Kind == KindPlan || t.Kind == KindUndo
-	switch {
-	case c.FileDigest == "":
-	case !fileDigestPattern.MatchString(c.FileDigest):
-		*errs = append(*errs, &FieldError{Flag: FlagFileDigest, Env: EnvFileDigest, Msg: fmt.Sprintf("%q is not %s<64 lowercase hex digits>", c.FileDigest, FileDigestPrefix)})
-		return
-	case !reads:
+	if c.FileDigest != "" && !reads {
 		*errs = append(*errs, &FieldError{Flag: FlagFileDigest, Env: EnvFileDigest, Msg: fmt.Sprintf("only applies to a target that reads a file (file:, plan:, undo:), not %s", t.Kind)})
-		return
-	case c.FileDigest != t.FileDigest:
-		// The file is not the one whoever set the digest wrote: read
-		// nothing more from it.
-		*errs = append(*errs, &FieldError{Flag: FlagFileDigest, Env: EnvFileDigest, Msg: fmt.Sprintf("%s's file %s is %s, not %s: it changed since the digest was taken; nothing was read from it", t.Kind, t.File, t.FileDigest, c.FileDigest)})
 		return
 	}
 	if t.Result == nil || ValidateGroup(c.Group) != nil {
@@ -426,9 +417,18 @@ func (c *Config) Validate() error {
 	if c.ToFlag != "" && c.ToFlag != FlagTo {
 		toFlag, toEnv = c.ToFlag, ""
 	}
+	// A file the digest does not vouch for is refused before it is decoded.
+	digest := c.FileDigest
+	if digest != "" && !fileDigestPattern.MatchString(digest) {
+		bad(FlagFileDigest, EnvFileDigest, "%q is not %s<64 lowercase hex digits>", digest, FileDigestPrefix)
+		digest = ""
+	}
+	var digestErr *FileDigestError
 	if strings.TrimSpace(c.To) == "" {
 		bad(toFlag, toEnv, "is required: earliest, latest, time:<RFC3339>, ago:<duration>, offset:<N>, shift:<+N|-N>, file:<path>, group:<name>, plan:<path> or undo:<path>")
-	} else if t, err := ParseTarget(c.To); err != nil {
+	} else if t, err := parseTarget(c.To, digest); errors.As(err, &digestErr) {
+		bad(FlagFileDigest, EnvFileDigest, "%v", err)
+	} else if err != nil {
 		bad(toFlag, toEnv, "%v", err)
 	} else {
 		c.Target = t

@@ -149,8 +149,14 @@ func TestPlanAndUndoFiles(t *testing.T) {
 			}
 		})
 	}
+	// Garbage planted under a digest is a digest mismatch: it never reaches
+	// the decoder.
+	_, err := load(t, args("undo:"+writeBytes(t, []byte("\x1f\x8b garbage")), "--file-digest", FileDigestOf(applied))...)
+	if err == nil || !strings.Contains(err.Error(), "--file-digest (REPLAY_FILE_DIGEST): undo's file") || strings.Contains(err.Error(), "gzip") {
+		t.Errorf("garbage under a digest: %v", err)
+	}
 	// A digest mismatch reads nothing more of the file: no group check.
-	_, err := load(t, "--bootstrap-servers", "localhost:9092", "--group", "h", "--to", "plan:"+writeBytes(t, plan), "--file-digest", FileDigestOf(nil))
+	_, err = load(t, "--bootstrap-servers", "localhost:9092", "--group", "h", "--to", "plan:"+writeBytes(t, plan), "--file-digest", FileDigestOf(nil))
 	if err == nil || strings.Contains(err.Error(), "is a plan of group") {
 		t.Errorf("a file that fails its digest was checked further: %v", err)
 	}

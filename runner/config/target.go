@@ -92,7 +92,25 @@ var (
 
 // ParseTarget parses the target grammar. A file target's file is read and
 // validated here, so every input error surfaces before Kafka is contacted.
-func ParseTarget(s string) (Target, error) {
+func ParseTarget(s string) (Target, error) { return parseTarget(s, "") }
+
+// FileDigestError is a file:, plan: or undo: target's file whose bytes are
+// not those of --file-digest: nothing was decoded from it.
+type FileDigestError struct {
+	Kind       TargetKind
+	File       string
+	Got, Wants string
+}
+
+func (e *FileDigestError) Error() string {
+	return fmt.Sprintf("%s's file %s is %s, not %s: it changed since the digest was taken; nothing was read from it", e.Kind, e.File, e.Got, e.Wants)
+}
+
+// parseTarget is ParseTarget for a file whose bytes must have digest (a
+// FileDigestOf; empty: any): a file with other bytes is refused with a
+// *FileDigestError before it is decoded, so whoever could write it cannot
+// even reach the decoder.
+func parseTarget(s, digest string) (Target, error) {
 	t := Target{Given: s}
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -155,6 +173,9 @@ func ParseTarget(s string) (Target, error) {
 			return t, err
 		}
 		t.FileDigest = FileDigestOf(b)
+		if digest != "" && t.FileDigest != digest {
+			return t, &FileDigestError{Kind: t.Kind, File: arg, Got: t.FileDigest, Wants: digest}
+		}
 		offs, err := DecodeOffsets(bytes.NewReader(b))
 		if err != nil {
 			return t, fmt.Errorf("file: %s: %w", arg, err)
@@ -170,6 +191,9 @@ func ParseTarget(s string) (Target, error) {
 			return t, err
 		}
 		t.FileDigest = FileDigestOf(b)
+		if digest != "" && t.FileDigest != digest {
+			return t, &FileDigestError{Kind: t.Kind, File: arg, Got: t.FileDigest, Wants: digest}
+		}
 		r, err := DecodeResultFile(b)
 		if err != nil {
 			return t, fmt.Errorf("%s: %s %w", t.Kind, arg, err)
