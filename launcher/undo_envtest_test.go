@@ -564,3 +564,38 @@ func TestEnvtestUndoPlantedInputIsNotTrusted(t *testing.T) {
 		t.Fatalf("the planted ConfigMap matches the Job's digest")
 	}
 }
+
+// An undo of 10,000 partitions: the whole record, not status's first
+// partitions, reaches the runner, in a ConfigMap well within its 1 MiB.
+func TestEnvtestUndoTenThousandPartitions(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+
+	big := bigResult(report.ExitOK, 100, 100, func(int) bool { return true })
+	rewind, _ := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-1000).Obj(), big)
+	if r := rewind.Status.Result; r == nil || !r.Truncated || r.Totals.Applied != 10_000 {
+		t.Fatalf("status result %+v", r)
+	}
+	undo := testutil.MakeRequest(ns, "undo").UndoOf("rewind").Obj()
+	create(t, undo)
+	job := waitJob(t, undo)
+	in := inputFile(t, job, "orders")
+	if len(in.Partitions) != 10_000 {
+		t.Fatalf("%d partitions in the undo's input, want 10000", len(in.Partitions))
+	}
+	for i, p := range in.Partitions {
+		want := big.Partitions[i]
+		if p.Topic != want.Topic || p.Partition != want.Partition || *p.PreviousOffset != *want.PreviousOffset || p.NewOffset != want.NewOffset || !p.Applied {
+			t.Fatalf("input partition %d %+v, want %+v", i, p, want)
+		}
+	}
+	var cm corev1.ConfigMap
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: launcher.InputConfigMapName(job.Name)}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("undo input of 10,000 partitions: %d bytes compressed", len(cm.BinaryData[launcher.InputKey]))
+}
