@@ -16,7 +16,7 @@ import (
 // outputFlag adds -o to a command; allowed are json and yaml (and the
 // empty default, the human form).
 func outputFlag(cmd *cobra.Command, p *string, what string) {
-	cmd.Flags().StringVarP(p, "output", "o", "", "print "+what+" as json or yaml instead of the table")
+	cmd.Flags().StringVarP(p, "output", "o", "", "print "+what+" as json or yaml")
 }
 
 func checkOutput(o string) error {
