@@ -446,7 +446,11 @@ func (c *Config) Validate() error {
 		}
 		c.checkFileTarget(&errs, toFlag, toEnv)
 	}
-	if c.Force && c.Target.Kind != KindUndo {
+	// A plan of an undo was planned with or without force already: force
+	// changes nothing there, and the launcher sets it on every Job of a
+	// forced undo, its apply of the approved plan included.
+	planOfUndo := c.Target.Kind == KindPlan && c.Target.Result != nil && strings.HasPrefix(c.Target.Result.Target.Resolved, string(KindUndo)+":")
+	if c.Force && c.Target.Kind != KindUndo && !planOfUndo && c.Target.Kind != "" {
 		bad(FlagForce, EnvForce, "only applies to an undo target (%s), whose rules it overrides", c.Names().Name(RefUndo))
 	}
 	switch c.Output {

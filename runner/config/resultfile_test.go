@@ -82,6 +82,8 @@ func TestPlanAndUndoFiles(t *testing.T) {
 	truncated.Truncated = true
 	failed := appliedResult()
 	failed.ExitCode, failed.Reason = report.ExitPartiallyApplied, report.ReasonPartiallyApplied
+	undoPlan := dryRunResult()
+	undoPlan.Target.Resolved = "undo:/etc/kafka-replay/input/input.json.gz (2 partitions, force)"
 	dupe := dryRunResult()
 	dupe.Partitions[1].Partition = 0
 	dupe.Plan = report.PlanDigest(dupe.Group, dupe.Partitions)
@@ -98,6 +100,7 @@ func TestPlanAndUndoFiles(t *testing.T) {
 		{"a plan with its digest", args("plan:"+writeBytes(t, gz(t, plan)), "--file-digest", FileDigestOf(gz(t, plan)))},
 		{"an undo", args("undo:" + writeBytes(t, applied))},
 		{"an undo, forced", args("undo:"+writeBytes(t, gz(t, applied)), "--force")},
+		{"the plan of a forced undo, forced", args("plan:"+writeBytes(t, resultBytes(t, undoPlan)), "--force")},
 		{"a file: with its digest", args("file:"+writeBytes(t, []byte(`[{"topic":"o","partition":0,"offset":1}]`)), "--file-digest", FileDigestOf([]byte(`[{"topic":"o","partition":0,"offset":1}]`)))},
 	}
 	for _, tc := range ok {
