@@ -36,6 +36,8 @@ func TestUnitResolveTarget(t *testing.T) {
 		{"negative offset", v1alpha1.Target{Offset: i(-1)}, "", "≥ 0"},
 		{"unknown position", v1alpha1.Target{Position: &bogus}, "", "Earliest or Latest"},
 		{"duplicate offsets", v1alpha1.Target{Offsets: []v1alpha1.PartitionOffset{{Topic: "a", Partition: 0, Offset: 1}, {Topic: "a", Partition: 0, Offset: 2}}}, "", "both name"},
+		{"undo", v1alpha1.Target{UndoOf: s("rewind")}, "undo:rewind", ""},
+		{"undo of nothing", v1alpha1.Target{UndoOf: s("")}, "", "must name a ReplayRequest"},
 		{"nothing", v1alpha1.Target{}, "", "sets none"},
 	}
 	for _, tc := range cases {
@@ -65,5 +67,18 @@ func TestUnitValidateSpecUsesTheRunnersRules(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), field+":") {
 			t.Errorf("error %v does not name %s", err, field)
 		}
+	}
+	// The schema's undo rules, as a backstop: topics must be empty with
+	// undoOf, and force needs undoOf.
+	undo := testutil.MakeRequest("ns", "a").Topic("orders").UndoOf("rewind").Obj()
+	if err := ValidateSpec(&undo.Spec); err == nil || !strings.Contains(err.Error(), "topics: must be empty with target.undoOf") {
+		t.Errorf("undoOf with topics: %v", err)
+	}
+	forced := testutil.MakeRequest("ns", "a").ShiftBy(-1).Force().Obj()
+	if err := ValidateSpec(&forced.Spec); err == nil || !strings.Contains(err.Error(), "force: is only allowed with target.undoOf") {
+		t.Errorf("force without undoOf: %v", err)
+	}
+	if ok := testutil.MakeRequest("ns", "a").UndoOf("rewind").Force().Obj(); ValidateSpec(&ok.Spec) != nil {
+		t.Errorf("a forced undo refused: %v", ValidateSpec(&ok.Spec))
 	}
 }
