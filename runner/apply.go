@@ -37,8 +37,9 @@ func exists(s *Snapshot, tp TP) bool {
 }
 
 // forcedNote starts the note of a partition an undo restored only because
-// of force; a plan of such an undo (its dry run) keeps it, so that applying
-// the plan weighs the move as the undo did (see exemptFromSkip).
+// of force; a plan of such an undo (its dry run's result, or a ReplayRecord
+// of it, which keeps notes) keeps it, so that applying the plan weighs the
+// move as the undo did (Plan.Exempt: a forced forward move is a skip).
 const forcedNote = "forced"
 
 // planFromFile is the plan of a plan: target: exactly the plan's new
