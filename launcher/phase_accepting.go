@@ -59,21 +59,6 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		// The pass's queue key was taken before the group was known.
 		p.key = QueueKey(rr)
 	}
-	if UsesConsumerRef(rr) {
-		// Resolved once, here, and kept in status with Accepted
-		// (knative_io.go); a status.resolved someone else wrote first is
-		// refused, not trusted.
-		res, err := r.acceptConsumerRef(ctx, rr)
-		if errors.Is(err, ErrNotResolvable) {
-			msg := truncate(err.Error(), 1024)
-			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonConsumerRefNotResolved, msg)
-			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonConsumerRefNotResolved, Message: msg})
-		}
-		if err != nil {
-			return false, err
-		}
-		rr.Status.Resolved = res
-	}
 	if rr.Spec.Target.UndoOf != nil {
 		undo, _, err := r.decideUndo(ctx, rr)
 		if refusal := (*UndoRefusal)(nil); errors.As(err, &refusal) {
