@@ -310,15 +310,16 @@ func TestEnvtestUndoRefusals(t *testing.T) {
 }
 
 // The record can go after acceptance (history pruned, the Job deleted)
-// while the undo waits for its group: the Job is not made, the undo fails
-// UndoRefused, and nothing is written for it.
+// while the undo waits for its group, here while no launcher runs: the next
+// launcher does not make the Job, the undo fails UndoRefused, and nothing is
+// written for it.
 func TestEnvtestUndoRecordGoneBeforeItsJob(t *testing.T) {
 	env(t)
 	ns := newNamespace(t, nil)
 	logs := newRecordLogs()
 	opts := testOptions()
 	opts.Logs = logs
-	startLauncher(t, opts, 2)
+	l := startLauncher(t, opts, 2)
 
 	_, rec := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
 	blocker := testutil.MakeRequest(ns, "blocker").ShiftBy(-1).Obj()
@@ -333,11 +334,13 @@ func TestEnvtestUndoRecordGoneBeforeItsJob(t *testing.T) {
 		}
 		return nil
 	})
+	l.stop(t)
 	if err := k8s.Delete(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
 	attempt(t, logs, blockerJob, blockerJob.Name+"-0", 0, testutil.Result("orders", report.ExitOK, 1), time.Now())
 	finishJob(t, blockerJob, "")
+	startLauncher(t, opts, 2)
 	cur := waitPhase(t, undo, v1alpha1.PhaseFailed)
 	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != launcher.ReasonUndoRefused || !strings.Contains(c.Message, "has no ReplayRecord "+rec.Name) {
 		t.Fatalf("Succeeded %s: %s", c.Reason, c.Message)
@@ -347,14 +350,15 @@ func TestEnvtestUndoRecordGoneBeforeItsJob(t *testing.T) {
 	}
 }
 
-// force reaches the runner; without it, it does not.
+// force reaches the runner, also through a launcher restart while the
+// forced undo runs.
 func TestEnvtestUndoForce(t *testing.T) {
 	env(t)
 	ns := newNamespace(t, nil)
 	logs := newRecordLogs()
 	opts := testOptions()
 	opts.Logs = logs
-	startLauncher(t, opts, 2)
+	l := startLauncher(t, opts, 2)
 
 	ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
 	forced := testutil.MakeRequest(ns, "undo-forced").UndoOf("rewind").Force().Obj()
@@ -364,6 +368,22 @@ func TestEnvtestUndoForce(t *testing.T) {
 		t.Fatalf("forced undo Job env %v", env)
 	}
 	inputFile(t, job, "orders")
+	l.stop(t)
+	l = startLauncher(t, opts, 2)
+	// Forced: every partition restored, none left alone.
+	res := testutil.Result("orders", report.ExitOK, -10, -20, -30)
+	res.RunID = launcher.RequestRunID(getRR(t, forced))
+	res.Partitions[2].Note = "forced: the undo rules would leave it alone (consumed past its previous offset)"
+	attempt(t, logs, job, job.Name+"-0", 0, res, time.Now())
+	finishJob(t, job, "")
+	done := waitPhase(t, forced, v1alpha1.PhaseSucceeded)
+	if r := done.Status.Result; r == nil || r.Totals.Applied != 3 || r.Totals.LeftAlone != 0 || done.Status.Undo == nil {
+		t.Fatalf("forced undo after a restart: %+v", done.Status)
+	}
+	if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: forced.Name})); n != 1 {
+		t.Fatalf("%d Jobs", n)
+	}
+	l.stop(t)
 	// The CRD allows force only with an undo.
 	bad := testutil.MakeRequest(ns, "forced-rewind").ShiftBy(-1).Force().Obj()
 	if err := k8s.Create(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "force is only allowed with target.undoOf") {
@@ -387,15 +407,25 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 
 	rewind, rec := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
 	want := v1alpha1.UndoStatus{Request: "rewind", JobName: rewind.Status.JobName, RunID: rec.RunID}
+	left := "moved back since the replay by something else"
 	restored := func(job *batchv1.Job, rr *v1alpha1.ReplayRequest) {
 		t.Helper()
-		res := testutil.Result("orders", report.ExitOK, -10, -20, -30)
+		// Two partitions restored, one left alone.
+		res := testutil.Result("orders", report.ExitOK, -10, -20, 0)
 		res.RunID = launcher.RequestRunID(getRR(t, rr))
+		res.Partitions[2].Applied, res.Partitions[2].LeftAlone = false, left
+		res.Summarize()
 		attempt(t, logs, job, job.Name+"-0", 0, res, time.Now())
 		finishJob(t, job, "")
 		done := waitPhase(t, rr, v1alpha1.PhaseSucceeded)
 		if done.Status.Undo == nil || *done.Status.Undo != want {
 			t.Fatalf("status.undo %+v after a restart, want %+v", done.Status.Undo, want)
+		}
+		if r := done.Status.Result; r == nil || r.Totals.LeftAlone != 1 || r.Partitions[2].LeftAlone != left {
+			t.Fatalf("left alone after a restart: %+v", r)
+		}
+		if rec := getRecord(t, ns, done.Status.JobName); len(rec.Topics[0].LeftAlone) != 1 || len(rec.Topics[0].Failed) != 0 {
+			t.Fatalf("record after a restart %+v", rec.Topics[0])
 		}
 		if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: rr.Name})); n != 1 {
 			t.Fatalf("%d Jobs for %s", n, rr.Name)
