@@ -320,3 +320,15 @@ func TestRelativePlan(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanUndoClampsAboveTheLogEnd: a previous offset past the log end now
+// (the topic was recreated, say) is restored to the log end, with a note.
+func TestPlanUndoClampsAboveTheLogEnd(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	tg := undoTarget(false, at("o", 0, p(500), 50, true))
+	pl := mustPlan(t, newSnap().partition("o", 0, 0, 200).committed("o", 0, 50, "").s, tg)
+	rp := pl.Partitions[0]
+	if !pl.Commit[0] || rp.NewOffset != 200 || !rp.Clamped || !strings.Contains(rp.Note, "clamped from 500 to log end 200") {
+		t.Errorf("restore above the log end: commit %t %+v", pl.Commit[0], rp)
+	}
+}
