@@ -89,8 +89,8 @@ PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/am
 PLUGIN_BASE_URL  ?= https://github.com/kafka-replay/kafka-replay/releases/download/$(PLUGIN_VERSION)
 
 .PHONY: test-plugin
-test-plugin: envtest-assets ## kubectl replay: unit and golden tests, every verb on envtest with the launcher running, --wait on a real terminal (tmux).
-	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 15m ./cmd/kubectl-replay/internal/...
+test-plugin: $(HELM) envtest-assets ## kubectl replay: unit and golden tests, every verb on envtest with the launcher and the chart's admission policies, --wait on a real terminal (tmux).
+	HELM=$(HELM) KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 15m ./cmd/kubectl-replay/internal/...
 
 .PHONY: plugin-release
 plugin-release: ## Cross-build kubectl-replay, archive it per platform, write sha256sums.txt and the krew manifest into PLUGIN_DIST.
