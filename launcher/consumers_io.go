@@ -248,11 +248,12 @@ func (r *ReplayRequestReconciler) restoreConsumer(ctx context.Context, ns string
 	}
 	action, msg := DecideRestore(*c, now)
 	if action == RestoreApply {
-		if c.Method == v1alpha1.PauseKEDA {
+		switch {
+		case c.Method == v1alpha1.PauseKEDA:
 			err = r.patchScaledObject(ctx, ns, c.ScaledObject, version, c.PreviousPaused, c.PreviousPausedReplicas)
-		} else if isKafkaSourceScale(c) {
+		case isKafkaSourceScale(c):
 			err = r.patchKafkaSourceScale(ctx, ns, c.Name, version, valueOr(c.Replicas, 0))
-		} else {
+		default:
 			var obj client.Object
 			if obj, err = workloadObject(ns, c.Workload); err == nil {
 				err = r.patchScale(ctx, obj, version, valueOr(c.Replicas, 0))
