@@ -61,7 +61,7 @@ func connectCause(code kafka.ErrorCode, msg string) (retryable bool, hint string
 		}
 		return false, "the host name does not resolve; check " + config.Ref(config.FlagBootstrapServers), true
 	case kafka.ErrSsl:
-		return false, "the TLS handshake failed; check security.protocol, the CA (ssl.ca.pem or ssl.ca.location) and any client certificate in " + config.Ref(config.FlagKafkaConfigDir), true
+		return false, "the TLS handshake failed; check security.protocol and the CA (ssl.ca.pem or ssl.ca.location) in " + config.Ref(config.FlagKafkaConfigDir) + ", and the client certificate and key (ssl.certificate.pem, ssl.key.pem), which are credentials, in " + config.Ref(config.FlagKafkaSecretDir), true
 	case kafka.ErrTransport:
 		switch {
 		case strings.Contains(lower, "security.protocol"):

@@ -159,7 +159,7 @@ func TestTLSHandshakeFailureEndsTheRunAsInvalidInput(t *testing.T) {
 	}()
 	props := map[string]string{"security.protocol": "SSL", "ssl.ca.pem": other.caPEM}
 	res, stderr, took := runUnreachable(t, ln.Addr().String(), props)
-	checkUnreachable(t, res, stderr, took, report.ExitInvalidInput, "certificate verify failed", "the TLS handshake failed", "--kafka-config-dir")
+	checkUnreachable(t, res, stderr, took, report.ExitInvalidInput, "certificate verify failed", "the TLS handshake failed", "--kafka-config-dir", "the client certificate and key (ssl.certificate.pem, ssl.key.pem), which are credentials, in --kafka-secret-dir")
 }
 
 // Under the launcher the hints name the request's fields.
