@@ -208,6 +208,34 @@ func TestAdmissionPolicies(t *testing.T) {
 		}
 	})
 
+	t.Run("consumerRef", func(t *testing.T) {
+		viaRef := func(name string, kind v1alpha1.KnativeKind) *v1alpha1.ReplayRequest {
+			rr := testutil.MakeRequest(ns, name).Obj()
+			rr.Spec.Kafka, rr.Spec.Group = v1alpha1.KafkaConnection{}, ""
+			rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: kind, Name: "orders"}
+			return rr
+		}
+		for kind, want := range map[v1alpha1.KnativeKind]string{
+			v1alpha1.KnativeTrigger:      "may not get Trigger orders",
+			v1alpha1.KnativeKafkaSource:  "may not get KafkaSource orders",
+			v1alpha1.KnativeSubscription: "may not get Subscription orders",
+		} {
+			if err := alice.Create(ctx, viaRef("ref-"+strings.ToLower(string(kind)), kind), client.DryRunAll); err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("a %s alice may not get: %v", kind, err)
+			}
+		}
+		grant(ctx, t, admin, ns, "get-orders-trigger", user, rbacv1.PolicyRule{
+			APIGroups: []string{"eventing.knative.dev"}, Resources: []string{"triggers"}, ResourceNames: []string{"orders"}, Verbs: []string{"get"},
+		})
+		eventuallyDo(t, time.Minute, "the Trigger get grant", func() error {
+			return alice.Create(ctx, viaRef("ref-trigger", v1alpha1.KnativeTrigger), client.DryRunAll)
+		})
+		// get on a Trigger is not get on a KafkaSource of the same name.
+		if err := alice.Create(ctx, viaRef("ref-source", v1alpha1.KnativeKafkaSource), client.DryRunAll); err == nil {
+			t.Error("get on Trigger orders admitted a request naming KafkaSource orders")
+		}
+	})
+
 	t.Run("serviceAccountName", func(t *testing.T) {
 		rr := testutil.MakeRequest(ns, "sa").Runner(v1alpha1.RunnerOverrides{ServiceAccountName: "kafka-admin"}).Obj()
 		if err := alice.Create(ctx, rr.DeepCopy(), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "may not use ServiceAccount kafka-admin") {
