@@ -52,6 +52,10 @@ func Run(ctx context.Context, args []string, streams genericiooptions.IOStreams)
 	if err == nil {
 		return exit.OK
 	}
+	if ctx.Err() != nil && !errors.Is(err, errTimeout) {
+		// Interrupted (Ctrl-C, SIGTERM) in whatever call was under way.
+		err = exit.With(exit.Interrupted, err)
+	}
 	code := exit.CodeOf(err)
 	if !isUsage(err) && code == exit.APIError {
 		code = exit.CodeOf(apiError(err))

@@ -217,12 +217,18 @@ type result struct {
 // plugin runs `kubectl replay args...` in-process against envtest as user.
 func plugin(t testing.TB, ns, user string, args ...string) result {
 	t.Helper()
+	return pluginCtx(context.Background(), t, ns, user, args...)
+}
+
+// pluginCtx is plugin until ctx ends, as a Ctrl-C ends it.
+func pluginCtx(ctx context.Context, t testing.TB, ns, user string, args ...string) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	all := append(append([]string{}, args...), "--kubeconfig", kubeconfig, "--namespace", ns)
 	if user != "" {
 		all = append(all, "--as", user)
 	}
-	code := cli.Run(context.Background(), all, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	code := cli.Run(ctx, all, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 	return result{code: code, out: out.String(), errOut: errOut.String()}
 }
 
@@ -312,3 +318,5 @@ func (s *syncBuffer) String() string {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func keyOf(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
@@ -40,9 +41,15 @@ func (a *app) follow(ctx context.Context, ns, name string, timeout time.Duration
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 
+	// follow starts right after the request was created or annotated, so
+	// not finding it means it was deleted meanwhile.
+	deleted := exit.Errorf(exit.Failed, "replayrequest %q was deleted before it finished", name)
 	var cur v1alpha1.ReplayRequest
 	if err := c.Get(ctx, key, &cur); err != nil {
-		return waitErr(ctx, notFound(err, "replayrequest", name, ns))
+		if apierrors.IsNotFound(err) {
+			return deleted
+		}
+		return waitErr(ctx, apiError(err))
 	}
 	d.show(&cur, time.Since(started))
 	for !progress.Over(&cur) {
@@ -55,7 +62,10 @@ func (a *app) follow(ctx context.Context, ns, name string, timeout time.Duration
 			}
 			// A watch from a compacted resourceVersion: read it again.
 			if err := c.Get(ctx, key, &cur); err != nil {
-				return waitErr(ctx, notFound(err, "replayrequest", name, ns))
+				if apierrors.IsNotFound(err) {
+					return deleted
+				}
+				return waitErr(ctx, apiError(err))
 			}
 			continue
 		}
@@ -65,12 +75,10 @@ func (a *app) follow(ctx context.Context, ns, name string, timeout time.Duration
 			return waitErr(ctx, err)
 		}
 		if gone {
-			d.end()
-			return exit.Errorf(exit.Failed, "replayrequest %q was deleted before it finished", name)
+			return deleted
 		}
 	}
 	d.show(&cur, time.Since(started))
-	d.end()
 	return a.outcome(&cur)
 }
 
@@ -204,5 +212,3 @@ func (d *display) show(rr *v1alpha1.ReplayRequest, elapsed time.Duration) {
 		fmt.Fprintf(d.w, "%s %-17s %s %s\n", time.Now().UTC().Format("15:04:05"), s.Name, s.State.Symbol(), oneLine(s.Detail, 200))
 	}
 }
-
-func (d *display) end() {}
