@@ -20,8 +20,10 @@ func TestDocsListTheExitCodes(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("docs/kubectl-replay.md has no exit code block after %q", marker)
 	}
-	block := doc[i+len(marker):]
-	block = block[:strings.Index(block, "```")]
+	block, _, closed := strings.Cut(doc[i+len(marker):], "```")
+	if !closed {
+		t.Fatal("docs/kubectl-replay.md: the exit code block is not closed")
+	}
 	if block != Table() {
 		t.Errorf("docs/kubectl-replay.md's exit codes:\n%s\n--help's:\n%s", block, Table())
 	}
