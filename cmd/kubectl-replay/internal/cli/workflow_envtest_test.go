@@ -148,6 +148,24 @@ func TestEnvtestCreateWaitDescribeHistoryUndo(t *testing.T) {
 		t.Errorf("undo request spec %+v", u.Spec)
 	}
 	wantCode(t, "undo again (the name is taken)", plugin(t, ns, operator, "undo", "rewind"), exit.APIError)
+
+	// A dry run: its plan is shown by plan, and it cannot be undone.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		waited = plugin(t, ns, operator, "create", "dry", "--bootstrap-servers", servers, "--group", "orders-dry", "--to", "shift:-100", "--dry-run", "--wait")
+	}()
+	dry := planResult("orders-dry", 100, 5)
+	runJob(t, logs, waitJob(t, ns, "dry"), dry)
+	wg.Wait()
+	wantCode(t, "create --dry-run --wait", waited, exit.OK)
+	contains(t, "create --dry-run --wait", waited.out, "dry run", "succeeded DryRun")
+	r = plugin(t, ns, viewer, "plan", "dry")
+	wantCode(t, "plan of a dry run", r, exit.OK)
+	contains(t, "plan of a dry run", r.out, "Dry run "+ns+"/dry: group orders-dry, target shift:-100", "total 2 partitions: 105 messages re-consumed, 0 skipped")
+	r = plugin(t, ns, operator, "undo", "dry")
+	wantCode(t, "undo of a dry run", r, exit.WrongState)
+	contains(t, "undo of a dry run", r.errOut, "dry was a dry run: it moved nothing")
 }
 
 // The errors: a missing request, no access (impersonated users with less

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
+
+func histJob(name string, created time.Time, labels, annotations map[string]string, env ...corev1.EnvVar) batchv1.Job {
+	j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, CreationTimestamp: metav1.NewTime(created), Labels: labels, Annotations: annotations}}
+	j.Spec.Template.Spec.Containers = []corev1.Container{{Name: "runner", Env: env}}
+	return j
+}
+
+// Every path that starts a run is in the history, joined with its record,
+// newest first; a group is matched by its full name, not its label (a
+// hashed label value stands for several names only by accident).
+func TestHistoryEntries(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	long := strings.Repeat("g", 70) // its label value is a hash
+	jobs := []batchv1.Job{
+		histJob("req-1", t0, map[string]string{v1alpha1.LabelRequest: "rewind", v1alpha1.LabelStage: "apply"},
+			map[string]string{v1alpha1.AnnotationRequest: "rewind", v1alpha1.AnnotationGroup: "orders", v1alpha1.AnnotationRequestedBy: "alice",
+				v1alpha1.AnnotationResolvedTarget: "shift:-10", v1alpha1.AnnotationOutcome: "Succeeded", v1alpha1.AnnotationReason: "Applied",
+				v1alpha1.AnnotationFinishedAt: t0.Add(time.Minute).Format(time.RFC3339), v1alpha1.AnnotationMessagesReconsumed: "30", v1alpha1.AnnotationMessagesSkipped: "0"}),
+		histJob("rb-1", t0.Add(time.Hour), map[string]string{v1alpha1.LabelRunbook: "orders-rewind-1h"}, map[string]string{v1alpha1.AnnotationGroup: "orders"}),
+		histJob("by-hand", t0.Add(2*time.Hour), nil, nil, corev1.EnvVar{Name: "REPLAY_GROUP", Value: "orders"}),
+		histJob("other", t0.Add(3*time.Hour), nil, map[string]string{v1alpha1.AnnotationGroup: long}),
+	}
+	recs := []v1alpha1.ReplayRecord{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "rb-1"}, Job: "rb-1", Runbook: "orders-rewind-1h", Group: "orders", Target: "time:2026-03-01T09:00:00Z",
+			Outcome: v1alpha1.RecordOutcome{Succeeded: false, Reason: "GroupActive", OffsetsChanged: v1alpha1.OffsetsChangedNo, FinishedAt: &metav1.Time{Time: t0.Add(61 * time.Minute)}}},
+		// A record whose Job is gone (retention deleted it before the GC
+		// took the record) still counts.
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "old", CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour))}, Job: "old", Request: "older", Group: "orders", DryRun: true,
+			Outcome: v1alpha1.RecordOutcome{Succeeded: true, Reason: "DryRun", OffsetsChanged: v1alpha1.OffsetsChangedNo}, Totals: v1alpha1.ResultTotals{MessagesToReconsume: 7}},
+	}
+	got := HistoryEntries(jobs, recs, "orders")
+	var names []string
+	for _, e := range got {
+		names = append(names, e.Source+"/"+e.Name+":"+e.Outcome+":"+e.Reason)
+	}
+	if want := "job/by-hand:Running: runbook/orders-rewind-1h:Failed:GroupActive request/rewind:Succeeded:Applied request/older:Succeeded:DryRun"; strings.Join(names, " ") != want {
+		t.Errorf("entries %s\nwant    %s", strings.Join(names, " "), want)
+	}
+	if e := got[2]; e.RequestedBy != "alice" || e.Target != "shift:-10" || *e.Reconsumed != 30 || !e.When.Equal(t0.Add(time.Minute)) {
+		t.Errorf("request entry %+v", e)
+	}
+	if e := got[1]; e.Target != "time:2026-03-01T09:00:00Z" || e.OffsetsChanged != "No" || !e.When.Equal(t0.Add(61*time.Minute)) {
+		t.Errorf("runbook entry %+v", e)
+	}
+	if e := got[3]; !e.DryRun || *e.Reconsumed != 7 {
+		t.Errorf("record-only entry %+v", e)
+	}
+	if all := HistoryEntries(jobs, recs, ""); len(all) != 5 || all[0].Group != long {
+		t.Errorf("all groups: %d entries, first %+v", len(all), all[0])
+	}
+	if only := HistoryEntries(jobs, recs, long); len(only) != 1 || only[0].Job != "other" {
+		t.Errorf("the long group: %+v", only)
+	}
+}
