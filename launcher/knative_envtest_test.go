@@ -531,3 +531,54 @@ func TestEnvtestKnativeSwitchedOff(t *testing.T) {
 		t.Fatalf("spec.consumers %d, want 3 untouched", n)
 	}
 }
+
+// Resolved once: a Trigger request waiting for its group keeps the group it
+// was accepted with across a launcher restart, although the Trigger's
+// group.id annotation changed meanwhile (a Trigger re-created, a template
+// changed): its Job replays the group it resolved, and status.resolved is
+// as written at acceptance.
+func TestEnvtestKnativeResolvedOnceAcrossRestart(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+	servers := "kafka." + ns + ".svc:9092"
+	first := "knative-trigger-" + ns + "-first"
+	knativeObject(t, launcher.BrokerGVK, ns, "default", map[string]string{"eventing.knative.dev/broker.class": "Kafka"}, map[string]any{},
+		func(*unstructured.Unstructured) map[string]any {
+			return readyStatus(map[string]any{"default.topic": "knative-broker-" + ns + "-default", "bootstrap.servers": servers})
+		})
+	trig := knativeObject(t, launcher.TriggerGVK, ns, "orders-trigger", nil, map[string]any{"broker": "default"},
+		func(*unstructured.Unstructured) map[string]any { return readyStatus(map[string]any{"group.id": first}) })
+
+	l := startLauncher(t, testOptions(), 2)
+	holder := testutil.MakeRequest(ns, "holder").Bootstrap(servers).Group(first).Obj()
+	create(t, holder)
+	holderJob := waitJob(t, holder)
+	rr := knativeRequest(ns, "waits", v1alpha1.KnativeTrigger, trig.GetName()).Obj()
+	create(t, rr)
+	eventually(t, 10*time.Second, "waits is accepted and waits for holder", func() error {
+		cur := getRR(t, rr)
+		c := condition(cur, v1alpha1.ConditionAccepted)
+		if c == nil || c.Reason != launcher.ReasonWaitingForGroup || cur.Status.Resolved == nil {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
+	l.stop(t)
+
+	trig.Object["status"] = readyStatus(map[string]any{"group.id": "knative-trigger-" + ns + "-second"})
+	if err := k8s.Status().Update(ctx, trig); err != nil {
+		t.Fatal(err)
+	}
+	startLauncher(t, testOptions(), 2)
+	runPod(t, holderJob, 0, 0, testutil.Compact(testutil.Result(first, report.ExitOK, 1)))
+	finishJob(t, holderJob, "")
+	job := waitJob(t, rr)
+	if got := envOf(job, config.EnvGroup); got != first {
+		t.Fatalf("the Job replays %q, want %q as resolved at acceptance", got, first)
+	}
+	if res := getRR(t, rr).Status.Resolved; res == nil || res.Group != first {
+		t.Fatalf("status.resolved %+v", res)
+	}
+}
