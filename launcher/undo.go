@@ -38,16 +38,6 @@ const ReasonUndoRefused = "UndoRefused"
 // the runner receives undo:<file>, the undone run's result.
 const undoTargetPrefix = "undo:"
 
-// Annotations of an undo's Job, beside v1alpha1.AnnotationUndoOf (the undone
-// request): what status.undo says, so that a launcher that created the Job
-// and stopped before writing status fills it in again on adoption.
-const (
-	// AnnotationUndoJob is the undone request's Job (its record's name).
-	AnnotationUndoJob = "kafkareplay.dev/undo-job"
-	// AnnotationUndoRunID is the undone run's ID.
-	AnnotationUndoRunID = "kafkareplay.dev/undo-run-id"
-)
-
 // UndoRefusal is why an undo cannot be accepted: the rule, in a sentence
 // naming the field and the request.
 type UndoRefusal struct{ msg string }
@@ -242,14 +232,16 @@ func checkUndoInput(rr *v1alpha1.ReplayRequest, stage Stage, in *Input) error {
 	return nil
 }
 
-// UndoFromJob is status.undo as an undo's Job carries it (its annotations),
-// or nil for a Job that is not an undo's.
+// UndoFromJob is status.undo as an undo's Job carries it (its annotations,
+// written so that a launcher that created the Job and stopped before writing
+// status fills it in again on adoption), or nil for a Job that is not an
+// undo's.
 func UndoFromJob(annotations map[string]string) *v1alpha1.UndoStatus {
 	name := annotations[v1alpha1.AnnotationUndoOf]
 	if name == "" {
 		return nil
 	}
-	return &v1alpha1.UndoStatus{Request: name, JobName: annotations[AnnotationUndoJob], RunID: annotations[AnnotationUndoRunID]}
+	return &v1alpha1.UndoStatus{Request: name, JobName: annotations[v1alpha1.AnnotationUndoJob], RunID: annotations[v1alpha1.AnnotationUndoRunID]}
 }
 
 // UndoAnnotations are the annotations of an undo's Job (UndoFromJob reads
@@ -258,7 +250,7 @@ func UndoAnnotations(u *v1alpha1.UndoStatus) map[string]string {
 	if u == nil {
 		return nil
 	}
-	return map[string]string{v1alpha1.AnnotationUndoOf: u.Request, AnnotationUndoJob: u.JobName, AnnotationUndoRunID: u.RunID}
+	return map[string]string{v1alpha1.AnnotationUndoOf: u.Request, v1alpha1.AnnotationUndoJob: u.JobName, v1alpha1.AnnotationUndoRunID: u.RunID}
 }
 
 // ownedBy reports whether a record's owner is the Job job itself (its UID),

@@ -132,7 +132,7 @@ func TestEnvtestUndoHappyPath(t *testing.T) {
 	if env[config.EnvTo] != "undo:/etc/kafka-replay/input/input.json.gz" || env[config.EnvTopics] != "" || env[config.EnvForce] != "" {
 		t.Fatalf("undo Job env %v", env)
 	}
-	if job.Annotations[v1alpha1.AnnotationUndoOf] != "rewind" || job.Annotations[launcher.AnnotationUndoJob] != want.JobName || job.Annotations[launcher.AnnotationUndoRunID] != want.RunID {
+	if job.Annotations[v1alpha1.AnnotationUndoOf] != "rewind" || job.Annotations[v1alpha1.AnnotationUndoJob] != want.JobName || job.Annotations[v1alpha1.AnnotationUndoRunID] != want.RunID {
 		t.Fatalf("undo Job annotations %v", job.Annotations)
 	}
 	in := inputFile(t, job, "orders")

@@ -68,6 +68,12 @@ const (
 	AnnotationPlanDigest = "kafkareplay.dev/plan-digest"
 	// AnnotationUndoOf, on the Job of an undo, names the undone request.
 	AnnotationUndoOf = "kafkareplay.dev/undo-of"
+	// AnnotationUndoJob, on the Job of an undo, is the undone request's Job,
+	// whose ReplayRecord it restores from (status.undo.jobName).
+	AnnotationUndoJob = "kafkareplay.dev/undo-job"
+	// AnnotationUndoRunID, on the Job of an undo, is the undone run's ID
+	// (status.undo.runId).
+	AnnotationUndoRunID = "kafkareplay.dev/undo-run-id"
 
 	// AnnotationOffsets, on the pod template, holds the JSON list of explicit
 	// offsets of an `offsets` target. A downward API volume turns it into the
