@@ -142,11 +142,11 @@ func InputConfigMap(rr *v1alpha1.ReplayRequest, jobName string, r *report.Result
 			Labels: map[string]string{
 				v1alpha1.LabelRunner:  v1alpha1.LabelRunnerValue,
 				v1alpha1.LabelRequest: v1alpha1.LabelValue(rr.Name),
-				v1alpha1.LabelGroup:   v1alpha1.LabelValue(rr.Spec.Group),
+				v1alpha1.LabelGroup:   v1alpha1.LabelValue(RequestGroup(rr)),
 			},
 			Annotations: map[string]string{
 				v1alpha1.AnnotationRequest: rr.Name,
-				v1alpha1.AnnotationGroup:   rr.Spec.Group,
+				v1alpha1.AnnotationGroup:   RequestGroup(rr),
 			},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1alpha1.GroupVersion.String(),
