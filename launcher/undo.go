@@ -25,7 +25,7 @@ import (
 // committed, its record is whole, it is the same group on the same cluster);
 // the runner decides, per partition and against the offsets committed when it
 // runs, which partitions the undo rules restore and which they leave alone
-// (docs/usage.md, "Undo"). The runner reads the earlier run from a file the
+// (docs/usage.md, "Undo: the rules"). The runner reads the earlier run from a file the
 // launcher writes from that run's ReplayRecord: the record has every
 // partition, the request's status only the first ones.
 
@@ -51,15 +51,14 @@ func refuseUndo(format string, a ...any) (*v1alpha1.UndoStatus, error) {
 // DecideUndo decides whether rr, whose target.undoOf names undone, may undo
 // it, given undone's Job (status.jobName; nil when it is gone) and that Job's
 // ReplayRecord (rec; nil when there is none). undone is nil when no request
-// of that name exists. It returns what
-// status.undo says, or an *UndoRefusal naming the rule that refuses. It is
-// pure.
+// of that name exists. It returns what status.undo says, or an *UndoRefusal
+// naming the rule that refuses. It is pure.
 //
 // The rules are what makes a restore mean "as if the replay had not
 // happened": only a run that succeeded and committed has previous offsets to
 // go back to, only a whole record has all of them, and only the same group on
 // the same cluster has them as its own.
-func DecideUndo(rr, undone *v1alpha1.ReplayRequest, jobObj *batchv1.Job, rec *v1alpha1.ReplayRecord) (*v1alpha1.UndoStatus, error) {
+func DecideUndo(rr, undone *v1alpha1.ReplayRequest, job *batchv1.Job, rec *v1alpha1.ReplayRecord) (*v1alpha1.UndoStatus, error) {
 	name := ""
 	if rr.Spec.Target.UndoOf != nil {
 		name = *rr.Spec.Target.UndoOf
@@ -95,37 +94,37 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, jobObj *batchv1.Job, rec *v1
 	if a, b := RequestBootstrapServers(undone), RequestBootstrapServers(rr); !SameServers(a, b) {
 		return refuseUndo("%s ran against kafka.bootstrapServers %q, not %q: an undo restores the same Kafka cluster", name, a, b)
 	}
-	job := undone.Status.JobName
-	if job == "" {
+	jobName := undone.Status.JobName
+	if jobName == "" {
 		return refuseUndo("%s has no runner Job in status.jobName, so no ReplayRecord to restore from", name)
 	}
 	if rec == nil {
-		return refuseUndo("%s has no ReplayRecord %s (records go with their Job, when history is pruned or the Job deleted): its previous offsets are not known", name, job)
+		return refuseUndo("%s has no ReplayRecord %s (records go with their Job, when history is pruned or the Job deleted): its previous offsets are not known", name, jobName)
 	}
-	if jobObj == nil {
-		return refuseUndo("%s's Job %s is gone: a record without its Job is not restored from", name, job)
+	if job == nil {
+		return refuseUndo("%s's Job %s is gone: a record without its Job is not restored from", name, jobName)
 	}
 	switch {
-	case rec.Name != job || rec.Job != job || jobObj.Name != job || !ownedBy(rec, jobObj):
+	case rec.Name != jobName || rec.Job != jobName || job.Name != jobName || !ownedBy(rec, job):
 		return refuseUndo("the ReplayRecord %s is not the record of %s's Job", rec.Name, name)
-	case jobObj.Annotations[v1alpha1.AnnotationRequest] != name || jobObj.Annotations[v1alpha1.AnnotationSpecDigest] != SpecDigest(&undone.Spec):
+	case job.Annotations[v1alpha1.AnnotationRequest] != name || job.Annotations[v1alpha1.AnnotationSpecDigest] != SpecDigest(&undone.Spec):
 		// Bound to this request as it is, not to a Job of that name.
-		return refuseUndo("the Job %s was not made for %s as it is (its request and spec digest annotations differ)", job, name)
+		return refuseUndo("the Job %s was not made for %s as it is (its request and spec digest annotations differ)", jobName, name)
 	case rec.Request != name:
-		return refuseUndo("the ReplayRecord %s is of request %q, not %q", job, rec.Request, name)
+		return refuseUndo("the ReplayRecord %s is of request %q, not %q", jobName, rec.Request, name)
 	case rec.DryRun:
-		return refuseUndo("%s's record %s is of a dry run: it committed nothing, there is nothing to undo", name, job)
+		return refuseUndo("%s's record %s is of a dry run: it committed nothing, there is nothing to undo", name, jobName)
 	case !rec.Outcome.Succeeded:
-		return refuseUndo("%s's record %s says its run did not succeed (%s)", name, job, rec.Outcome.Reason)
+		return refuseUndo("%s's record %s says its run did not succeed (%s)", name, jobName, rec.Outcome.Reason)
 	case !rec.Complete:
-		return refuseUndo("%s's record %s is incomplete (an attempt's full result was lost): restoring from it could miss partitions", name, job)
+		return refuseUndo("%s's record %s is incomplete (an attempt's full result was lost): restoring from it could miss partitions", name, jobName)
 	case rec.Group != group:
-		return refuseUndo("%s's record %s is of group %q, not %q", name, job, rec.Group, group)
+		return refuseUndo("%s's record %s is of group %q, not %q", name, jobName, rec.Group, group)
 	}
 	if r := undone.Status.Result; r != nil && r.RunID != "" && rec.RunID != r.RunID {
-		return refuseUndo("%s's record %s is of run %q, but the request ran %q", name, job, rec.RunID, r.RunID)
+		return refuseUndo("%s's record %s is of run %q, but the request ran %q", name, jobName, rec.RunID, r.RunID)
 	}
-	return &v1alpha1.UndoStatus{Request: name, JobName: job, RunID: rec.RunID}, nil
+	return &v1alpha1.UndoStatus{Request: name, JobName: jobName, RunID: rec.RunID}, nil
 }
 
 // decideUndo reads what an undo names and decides (DecideUndo). Both reads go
