@@ -118,7 +118,7 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 		pl := rr.Status.Plan
 		if verb == "approve" {
 			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %d partitions, %d messages re-consumed, %d skipped, target %s\n",
-				p.Green("approved"), pl.Digest, ns, name, pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, pl.Target)
+				p.Green("approved"), render.Clean(pl.Digest), ns, name, pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, render.Clean(pl.Target))
 			if full, err := a.loadPlan(ctx, name); err == nil {
 				printPlanTable(a, full)
 			} else {
@@ -126,7 +126,7 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 			}
 			fmt.Fprintf(a.streams.Out, "the launcher applies it once the group is free\n")
 		} else {
-			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %s\n", p.Red("rejected"), pl.Digest, ns, name, value)
+			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %s\n", p.Red("rejected"), render.Clean(pl.Digest), ns, name, render.Clean(value))
 		}
 		if !w.wait {
 			return nil

@@ -129,9 +129,9 @@ func (a *app) loadPlan(ctx context.Context, name string) (*Plan, error) {
 
 func printPlan(w io.Writer, p render.Palette, pl *Plan) {
 	if pl.Digest != "" {
-		fmt.Fprintf(w, "Plan %s of %s/%s: group %s, target %s\n", p.Bold(pl.Digest), pl.Namespace, pl.Request, pl.Group, pl.Target)
+		fmt.Fprintf(w, "Plan %s of %s/%s: group %s, target %s\n", p.Bold(render.Clean(pl.Digest)), pl.Namespace, pl.Request, render.Clean(pl.Group), render.Clean(pl.Target))
 	} else {
-		fmt.Fprintf(w, "Dry run %s/%s: group %s, target %s\n", pl.Namespace, pl.Request, pl.Group, pl.Target)
+		fmt.Fprintf(w, "Dry run %s/%s: group %s, target %s\n", pl.Namespace, pl.Request, render.Clean(pl.Group), render.Clean(pl.Target))
 	}
 	if pl.PlannedAt != nil {
 		fmt.Fprintf(w, "Planned at %s", pl.PlannedAt.UTC().Format("2006-01-02T15:04:05Z"))
@@ -143,11 +143,11 @@ func printPlan(w io.Writer, p render.Palette, pl *Plan) {
 	fmt.Fprintln(w)
 	fmt.Fprint(w, render.PlanTable(p, pl.Rows, pl.Totals))
 	for _, wn := range pl.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", wn)
+		fmt.Fprintf(w, "warning: %s\n", render.Clean(wn))
 	}
 	switch {
 	case pl.Approval != nil:
-		fmt.Fprintf(w, "%s by %s\n", pl.Approval.Decision, orUnknown(pl.Approval.By))
+		fmt.Fprintf(w, "%s by %s\n", render.Clean(string(pl.Approval.Decision)), render.Clean(orUnknown(pl.Approval.By)))
 	case pl.Digest != "":
 		fmt.Fprintf(w, "\napprove: kubectl replay approve %s -n %s\nreject:  kubectl replay reject %s -n %s --reason \"...\"\n", pl.Request, pl.Namespace, pl.Request, pl.Namespace)
 	}

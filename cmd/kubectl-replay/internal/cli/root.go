@@ -64,7 +64,9 @@ func Run(ctx context.Context, args []string, streams genericiooptions.IOStreams)
 	if isUsage(err) {
 		code = exit.Usage
 	}
-	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
+	// The API server's and the request's words may hold what a tenant
+	// wrote: never raw onto a terminal.
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", render.CleanLines(err.Error()))
 	if code == exit.Usage {
 		fmt.Fprintf(streams.ErrOut, "See 'kubectl replay %s --help'.\n", commandPath(root, args))
 	}

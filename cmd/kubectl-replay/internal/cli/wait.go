@@ -131,9 +131,9 @@ func (a *app) outcome(rr *v1alpha1.ReplayRequest) error {
 	_, succeeded := progress.Finished(rr)
 	reason, msg := progress.Outcome(rr)
 	if !succeeded {
-		return exit.Errorf(exit.Failed, "replayrequest %s failed: %s: %s", rr.Name, reason, msg)
+		return exit.Errorf(exit.Failed, "replayrequest %s failed: %s: %s", rr.Name, render.Clean(reason), oneLine(msg, 4096))
 	}
-	fmt.Fprintf(a.streams.Out, "%s %s: %s\n", p.Green("succeeded"), reason, msg)
+	fmt.Fprintf(a.streams.Out, "%s %s: %s\n", p.Green("succeeded"), render.Clean(reason), oneLine(msg, 4096))
 	if r := rr.Status.Result; r != nil {
 		fmt.Fprintf(a.streams.Out, "%d partitions, %d messages re-consumed, %d skipped\n", r.Totals.Partitions, r.Totals.MessagesToReconsume, r.Totals.MessagesSkipped)
 	}
@@ -162,7 +162,7 @@ func Lines(p render.Palette, rr *v1alpha1.ReplayRequest, elapsed time.Duration) 
 	if phase == "" {
 		phase = "Pending"
 	}
-	out := []string{fmt.Sprintf("replayrequest %s/%s  group %s  %s  %s", rr.Namespace, rr.Name, rr.Spec.Group, p.Bold(phase), elapsed.Truncate(time.Second))}
+	out := []string{fmt.Sprintf("replayrequest %s/%s  group %s  %s  %s", rr.Namespace, rr.Name, oneLine(rr.Spec.Group, 255), p.Bold(render.Clean(phase)), elapsed.Truncate(time.Second))}
 	for _, s := range progress.Steps(rr) {
 		mark := s.State.Symbol()
 		switch s.State {
@@ -180,7 +180,7 @@ func Lines(p render.Palette, rr *v1alpha1.ReplayRequest, elapsed time.Duration) 
 }
 
 func oneLine(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
+	s = render.Clean(s)
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

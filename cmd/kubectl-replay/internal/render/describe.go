@@ -37,11 +37,12 @@ func ts(t *metav1.Time) string {
 func Describe(p Palette, d Description) string {
 	rr := d.Request
 	var b strings.Builder
-	field := func(k, v string) {
+	raw := func(k, v string) {
 		if v != "" {
 			fmt.Fprintf(&b, "%-14s%s\n", k+":", v)
 		}
 	}
+	field := func(k, v string) { raw(k, Clean(v)) }
 	field("Name", rr.Name)
 	field("Namespace", rr.Namespace)
 	field("Group", rr.Spec.Group)
@@ -55,7 +56,7 @@ func Describe(p Palette, d Description) string {
 	if phase == "" {
 		phase = "Pending"
 	}
-	field("Phase", colourPhase(p, phase))
+	raw("Phase", colourPhase(p, Clean(phase)))
 	if s := findCond(rr.Status.Conditions, v1alpha1.ConditionSucceeded); s != nil {
 		field("Outcome", s.Reason+": "+s.Message)
 	} else if rr.Status.Message != "" {
@@ -102,7 +103,7 @@ func Describe(p Palette, d Description) string {
 		b.WriteString("\nConditions:\n")
 		t := Table{Header: []string{"TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"}}
 		for _, c := range rr.Status.Conditions {
-			t.Rows = append(t.Rows, []string{c.Type, string(c.Status), c.Reason, c.LastTransitionTime.UTC().Format(time.RFC3339), oneLine(c.Message)})
+			t.Rows = append(t.Rows, []string{Clean(c.Type), Clean(string(c.Status)), Clean(c.Reason), c.LastTransitionTime.UTC().Format(time.RFC3339), oneLine(c.Message)})
 		}
 		b.WriteString(indent(t.String()))
 	}
@@ -114,7 +115,7 @@ func Describe(p Palette, d Description) string {
 			if c.Replicas != nil {
 				rep = strconv.Itoa(int(*c.Replicas))
 			}
-			t.Rows = append(t.Rows, []string{string(c.Kind), c.Name, string(c.Method), rep, string(c.State), oneLine(c.Message)})
+			t.Rows = append(t.Rows, []string{Clean(string(c.Kind)), Clean(c.Name), Clean(string(c.Method)), rep, Clean(string(c.State)), oneLine(c.Message)})
 		}
 		b.WriteString(indent(t.String()))
 	}
@@ -144,11 +145,11 @@ func Describe(p Palette, d Description) string {
 		if len(r.Warnings) > 0 {
 			b.WriteString("Warnings:\n")
 			for _, w := range r.Warnings {
-				b.WriteString("  - " + w + "\n")
+				b.WriteString("  - " + Clean(w) + "\n")
 			}
 		}
 		if r.Error != "" {
-			b.WriteString("Error:        " + p.Red(r.Error) + "\n")
+			b.WriteString("Error:        " + p.Red(Clean(r.Error)) + "\n")
 		}
 	}
 	return b.String()
@@ -168,14 +169,14 @@ func PartitionTable(p Palette, parts []report.Partition) string {
 			logRange = fmt.Sprintf("%d..%d", pt.LogStartOffset, pt.LogEndOffset)
 			bar = Bar(p, BarWidth, pt.LogStartOffset, pt.LogEndOffset, pt.PreviousOffset, pt.NewOffset)
 		}
-		note := pt.Note
+		note := oneLine(pt.Note)
 		switch {
 		case pt.Error != "":
-			note = p.Red(pt.Error)
+			note = p.Red(oneLine(pt.Error))
 		case pt.LeftAlone != "":
-			note = "left alone: " + pt.LeftAlone
+			note = "left alone: " + oneLine(pt.LeftAlone)
 		}
-		t.Rows = append(t.Rows, []string{pt.Topic, strconv.Itoa(int(pt.Partition)), Offset(pt.PreviousOffset), strconv.FormatInt(pt.NewOffset, 10), Delta(p, pt.Delta), logRange, bar, oneLine(note)})
+		t.Rows = append(t.Rows, []string{Clean(pt.Topic), strconv.Itoa(int(pt.Partition)), Offset(pt.PreviousOffset), strconv.FormatInt(pt.NewOffset, 10), Delta(p, pt.Delta), logRange, bar, note})
 	}
 	return t.String()
 }
@@ -202,7 +203,7 @@ func findCond(conds []metav1.Condition, typ string) *metav1.Condition {
 }
 
 func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
+	s = Clean(s)
 	if len(s) > 160 {
 		s = s[:157] + "..."
 	}

@@ -43,7 +43,7 @@ func HistoryTable(p Palette, entries []HistoryEntry, groups bool) string {
 	t := Table{Header: []string{"WHEN", "STARTED BY", "STAGE", "BY", "GROUP", "TARGET", "OUTCOME", "CHANGED", "RECONSUMED", "SKIPPED"}}
 	t.Right = []bool{false, false, false, false, false, false, false, false, true, true}
 	for _, e := range entries {
-		outcome := e.Outcome
+		outcome := Clean(e.Outcome)
 		switch outcome {
 		case "Succeeded":
 			outcome = p.Green(outcome)
@@ -51,7 +51,7 @@ func HistoryTable(p Palette, entries []HistoryEntry, groups bool) string {
 			outcome = p.Red(outcome)
 		}
 		if e.Reason != "" {
-			outcome += " " + e.Reason
+			outcome += " " + Clean(e.Reason)
 		}
 		rec, skip := count(e.Reconsumed), count(e.Skipped)
 		if e.DryRun {
@@ -61,7 +61,7 @@ func HistoryTable(p Palette, entries []HistoryEntry, groups bool) string {
 		if e.ApprovedBy != "" {
 			by += ", approved by " + e.ApprovedBy
 		}
-		t.Rows = append(t.Rows, []string{e.When.UTC().Format(time.RFC3339), e.Source + "/" + e.Name, e.Stage, orDash(by), e.Group, orDash(e.Target), outcome, orDash(e.OffsetsChanged), rec, skip})
+		t.Rows = append(t.Rows, []string{e.When.UTC().Format(time.RFC3339), Clean(e.Source + "/" + e.Name), Clean(e.Stage), oneLine(orDash(by)), Clean(e.Group), Clean(orDash(e.Target)), outcome, Clean(orDash(e.OffsetsChanged)), rec, skip})
 	}
 	if !groups {
 		t = dropColumn(t, 4)

@@ -111,14 +111,14 @@ func PlanTable(p Palette, rows []PlanRow, tot PlanTotals) string {
 		Right:  []bool{false, true, true, true, true, false},
 	}
 	for _, r := range rows {
-		note := r.Note
+		note := oneLine(r.Note)
 		if r.LeftAlone != "" {
-			note = "left alone: " + r.LeftAlone
+			note = "left alone: " + oneLine(r.LeftAlone)
 		}
 		if r.Error != "" {
-			note = p.Red(r.Error)
+			note = p.Red(oneLine(r.Error))
 		}
-		t.Rows = append(t.Rows, []string{r.Topic, strconv.Itoa(int(r.Partition)), Offset(r.Committed), strconv.FormatInt(r.New, 10), Delta(p, r.Delta), note})
+		t.Rows = append(t.Rows, []string{Clean(r.Topic), strconv.Itoa(int(r.Partition)), Offset(r.Committed), strconv.FormatInt(r.New, 10), Delta(p, r.Delta), note})
 	}
 	var b strings.Builder
 	b.WriteString(t.String())

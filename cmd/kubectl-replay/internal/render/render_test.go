@@ -145,3 +145,30 @@ func TestGoldenHistory(t *testing.T) {
 		t.Errorf("empty history = %q", got)
 	}
 }
+
+// Text a tenant or a user wrote (a rejection reason, a runner's error, a
+// hand-made Job's annotation) never reaches the terminal with its control
+// characters: an escape sequence could clear the screen or rewrite what
+// an approver reads.
+func TestTenantTextIsCleaned(t *testing.T) {
+	evil := "no\x1b[2J\x1b]0;pwned\x07\rplan approved\u009b31m"
+	if got := Clean(evil); got != "no?[2J?]0;pwned??plan approved?31m" {
+		t.Errorf("Clean = %q", got)
+	}
+	if got := CleanLines("a\x1b\nb"); got != "a?\nb" {
+		t.Errorf("CleanLines = %q", got)
+	}
+	rr := &v1alpha1.ReplayRequest{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "n"}}
+	rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalRejected, By: "bob\x1b[8m", Reason: evil}
+	rr.Status.Conditions = []metav1.Condition{{Type: "Succeeded", Status: "False", Reason: "Rejected", Message: evil}}
+	rr.Status.Result = &v1alpha1.ReplayResult{Error: evil, Warnings: []string{evil}}
+	parts := []report.Partition{{Topic: "orders", NewOffset: 1, Error: evil, Note: evil}}
+	out := Describe(Palette{}, Description{Request: rr, Partitions: parts})
+	out += PlanTable(Palette{}, []PlanRow{{Topic: "orders", Error: evil}}, PlanTotals{})
+	out += HistoryTable(Palette{}, []HistoryEntry{{Source: "job", Name: "x\x1b", RequestedBy: evil, Group: evil, Target: evil, Outcome: "Failed", Reason: evil}}, true)
+	for _, c := range out {
+		if c == 0x1b || c == 0x07 || c == '\r' || c == 0x9b {
+			t.Fatalf("a control character %q reached the output:\n%q", c, out)
+		}
+	}
+}

@@ -35,6 +35,33 @@ func (p Palette) Green(s string) string  { return p.wrap(ansiGreen, s) }
 func (p Palette) Yellow(s string) string { return p.wrap(ansiYellow, s) }
 func (p Palette) Dim(s string) string    { return p.wrap(ansiDim, s) }
 
+// Clean makes text from the cluster safe to print on a terminal: control
+// characters (an escape sequence in a rejection reason, a Job annotation
+// or a runner's error could clear the screen or rewrite what is shown) are
+// replaced by '?', and newlines by spaces. Everything the plugin prints
+// that a user or a tenant could have written goes through it.
+func Clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// CleanLines is Clean that keeps the line breaks, for messages of several
+// lines (the errors of several flags).
+func CleanLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Clean(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // Table is rows of cells under a header, columns padded to their widest
 // cell (colour codes do not count), numbers right-aligned.
 type Table struct {
