@@ -1,7 +1,6 @@
 package launcher_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,58 +23,11 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
-// recordLogs stands in for pods/log, which envtest lacks (no kubelet): it
-// serves, per pod, a log made the way the runner makes it, its own log
-// lines around a frame from the runner's frame writer (report.WriteFrame).
-// The end-to-end suite reads real pods' logs.
-type recordLogs struct {
-	mu   sync.Mutex
-	logs map[string]string // namespace/pod → log
-}
+// recordLogs stands in for pods/log, which envtest lacks (testutil.RunnerLogs:
+// the runner's own log lines around its frame).
+type recordLogs = testutil.RunnerLogs
 
-func newRecordLogs() *recordLogs { return &recordLogs{logs: map[string]string{}} }
-
-// put stores a pod's log: log lines, then (if r is set) the frame.
-func (l *recordLogs) put(t testing.TB, ns, pod string, r *report.Result) {
-	t.Helper()
-	var b bytes.Buffer
-	b.WriteString("time=2026-03-01T09:30:00Z level=INFO msg=starting\n")
-	if r != nil {
-		if err := report.WriteFrame(&b, r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b.WriteString("time=2026-03-01T09:30:01Z level=INFO msg=done\n")
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.logs[ns+"/"+pod] = b.String()
-}
-
-func (l *recordLogs) get(ns, pod string) (string, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s, ok := l.logs[ns+"/"+pod]
-	if !ok {
-		return "", fmt.Errorf("pods %q not found", pod)
-	}
-	return s, nil
-}
-
-func (l *recordLogs) Tail(_ context.Context, ns, pod, _ string, _, limit int64) (string, error) {
-	s, err := l.get(ns, pod)
-	if int64(len(s)) > limit {
-		s = s[int64(len(s))-limit:]
-	}
-	return s, err
-}
-
-func (l *recordLogs) Full(_ context.Context, ns, pod, _ string, limit int64) (io.ReadCloser, error) {
-	s, err := l.get(ns, pod)
-	if err != nil {
-		return nil, err
-	}
-	return io.NopCloser(io.LimitReader(strings.NewReader(s), limit)), nil
-}
+func newRecordLogs() *recordLogs { return testutil.NewRunnerLogs() }
 
 // bigResult is a runner result over topics × partitions, production-style
 // topic names, with applied and failed partitions as the runner reports them.
@@ -105,20 +56,11 @@ func bigResult(code report.ExitCode, topics, partitions int, applied func(i int)
 
 // attempt plays the Job controller and kubelet for one attempt: a pod that
 // terminated at at with code, the compact result as its termination message,
-// and (logged) the full one in its log.
+// and (logged) the full one in its log (testutil.Attempt).
 func attempt(t testing.TB, logs *recordLogs, job *batchv1.Job, name string, code int32, r *report.Result, at time.Time) {
 	t.Helper()
-	pod := testutil.PodFor(job, name)
-	pod.Spec.NodeName = "node-1" // ran somewhere: its kubelet has its log
-	create(t, pod)
-	msg := ""
-	if r != nil {
-		msg = testutil.Compact(r)
-	}
-	logs.put(t, job.Namespace, name, r)
-	testutil.Terminated(pod, code, msg, at)
-	if err := k8s.Status().Update(context.Background(), pod); err != nil {
-		t.Fatalf("pod status: %v", err)
+	if err := testutil.Attempt(context.Background(), k8s, logs, job, name, code, r, at); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -9,9 +9,7 @@ package launcher_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,10 +20,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -66,17 +62,7 @@ func TestMain(m *testing.M) {
 
 // assetsDir finds kube-apiserver and etcd: KUBEBUILDER_ASSETS, or the cache
 // that `make envtest-assets` fills.
-func assetsDir() string {
-	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
-		return d
-	}
-	home, _ := os.UserHomeDir()
-	d := filepath.Join(home, ".cache", "kafka-replay", "kube-v1.37.2")
-	if _, err := os.Stat(filepath.Join(d, "kube-apiserver")); err == nil {
-		return d
-	}
-	return ""
-}
+func assetsDir() string { return testutil.AssetsDir() }
 
 // env starts the shared control plane once, or skips the test when it cannot.
 func env(t testing.TB) {
@@ -131,35 +117,7 @@ func zapLevel() zapcore.Level {
 // applyRBAC applies charts/kafka-replay/files/rbac/role.yaml as generated and
 // binds it to the launcher's user (the ClusterRole cluster-wide).
 func applyRBAC(ctx context.Context) error {
-	f, err := os.Open(filepath.Join("..", "charts", "kafka-replay", "files", "rbac", "role.yaml"))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
-	for {
-		var cr rbacv1.ClusterRole
-		if err := dec.Decode(&cr); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return err
-		}
-		if cr.Kind != "ClusterRole" {
-			continue // the Lease Role: leader election is off in tests
-		}
-		if err := k8s.Create(ctx, &cr); err != nil {
-			return err
-		}
-		if err := k8s.Create(ctx, &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr.Name},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: launcherUser}},
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return testutil.ApplyLauncherRBAC(ctx, k8s, filepath.Join("..", "charts", "kafka-replay", "files", "rbac", "role.yaml"), launcherUser)
 }
 
 // newNamespace makes a fresh namespace per test (envtest cannot delete them).
@@ -349,19 +307,11 @@ func runPod(t testing.TB, job *batchv1.Job, attempt int, code int32, msg string)
 // Failed with reason.
 func finishJob(t testing.TB, job *batchv1.Job, failReason string) {
 	t.Helper()
-	ctx := context.Background()
-	eventually(t, 10*time.Second, "finish job", func() error {
-		var cur batchv1.Job
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &cur); err != nil {
-			return err
-		}
-		if failReason == "" {
-			testutil.Complete(&cur, time.Now())
-		} else {
-			testutil.Fail(&cur, failReason, time.Now())
-		}
-		return k8s.Status().Update(ctx, &cur)
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := testutil.FinishJob(ctx, k8s, job, failReason); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // eventsFor lists the events about an object (events.k8s.io).
