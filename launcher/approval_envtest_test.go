@@ -383,15 +383,42 @@ func TestEnvtestApprovalPlanStale(t *testing.T) {
 	}
 }
 
+// The planning Job's record changed after its plan was shown (someone with
+// write access to ReplayRecords moved a partition): the approval names the
+// plan that was shown, the record is another, so nothing is applied.
+func TestEnvtestApprovalRecordChangedAfterThePlan(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "tampered", "tampered").Obj()
+	create(t, rr)
+	plan := planOf("tampered")
+	e.playPlan(t, planJobOf(t, rr), plan)
+	cur := awaiting(t, rr)
+	eventually(t, 10*time.Second, "edit the record", func() error {
+		rec := getRecord(t, e.ns, cur.Status.Plan.JobName)
+		rec.Topics[0].NewOffsets[0] = 0 // partition 0 back to the log start
+		return k8s.Update(context.Background(), rec)
+	})
+	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
+	done := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	sc := condition(done, v1alpha1.ConditionSucceeded)
+	if sc.Reason != launcher.ReasonJobInvalid || !strings.Contains(sc.Message, "not the approved "+plan.Plan) {
+		t.Fatalf("Succeeded %+v", sc)
+	}
+	noApplyJob(t, rr)
+}
+
 // A plan awaiting approval holds nothing: another request of the same
 // group runs meanwhile.
 func TestEnvtestApprovalLeavesTheGroupFree(t *testing.T) {
 	e := newApprovalEnv(t)
-	manual := manualRequest(e.ns, "manual", "shared").Obj()
+	// Named so that the plan is ahead of the later request in the queue's
+	// order even when both are created within one second (creation time,
+	// then name).
+	manual := manualRequest(e.ns, "a-manual", "shared").Obj()
 	create(t, manual)
 	e.playPlan(t, planJobOf(t, manual), planOf("shared"))
 	awaiting(t, manual)
-	later := testutil.MakeRequest(e.ns, "later").Group("shared").Topic("orders").ShiftBy(-1).Obj()
+	later := testutil.MakeRequest(e.ns, "b-later").Group("shared").Topic("orders").ShiftBy(-1).Obj()
 	create(t, later)
 	waitJob(t, later)
 }
