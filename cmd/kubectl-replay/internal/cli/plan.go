@@ -117,7 +117,7 @@ func (a *app) loadPlan(ctx context.Context, name string) (*Plan, error) {
 		return nil, exit.Errorf(exit.APIError, "replayrecord %s: %w", recName, err)
 	}
 	rows, tot := render.PlanRows(parts)
-	pl := &Plan{Request: rr.Name, Namespace: rr.Namespace, Group: rr.Spec.Group, Record: recName, Target: rec.Target, Warnings: rec.Warnings, Rows: rows, Totals: tot, Approval: rr.Status.Approval}
+	pl := &Plan{Request: rr.Name, Namespace: rr.Namespace, Group: launcher.RequestGroup(rr), Record: recName, Target: rec.Target, Warnings: rec.Warnings, Rows: rows, Totals: tot, Approval: rr.Status.Approval}
 	if p := rr.Status.Plan; p != nil {
 		pl.Digest, pl.PlannedAt, pl.ExpiresAt = p.Digest, p.PlannedAt, p.ExpiresAt
 		if p.Target != "" {

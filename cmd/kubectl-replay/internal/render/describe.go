@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kafka-replay/kafka-replay/launcher"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -45,8 +46,12 @@ func Describe(p Palette, d Description) string {
 	field := func(k, v string) { raw(k, Clean(v)) }
 	field("Name", rr.Name)
 	field("Namespace", rr.Namespace)
-	field("Group", rr.Spec.Group)
-	field("Kafka", rr.Spec.Kafka.BootstrapServers)
+	if ref := rr.Spec.ConsumerRef; ref != nil {
+		field("Consumer ref", string(ref.Kind)+"/"+ref.Name)
+	}
+	// For a consumerRef, what it resolved to (status.resolved).
+	field("Group", launcher.RequestGroup(rr))
+	field("Kafka", launcher.RequestBootstrapServers(rr))
 	field("Target", rr.Status.ResolvedTarget)
 	if rr.Spec.DryRun {
 		field("Dry run", "yes: nothing is committed")

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,6 +170,20 @@ func TestTenantTextIsCleaned(t *testing.T) {
 	for _, c := range out {
 		if c == 0x1b || c == 0x07 || c == '\r' || c == 0x9b {
 			t.Fatalf("a control character %q reached the output:\n%q", c, out)
+		}
+	}
+}
+
+// A consumerRef request shows the Knative resource and what it resolved
+// to (status.resolved), not the empty spec.group.
+func TestDescribeConsumerRef(t *testing.T) {
+	rr := &v1alpha1.ReplayRequest{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "n"}}
+	rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: v1alpha1.KnativeKafkaSource, Name: "orders"}
+	rr.Status.Resolved = &v1alpha1.ResolvedConsumer{Kind: v1alpha1.KnativeKafkaSource, Name: "orders", Group: "knative-orders-group", BootstrapServers: "my-cluster-kafka-bootstrap.kafka:9092"}
+	out := Describe(Palette{}, Description{Request: rr})
+	for _, want := range []string{"Consumer ref: KafkaSource/orders", "Group:        knative-orders-group", "Kafka:        my-cluster-kafka-bootstrap.kafka:9092"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe has no %q:\n%s", want, out)
 		}
 	}
 }
