@@ -69,23 +69,11 @@ func installKEDA(t *testing.T) {
 	}
 }
 
-func consumerPodTemplate(app string) corev1.PodTemplateSpec {
-	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "consumer", Image: "consumer:test"}}},
-	}
-}
+func consumerPodTemplate(app string) corev1.PodTemplateSpec { return testutil.ConsumerPodTemplate(app) }
 
 func makeDeployment(t *testing.T, ns, name string, replicas int32, labels map[string]string) *appsv1.Deployment {
 	t.Helper()
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: consumerPodTemplate(name),
-		},
-	}
+	d := testutil.Deployment(ns, name, replicas, labels)
 	create(t, d)
 	return d
 }

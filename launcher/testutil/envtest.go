@@ -17,7 +17,9 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -224,5 +226,27 @@ func (m *Manager) Stop(timeout time.Duration) error {
 		return err
 	case <-time.After(timeout):
 		return fmt.Errorf("manager did not stop within %s", timeout)
+	}
+}
+
+// ConsumerPodTemplate is a consumer workload's pod template, labelled
+// app=<app>.
+func ConsumerPodTemplate(app string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "consumer", Image: "consumer:test"}}},
+	}
+}
+
+// Deployment is a consumer Deployment with replicas (envtest has no
+// Deployment controller: it only stores the object and its scale).
+func Deployment(ns, name string, replicas int32, labels map[string]string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: ConsumerPodTemplate(name),
+		},
 	}
 }
