@@ -21,6 +21,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -513,6 +514,45 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 		if in := inputOf(t, apply); in.Plan != plan.Plan {
 			t.Fatalf("input plan %s", in.Plan)
 		}
+	})
+
+	t.Run("apply Job made, status not written", func(t *testing.T) {
+		rr := manualRequest(e.ns, "adopt", "adopt").Obj()
+		create(t, rr)
+		plan := planOf("adopt")
+		e.playPlan(t, planJobOf(t, rr), plan)
+		cur := awaiting(t, rr)
+		e.restart(t, func() {
+			// What the stopped pass made before its status write: the
+			// approval it saw, the input and the apply Job.
+			annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
+			seen := getRR(t, rr)
+			seen.Status = cur.Status
+			seen.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: plan.Plan, At: &metav1.Time{Time: time.Now().Truncate(time.Second)}}
+			res, err := launcher.RecordResult(getRecord(t, e.ns, cur.Status.Plan.JobName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := launcher.JobName(seen, launcher.StageApply)
+			cm, digest, err := launcher.InputConfigMap(seen, name, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			create(t, cm)
+			job, err := launcher.BuildJobWithInput(seen, launcher.StageApply, e.opts, &launcher.Input{Kind: launcher.InputPlan, ConfigMap: cm.Name, Digest: digest})
+			if err != nil {
+				t.Fatal(err)
+			}
+			create(t, job)
+		})
+		eventually(t, 20*time.Second, "the apply Job adopted with its approval", func() error {
+			got := getRR(t, rr)
+			a, c := got.Status.Approval, condition(got, v1alpha1.ConditionAwaitingApproval)
+			if got.Status.JobName == "" || a == nil || a.By != "bob" || a.Digest != plan.Plan || a.At == nil || c == nil || c.Reason != launcher.ReasonApproved {
+				return fmt.Errorf("status %+v", got.Status)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a ConfigMap planted under the input's name", func(t *testing.T) {
