@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
@@ -50,6 +52,9 @@ connection, consumers and wait as NAME, and is named NAME-undo unless --name.`,
 			}
 			c, _, _ := a.client()
 			if err := c.Create(cmd.Context(), rr); err != nil {
+				if apierrors.IsAlreadyExists(err) {
+					return exit.Errorf(exit.APIError, "replayrequest %q already exists (an undo made before?): kubectl replay describe %s; --name chooses another name", rr.Name, rr.Name)
+				}
 				return apiError(err)
 			}
 			fmt.Fprintf(a.streams.Out, "replayrequest.kafkareplay.dev/%s created (undoes %s)\n", rr.Name, undone.Name)

@@ -70,13 +70,25 @@ func (a *app) follow(ctx context.Context, ns, name string, timeout time.Duration
 			}
 			continue
 		}
-		gone, err := a.drain(ctx, w, &cur, d, started, tick.C)
+		gone, stale, err := a.drain(ctx, w, &cur, d, started, tick.C)
 		w.Stop()
 		if err != nil {
 			return waitErr(ctx, err)
 		}
 		if gone {
 			return deleted
+		}
+		if stale {
+			// The watch's resourceVersion is too old (410 Gone): read the
+			// request again and watch from there, or the next watch fails
+			// the same way.
+			if err := c.Get(ctx, key, &cur); err != nil {
+				if apierrors.IsNotFound(err) {
+					return deleted
+				}
+				return waitErr(ctx, apiError(err))
+			}
+			d.show(&cur, time.Since(started))
 		}
 	}
 	d.show(&cur, time.Since(started))
@@ -96,29 +108,30 @@ func waitErr(ctx context.Context, err error) error {
 	return err
 }
 
-// drain reads one watch until it closes, the request is done or deleted.
-func (a *app) drain(ctx context.Context, w watch.Interface, cur *v1alpha1.ReplayRequest, d *display, started time.Time, tick <-chan time.Time) (gone bool, err error) {
+// drain reads one watch until it closes (re-watch from the last version
+// seen), fails (stale: read again), or the request is done or deleted.
+func (a *app) drain(ctx context.Context, w watch.Interface, cur *v1alpha1.ReplayRequest, d *display, started time.Time, tick <-chan time.Time) (gone, stale bool, err error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return false, false, ctx.Err()
 		case <-tick:
 			d.show(cur, time.Since(started))
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				return false, nil
+				return false, false, nil
 			}
 			switch ev.Type {
 			case watch.Deleted:
-				return true, nil
+				return true, false, nil
 			case watch.Error:
-				return false, nil // re-watch from the last version seen
+				return false, true, nil
 			case watch.Added, watch.Modified:
 				if rr, ok := ev.Object.(*v1alpha1.ReplayRequest); ok {
 					*cur = *rr
 					d.show(cur, time.Since(started))
 					if progress.Over(cur) {
-						return false, nil
+						return false, false, nil
 					}
 				}
 			}

@@ -147,7 +147,9 @@ func TestEnvtestCreateWaitDescribeHistoryUndo(t *testing.T) {
 	if u.Spec.Target.UndoOf == nil || *u.Spec.Target.UndoOf != "rewind" || !u.Spec.Force || u.Spec.Group != "orders" || u.Spec.Kafka.BootstrapServers != servers {
 		t.Errorf("undo request spec %+v", u.Spec)
 	}
-	wantCode(t, "undo again (the name is taken)", plugin(t, ns, operator, "undo", "rewind"), exit.APIError)
+	r = plugin(t, ns, operator, "undo", "rewind")
+	wantCode(t, "undo again (the name is taken)", r, exit.APIError)
+	contains(t, "undo again", r.errOut, `replayrequest "rewind-undo" already exists`, "--name chooses another name")
 
 	// A dry run: its plan is shown by plan, and it cannot be undone.
 	wg.Add(1)

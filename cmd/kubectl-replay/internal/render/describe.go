@@ -125,6 +125,9 @@ func Describe(p Palette, d Description) string {
 		b.WriteString(indent(t.String()))
 	}
 
+	if len(d.Partitions) == 0 && rr.Status.Plan != nil && rr.Status.JobName == "" {
+		fmt.Fprintf(&b, "\nThe plan's partitions: kubectl replay plan %s -n %s\n", rr.Name, rr.Namespace)
+	}
 	if len(d.Partitions) > 0 {
 		src := "status (no record yet: it may lack partitions)"
 		if d.Record != "" {
