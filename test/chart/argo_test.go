@@ -57,7 +57,15 @@ type argoTemplate struct {
 		Expression string `json:"expression"`
 	} `json:"retryStrategy"`
 	SecurityContext *corev1.PodSecurityContext `json:"securityContext"`
-	Outputs         struct {
+	Inputs          struct {
+		Parameters []argoParam `json:"parameters"`
+		Artifacts  []struct {
+			Name     string `json:"name"`
+			Path     string `json:"path"`
+			Optional bool   `json:"optional"`
+		} `json:"artifacts"`
+	} `json:"inputs"`
+	Outputs struct {
 		Parameters []struct {
 			Name      string `json:"name"`
 			ValueFrom struct {
@@ -65,10 +73,50 @@ type argoTemplate struct {
 			} `json:"valueFrom"`
 		} `json:"parameters"`
 	} `json:"outputs"`
-	Steps [][]struct {
-		Name string `json:"name"`
-		When string `json:"when"`
-	} `json:"steps"`
+	Suspend *struct{}    `json:"suspend"`
+	Steps   [][]argoStep `json:"steps"`
+}
+
+type argoParam struct {
+	Name    string  `json:"name"`
+	Value   *string `json:"value"`
+	Default *string `json:"default"`
+}
+
+type argoStep struct {
+	Name      string `json:"name"`
+	Template  string `json:"template"`
+	When      string `json:"when"`
+	Arguments struct {
+		Parameters []argoParam `json:"parameters"`
+		Artifacts  []struct {
+			Name string `json:"name"`
+			Raw  *struct {
+				Data string `json:"data"`
+			} `json:"raw"`
+		} `json:"artifacts"`
+	} `json:"arguments"`
+}
+
+// param is the value the step passes for the parameter name ("" and false
+// when it passes none).
+func (s argoStep) param(name string) (string, bool) {
+	for _, p := range s.Arguments.Parameters {
+		if p.Name == name && p.Value != nil {
+			return *p.Value, true
+		}
+	}
+	return "", false
+}
+
+// rawArtifact is the raw data the step passes for the artifact name.
+func (s argoStep) rawArtifact(name string) (string, bool) {
+	for _, a := range s.Arguments.Artifacts {
+		if a.Name == name && a.Raw != nil {
+			return a.Raw.Data, true
+		}
+	}
+	return "", false
 }
 
 // TestArgoTemplateContract checks the example against the runner's contract
@@ -80,6 +128,9 @@ type argoTemplate struct {
 func TestArgoTemplateContract(t *testing.T) {
 	wt := argoExample(t)
 	var spec struct {
+		Arguments struct {
+			Parameters []argoParam `json:"parameters"`
+		} `json:"arguments"`
 		Templates       []argoTemplate `json:"templates"`
 		Synchronization struct {
 			Mutexes []struct {
@@ -94,23 +145,20 @@ func TestArgoTemplateContract(t *testing.T) {
 	if err := json.Unmarshal(b, &spec); err != nil {
 		t.Fatal(err)
 	}
-	var runner, main *argoTemplate
+	templates := map[string]*argoTemplate{}
 	for i := range spec.Templates {
-		switch spec.Templates[i].Name {
-		case "kafka-replay-runner":
-			runner = &spec.Templates[i]
-		case "main":
-			main = &spec.Templates[i]
-		}
+		templates[spec.Templates[i].Name] = &spec.Templates[i]
 	}
-	if runner == nil || runner.Container == nil || main == nil {
-		t.Fatal("the example needs a main steps template and a kafka-replay-runner container template")
+	runner, main, outcome := templates["kafka-replay-runner"], templates["main"], templates["outcome"]
+	if runner == nil || runner.Container == nil || main == nil || outcome == nil {
+		t.Fatal("the example needs a main steps template, an outcome steps template and a kafka-replay-runner container template")
 	}
 
 	known := map[string]bool{}
 	for _, n := range []string{config.EnvBootstrapServers, config.EnvGroup, config.EnvTopics, config.EnvTo, config.EnvDryRun,
 		config.EnvKafkaConfigDir, config.EnvResultFile, config.EnvTerminationMessagePath, config.EnvRunID,
-		config.EnvWaitForEmpty, config.EnvOutput, config.EnvTimeout, config.EnvAllowSkip, config.EnvMaxMessagesToReconsume} {
+		config.EnvWaitForEmpty, config.EnvOutput, config.EnvTimeout, config.EnvAllowSkip, config.EnvMaxMessagesToReconsume,
+		config.EnvForce} {
 		known[n] = true
 	}
 	env := map[string]string{}
@@ -158,9 +206,10 @@ func TestArgoTemplateContract(t *testing.T) {
 		t.Errorf("retryStrategy.expression: want %q, got %+v", want, runner.RetryStrategy)
 	}
 
-	// Branches on the exit code after the replay step.
+	// Branches on the exit code: the outcome template, which every replay
+	// step hands its exit code and result to.
 	var whens []string
-	for _, group := range main.Steps {
+	for _, group := range outcome.Steps {
 		for _, s := range group {
 			if s.When != "" {
 				whens = append(whens, s.When)
@@ -168,15 +217,16 @@ func TestArgoTemplateContract(t *testing.T) {
 		}
 	}
 	for _, code := range []report.ExitCode{report.ExitOK, report.ExitInvalidInput, report.ExitGroupActive, report.ExitRefused} {
-		w := "{{steps.replay.exitCode}} == " + strconv.Itoa(int(code))
+		w := "{{inputs.parameters.exit-code}} == " + strconv.Itoa(int(code))
 		if !slices.Contains(whens, w) {
-			t.Errorf("no step `when: %s` (%s)", w, report.ReasonForExitCode(code))
+			t.Errorf("outcome: no step `when: %s` (%s)", w, report.ReasonForExitCode(code))
 		}
 	}
-	re := regexp.MustCompile(`\{\{steps\.replay\.exitCode\}\} != 0`)
+	re := regexp.MustCompile(`\{\{inputs\.parameters\.exit-code\}\} != 0`)
 	if !slices.ContainsFunc(whens, re.MatchString) {
-		t.Error("no step for the other failures")
+		t.Error("outcome: no step for the other failures")
 	}
+	checkArgoInputFiles(t, spec.Arguments.Parameters, templates)
 	// One replay of a group at a time: a workflow-level mutex keyed by the
 	// group (the end-to-end suite shows a second workflow wait for it).
 	if m := spec.Synchronization.Mutexes; len(m) != 1 || !strings.Contains(m[0].Name, "{{workflow.parameters.group}}") {
@@ -212,24 +262,16 @@ func checkArgoReferences(t *testing.T, wt *unstructured.Unstructured) {
 	for _, p := range spec.Arguments.Parameters {
 		workflowParams[p.Name] = true
 	}
-	type step struct {
-		Name      string `json:"name"`
-		Template  string `json:"template"`
-		When      string `json:"when"`
-		Arguments struct {
-			Parameters []struct {
-				Name string `json:"name"`
-			} `json:"parameters"`
-		} `json:"arguments"`
-	}
 	type tmpl struct {
 		Name   string `json:"name"`
 		Inputs struct {
-			Parameters []struct {
-				Name string `json:"name"`
-			} `json:"parameters"`
+			Parameters []argoParam `json:"parameters"`
+			Artifacts  []struct {
+				Name     string `json:"name"`
+				Optional bool   `json:"optional"`
+			} `json:"artifacts"`
 		} `json:"inputs"`
-		Steps [][]step `json:"steps"`
+		Steps [][]argoStep `json:"steps"`
 	}
 	templates := map[string]tmpl{}
 	raw := map[string]string{}
@@ -245,6 +287,11 @@ func checkArgoReferences(t *testing.T, wt *unstructured.Unstructured) {
 		t.Errorf("entrypoint %q is not a template", spec.Entrypoint)
 	}
 	ref := regexp.MustCompile(`\{\{\s*([a-z]+)\.([A-Za-z0-9_.-]+?)\s*\}\}`)
+	// Argo's expression templates, {{=...}}, and the names they use.
+	expr := regexp.MustCompile(`\{\{=.*?\}\}`)
+	exprSteps := regexp.MustCompile(`\bsteps\.([A-Za-z0-9_-]+)\.`)
+	exprParams := regexp.MustCompile(`\bworkflow\.parameters(?:\.([A-Za-z0-9_]+)|\['([A-Za-z0-9_.-]+)'\])`)
+	exprInputs := regexp.MustCompile(`\binputs\.parameters(?:\.([A-Za-z0-9_]+)|\['([A-Za-z0-9_.-]+)'\])`)
 	for name, tp := range templates {
 		inputs := map[string]bool{}
 		for _, p := range tp.Inputs.Parameters {
@@ -258,20 +305,42 @@ func checkArgoReferences(t *testing.T, wt *unstructured.Unstructured) {
 					t.Errorf("step %s calls unknown template %q", s.Name, s.Template)
 					continue
 				}
-				var want, got []string
+				// Every parameter passed is declared; every one declared
+				// without a default is passed. The same for artifacts, where
+				// only an optional one may be left out.
+				declared, passed := map[string]bool{}, map[string]bool{}
+				for _, p := range s.Arguments.Parameters {
+					passed[p.Name] = true
+				}
 				for _, p := range called.Inputs.Parameters {
-					want = append(want, p.Name)
+					declared[p.Name] = true
+					if p.Default == nil && p.Value == nil && !passed[p.Name] {
+						t.Errorf("step %s does not pass %s to %s, which has no default for it", s.Name, p.Name, s.Template)
+					}
 				}
 				for _, p := range s.Arguments.Parameters {
-					got = append(got, p.Name)
+					if !declared[p.Name] {
+						t.Errorf("step %s passes %s to %s, which does not take it", s.Name, p.Name, s.Template)
+					}
 				}
-				slices.Sort(want)
-				slices.Sort(got)
-				if !slices.Equal(want, got) {
-					t.Errorf("step %s passes %v to %s, which takes %v", s.Name, got, s.Template, want)
+				declaredArt, passedArt := map[string]bool{}, map[string]bool{}
+				for _, a := range s.Arguments.Artifacts {
+					passedArt[a.Name] = true
+				}
+				for _, a := range called.Inputs.Artifacts {
+					declaredArt[a.Name] = true
+					if !a.Optional && !passedArt[a.Name] {
+						t.Errorf("step %s does not pass the artifact %s to %s", s.Name, a.Name, s.Template)
+					}
+				}
+				for _, a := range s.Arguments.Artifacts {
+					if !declaredArt[a.Name] {
+						t.Errorf("step %s passes the artifact %s to %s, which does not take it", s.Name, a.Name, s.Template)
+					}
 				}
 			}
-			// Steps of a group may refer only to earlier groups.
+			// Steps of a group may refer only to earlier groups, in a
+			// {{steps...}} reference or inside an {{=expression}}.
 			for _, s := range group {
 				sb, _ := json.Marshal(s)
 				for _, m := range ref.FindAllStringSubmatch(string(sb), -1) {
@@ -279,9 +348,31 @@ func checkArgoReferences(t *testing.T, wt *unstructured.Unstructured) {
 						t.Errorf("step %s refers to {{steps.%s}} before that step ran", s.Name, m[2])
 					}
 				}
+				for _, e := range expr.FindAllString(string(sb), -1) {
+					for _, m := range exprSteps.FindAllStringSubmatch(e, -1) {
+						if !seenSteps[m[1]] {
+							t.Errorf("step %s's expression %s refers to step %s before it ran", s.Name, e, m[1])
+						}
+					}
+				}
 			}
 			for _, s := range group {
 				seenSteps[s.Name] = true
+			}
+		}
+		for _, e := range expr.FindAllString(raw[name], -1) {
+			for _, m := range exprParams.FindAllStringSubmatch(e, -1) {
+				if p := m[1] + m[2]; !workflowParams[p] {
+					t.Errorf("template %s: expression %s uses undeclared workflow parameter %s", name, e, p)
+				}
+			}
+			for _, m := range exprInputs.FindAllStringSubmatch(e, -1) {
+				if p := m[1] + m[2]; !inputs[p] {
+					t.Errorf("template %s: expression %s uses %s, not one of its inputs", name, e, p)
+				}
+			}
+			if exprSteps.MatchString(e) && len(tp.Steps) == 0 {
+				t.Errorf("template %s: expression %s refers to steps outside a steps template", name, e)
 			}
 		}
 		for _, m := range ref.FindAllStringSubmatch(raw[name], -1) {
@@ -376,4 +467,163 @@ func TestArgoWorkflowTemplateDryRun(t *testing.T) {
 		t.Errorf("a WorkflowTemplate with a misspelt field was not refused (is the CRD's schema checked?): %v\n%s", err, b)
 	}
 	warn.take()
+}
+
+// checkArgoInputFiles checks the paths that hand the runner a file: the
+// workflow parameters plan and undo-of (beside target, each optional at
+// submit), delivered through the runner template's input artifact as a
+// plan: or undo: target at the artifact's path; and the review entrypoint:
+// a dry run, a suspended step with the plan's digest, then exactly that
+// plan applied, each outcome through the outcome template.
+func checkArgoInputFiles(t *testing.T, params []argoParam, templates map[string]*argoTemplate) {
+	t.Helper()
+	byName := map[string]argoParam{}
+	for _, p := range params {
+		byName[p.Name] = p
+	}
+	// Exactly one of these is set at submit, so none may be required.
+	for _, n := range []string{"target", "plan", "undo-of"} {
+		if p, ok := byName[n]; !ok || p.Value == nil || *p.Value != "" {
+			t.Errorf("workflow parameter %s: want one with value \"\" (exactly one of target, plan and undo-of is set), got %+v", n, p)
+		}
+	}
+
+	runner := templates["kafka-replay-runner"]
+	inputs := map[string]string{}
+	for _, p := range runner.Inputs.Parameters {
+		if p.Default == nil {
+			t.Errorf("runner input %s has no default: a workflow of the user's own calling the template without arguments needs one", p.Name)
+			continue
+		}
+		inputs[p.Name] = *p.Default
+	}
+	for in, wp := range map[string]string{"to": "target", "topics": "topics", "dry-run": "dry-run"} {
+		if inputs[in] != "{{workflow.parameters."+wp+"}}" {
+			t.Errorf("runner input %s: default %q, want {{workflow.parameters.%s}}", in, inputs[in], wp)
+		}
+	}
+	env := map[string]string{}
+	for _, e := range runner.Container.Env {
+		env[e.Name] = e.Value
+	}
+	for n, in := range map[string]string{config.EnvTo: "to", config.EnvTopics: "topics", config.EnvDryRun: "dry-run"} {
+		if env[n] != "{{inputs.parameters."+in+"}}" {
+			t.Errorf("runner env %s=%q, want {{inputs.parameters.%s}}", n, env[n], in)
+		}
+	}
+	if env[config.EnvForce] != "{{workflow.parameters.force}}" {
+		t.Errorf("runner env %s=%q, want {{workflow.parameters.force}}", config.EnvForce, env[config.EnvForce])
+	}
+	if p := byName["force"]; p.Value == nil || *p.Value != "false" {
+		t.Errorf("workflow parameter force: want default \"false\", got %+v", p)
+	}
+	// The input file: an optional artifact (a target resolved now passes
+	// none, or an empty one) at a path of its own, read-only to the runner,
+	// away from its result file and its config directory.
+	path := ""
+	for _, a := range runner.Inputs.Artifacts {
+		if a.Name == "input" {
+			path = a.Path
+			if !a.Optional {
+				t.Error("runner input artifact input must be optional")
+			}
+		}
+	}
+	if !filepath.IsAbs(path) {
+		t.Fatalf("runner input artifact input: path %q, want an absolute path", path)
+	}
+	for _, m := range runner.Container.VolumeMounts {
+		if strings.HasPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/") {
+			t.Errorf("input artifact path %s is under the volume mount %s: Argo would copy it into that volume", path, m.MountPath)
+		}
+	}
+	planTarget, undoTarget := string(config.KindPlan)+":"+path, string(config.KindUndo)+":"+path
+
+	// main: the replay chooses its target from the one parameter set, the
+	// file from plan or undo-of, and hands its outcome on.
+	main := templates["main"]
+	if len(main.Steps) != 2 || len(main.Steps[0]) != 1 || len(main.Steps[1]) != 1 {
+		t.Fatalf("main: want the replay step, then the outcome step; got %+v", main.Steps)
+	}
+	replay := main.Steps[0][0]
+	to, _ := replay.param("to")
+	for _, want := range []string{"'" + planTarget + "'", "'" + undoTarget + "'", "workflow.parameters.target", "workflow.parameters.plan", "workflow.parameters['undo-of']", "set exactly one of"} {
+		if !strings.Contains(to, want) {
+			t.Errorf("main: the replay's to %q does not contain %q", to, want)
+		}
+	}
+	if !strings.HasPrefix(to, "{{=") || !strings.HasSuffix(to, "}}") {
+		t.Errorf("main: the replay's to is not one Argo expression: %q", to)
+	}
+	if d, _ := replay.rawArtifact("input"); d != "{{workflow.parameters.plan}}{{workflow.parameters.undo-of}}" {
+		t.Errorf("main: the replay's input artifact %q, want the raw data of plan and undo-of", d)
+	}
+	checkOutcomeStep(t, "main", main.Steps[1][0], "replay", "")
+
+	// review: plan (a dry run), approve (suspended, with the digest), apply
+	// exactly the plan, outcome; a refused plan goes to the outcome at once.
+	review := templates["review"]
+	if review == nil {
+		t.Fatal("no review template")
+	}
+	var names [][]string
+	for _, g := range review.Steps {
+		var n []string
+		for _, s := range g {
+			n = append(n, s.Name)
+		}
+		names = append(names, n)
+	}
+	if !slices.EqualFunc(names, [][]string{{"plan"}, {"plan-failed", "approve"}, {"replay"}, {"outcome"}}, slices.Equal[[]string]) {
+		t.Fatalf("review steps %v, want [[plan] [plan-failed approve] [replay] [outcome]]", names)
+	}
+	plan, planFailed, approve, apply := review.Steps[0][0], review.Steps[1][0], review.Steps[1][1], review.Steps[2][0]
+	if plan.Template != "kafka-replay-runner" || apply.Template != "kafka-replay-runner" {
+		t.Errorf("review: plan and replay must call the runner, got %s and %s", plan.Template, apply.Template)
+	}
+	if d, _ := plan.param("dry-run"); d != "true" {
+		t.Errorf("review: the plan step's dry-run is %q, want true", d)
+	}
+	if p, _ := plan.param("to"); p != to {
+		t.Errorf("review: the plan step's to %q differs from main's %q", p, to)
+	}
+	ok0 := "{{steps.plan.exitCode}} == 0"
+	for _, s := range []argoStep{approve, apply, review.Steps[3][0]} {
+		if s.When != ok0 {
+			t.Errorf("review: step %s runs when %q, want %q (only after a plan)", s.Name, s.When, ok0)
+		}
+	}
+	checkOutcomeStep(t, "review", planFailed, "plan", "{{steps.plan.exitCode}} != 0")
+	checkOutcomeStep(t, "review", review.Steps[3][0], "replay", ok0)
+	if a := templates[approve.Template]; a == nil || a.Suspend == nil {
+		t.Errorf("review: approve calls %q, not a suspend template", approve.Template)
+	}
+	if d, _ := approve.param("digest"); d != "{{=jsonpath(steps.plan.outputs.parameters.result, '$.plan')}}" {
+		t.Errorf("review: approve's digest %q is not the plan's result.plan", d)
+	}
+	// Exactly the plan: the dry run's result as the file, plan: its target,
+	// no scope of its own (the file is the scope), a real run.
+	for n, want := range map[string]string{"to": planTarget, "topics": "", "dry-run": "false"} {
+		if v, ok := apply.param(n); !ok || v != want {
+			t.Errorf("review: the replay's %s is %q, want %q", n, v, want)
+		}
+	}
+	if d, _ := apply.rawArtifact("input"); d != "{{steps.plan.outputs.parameters.result}}" {
+		t.Errorf("review: the replay's input artifact %q, want the plan step's result", d)
+	}
+}
+
+// checkOutcomeStep: the step hands the outcome template the exit code and
+// result of step from, running when want.
+func checkOutcomeStep(t *testing.T, where string, s argoStep, from, when string) {
+	t.Helper()
+	if s.Template != "outcome" || s.When != when {
+		t.Errorf("%s: step %s calls %s when %q, want outcome when %q", where, s.Name, s.Template, s.When, when)
+	}
+	if v, _ := s.param("exit-code"); v != "{{steps."+from+".exitCode}}" {
+		t.Errorf("%s: step %s's exit-code %q, want {{steps.%s.exitCode}}", where, s.Name, v, from)
+	}
+	if v, _ := s.param("result"); v != "{{steps."+from+".outputs.parameters.result}}" {
+		t.Errorf("%s: step %s's result %q, want {{steps.%s.outputs.parameters.result}}", where, s.Name, v, from)
+	}
 }
