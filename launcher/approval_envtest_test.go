@@ -646,3 +646,37 @@ func waitFinalizerGone(t *testing.T, rr *v1alpha1.ReplayRequest) {
 		return nil
 	})
 }
+
+// Consumers are paused for the apply only: they run on while the plan is
+// made and while it waits, are paused once it is approved, and are back
+// after the approved plan is applied.
+func TestEnvtestApprovalWithConsumers(t *testing.T) {
+	env(t)
+	installKEDA(t) // the launcher's ScaledObject lookups are real ones
+	e := newApprovalEnv(t)
+	d := makeDeployment(t, e.ns, "orders-consumer", 2, nil)
+	rr := manualRequest(e.ns, "paused", "paused").Wait(time.Minute).Consumers(deploymentRef("orders-consumer")).Obj()
+	create(t, rr)
+	planJob := planJobOf(t, rr)
+	for _, v := range planJob.Spec.Template.Spec.Containers[0].Env {
+		if v.Name == config.EnvWaitForEmpty {
+			t.Errorf("the planning Job waits for the group (%s=%s): a dry run commits nothing", v.Name, v.Value)
+		}
+	}
+	plan := planOf("paused")
+	e.playPlan(t, planJob, plan)
+	cur := awaiting(t, rr)
+	if len(cur.Status.Consumers) != 0 || replicasOf(t, d) != 2 {
+		t.Fatalf("consumers touched before the approval: %+v, %d replicas", cur.Status.Consumers, replicasOf(t, d))
+	}
+	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
+	_, job := waitPaused(t, rr)
+	waitReplicas(t, d, 0)
+	if in := inputOf(t, job); in.Plan != plan.Plan {
+		t.Fatalf("input plan %s", in.Plan)
+	}
+	attempt(t, e.logs, job, job.Name+"-0", 0, appliedOf(plan), time.Now())
+	finishJob(t, job, "")
+	waitRestored(t, rr, launcher.ReasonRestored)
+	waitReplicas(t, d, 2)
+}
