@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kafka-replay/kafka-replay/launcher"
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -275,6 +276,10 @@ func Target(to string) (v1alpha1.Target, error) {
 		})
 		if len(out.Offsets) > 2000 {
 			return v1alpha1.Target{}, fmt.Errorf("file: %s lists %d partitions; a request takes at most 2000: split it into several requests", t.File, len(out.Offsets))
+		}
+		// The schema's bound, for the pod annotation the offsets travel in.
+		if n := launcher.OffsetsAnnotationBytes(out.Offsets); n > launcher.MaxOffsetsAnnotationBytes {
+			return v1alpha1.Target{}, fmt.Errorf("file: %s is %d bytes as a request's offsets, more than the %d a request takes: split it into several requests", t.File, n, launcher.MaxOffsetsAnnotationBytes)
 		}
 	case config.KindGroup:
 		g := t.Group

@@ -1,6 +1,9 @@
 package request
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +63,27 @@ func TestTarget(t *testing.T) {
 				t.Errorf("Target(%q) =\n%s\nwant\n%s", c.to, g, w)
 			}
 		})
+	}
+}
+
+// A file of offsets over the request's bound is refused here, not by the
+// API server after a round trip.
+func TestTargetFileBounds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 1999 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"topic": %q, "partition": %d, "offset": 123456789012}`, strings.Repeat("t", 200), i)
+	}
+	b.WriteString("]")
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Target("file:" + path); err == nil || !strings.Contains(err.Error(), "more than the 245760 a request takes") {
+		t.Errorf("a 1,999-entry file of long names: %v", err)
 	}
 }
 
