@@ -680,3 +680,31 @@ func TestEnvtestApprovalWithConsumers(t *testing.T) {
 	waitRestored(t, rr, launcher.ReasonRestored)
 	waitReplicas(t, d, 2)
 }
+
+// A Manual request deleted while it plans stops its planning Job and goes.
+func TestEnvtestApprovalDeletedWhilePlanning(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "deleted", "deleted").Obj()
+	create(t, rr)
+	job := planJobOf(t, rr)
+	eventually(t, 10*time.Second, "the finalizer", func() error {
+		if len(getRR(t, rr).Finalizers) == 0 {
+			return fmt.Errorf("no finalizer yet")
+		}
+		return nil
+	})
+	if err := k8s.Delete(context.Background(), getRR(t, rr)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "request and planning Job gone", func() error {
+		var cur v1alpha1.ReplayRequest
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(rr), &cur); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("request still there: %v %v", err, cur.Finalizers)
+		}
+		var j batchv1.Job
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &j); err == nil && j.DeletionTimestamp == nil {
+			return fmt.Errorf("planning Job not deleted")
+		}
+		return nil
+	})
+}
