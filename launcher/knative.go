@@ -411,6 +411,19 @@ func normaliseKnativeServers(s string) string {
 
 var knativeTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
 
+// boundResolved cuts the descriptive fields to what the CRD stores: a
+// template or a Ready message may be long, and a status write the API
+// server refuses would leave the request unaccepted, retried for ever.
+func boundResolved(res *v1alpha1.ResolvedConsumer) {
+	for _, f := range []*string{&res.BootstrapServersFrom, &res.GroupFrom, &res.TopicsFrom, &res.SecretFrom} {
+		*f = truncate(*f, 512)
+	}
+	res.Pause = truncate(res.Pause, 1024)
+	for i := range res.Warnings {
+		res.Warnings[i] = truncate(res.Warnings[i], 1024)
+	}
+}
+
 // validateResolvedValues applies the runner's own rules to what a
 // resolution found, so a value the runner would refuse fails at acceptance
 // naming where it came from.

@@ -187,6 +187,7 @@ func (r *ReplayRequestReconciler) resolveConsumerRef(ctx context.Context, rr *v1
 			return nil, err
 		}
 	}
+	boundResolved(&res)
 	return &res, nil
 }
 

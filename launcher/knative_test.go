@@ -488,3 +488,21 @@ func TestRequestAccessorsFollowResolved(t *testing.T) {
 		t.Fatal("a resolved group the runner would refuse is accepted")
 	}
 }
+
+// A long template (the installation's config-kafka-features) makes long
+// descriptions; they are cut to what status.resolved may hold, so the
+// status write is never refused.
+func TestBoundResolved(t *testing.T) {
+	long := "cg-{{ .Name }}" + strings.Repeat("{{/* a comment that renders to nothing */}}", 20)
+	res, err := ResolveTrigger(trigger(ready(nil)), kafkaBroker("Kafka", brokerReady(nil), ""), KnativeConfig{TriggerGroupTemplate: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Group != "cg-orders-trigger" || len(res.GroupFrom) <= 512 {
+		t.Fatalf("group %q from %d characters: the case does not test the bound", res.Group, len(res.GroupFrom))
+	}
+	boundResolved(&res)
+	if len(res.GroupFrom) > 512 || !strings.HasPrefix(res.GroupFrom, "Trigger orders-trigger: triggers.consumergroup.template") {
+		t.Fatalf("groupFrom %d characters: %q", len(res.GroupFrom), res.GroupFrom)
+	}
+}
