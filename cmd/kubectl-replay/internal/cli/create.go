@@ -66,6 +66,9 @@ latest and a positive shift skip messages the consumers never handled and need
 			if output != "" && w.wait {
 				return exit.Errorf(exit.Usage, "--output prints the request without creating it; it does not go with --wait")
 			}
+			if cmd.Flags().Changed("bootstrap-server") && cmd.Flags().Changed(request.FlagBootstrapServers) {
+				return exit.Errorf(exit.Usage, "--bootstrap-server is an alias of --bootstrap-servers: give one of them")
+			}
 			// -o without -n leaves the namespace out, for Git; created, the
 			// request goes to the kubeconfig's namespace unless -n.
 			if output != "" && a.flags.Namespace != nil {
@@ -78,12 +81,11 @@ latest and a positive shift skip messages the consumers never handled and need
 			if output != "" {
 				return printManifest(a.streams.Out, output, rr)
 			}
-			_, ns, err := a.client()
+			c, ns, err := a.client()
 			if err != nil {
 				return err
 			}
 			rr.Namespace = ns
-			c, _, _ := a.client()
 			if err := c.Create(cmd.Context(), rr); err != nil {
 				return apiError(err)
 			}

@@ -196,6 +196,8 @@ func TestEnvtestErrors(t *testing.T) {
 		{"create", "r", "--bootstrap-servers", servers, "--group", "orders", "--to", "earliest", "-o", "wide"},
 		{"create", "r", "s", "--bootstrap-servers", servers},
 		{"create", "r", "--no-such-flag"},
+		{"create", "r", "--bootstrap-servers", servers, "--bootstrap-server", servers, "--group", "orders", "--to", "earliest"},
+		{"create", "r", "--bootstrap-servers", servers, "--group", "orders", "--to", "earliest", "-o", "yaml", "--wait"},
 		{"reject", "r"},
 		{"history", "extra"},
 	} {
