@@ -229,6 +229,13 @@ func TestEnvtestApprovalApproved(t *testing.T) {
 	}
 	waitEvent(t, e.ns, rr.Name, launcher.ReasonPlanReady)
 	noApplyJob(t, rr)
+	var planned batchv1.Job
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(planJob), &planned); err != nil {
+		t.Fatal(err)
+	}
+	if got := planned.Annotations[v1alpha1.AnnotationPlanDigest]; got != plan.Plan {
+		t.Fatalf("the planning Job's %s = %q, want %s", v1alpha1.AnnotationPlanDigest, got, plan.Plan)
+	}
 
 	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
 	job := waitJob(t, rr)

@@ -219,6 +219,9 @@ func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *bat
 	if plannedAt.IsZero() {
 		plannedAt = p.now
 	}
+	if err := annotatePlanJob(ctx, r.Client, job, plan.Plan); err != nil {
+		return false, err
+	}
 	s := PlanSummaryOf(rr, rec, plan, plannedAt)
 	rr.Status.Plan = s
 	rr.Status.Result = APIResult(o.Result)
@@ -232,6 +235,24 @@ func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *bat
 	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
 	p.event(job, corev1.EventTypeNormal, ReasonPlanReady, "Plan", msg)
 	return true, nil // AwaitingApproval looks at the annotations at once
+}
+
+// annotatePlanJob writes the plan's digest on its planning Job
+// (kafkareplay.dev/plan-digest), so the Job alone says which plan it made.
+func annotatePlanJob(ctx context.Context, c client.Client, job *batchv1.Job, digest string) error {
+	if job.Annotations[v1alpha1.AnnotationPlanDigest] == digest {
+		return nil
+	}
+	patched := job.DeepCopy()
+	if patched.Annotations == nil {
+		patched.Annotations = map[string]string{}
+	}
+	patched.Annotations[v1alpha1.AnnotationPlanDigest] = digest
+	if err := c.Patch(ctx, patched, client.MergeFrom(job)); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	*job = *patched
+	return nil
 }
 
 // readPlan reads a planning Job's record past the cache and rebuilds the
