@@ -24,7 +24,10 @@ type screen struct {
 
 func tmux(t *testing.T, sock string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+	cmd := exec.Command("tmux", append([]string{"-S", sock}, args...)...)
+	// CI has no terminal of its own: tmux needs to know what it emulates.
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("tmux %v: %v: %s", args, err, out)
 	}
