@@ -706,7 +706,7 @@ func TestEnvtestApprovalDeletedWhilePlanning(t *testing.T) {
 	eventually(t, 20*time.Second, "request and planning Job gone", func() error {
 		var cur v1alpha1.ReplayRequest
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(rr), &cur); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("request still there: %v %v", err, cur.Finalizers)
+			return fmt.Errorf("request still there (finalizers %v): %w", cur.Finalizers, err)
 		}
 		var j batchv1.Job
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &j); err == nil && j.DeletionTimestamp == nil {
