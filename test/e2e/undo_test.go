@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,8 +76,9 @@ var createdName = regexp.MustCompile(`(?m)^replayrequest\.kafkareplay\.dev/(\S+)
 // its plan; then its status.undoCommand, run by a shell, undoes it under the
 // undo rules: one partition the consumers moved back within the replayed
 // range is restored, one they moved past their old offset is left alone,
-// one untouched is restored. At each step the offsets an independent
-// franz-go client reads are the ones the ReplayRecords say.
+// one untouched is restored; a forced undo then restores the one left
+// alone too. At each step the offsets an independent franz-go client reads
+// are the ones the ReplayRecords say.
 func TestApprovedReplayThenUndone(t *testing.T) {
 	f := needFlow(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -184,6 +186,21 @@ func TestApprovedReplayThenUndone(t *testing.T) {
 		t.Fatalf("undo status result %+v", undo.Status.Result)
 	}
 	expect("undone", want)
-	t.Logf("request -> plan awaiting approval %s; approve -> applied %s; undo command -> undone %s; left alone: %q",
-		tPlanned.Sub(t0).Round(time.Millisecond), tApplied.Sub(tPlanned).Round(time.Millisecond), tUndone.Sub(tApplied).Round(time.Millisecond), left[2])
+
+	// 5. force restores what the rules left alone: partition 2 goes back
+	// to where it was before the replay; 0 and 1 are there already.
+	forced := rrManifest(ns, "rewind-undo-forced", group, f.kafka.Bootstrap(), "undoOf: "+name, "  force: true\n")
+	forced = strings.Replace(forced, "  topics:\n  - name: "+topic+"\n", "", 1) // the record is the scope
+	f.apply(t, ctx, forced)
+	fu := f.waitFinal(t, ctx, ns, "rewind-undo-forced")
+	if fu.Status.Phase != v1alpha1.PhaseSucceeded {
+		t.Fatalf("forced undo: %s: %s\n%s", fu.Status.Phase, fu.Status.Message, fu.Status.LogTail)
+	}
+	fprev, fnext, fleft := recordOffsets(t, f.record(t, ctx, ns, fu.Status.JobName))
+	if fprev[2] != moved[2] || fnext[2] != before[2] || fleft[2] != "" || fleft[0] == "" || fleft[1] == "" {
+		t.Fatalf("forced undo record: %v -> %v, left alone %v", fprev, fnext, fleft)
+	}
+	expect("forced", before)
+	t.Logf("request -> plan awaiting approval %s; approve -> applied %s; undo command -> undone %s; left alone: %q; forced: %q, %q",
+		tPlanned.Sub(t0).Round(time.Millisecond), tApplied.Sub(tPlanned).Round(time.Millisecond), tUndone.Sub(tApplied).Round(time.Millisecond), left[2], fleft[0], fleft[1])
 }
