@@ -91,6 +91,7 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 	if err != nil {
 		return err
 	}
+	first := ""
 	for range 5 {
 		rr, err := a.getRequest(ctx, name)
 		if err != nil {
@@ -98,6 +99,13 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 		}
 		if err := request.Decidable(rr, verb); err != nil {
 			return err
+		}
+		// A retry after a conflict decides only on the plan first read:
+		// one made again meanwhile has not been shown to anyone.
+		if first == "" {
+			first = rr.Status.Plan.Digest
+		} else if rr.Status.Plan.Digest != first {
+			return exit.Errorf(exit.WrongState, "the plan of %s changed from %s to %s while you decided: review it again (kubectl replay plan %s)", name, first, rr.Status.Plan.Digest, name)
 		}
 		key, value, err := annotate(rr)
 		if err != nil {
