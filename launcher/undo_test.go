@@ -257,6 +257,16 @@ func TestUnitUndoCommand(t *testing.T) {
 					t.Errorf("group %q", got.Spec.Group)
 				}
 			}},
+		{name: "a consumerRef request: the same reference, no kafka or group", rr: func() *v1alpha1.ReplayRequest {
+			rr := base().Obj()
+			rr.Spec.Kafka, rr.Spec.Group = v1alpha1.KafkaConnection{}, ""
+			rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source"}
+			return succeeded(rr, "rewind-1", 1)
+		}(), check: func(t *testing.T, cmd string, got *v1alpha1.ReplayRequest) {
+			if got.Spec.ConsumerRef == nil || got.Spec.ConsumerRef.Name != "orders-source" || got.Spec.Group != "" || got.Spec.Kafka != (v1alpha1.KafkaConnection{}) || strings.Contains(cmd, `"kafka"`) {
+				t.Errorf("consumerRef undo %+v\n%s", got.Spec, cmd)
+			}
+		}},
 		{name: "an undo is undone by another undo", rr: succeeded(testutil.MakeRequest("team-a", "rewind-undo-x7k2p").UndoOf("rewind").Obj(), "undo-1", 1),
 			check: func(t *testing.T, cmd string, got *v1alpha1.ReplayRequest) {
 				if got.Spec.Target.UndoOf == nil || *got.Spec.Target.UndoOf != "rewind-undo-x7k2p" || got.GenerateName != "rewind-undo-x7k2p-undo-" {
