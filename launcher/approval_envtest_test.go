@@ -596,6 +596,35 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 		}
 	})
 
+	t.Run("a wrong digest, then PlanStale, while no launcher runs", func(t *testing.T) {
+		rr := manualRequest(e.ns, "off-stale", "off-stale").Obj()
+		create(t, rr)
+		plan := planOf("off-stale")
+		e.playPlan(t, planJobOf(t, rr), plan)
+		awaiting(t, rr)
+		e.restart(t, func() { annotate(t, rr, v1alpha1.AnnotationApprove, "0000000000000000") })
+		waitEvent(t, e.ns, rr.Name, launcher.ReasonApprovalRefused)
+		eventually(t, 10*time.Second, "the refusal in the condition", func() error {
+			if c := condition(getRR(t, rr), v1alpha1.ConditionAwaitingApproval); c == nil || !strings.Contains(c.Message, `"0000000000000000"`) {
+				return fmt.Errorf("condition %+v", c)
+			}
+			return nil
+		})
+		noApplyJob(t, rr)
+		annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
+		job := waitJob(t, rr)
+		e.restart(t, func() {
+			stale := *plan
+			stale.DryRun, stale.ExitCode, stale.Reason = false, report.ExitRefused, report.ReasonPlanStale
+			stale.Error = "the plan no longer holds (partitions that differ: orders/0); nothing was committed"
+			attempt(t, e.logs, job, job.Name+"-0", int32(report.ExitRefused), &stale, time.Now())
+			finishJob(t, job, batchv1.JobReasonPodFailurePolicy)
+		})
+		if sc := condition(waitPhase(t, rr, v1alpha1.PhaseFailed), v1alpha1.ConditionSucceeded); sc.Reason != string(report.ReasonPlanStale) {
+			t.Fatalf("Succeeded %+v", sc)
+		}
+	})
+
 	t.Run("rejected and expired while no launcher runs", func(t *testing.T) {
 		rejected := manualRequest(e.ns, "off-rejected", "off-rejected").Obj()
 		expired := manualRequest(e.ns, "off-expired", "off-expired").ApprovalTimeout(2 * time.Second).Obj()
