@@ -72,6 +72,22 @@ func TestUnitDecideUndo(t *testing.T) {
 				rr.Spec.Kafka.BootstrapServers = "kafka.ns.svc:9092,b:9092"
 				return rr
 			}},
+		{name: "a consumerRef undo of the group and servers it resolved to",
+			rr: func() *v1alpha1.ReplayRequest {
+				rr := undo()
+				rr.Spec.Kafka, rr.Spec.Group = v1alpha1.KafkaConnection{}, ""
+				rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source"}
+				rr.Status.Resolved = &v1alpha1.ResolvedConsumer{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source", Group: "orders", BootstrapServers: "kafka.ns.svc:9092"}
+				return rr
+			}, undone: undone},
+		{name: "a consumerRef undo resolved to another group",
+			rr: func() *v1alpha1.ReplayRequest {
+				rr := undo()
+				rr.Spec.Kafka, rr.Spec.Group = v1alpha1.KafkaConnection{}, ""
+				rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source"}
+				rr.Status.Resolved = &v1alpha1.ResolvedConsumer{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source", Group: "knative-group-uid", BootstrapServers: "kafka.ns.svc:9092"}
+				return rr
+			}, undone: undone, refuse: `moved group "orders", not "knative-group-uid"`},
 		{name: "itself", rr: func() *v1alpha1.ReplayRequest { return testutil.MakeRequest("ns", "rewind").UndoOf("rewind").Obj() }, undone: undone, refuse: "names this request itself"},
 		{name: "no such request", rr: undo, refuse: `there is no ReplayRequest "rewind" in namespace ns`},
 		{name: "not finished yet", rr: undo, undone: func() *v1alpha1.ReplayRequest {
