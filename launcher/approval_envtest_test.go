@@ -340,24 +340,34 @@ func TestEnvtestApprovalExpired(t *testing.T) {
 	noApplyJob(t, rr)
 }
 
-// A planning run refused by a guard fails the request with the guard's
-// reason; nothing waits for approval.
+// A planning run refused by either guard fails the request with the
+// guard's reason; nothing waits for approval.
 func TestEnvtestApprovalPlanRefusedByGuard(t *testing.T) {
 	e := newApprovalEnv(t)
-	rr := manualRequest(e.ns, "guarded", "guarded").MaxReconsume(5).Obj()
-	create(t, rr)
-	job := planJobOf(t, rr)
-	refused := planOf("guarded")
-	refused.ExitCode, refused.Reason = report.ExitRefused, report.ReasonLimitExceeded
-	refused.Error = "the plan would have the group consume 60 messages again, more than limits.maxMessagesToReconsume (5)"
-	attempt(t, e.logs, job, job.Name+"-0", int32(report.ExitRefused), refused, time.Now())
-	finishJob(t, job, batchv1.JobReasonPodFailurePolicy)
-	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	sc := condition(cur, v1alpha1.ConditionSucceeded)
-	if sc.Reason != string(report.ReasonLimitExceeded) || !strings.Contains(sc.Message, "(5)") || cur.Status.Plan != nil {
-		t.Fatalf("Succeeded %+v, plan %+v", sc, cur.Status.Plan)
+	for _, tc := range []struct {
+		name   string
+		reason report.Reason
+		msg    string
+	}{
+		{"limit", report.ReasonLimitExceeded, "the plan would have the group consume 60 messages again, more than limits.maxMessagesToReconsume (5)"},
+		{"skip", report.ReasonWouldSkipMessages, "the plan skips 7 messages the consumers never handled (orders/1); set limits.allowSkip: true to allow that"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rr := manualRequest(e.ns, "guarded-"+tc.name, "guarded-"+tc.name).MaxReconsume(5).Obj()
+			create(t, rr)
+			job := planJobOf(t, rr)
+			refused := planOf(rr.Spec.Group)
+			refused.ExitCode, refused.Reason, refused.Error = report.ExitRefused, tc.reason, tc.msg
+			attempt(t, e.logs, job, job.Name+"-0", int32(report.ExitRefused), refused, time.Now())
+			finishJob(t, job, batchv1.JobReasonPodFailurePolicy)
+			cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+			sc := condition(cur, v1alpha1.ConditionSucceeded)
+			if sc.Reason != string(tc.reason) || !strings.Contains(sc.Message, tc.msg) || cur.Status.Plan != nil {
+				t.Fatalf("Succeeded %+v, plan %+v", sc, cur.Status.Plan)
+			}
+			noApplyJob(t, rr)
+		})
 	}
-	noApplyJob(t, rr)
 }
 
 // The group moved between the plan and the approval: the apply run finds
