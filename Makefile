@@ -96,9 +96,19 @@ test-plugin: $(HELM) envtest-assets ## kubectl replay: unit and golden tests, ev
 plugin-release: ## Cross-build kubectl-replay, archive it per platform, write sha256sums.txt and the krew manifest into PLUGIN_DIST.
 	$(GO) run ./cmd/kubectl-replay/krew --version '$(PLUGIN_VERSION)' --out '$(PLUGIN_DIST)' --platforms '$(PLUGIN_PLATFORMS)' --base-url '$(PLUGIN_BASE_URL)'
 
+# krew itself, built once from the module proxy and cached by version, so
+# that the test installs the release the way users will.
+KREW_VERSION ?= v0.4.3
+KREW         := $(TOOLS)/krew-$(KREW_VERSION)
+
+$(KREW):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS)/.gobin GOFLAGS=-mod=mod $(GO) install sigs.k8s.io/krew/cmd/krew@$(KREW_VERSION)
+	mv $(TOOLS)/.gobin/krew $@
+
 .PHONY: test-plugin-release
-test-plugin-release: plugin-release ## The release: valid krew manifest, its sha256 those of the archives, each archive the plugin for its os/arch and LICENSE.
-	PLUGIN_DIST='$(PLUGIN_DIST)' $(GO) test -count=1 ./cmd/kubectl-replay/krew/
+test-plugin-release: plugin-release $(KREW) ## The release: valid krew manifest, its sha256 those of the archives, each archive the plugin for its os/arch and LICENSE, installed by krew itself.
+	PLUGIN_DIST='$(PLUGIN_DIST)' KREW='$(KREW)' $(GO) test -count=1 ./cmd/kubectl-replay/krew/
 
 ##@ Images
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -20,6 +21,10 @@ import (
 )
 
 var repoRoot = filepath.Join("..", "..", "..")
+
+// krewVersion is the krew the test installs with when make does not give one
+// (KREW); the Makefile's KREW_VERSION is the same.
+const krewVersion = "v0.4.3"
 
 // fakeRelease is what a release of every default platform renders the
 // template with; its sums are digits only on purpose (YAML numbers unquoted).
@@ -101,7 +106,7 @@ func TestValidateRefusesWhatKrewRefuses(t *testing.T) {
 		name, field string
 		mutate      func(*Plugin)
 	}{
-		{"apiVersion", "apiVersion", func(p *Plugin) { p.APIVersion = "krew.googlecontainers.com/v1alpha1" }},
+		{"apiVersion", "apiVersion", func(p *Plugin) { p.APIVersion = "krew.googlecontainertools.github.com/v1alpha1" }},
 		{"kind", "kind", func(p *Plugin) { p.Kind = "Plugins" }},
 		{"name", "metadata.name", func(p *Plugin) { p.Metadata.Name = "kafka-replay" }},
 		{"short description", "spec.shortDescription", func(p *Plugin) { p.Spec.ShortDescription = "" }},
@@ -324,5 +329,71 @@ func TestReleaseRefusesForeignOut(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(old); len(entries) != 0 {
 		t.Fatalf("left %v", entries)
+	}
+}
+
+// krew itself installs the release for this machine's platform from the
+// manifest and the local archive (it checks the manifest, picks the
+// platform by its selector and verifies the sha256), and the installed
+// plugin runs and reports the release's version. KREW is the krew binary
+// (make builds it once from the module proxy); run alone, the test builds
+// it.
+func TestKrewInstallsTheRelease(t *testing.T) {
+	dir := os.Getenv("PLUGIN_DIST")
+	if dir == "" {
+		if testing.Short() {
+			t.Skip("builds the plugin and krew; run by make test-plugin-release")
+		}
+		dir = t.TempDir()
+		if err := Release(context.Background(), Options{
+			Version: "v0.0.0-test", Out: dir, Package: "./cmd/kubectl-replay", License: filepath.Join(repoRoot, "LICENSE"),
+			BaseURL: "https://example.com/dl", Platforms: []string{runtime.GOOS + "/" + runtime.GOARCH}, Go: "go", Dir: repoRoot, Log: io.Discard,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	krew := os.Getenv("KREW")
+	if krew == "" {
+		gobin := t.TempDir()
+		cmd := exec.Command("go", "install", "sigs.k8s.io/krew/cmd/krew@"+krewVersion)
+		cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-mod=mod")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go install krew: %v\n%s", err, out)
+		}
+		krew = filepath.Join(gobin, "krew")
+	}
+	manifest, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParseManifest(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	archive := filepath.Join(dir, ArchiveName(p.Spec.Version, runtime.GOOS, runtime.GOARCH))
+	install := exec.Command(krew, "install", "--manifest="+filepath.Join(dir, ManifestFile), "--archive="+archive)
+	install.Env = append(os.Environ(), "KREW_ROOT="+root, "KREW_NO_UPGRADE_CHECK=1")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("krew install: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(root, "bin", Bin(runtime.GOOS)), "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), p.Spec.Version) {
+		t.Fatalf("the installed plugin's --version: %v\n%s", err, out)
+	}
+
+	// And krew refuses an archive whose sum is not the manifest's.
+	bad := filepath.Join(t.TempDir(), filepath.Base(archive))
+	b, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, append(b, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused := exec.Command(krew, "install", "--manifest="+filepath.Join(dir, ManifestFile), "--archive="+bad)
+	refused.Env = append(os.Environ(), "KREW_ROOT="+t.TempDir(), "KREW_NO_UPGRADE_CHECK=1")
+	if out, err := refused.CombinedOutput(); err == nil || !strings.Contains(string(out), "checksum does not match") {
+		t.Fatalf("krew installed an archive with another sum: %v\n%s", err, out)
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // The krew manifest as krew's index reads it (sigs.k8s.io/krew pkg/index,
-// apiVersion krew.googlecontainers.com/v1alpha2). Decoding is strict, so a
+// apiVersion krew.googlecontainertools.github.com/v1alpha2). Decoding is strict, so a
 // field krew does not know is an error too.
 type Plugin struct {
 	APIVersion string         `json:"apiVersion"`
@@ -68,7 +68,7 @@ type FileOp struct {
 
 // KrewAPIVersion and KrewKind are the only ones krew accepts.
 const (
-	KrewAPIVersion = "krew.googlecontainers.com/v1alpha2"
+	KrewAPIVersion = "krew.googlecontainertools.github.com/v1alpha2"
 	KrewKind       = "Plugin"
 	// PluginName is the plugin's krew name: kubectl replay.
 	PluginName = "replay"
