@@ -516,6 +516,14 @@ func TestEnvtestKnativeSwitchedOff(t *testing.T) {
 	if msg := waitNotResolved(t, off); !strings.Contains(msg, "Knative support is turned off") {
 		t.Fatalf("refusal says %q", msg)
 	}
+	// Nor is a KafkaSource named in spec.consumers paused.
+	listed := testutil.MakeRequest(ns, "listed-source").ShiftBy(-5).Wait(time.Minute).
+		Consumers(v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerKafkaSource, Name: src.GetName()}).Obj()
+	create(t, listed)
+	cur := waitPhase(t, listed, v1alpha1.PhaseFailed)
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != launcher.ReasonPauseFailed || !strings.Contains(c.Message, "Knative support is turned off") {
+		t.Fatalf("Succeeded %+v", c)
+	}
 	l.stop(t)
 
 	opts = testOptions()
@@ -523,7 +531,7 @@ func TestEnvtestKnativeSwitchedOff(t *testing.T) {
 	startLauncher(t, opts, 2)
 	noScale := knativeRequest(ns, "scale-off", v1alpha1.KnativeKafkaSource, src.GetName()).ShiftBy(-5).Wait(time.Minute).Obj()
 	create(t, noScale)
-	cur := waitPhase(t, noScale, v1alpha1.PhaseFailed)
+	cur = waitPhase(t, noScale, v1alpha1.PhaseFailed)
 	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != launcher.ReasonPauseFailed || !strings.Contains(c.Message, "--knative-scale=false") {
 		t.Fatalf("Succeeded %+v", c)
 	}

@@ -58,6 +58,9 @@ func RequestConsumers(rr *v1alpha1.ReplayRequest) []v1alpha1.ConsumerRef {
 // recordKafkaSource records a KafkaSource before its pause: its scale
 // (spec.consumers), or the ScaledObject KEDA scales it through.
 func (r *ReplayRequestReconciler) recordKafkaSource(ctx context.Context, ns string, c v1alpha1.ConsumerStatus) (v1alpha1.ConsumerStatus, error) {
+	if r.Options.NoKnative {
+		return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s: Knative support is turned off in this launcher (--knative=false)", c.Name)}
+	}
 	src, err := r.getKnative(ctx, KafkaSourceGVK, ns, c.Name)
 	if errors.Is(err, ErrNotResolvable) {
 		return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s: %v", c.Name, err)}
