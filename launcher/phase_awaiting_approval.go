@@ -60,7 +60,7 @@ func DecideApproval(rr *v1alpha1.ReplayRequest, now time.Time) ApprovalVerdict {
 	if reason, ok := rr.Annotations[v1alpha1.AnnotationReject]; ok {
 		return ApprovalVerdict{Verdict: VerdictRejected, By: by, Value: truncate(reason, maxRejectReason)}
 	}
-	if plan.ExpiresAt != nil && !now.Before(plan.ExpiresAt.Time) {
+	if !now.Before(PlanExpiry(rr)) {
 		return ApprovalVerdict{Verdict: VerdictExpired}
 	}
 	given, ok := rr.Annotations[v1alpha1.AnnotationApprove]
@@ -90,7 +90,7 @@ func (r *ReplayRequestReconciler) awaitingApproval(ctx context.Context, p *pass)
 		SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonRejected, msg)
 		return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonRejected, Message: msg})
 	case VerdictExpired:
-		msg := fmt.Sprintf("plan %s was not approved by %s (approvalTimeout %s); nothing was applied", plan.Digest, plan.ExpiresAt.UTC().Format(time.RFC3339), ApprovalTimeout(rr))
+		msg := fmt.Sprintf("plan %s was not approved by %s (approvalTimeout %s); nothing was applied", plan.Digest, PlanExpiry(rr).UTC().Format(time.RFC3339), ApprovalTimeout(rr))
 		SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonExpired, msg)
 		return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonExpired, Message: msg})
 	case VerdictApproved:
@@ -113,8 +113,24 @@ func (r *ReplayRequestReconciler) awaitingApproval(ctx context.Context, p *pass)
 	}
 	rr.Status.Message = msg
 	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
-	p.requeueAfter(plan.ExpiresAt.Sub(p.now))
+	p.requeueAfter(PlanExpiry(rr).Sub(p.now))
 	return false, nil
+}
+
+// PlanExpiry is when a request's plan expires: status.plan.expiresAt, or
+// approvalTimeout after plannedAt when a status writer left it out; a plan
+// that says neither has expired (nothing is applied on a plan of unknown
+// age).
+func PlanExpiry(rr *v1alpha1.ReplayRequest) time.Time {
+	switch plan := rr.Status.Plan; {
+	case plan == nil:
+		return time.Time{}
+	case plan.ExpiresAt != nil:
+		return plan.ExpiresAt.Time
+	case plan.PlannedAt != nil:
+		return plan.PlannedAt.Add(ApprovalTimeout(rr))
+	}
+	return time.Time{}
 }
 
 // adoptApproval fills, from the apply Job's annotations, the approval a

@@ -28,12 +28,13 @@ func TestUnitDecideApproval(t *testing.T) {
 		reject  = v1alpha1.AnnotationReject
 		by      = v1alpha1.AnnotationApprovedBy
 	)
-	cases := []struct {
+	type approvalCase struct {
 		name string
 		rr   *v1alpha1.ReplayRequest
 		now  time.Time
 		want ApprovalVerdict
-	}{
+	}
+	cases := []approvalCase{
 		{"nothing yet", plan(), t0, ApprovalVerdict{Verdict: VerdictWaiting}},
 		{"approved with the digest", plan(approve, digest, by, "bob"), t0, ApprovalVerdict{Verdict: VerdictApproved, By: "bob", Value: digest}},
 		{"approved, nothing stamped who", plan(approve, digest), t0, ApprovalVerdict{Verdict: VerdictApproved, By: "unknown", Value: digest}},
@@ -49,6 +50,18 @@ func TestUnitDecideApproval(t *testing.T) {
 		{"a second before the expiry", plan(approve, digest), expires.Add(-time.Second), ApprovalVerdict{Verdict: VerdictApproved, By: "unknown", Value: digest}},
 		{"a long reason is bounded", plan(reject, strings.Repeat("x", 5000)), t0, ApprovalVerdict{Verdict: VerdictRejected, By: "unknown", Value: strings.Repeat("x", maxRejectReason)}},
 	}
+	// A status writer leaving out expiresAt: plannedAt + approvalTimeout,
+	// and a plan of unknown age has expired.
+	noExpiry := plan(approve, digest)
+	noExpiry.Status.Plan.ExpiresAt = nil
+	noExpiry.Status.Plan.PlannedAt = &metav1.Time{Time: t0}
+	noTimes := plan(approve, digest)
+	noTimes.Status.Plan.ExpiresAt = nil
+	cases = append(cases,
+		approvalCase{"no expiresAt: plannedAt + 24h", noExpiry, t0.Add(23 * time.Hour), ApprovalVerdict{Verdict: VerdictApproved, By: "unknown", Value: digest}},
+		approvalCase{"no expiresAt: expired after plannedAt + 24h", noExpiry, t0.Add(24 * time.Hour), ApprovalVerdict{Verdict: VerdictExpired}},
+		approvalCase{"neither time: expired", noTimes, t0, ApprovalVerdict{Verdict: VerdictExpired}},
+	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if got := DecideApproval(c.rr, c.now); got != c.want {

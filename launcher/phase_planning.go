@@ -126,7 +126,14 @@ func RejectCommand(rr *v1alpha1.ReplayRequest) string {
 func PlanReadyMessage(rr *v1alpha1.ReplayRequest, s *v1alpha1.PlanSummary) string {
 	return fmt.Sprintf("plan %s ready: %d partitions, %d messages would be consumed again, %d skipped; approve with `%s`, or reject with `%s`; expires at %s",
 		s.Digest, s.Totals.Partitions, s.Totals.MessagesToReconsume, s.Totals.MessagesSkipped,
-		ApproveCommand(rr, s.Digest), RejectCommand(rr), s.ExpiresAt.UTC().Format(time.RFC3339))
+		ApproveCommand(rr, s.Digest), RejectCommand(rr), planExpiryOf(rr, s).UTC().Format(time.RFC3339))
+}
+
+// planExpiryOf is PlanExpiry of rr with plan s.
+func planExpiryOf(rr *v1alpha1.ReplayRequest, s *v1alpha1.PlanSummary) time.Time {
+	cp := *rr
+	cp.Status.Plan = s
+	return PlanExpiry(&cp)
 }
 
 // planning follows a Manual request's planning Job, as applying follows an
