@@ -309,10 +309,10 @@ func TestEnvtestUndoRefusals(t *testing.T) {
 	})
 }
 
-// The record can go after acceptance (history pruned, the Job deleted)
-// while the undo waits for its group, here while no launcher runs: the next
-// launcher does not make the Job, the undo fails UndoRefused, and nothing is
-// written for it.
+// The record, or the undone request itself, can go after acceptance
+// (history pruned, the Job or the request deleted) while the undo waits for
+// its group, here while no launcher runs: the next launcher does not make
+// the Job, the undo fails UndoRefused, and nothing is written for it.
 func TestEnvtestUndoRecordGoneBeforeItsJob(t *testing.T) {
 	env(t)
 	ns := newNamespace(t, nil)
@@ -322,31 +322,42 @@ func TestEnvtestUndoRecordGoneBeforeItsJob(t *testing.T) {
 	l := startLauncher(t, opts, 2)
 
 	_, rec := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
+	gone, _ := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind-2").ShiftBy(-20).Obj(), rewindResult("orders"))
 	blocker := testutil.MakeRequest(ns, "blocker").ShiftBy(-1).Obj()
 	create(t, blocker)
 	blockerJob := waitJob(t, blocker)
+	// Two undos wait for the group: one whose record goes, one whose
+	// request goes.
 	undo := testutil.MakeRequest(ns, "undo").UndoOf("rewind").Obj()
-	create(t, undo)
-	eventually(t, 20*time.Second, "undo accepted and waiting", func() error {
-		cur := getRR(t, undo)
-		if cur.Status.Undo == nil || condition(cur, v1alpha1.ConditionAccepted) == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != launcher.ReasonWaitingForGroup {
-			return fmt.Errorf("status %+v", cur.Status)
-		}
-		return nil
-	})
+	undo2 := testutil.MakeRequest(ns, "undo-2").UndoOf("rewind-2").Obj()
+	for _, u := range []*v1alpha1.ReplayRequest{undo, undo2} {
+		create(t, u)
+		eventually(t, 20*time.Second, u.Name+" accepted and waiting", func() error {
+			cur := getRR(t, u)
+			if cur.Status.Undo == nil || condition(cur, v1alpha1.ConditionAccepted) == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != launcher.ReasonWaitingForGroup {
+				return fmt.Errorf("status %+v", cur.Status)
+			}
+			return nil
+		})
+	}
 	l.stop(t)
 	if err := k8s.Delete(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(context.Background(), gone); err != nil {
 		t.Fatal(err)
 	}
 	attempt(t, logs, blockerJob, blockerJob.Name+"-0", 0, testutil.Result("orders", report.ExitOK, 1), time.Now())
 	finishJob(t, blockerJob, "")
 	startLauncher(t, opts, 2)
-	cur := waitPhase(t, undo, v1alpha1.PhaseFailed)
-	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != launcher.ReasonUndoRefused || !strings.Contains(c.Message, "has no ReplayRecord "+rec.Name) {
-		t.Fatalf("Succeeded %s: %s", c.Reason, c.Message)
-	}
-	if jobs := jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: "undo"}); len(jobs) != 0 || cur.Status.JobName != "" {
-		t.Fatalf("Jobs %v, status.jobName %q", jobs, cur.Status.JobName)
+	for u, says := range map[*v1alpha1.ReplayRequest]string{undo: "has no ReplayRecord " + rec.Name, undo2: `there is no ReplayRequest "rewind-2"`} {
+		cur := waitPhase(t, u, v1alpha1.PhaseFailed)
+		if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != launcher.ReasonUndoRefused || !strings.Contains(c.Message, says) {
+			t.Fatalf("%s: Succeeded %s: %s", u.Name, c.Reason, c.Message)
+		}
+		if jobs := jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: u.Name}); len(jobs) != 0 || cur.Status.JobName != "" {
+			t.Fatalf("%s: Jobs %v, status.jobName %q", u.Name, jobs, cur.Status.JobName)
+		}
 	}
 }
 
