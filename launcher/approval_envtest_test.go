@@ -425,6 +425,30 @@ func TestEnvtestApprovalRecordChangedAfterThePlan(t *testing.T) {
 	noApplyJob(t, rr)
 }
 
+// A ReplayRecord planted under the planning Job's name before the Job
+// finishes is not taken for its plan: the request fails PlanNotRecorded
+// and nothing waits for approval.
+func TestEnvtestApprovalPlantedRecord(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "planted-record", "planted-record").Obj()
+	create(t, rr)
+	job := planJobOf(t, rr)
+	forged := planOf("planted-record")
+	for i := range forged.Partitions {
+		forged.Partitions[i].NewOffset = 0
+	}
+	code := int32(0)
+	rec := launcher.BuildRecord(job, launcher.Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: forged, Complete: true})
+	rec.OwnerReferences = nil // not the Job's
+	create(t, rec)
+	e.playPlan(t, job, planOf("planted-record"))
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonPlanNotRecorded || cur.Status.Plan != nil {
+		t.Fatalf("Succeeded %+v, plan %+v", sc, cur.Status.Plan)
+	}
+	noApplyJob(t, rr)
+}
+
 // A plan awaiting approval holds nothing: another request of the same
 // group runs meanwhile.
 func TestEnvtestApprovalLeavesTheGroupFree(t *testing.T) {

@@ -209,7 +209,7 @@ func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *bat
 		}
 		return false, r.planFailed(ctx, p, job, o)
 	}
-	rec, plan, err := r.readPlan(ctx, rr.Namespace, job.Name)
+	rec, plan, err := r.readPlan(ctx, job)
 	if err != nil {
 		if apiServerTrouble(err) {
 			return false, err // the API server's trouble: retried
@@ -263,14 +263,20 @@ func annotatePlanJob(ctx context.Context, c client.Client, job *batchv1.Job, dig
 }
 
 // readPlan reads a planning Job's record past the cache and rebuilds the
-// plan from it.
-func (r *ReplayRequestReconciler) readPlan(ctx context.Context, namespace, jobName string) (*v1alpha1.ReplayRecord, *report.Result, error) {
+// plan from it. The record must be the Job's own (its owner reference): one
+// someone else made under the Job's name (the collector then leaves it,
+// ErrRecordNotOwned) is not a plan this launcher made.
+func (r *ReplayRequestReconciler) readPlan(ctx context.Context, job *batchv1.Job) (*v1alpha1.ReplayRecord, *report.Result, error) {
 	if r.Records == nil {
 		return nil, nil, fmt.Errorf("the launcher keeps no ReplayRecords")
 	}
+	jobName := job.Name
 	var rec v1alpha1.ReplayRecord
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: jobName}, &rec); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: jobName}, &rec); err != nil {
 		return nil, nil, err
+	}
+	if !ownedByJob(&rec, job) {
+		return nil, nil, fmt.Errorf("ReplayRecord %s: %w", jobName, ErrRecordNotOwned)
 	}
 	plan, err := RecordResult(&rec)
 	if err != nil {

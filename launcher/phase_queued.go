@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
@@ -148,7 +150,15 @@ func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.Rep
 	if want := JobName(rr, StagePlan); plan.JobName != want {
 		return nil, fmt.Errorf("%w: request %s/%s: status.plan.jobName %q is not its planning Job %s", ErrJobRefused, rr.Namespace, rr.Name, plan.JobName, want)
 	}
-	_, res, err := r.readPlan(ctx, rr.Namespace, plan.JobName)
+	var planJob batchv1.Job
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: rr.Namespace, Name: plan.JobName}, &planJob)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: rr.Namespace, Name: plan.JobName}, &planJob)
+	}
+	var res *report.Result
+	if err == nil {
+		_, res, err = r.readPlan(ctx, &planJob)
+	}
 	if err != nil {
 		if apiServerTrouble(err) {
 			return nil, err
