@@ -205,7 +205,7 @@ func argoDocCommands(root string) ([][]string, string, error) {
 			cmds = append(cmds, f[1:])
 		case len(f) == 6 && f[0] == "kubectl" && f[3] == "apply" && f[5] == "docs/argo-workflowtemplate.yaml":
 			cmds = append(cmds, f[1:])
-		case len(f) > 2 && f[0] == "argo" && f[3] == "submit":
+		case len(f) > 3 && f[0] == "argo" && f[3] == "submit":
 			for i := range f[:len(f)-1] {
 				if f[i] == "--serviceaccount" {
 					sa = f[i+1]

@@ -35,6 +35,13 @@ var workflowGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alph
 // bootstrap-servers, runner-image and notify-image default to this cluster's.
 func (a *argoEnv) submit(t *testing.T, ctx context.Context, name string, params map[string]string) time.Time {
 	t.Helper()
+	return a.submitEntrypoint(t, ctx, name, "", params)
+}
+
+// submitEntrypoint is submit with `argo submit --entrypoint` (none: the
+// template's own).
+func (a *argoEnv) submitEntrypoint(t *testing.T, ctx context.Context, name, entrypoint string, params map[string]string) time.Time {
+	t.Helper()
 	p := map[string]string{
 		"bootstrap-servers": a.kafka.Bootstrap(),
 		"runner-image":      cluster.RunnerImage,
@@ -65,6 +72,9 @@ func (a *argoEnv) submit(t *testing.T, ctx context.Context, name string, params 
 			"arguments":           map[string]any{"parameters": args},
 		},
 	}}
+	if entrypoint != "" {
+		wf.Object["spec"].(map[string]any)["entrypoint"] = entrypoint
+	}
 	wf.SetGroupVersionKind(workflowGVK)
 	t0 := time.Now()
 	if err := a.cl.Create(ctx, wf); err != nil {
@@ -98,7 +108,13 @@ type wfNode struct {
 	Children     []string  `json:"children"`
 	StartedAt    time.Time `json:"startedAt"`
 	FinishedAt   time.Time `json:"finishedAt"`
-	Outputs      *struct {
+	Inputs       *struct {
+		Parameters []struct {
+			Name  string `json:"name"`
+			Value string `json:"value"`
+		} `json:"parameters"`
+	} `json:"inputs"`
+	Outputs *struct {
 		ExitCode   *string `json:"exitCode"`
 		Parameters []struct {
 			Name  string `json:"name"`
@@ -244,7 +260,7 @@ func (n *wfNode) result(t *testing.T) *report.Result {
 // phase wantPhase; the other branches were skipped.
 func (w *workflow) checkBranch(t *testing.T, want, wantPhase string) {
 	t.Helper()
-	for _, b := range []string{"applied", "invalid-input", "group-active", "failed"} {
+	for _, b := range []string{"applied", "invalid-input", "group-active", "refused", "failed"} {
 		n := w.node(t, b)
 		switch {
 		case b == want && n.Phase != wantPhase:
