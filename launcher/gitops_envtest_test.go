@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -83,8 +84,8 @@ func (h healthChecks) expect(t *testing.T, rr *v1alpha1.ReplayRequest, argo, msg
 
 // The chart's Argo CD and Flux health checks on real requests that the
 // launcher drives through each state: not yet seen, waiting for the group,
-// running, succeeded, a dry run, failed by the runner, refused at
-// acceptance, and a success whose consumers cannot be restored yet (the
+// running, succeeded, a dry run, failed by the runner, both deleted and
+// re-created (AlreadyRan), refused at acceptance, and a success whose consumers cannot be restored yet (the
 // API server refuses scale changes), which is only Healthy once they are.
 func TestEnvtestGitOpsHealth(t *testing.T) {
 	env(t)
@@ -140,6 +141,29 @@ func TestEnvtestGitOpsHealth(t *testing.T) {
 	finishJob(t, dryJob, "")
 	waitPhase(t, dry, v1alpha1.PhaseSucceeded)
 	h.expect(t, dry, gitops.Healthy, "DryRun: dry run", gitops.Current)
+
+	// A prune and a re-sync: the same request deleted and created again is
+	// AlreadyRan, Healthy or Degraded as its earlier run was, with no Job.
+	for _, c := range []struct {
+		rr         *v1alpha1.ReplayRequest
+		argo, flux string
+	}{{first, gitops.Healthy, gitops.Current}, {second, gitops.Degraded, gitops.Failed}} {
+		if err := k8s.Delete(ctx, c.rr); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, c.rr.Name+" gone", func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(c.rr), &v1alpha1.ReplayRequest{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there: %v", err)
+			}
+			return nil
+		})
+		again := testutil.MakeRequest(ns, c.rr.Name).Group("g").Obj()
+		create(t, again)
+		h.expect(t, again, c.argo, launcher.ReasonAlreadyRan+": ", c.flux)
+		if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: c.rr.Name})); n != 1 {
+			t.Fatalf("%s re-created: %d Jobs, want the earlier one only", c.rr.Name, n)
+		}
+	}
 
 	refused := testutil.MakeRequest(ns, "refused").Group("g-refused").Ago(1_000_000 * time.Hour).Obj()
 	create(t, refused)
