@@ -38,8 +38,7 @@ func TestApproveAfterAConflict(t *testing.T) {
 			rr.Status.Phase = v1alpha1.PhaseAwaitingApproval
 			rr.Status.Plan = &v1alpha1.PlanSummary{Digest: "aaaaaaaaaaaaaaaa", JobName: "r-plan"}
 			conflicted := false
-			var base client.WithWatch
-			base = fake.NewClientBuilder().WithScheme(launcher.NewScheme()).WithObjects(rr).WithStatusSubresource(rr).
+			base := fake.NewClientBuilder().WithScheme(launcher.NewScheme()).WithObjects(rr).WithStatusSubresource(rr).
 				WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 					if !conflicted {
 						conflicted = true
