@@ -99,6 +99,12 @@ func TestHealthChecksByState(t *testing.T) {
 			argo:   Progressing, message: "observe generation 1", flux: InProgress,
 		},
 		{
+			// Argo CD passes a json.Number as a string: the same generation.
+			name: "observedGeneration as a string", metadata: statusManaged,
+			status: "observedGeneration: '1'\nconditions:\n- {type: Succeeded, status: 'True', reason: Applied, message: done}\n",
+			argo:   Healthy, message: "Applied: done", fluxErr: true,
+		},
+		{
 			name: "accepted", metadata: statusManaged,
 			status: "observedGeneration: 1\nphase: Pending\nconditions:\n- {type: Accepted, status: 'True', reason: Accepted, message: target resolved to earliest}\n",
 			argo:   Progressing, message: "Accepted: target resolved to earliest", flux: InProgress,

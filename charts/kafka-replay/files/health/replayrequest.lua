@@ -55,8 +55,10 @@ local status = obj.status
 if status == nil or status.conditions == nil then
   return hs
 end
+-- Compared as text: Argo CD hands over integers as numbers, but numbers it
+-- decoded as json.Number as strings.
 local generation = obj.metadata.generation
-if status.observedGeneration ~= nil and generation ~= nil and status.observedGeneration ~= generation then
+if status.observedGeneration ~= nil and generation ~= nil and tostring(status.observedGeneration) ~= tostring(generation) then
   hs.message = "waiting for the launcher to observe generation " .. generation
   return hs
 end
