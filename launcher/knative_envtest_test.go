@@ -2,8 +2,10 @@ package launcher_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -31,18 +33,39 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
+// knativeEventingModule has Knative's core CRDs (Trigger, Broker,
+// Subscription, Channel) in config/core/resources; the proxy serves exact
+// versions of it (its version list is refused).
+const knativeEventingModule = "knative.dev/eventing@v0.47.0"
+
 var knativeOnce sync.Once
 
-// installKnative installs the Knative CRDs of testdata/knative (written
-// from upstream's, see there) and Knative's namespace, once.
+// installKnative installs Knative's core CRDs from the knative.dev/eventing
+// module (downloaded through the Go module proxy into the module cache on
+// first use), the KafkaSource and KafkaChannel CRDs of testdata/knative
+// (eventing-kafka-broker is not a module the proxy serves; written from
+// upstream's, see there), and Knative's namespace, once.
 func installKnative(t *testing.T) {
 	t.Helper()
 	var err error
 	knativeOnce.Do(func() {
-		if _, err = envtest.InstallCRDs(adminCfg, envtest.CRDInstallOptions{
-			Paths:              []string{filepath.Join("testdata", "knative", "crds.yaml")},
-			ErrorIfPathMissing: true,
-		}); err != nil {
+		cmd := exec.Command("go", "mod", "download", "-json", knativeEventingModule)
+		cmd.Dir = t.TempDir() // outside this module: its go.mod is not touched
+		var out []byte
+		if out, err = cmd.Output(); err != nil {
+			err = fmt.Errorf("go mod download %s: %w\n%s", knativeEventingModule, err, out)
+			return
+		}
+		var mod struct{ Dir, Error string }
+		if err = json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+			err = fmt.Errorf("go mod download %s: %v %s", knativeEventingModule, err, mod.Error)
+			return
+		}
+		paths := []string{filepath.Join("testdata", "knative", "crds.yaml")}
+		for _, f := range []string{"trigger", "broker", "subscription", "channel"} {
+			paths = append(paths, filepath.Join(mod.Dir, "config", "core", "resources", f+".yaml"))
+		}
+		if _, err = envtest.InstallCRDs(adminCfg, envtest.CRDInstallOptions{Paths: paths, ErrorIfPathMissing: true}); err != nil {
 			return
 		}
 		err = k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "knative-eventing"}})
