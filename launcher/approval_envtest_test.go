@@ -322,6 +322,37 @@ func TestEnvtestApprovalRejected(t *testing.T) {
 	waitFinalizerGone(t, rr)
 }
 
+// Approved, but its group busy: a rejection still stops it before its
+// apply Job is made.
+func TestEnvtestApprovalRejectedWhileWaitingForTheGroup(t *testing.T) {
+	e := newApprovalEnv(t)
+	rr := manualRequest(e.ns, "a-changed-mind", "changed-mind").Obj()
+	create(t, rr)
+	plan := planOf("changed-mind")
+	e.playPlan(t, planJobOf(t, rr), plan)
+	awaiting(t, rr)
+	other := testutil.MakeRequest(e.ns, "b-other").Group("changed-mind").Topic("orders").ShiftBy(-1).Obj()
+	create(t, other)
+	waitJob(t, other)
+	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
+	eventually(t, 20*time.Second, "approved, waiting for the group", func() error {
+		cur := getRR(t, rr)
+		if cur.Status.Approval == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != launcher.ReasonWaitingForGroup {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
+	annotate(t, rr, v1alpha1.AnnotationReject, "not after all", v1alpha1.AnnotationApprovedBy, "carol")
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonRejected || !strings.Contains(sc.Message, "not after all") {
+		t.Fatalf("Succeeded %+v", sc)
+	}
+	if a := cur.Status.Approval; a == nil || a.Decision != v1alpha1.ApprovalRejected || a.By != "carol" {
+		t.Fatalf("approval %+v", a)
+	}
+	noApplyJob(t, rr)
+}
+
 // Nobody decides within approvalTimeout: Expired, on the timer (no event
 // comes to wake the request).
 func TestEnvtestApprovalExpired(t *testing.T) {

@@ -52,10 +52,7 @@ type ApprovalVerdict struct {
 // to the plan's digest approves; any other value is a refusal that changes
 // nothing.
 func DecideApproval(rr *v1alpha1.ReplayRequest, now time.Time) ApprovalVerdict {
-	by := rr.Annotations[v1alpha1.AnnotationApprovedBy]
-	if by == "" {
-		by = v1alpha1.RequesterUnknown
-	}
+	by := decider(rr)
 	plan := rr.Status.Plan
 	if reason, ok := rr.Annotations[v1alpha1.AnnotationReject]; ok {
 		return ApprovalVerdict{Verdict: VerdictRejected, By: by, Value: truncate(reason, maxRejectReason)}
@@ -85,10 +82,7 @@ func (r *ReplayRequestReconciler) awaitingApproval(ctx context.Context, p *pass)
 	v := DecideApproval(rr, p.now)
 	switch v.Verdict {
 	case VerdictRejected:
-		rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalRejected, By: v.By, At: &metav1.Time{Time: p.now}, Digest: plan.Digest, Reason: v.Value}
-		msg := fmt.Sprintf("plan %s rejected by %s: %s; nothing was applied", plan.Digest, v.By, v.Value)
-		SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonRejected, msg)
-		return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonRejected, Message: msg})
+		return false, r.rejected(ctx, p, v)
 	case VerdictExpired:
 		msg := fmt.Sprintf("plan %s was not approved by %s (approvalTimeout %s); nothing was applied", plan.Digest, PlanExpiry(rr).UTC().Format(time.RFC3339), ApprovalTimeout(rr))
 		SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonExpired, msg)
@@ -131,6 +125,28 @@ func PlanExpiry(rr *v1alpha1.ReplayRequest) time.Time {
 		return plan.PlannedAt.Add(ApprovalTimeout(rr))
 	}
 	return time.Time{}
+}
+
+// decider is who set the approve or reject annotation, as admission
+// stamped it, or "unknown".
+func decider(rr *v1alpha1.ReplayRequest) string {
+	if by := rr.Annotations[v1alpha1.AnnotationApprovedBy]; by != "" {
+		return by
+	}
+	return v1alpha1.RequesterUnknown
+}
+
+// rejected ends a request whose plan was rejected: nothing was applied.
+func (r *ReplayRequestReconciler) rejected(ctx context.Context, p *pass, v ApprovalVerdict) error {
+	rr := p.rr
+	digest := ""
+	if rr.Status.Plan != nil {
+		digest = rr.Status.Plan.Digest
+	}
+	rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalRejected, By: v.By, At: &metav1.Time{Time: p.now}, Digest: digest, Reason: v.Value}
+	msg := fmt.Sprintf("plan %s rejected by %s: %s; nothing was applied", digest, v.By, v.Value)
+	SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonRejected, msg)
+	return r.finish(ctx, p, nil, Outcome{Reason: ReasonRejected, Message: msg})
 }
 
 // adoptApproval fills, from the apply Job's annotations, the approval a
