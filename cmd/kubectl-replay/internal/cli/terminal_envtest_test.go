@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,15 +35,15 @@ func tmux(t *testing.T, sock string, args ...string) string {
 	return string(out)
 }
 
-// newScreen starts cmd in a detached 150×40 tmux window; the window stays
-// after the command so its last screen can be read.
-func newScreen(t *testing.T, cmd string) *screen {
+// newScreen starts cmd in a detached width×40 tmux window; the window
+// stays after the command so its last screen can be read.
+func newScreen(t *testing.T, width int, cmd string) *screen {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("tmux is needed for the terminal test (Debian package tmux; .ci/run installs it)")
 	}
 	s := &screen{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
-	tmux(t, s.sock, "-f", "/dev/null", "new-session", "-d", "-x", "150", "-y", "40", "-s", "kr", cmd)
+	tmux(t, s.sock, "-f", "/dev/null", "new-session", "-d", "-x", strconv.Itoa(width), "-y", "40", "-s", "kr", cmd)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
 	return s
 }
@@ -104,7 +105,7 @@ func TestEnvtestTerminalWait(t *testing.T) {
 	servers := "kafka." + ns + ".svc:9092"
 	cmd := fmt.Sprintf("env -u NO_COLOR %s create term --bootstrap-servers %s --group orders --topic orders --to shift:-100 --approval Manual --wait --kubeconfig %s -n %s --as %s; echo \"exit code $?\"; sleep 3600",
 		bin, servers, kubeconfig, ns, operator)
-	s := newScreen(t, cmd)
+	s := newScreen(t, 150, cmd)
 
 	plan := planResult("orders", 100, 300, 20)
 	runJob(t, logs, planJob(t, ns, "term"), plan)
@@ -159,5 +160,40 @@ func TestEnvtestTerminalWait(t *testing.T) {
 	}
 	if rr := getRR(t, ns, "term"); rr.Status.Phase != v1alpha1.PhaseSucceeded {
 		t.Errorf("phase %s", rr.Status.Phase)
+	}
+}
+
+// On a terminal narrower than the display's lines, each line is cut to
+// the width: a wrapped line would take two rows, and the redraw (one row
+// up per line) would leave copies of the block behind.
+func TestEnvtestTerminalWaitNarrow(t *testing.T) {
+	env(t)
+	ns := newNamespace(t)
+	logs := testutil.NewRunnerLogs()
+	startLauncher(t, ns, logs)
+	bin := buildPlugin(t)
+	cmd := fmt.Sprintf("env -u NO_COLOR %s create narrow --bootstrap-servers kafka.%s.svc:9092 --group orders --to shift:-100 --wait --kubeconfig %s -n %s --as %s; echo \"exit code $?\"; sleep 3600",
+		bin, ns, kubeconfig, ns, operator)
+	const width = 60
+	s := newScreen(t, width, cmd)
+	job := waitJob(t, ns, "narrow")
+	start := s.waitFor("apply")
+	t.Logf("start screen:\n%s", strings.TrimRight(start, "\n"))
+	runJob(t, logs, job, runResult("orders", 0, 100, 300))
+	end := s.waitFor("exit code")
+	t.Logf("end screen:\n%s", strings.TrimRight(end, "\n"))
+	if n := strings.Count(end, "replayrequest "+ns); n != 1 {
+		t.Errorf("end screen has %d headers, want 1 (lines cut to the width, redrawn in place):\n%s", n, end)
+	}
+	if n := strings.Count(end, "accepted "); n != 1 {
+		t.Errorf("end screen has %d accepted lines:\n%s", n, end)
+	}
+	if !strings.Contains(end, "exit code 0") {
+		t.Errorf("end screen:\n%s", end)
+	}
+	for _, l := range strings.Split(end, "\n") {
+		if n := len([]rune(l)); n > width {
+			t.Errorf("a line of %d columns on a %d-column screen: %q", n, width, l)
+		}
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -201,9 +204,27 @@ func oneLine(s string, n int) string {
 	return s
 }
 
+// width is the terminal's width now (it may be resized), 0 if unknown.
+func (d *display) width() int {
+	f, ok := d.w.(*os.File)
+	if !ok {
+		return 0
+	}
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
+}
+
 func (d *display) show(rr *v1alpha1.ReplayRequest, elapsed time.Duration) {
 	if d.live {
 		lines := Lines(d.p, rr, elapsed)
+		if w := d.width(); w > 0 {
+			for i := range lines {
+				lines[i] = render.Truncate(lines[i], w-1)
+			}
+		}
 		var b strings.Builder
 		if d.lines > 0 {
 			fmt.Fprintf(&b, "\x1b[%dA", d.lines) // back to the block's first line

@@ -187,3 +187,27 @@ func TestDescribeConsumerRef(t *testing.T) {
 		}
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	p := Palette{On: true}
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly10!", 10, "exactly10!"},
+		{"a longer line", 6, "a lon…" + ansiReset},
+		{"✓ ünïcode line", 4, "✓ ü…" + ansiReset},
+		{p.Green("✓") + " accepted", 5, p.Green("✓") + " ac…" + ansiReset},
+		{"no limit", 0, "no limit"},
+	} {
+		got := Truncate(c.in, c.n)
+		if got != c.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+		if c.n > 0 && visible(got) > c.n {
+			t.Errorf("Truncate(%q, %d) is %d wide", c.in, c.n, visible(got))
+		}
+	}
+}

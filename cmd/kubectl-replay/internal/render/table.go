@@ -89,6 +89,39 @@ func visible(s string) int {
 	return n
 }
 
+// Truncate cuts s to at most n visible runes (ANSI colour codes do not
+// count and are kept whole), closing any colour it cut into. A live
+// display redraws by moving the cursor up one row per line, so a line
+// wider than the terminal, which wraps onto two rows, would leave copies
+// behind.
+func Truncate(s string, n int) string {
+	if n <= 0 || visible(s) <= n {
+		return s
+	}
+	var b strings.Builder
+	seen := 0
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			j := i
+			for j < len(s) && s[j] != 'm' {
+				j++
+			}
+			b.WriteString(s[i:min(j+1, len(s))])
+			i = j + 1
+			continue
+		}
+		if seen == n-1 {
+			b.WriteString("…" + ansiReset)
+			return b.String()
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(s[i : i+size])
+		i += size
+		seen++
+	}
+	return b.String()
+}
+
 // String renders the table, columns three spaces apart, no trailing
 // spaces.
 func (t Table) String() string {
