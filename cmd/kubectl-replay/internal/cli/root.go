@@ -35,6 +35,8 @@ type app struct {
 	streams genericiooptions.IOStreams
 	c       client.WithWatch
 	ns      string
+	// ran is set once a verb starts (flags and arguments accepted).
+	ran bool
 }
 
 // Run runs the plugin with args (without the program name) and returns
@@ -61,14 +63,16 @@ func Run(ctx context.Context, args []string, streams genericiooptions.IOStreams)
 		code = exit.CodeOf(apiError(err))
 		err = apiError(err)
 	}
-	if isUsage(err) {
+	if isUsage(err) || !a.ran {
+		// Cobra's own errors (an unknown verb, a flag it could not parse,
+		// wrong arguments) come before any verb ran: nothing was sent.
 		code = exit.Usage
 	}
 	// The API server's and the request's words may hold what a tenant
 	// wrote: never raw onto a terminal.
 	fmt.Fprintf(streams.ErrOut, "error: %s\n", render.CleanLines(err.Error()))
 	if code == exit.Usage {
-		fmt.Fprintf(streams.ErrOut, "See 'kubectl replay %s --help'.\n", commandPath(root, args))
+		fmt.Fprintf(streams.ErrOut, "See '%s --help'.\n", strings.TrimSpace("kubectl replay "+commandPath(root, args)))
 	}
 	return code
 }
@@ -119,6 +123,7 @@ func (a *app) rootCommand() *cobra.Command {
   kubectl replay history --group orders-service`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRun = func(*cobra.Command, []string) { a.ran = true }
 	a.flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(a.createCommand(), a.planCommand(), a.approveCommand(), a.rejectCommand(),
 		a.undoCommand(), a.describeCommand(), a.historyCommand())

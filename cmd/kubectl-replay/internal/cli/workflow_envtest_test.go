@@ -200,6 +200,7 @@ func TestEnvtestErrors(t *testing.T) {
 		{"create", "r", "--bootstrap-servers", servers, "--group", "orders", "--to", "earliest", "-o", "yaml", "--wait"},
 		{"reject", "r"},
 		{"history", "extra"},
+		{"rewind"},
 	} {
 		r := plugin(t, ns, nobody, args...)
 		wantCode(t, strings.Join(args, " "), r, exit.Usage)
