@@ -57,8 +57,12 @@ func installKnative(t *testing.T) {
 			return
 		}
 		var mod struct{ Dir, Error string }
-		if err = json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-			err = fmt.Errorf("go mod download %s: %v %s", knativeEventingModule, err, mod.Error)
+		if err = json.Unmarshal(out, &mod); err != nil {
+			err = fmt.Errorf("go mod download %s: %w", knativeEventingModule, err)
+			return
+		}
+		if mod.Dir == "" {
+			err = fmt.Errorf("go mod download %s: no directory: %s", knativeEventingModule, mod.Error)
 			return
 		}
 		paths := []string{filepath.Join("testdata", "knative", "crds.yaml")}
