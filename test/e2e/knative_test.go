@@ -67,6 +67,7 @@ func TestKnativeKafkaSourceReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	t0 := time.Now()
 	f.apply(t, ctx, fmt.Sprintf(`apiVersion: kafkareplay.dev/v1alpha1
 kind: ReplayRequest
 metadata:
@@ -82,6 +83,7 @@ spec:
   waitTimeout: 2m
 `, name, ns, source, shift))
 	rr := f.waitFinal(t, ctx, ns, name)
+	tDone := time.Now()
 	if st, reason := condition(rr, v1alpha1.ConditionSucceeded); st != "True" || reason != "Applied" {
 		t.Fatalf("Succeeded %s %s: %s", st, reason, rr.Status.Message)
 	}
@@ -116,6 +118,7 @@ spec:
 		restored.Status.Consumers[0].State != v1alpha1.ConsumerRestored || restored.Status.Consumers[0].Replicas == nil || *restored.Status.Consumers[0].Replicas != 1 {
 		t.Fatalf("status.consumers %+v", restored.Status.Consumers)
 	}
+	t.Logf("request -> Succeeded %s, -> source restored %s", tDone.Sub(t0).Round(100*time.Millisecond), time.Since(t0).Round(100*time.Millisecond))
 	cur := &unstructured.Unstructured{}
 	cur.SetGroupVersionKind(kafkaSourceGVK)
 	if err := f.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: source}, cur); err != nil {
