@@ -506,3 +506,48 @@ func TestBoundResolved(t *testing.T) {
 		t.Fatalf("groupFrom %d characters: %q", len(res.GroupFrom), res.GroupFrom)
 	}
 }
+
+// What a request pauses: its spec.consumers and, for a consumerRef to a
+// KafkaSource with whenGroupActive: Wait, that source, once.
+func TestRequestConsumers(t *testing.T) {
+	src := v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerKafkaSource, Name: "orders-source"}
+	dep := v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerDeployment, Name: "worker"}
+	mk := func(kind v1alpha1.KnativeKind, wait v1alpha1.GroupActivePolicy, consumers ...v1alpha1.ConsumerRef) *v1alpha1.ReplayRequest {
+		rr := &v1alpha1.ReplayRequest{}
+		if kind != "" {
+			rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: kind, Name: "orders-source"}
+		}
+		rr.Spec.WhenGroupActive = wait
+		rr.Spec.Consumers = consumers
+		return rr
+	}
+	for _, c := range []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		want []v1alpha1.ConsumerRef
+	}{
+		{"no consumerRef", mk("", v1alpha1.GroupActiveWait, dep), []v1alpha1.ConsumerRef{dep}},
+		{"KafkaSource with Wait", mk(v1alpha1.KnativeKafkaSource, v1alpha1.GroupActiveWait, dep), []v1alpha1.ConsumerRef{dep, src}},
+		{"KafkaSource already listed", mk(v1alpha1.KnativeKafkaSource, v1alpha1.GroupActiveWait, src), []v1alpha1.ConsumerRef{src}},
+		{"KafkaSource with Fail: nothing to wait with", mk(v1alpha1.KnativeKafkaSource, v1alpha1.GroupActiveFail), nil},
+		{"Trigger: shared dispatchers", mk(v1alpha1.KnativeTrigger, v1alpha1.GroupActiveWait), nil},
+		{"Subscription: shared dispatchers", mk(v1alpha1.KnativeSubscription, v1alpha1.GroupActiveWait), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := slices.Clone(c.rr.Spec.Consumers)
+			if got := RequestConsumers(c.rr); !slices.Equal(got, c.want) {
+				t.Fatalf("RequestConsumers = %v, want %v", got, c.want)
+			}
+			if !slices.Equal(c.rr.Spec.Consumers, before) {
+				t.Fatal("RequestConsumers changed spec.consumers")
+			}
+			if PausesConsumers(c.rr) != (len(c.want) > 0) {
+				t.Fatalf("PausesConsumers = %v", PausesConsumers(c.rr))
+			}
+			c.rr.Spec.DryRun = true
+			if PausesConsumers(c.rr) {
+				t.Fatal("a dry run pauses consumers")
+			}
+		})
+	}
+}
