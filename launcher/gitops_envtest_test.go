@@ -2,6 +2,7 @@ package launcher_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -152,8 +153,11 @@ func TestEnvtestGitOpsHealth(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, 30*time.Second, c.rr.Name+" gone", func() error {
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(c.rr), &v1alpha1.ReplayRequest{}); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("still there: %v", err)
+			switch err := k8s.Get(ctx, client.ObjectKeyFromObject(c.rr), &v1alpha1.ReplayRequest{}); {
+			case err == nil:
+				return errors.New("still there")
+			case !apierrors.IsNotFound(err):
+				return fmt.Errorf("get: %w", err)
 			}
 			return nil
 		})
