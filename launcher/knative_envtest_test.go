@@ -617,3 +617,34 @@ func TestEnvtestKnativeResolvedOnceAcrossRestart(t *testing.T) {
 		t.Fatalf("status.resolved %+v", res)
 	}
 }
+
+// A status writer who also skips acceptance (writes status.resolvedTarget
+// with a status.resolved naming a Secret) still gets no Job that mounts a
+// Secret the request's creator may neither get nor use: the Secret is
+// checked again before the Job is made.
+func TestEnvtestKnativeSkippedAcceptanceStillChecksTheSecret(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	src := plainSource(t, ns, "source", "kafka."+ns+".svc:9092", "knative-kafka-source-skip", nil)
+	rr := knativeRequest(ns, "skipped", v1alpha1.KnativeKafkaSource, src.GetName()).Obj()
+	rr.Annotations = map[string]string{v1alpha1.AnnotationRequestedBy: "mallory"}
+	create(t, rr)
+	rr.Status.ResolvedTarget = "earliest"
+	rr.Status.Resolved = &v1alpha1.ResolvedConsumer{
+		Kind: v1alpha1.KnativeKafkaSource, Name: src.GetName(),
+		BootstrapServers: "kafka." + ns + ".svc:9092", Group: "knative-kafka-source-skip", Topics: []string{"orders"},
+		SecretName: "victim-creds", SecretKeys: []v1alpha1.SecretKeyProperty{{Key: "password", Property: "sasl.password"}},
+	}
+	if err := k8s.Status().Update(context.Background(), rr); err != nil {
+		t.Fatal(err)
+	}
+	startLauncher(t, testOptions(), 2)
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != launcher.ReasonJobInvalid || !strings.Contains(c.Message, "Secret victim-creds, which the request's creator mallory may neither get nor use") {
+		t.Fatalf("Succeeded %+v", c)
+	}
+	if len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: rr.Name})) != 0 {
+		t.Fatal("a Job was made")
+	}
+}

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -248,4 +249,23 @@ func init() {
 	// A request that fails resolution finishes with this reason; it is a
 	// launcher reason like InvalidTarget (metriclabels.go).
 	outcomeReasons[ReasonConsumerRefNotResolved] = true
+}
+
+// authorizeResolved checks again, before a consumerRef request's Job is
+// made, that its creator may use the Secret status.resolved names. The
+// Secret was checked at acceptance, but whoever may write status could
+// also have written Accepted and skipped acceptance: the Job, which mounts
+// the Secret, is what must not follow from status alone.
+func (r *ReplayRequestReconciler) authorizeResolved(ctx context.Context, rr *v1alpha1.ReplayRequest) error {
+	res := resolvedFor(rr)
+	if res == nil || res.SecretName == "" {
+		return nil
+	}
+	if err := r.authorizeSecret(ctx, rr, res.SecretName, "status.resolved.secretName"); err != nil {
+		if errors.Is(err, ErrNotResolvable) {
+			return fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		}
+		return err
+	}
+	return nil
 }

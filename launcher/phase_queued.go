@@ -112,6 +112,9 @@ func (r *ReplayRequestReconciler) createJob(ctx context.Context, rr *v1alpha1.Re
 	if err := r.confirmCurrent(ctx, rr); err != nil {
 		return nil, err
 	}
+	if err := r.authorizeResolved(ctx, rr); err != nil {
+		return nil, err
+	}
 	in, err := r.inputFor(ctx, rr, stage)
 	if err != nil {
 		return nil, err
