@@ -469,6 +469,9 @@ func TestArgoWorkflowTemplateDryRun(t *testing.T) {
 	warn.take()
 }
 
+// argoInputMaxBytes bounds a plan or undo-of file in the Argo template.
+const argoInputMaxBytes = 262144
+
 // checkArgoInputFiles checks the paths that hand the runner a file: the
 // workflow parameters plan and undo-of (beside target, each optional at
 // submit), delivered through the runner template's input artifact as a
@@ -547,7 +550,11 @@ func checkArgoInputFiles(t *testing.T, params []argoParam, templates map[string]
 	}
 	replay := main.Steps[0][0]
 	to, _ := replay.param("to")
-	for _, want := range []string{"'" + planTarget + "'", "'" + undoTarget + "'", "workflow.parameters.target", "workflow.parameters.plan", "workflow.parameters['undo-of']", "set exactly one of"} {
+	// The size bound: a file above it is refused (exit 2) before the runner
+	// reads anything, since a Workflow Argo can no longer store still runs
+	// its runner pod (docs/usage.md, How large a plan fits).
+	bound := "len(workflow.parameters.plan) + len(workflow.parameters['undo-of']) > " + strconv.Itoa(argoInputMaxBytes)
+	for _, want := range []string{"'" + planTarget + "'", "'" + undoTarget + "'", "workflow.parameters.target", "workflow.parameters.plan", "workflow.parameters['undo-of']", "set exactly one of", bound} {
 		if !strings.Contains(to, want) {
 			t.Errorf("main: the replay's to %q does not contain %q", to, want)
 		}
@@ -603,9 +610,24 @@ func checkArgoInputFiles(t *testing.T, params []argoParam, templates map[string]
 	}
 	// Exactly the plan: the dry run's result as the file, plan: its target,
 	// no scope of its own (the file is the scope), a real run.
-	for n, want := range map[string]string{"to": planTarget, "topics": "", "dry-run": "false"} {
+	for n, want := range map[string]string{"topics": "", "dry-run": "false"} {
 		if v, ok := apply.param(n); !ok || v != want {
 			t.Errorf("review: the replay's %s is %q, want %q", n, v, want)
+		}
+	}
+	applyTo, _ := apply.param("to")
+	for _, want := range []string{"len(steps.plan.outputs.parameters.result) > " + strconv.Itoa(argoInputMaxBytes), ": '" + planTarget + "'}}"} {
+		if !strings.Contains(applyTo, want) {
+			t.Errorf("review: the replay's to %q does not contain %q", applyTo, want)
+		}
+	}
+	// Both sentences the bound gives the runner are refused as targets,
+	// whole: no colon, so the runner quotes them rather than a "kind".
+	for _, e := range []string{to, applyTo} {
+		for _, m := range regexp.MustCompile(`'([^']*)'`).FindAllStringSubmatch(e, -1) {
+			if strings.Contains(m[1], " ") && strings.Contains(m[1], ":") {
+				t.Errorf("the sentence %q has a colon: the runner would read it as a target kind", m[1])
+			}
 		}
 	}
 	if d, _ := apply.rawArtifact("input"); d != "{{steps.plan.outputs.parameters.result}}" {

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
@@ -389,5 +390,145 @@ func TestArgoReviewThenResume(t *testing.T) {
 	a.checkPlanTopic(t, ctx, group, map[int32]int64{0: 60, 1: 50, 2: 40}, wf.UID, 0, 1, 2)
 	if m := wf.node(t, "approve").Message; m != "Resumed by: e2e" {
 		t.Errorf("approve node message %q", m)
+	}
+}
+
+// Scenario 8: a review rejected with `argo stop` (what it does: a merge
+// patch of spec.shutdown=Stop) while suspended: the Workflow fails, the
+// apply step never runs, nothing is committed.
+func TestArgoReviewRejected(t *testing.T) {
+	a := needArgo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	a.seedPlanTopic(t, ctx)
+	const group, name = "svc-argo-reject", "argo-review-rejected"
+	before := map[int32]int64{0: 80, 1: 70, 2: 60}
+	a.commitPlanTopic(t, ctx, group, before, "consumer")
+	a.kafka.ResetRequests()
+
+	a.submitEntrypoint(t, ctx, name, "review", map[string]string{"group": group, "target": "shift:-20", "topics": planTopic})
+	a.waitWorkflow(t, ctx, name, "suspended for review", func(w *workflow) bool {
+		return w.hasNode("approve") && w.node(t, "approve").Phase == "Running"
+	})
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(workflowGVK)
+	u.SetNamespace(argoNS)
+	u.SetName(name)
+	if err := a.cl.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"shutdown":"Stop"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	w := a.waitWorkflow(t, ctx, name, "finish", finished)
+	t.Logf("rejected review: phase %s: %s; approve: %s %s", w.Status.Phase, w.Status.Message, w.node(t, "approve").Phase, w.node(t, "approve").Message)
+	if w.Status.Phase != "Failed" {
+		t.Errorf("phase %s, want Failed", w.Status.Phase)
+	}
+	if w.hasNode("replay") {
+		t.Errorf("the apply step ran after a stop: %s", w.nodeSummary())
+	}
+	if n := a.kafka.Requests()["OffsetCommit"]; n != 0 {
+		t.Errorf("%d OffsetCommit requests after a rejected review, want none", n)
+	}
+	a.checkPlanTopic(t, ctx, group, before, "")
+}
+
+// Scenario 9: how large a plan the plan parameter carries. A submitted
+// parameter sits in the Workflow twice, uncompressed (spec.arguments and
+// status.storedWorkflowTemplateSpec), and Argo's controller errors a
+// Workflow above 1 MiB, yet runs the pod it made in the same pass: with a
+// plan of 2,400 partitions the runner committed every partition while the
+// Workflow could not record even its error. So the template bounds the file
+// at 256 KiB: a plan of 1,000 partitions applies, one of 1,500 is refused
+// with exit 2 before the runner reads anything, and nothing moves.
+func TestArgoPlanParameterSize(t *testing.T) {
+	a := needArgo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	const wide, group = "orders-argo-wide", "svc-argo-wide"
+	const n = 1500
+	if err := a.kafka.Seed(ctx, wide, n, 2, base, time.Second); err != nil {
+		t.Fatalf("seed %s: %v", wide, err)
+	}
+	at := map[int32]int64{}
+	for p := int32(0); p < n; p++ {
+		at[p] = 2
+	}
+	if err := a.kafka.Commit(ctx, group, kafkatest.Offsets{wide: at}, "consumer"); err != nil {
+		t.Fatal(err)
+	}
+	plan := func(name, topics string, n int) string {
+		t.Helper()
+		a.submit(t, ctx, name, map[string]string{"group": group, "target": "earliest", "topics": topics, "dry-run": "true"})
+		w, res := a.runOK(t, ctx, name)
+		if len(res.Partitions) != n {
+			t.Fatalf("%s: %d partitions planned, want %d", name, len(res.Partitions), n)
+		}
+		raw := w.node(t, "replay").rawResult(t)
+		t.Logf("%s: a plan of %d partitions is %d bytes of JSON (%d per partition)", name, n, len(raw), len(raw)/n)
+		return raw
+	}
+	// At (want) or not: how many partitions of wide the group has elsewhere.
+	elsewhere := func(want func(p int32) int64) int {
+		t.Helper()
+		got, err := a.kafka.Committed(ctx, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for p := int32(0); p < n; p++ {
+			if got[wide][p].Offset != want(p) {
+				bad++
+			}
+		}
+		return bad
+	}
+	var first []string
+	for p := 0; p < 1000; p++ {
+		first = append(first, fmt.Sprint(p))
+	}
+	small := plan("argo-wide-plan", wide+":"+strings.Join(first, ","), 1000)
+	large := plan("argo-wider-plan", wide, n)
+
+	a.kafka.ResetRequests()
+	t0 := a.submit(t, ctx, "argo-wide-apply", map[string]string{"group": group, "plan": small, "topics": ""})
+	_, res := a.runOK(t, ctx, "argo-wide-apply")
+	if res.Totals.Applied != 1000 {
+		t.Errorf("applied %d of 1000 partitions", res.Totals.Applied)
+	}
+	if bad := elsewhere(func(p int32) int64 { return map[bool]int64{true: 0, false: 2}[p < 1000] }); bad != 0 {
+		t.Errorf("%d partitions of %s not where the plan put them (0 for the first 1000, 2 for the rest)", bad, wide)
+	}
+	if c := a.kafka.Requests()["OffsetCommit"]; c != 1 {
+		t.Errorf("%d OffsetCommit requests for the apply, want 1", c)
+	}
+	// How much room was left: the Workflow as Argo stored it.
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(workflowGVK)
+	if err := a.cl.Get(ctx, client.ObjectKey{Namespace: argoNS, Name: "argo-wide-apply"}, u); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := json.Marshal(u.Object)
+	t.Logf("plan of 1,000 partitions as a parameter: applied in %s; the finished Workflow is %d bytes as stored (Argo's limit 1048576)",
+		time.Since(t0).Round(10*time.Millisecond), len(stored))
+
+	// Back where the large plan started, then the large plan: refused.
+	if err := a.kafka.Commit(ctx, group, kafkatest.Offsets{wide: at}, "consumer"); err != nil {
+		t.Fatal(err)
+	}
+	a.kafka.ResetRequests()
+	const tooLarge = "argo-wider-apply"
+	a.submit(t, ctx, tooLarge, map[string]string{"group": group, "plan": large, "topics": ""})
+	wl := a.waitWorkflow(t, ctx, tooLarge, "finish", finished)
+	wl.checkBranch(t, "invalid-input", "Failed")
+	rl := wl.node(t, "replay").result(t)
+	want := fmt.Sprintf("plan and undo-of take at most 262144 bytes (256 KiB, some 1000 partitions), this one has %d", len(large))
+	if rl.ExitCode != report.ExitInvalidInput || !strings.Contains(rl.Error, want) {
+		t.Errorf("a plan of %d bytes: exit %d, error %q; want exit 2 with %q", len(large), rl.ExitCode, rl.Error, want)
+	}
+	t.Logf("plan of 1,500 partitions as a parameter: %s: %s", wl.Status.Phase, rl.Error)
+	if c := a.kafka.Requests()["OffsetCommit"]; c != 0 {
+		t.Errorf("%d OffsetCommit requests for a refused plan, want none", c)
+	}
+	if bad := elsewhere(func(int32) int64 { return 2 }); bad != 0 {
+		t.Errorf("%d partitions moved by a refused plan", bad)
 	}
 }

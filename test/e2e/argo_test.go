@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -151,8 +154,27 @@ func (a *argoEnv) get(t *testing.T, ctx context.Context, name string) *workflow 
 	if err := json.Unmarshal(b, &w); err != nil {
 		t.Fatalf("Workflow %s status: %v", name, err)
 	}
+	// A Workflow above Argo's size limit keeps its nodes gzip-compressed
+	// and base64-encoded in status.compressedNodes instead.
+	if c, _, _ := unstructured.NestedString(u.Object, "status", "compressedNodes"); c != "" && len(w.Status.Nodes) == 0 {
+		if err := decompressNodes(c, &w.Status.Nodes); err != nil {
+			t.Fatalf("Workflow %s: status.compressedNodes: %v", name, err)
+		}
+	}
 	w.UID = string(u.GetUID())
 	return &w
+}
+
+func decompressNodes(c string, into *map[string]*wfNode) error {
+	b, err := base64.StdEncoding.DecodeString(c)
+	if err != nil {
+		return err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	return json.NewDecoder(zr).Decode(into)
 }
 
 // waitWorkflow polls the Workflow until cond holds; on timeout it fails
