@@ -374,6 +374,11 @@ type partitionKey struct {
 // applied when any attempt applied it and no later attempt found it failed;
 // its new offset and error are those of the attempt that applied it, or else
 // of the latest attempt that listed it. Nil when no attempt left a result.
+//
+// A dry run's attempts are not merged: none committed anything, so its
+// plan is what its last attempt planned, from the offsets of then (an
+// earlier attempt's previous offsets, or a partition only it saw, would
+// make a plan no runner made, and that is what an approval applies).
 func MergeResults(attempts []Attempt) *report.Result {
 	var results []*report.Result
 	for i := range attempts {
@@ -391,6 +396,9 @@ func MergeResults(attempts []Attempt) *report.Result {
 	merged := map[partitionKey]*report.Partition{}
 	var keys []partitionKey
 	seenWarning := map[string]bool{}
+	if last.DryRun {
+		results = results[len(results)-1:]
+	}
 	for _, r := range results {
 		out.Truncated = out.Truncated || r.Truncated
 		for _, w := range r.Warnings {

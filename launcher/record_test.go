@@ -230,3 +230,47 @@ func TestUnitAttemptsPreferTheLogFrame(t *testing.T) {
 		t.Fatalf("status result: truncated=%v partitions=%d totals=%d", o.Result.Truncated, len(o.Result.Partitions), o.Result.Totals.Partitions)
 	}
 }
+
+// A planning Job retried: its plan is what its last attempt planned, from
+// the committed offsets of then. An earlier attempt committed nothing, so
+// neither its previous offsets nor its partitions belong in the plan the
+// approver is shown and the apply Job is given: merged, a shift of -10
+// planned from 1000 and again, after the consumers moved, from 1100 read
+// as a move of -110 from 1000, a plan no runner made; a partition only the
+// first attempt saw would be applied too.
+func TestUnitMergeAttemptsOfARetriedPlan(t *testing.T) {
+	first := attemptResult(report.ExitKafkaError, 4, nil, []int32{3})
+	first.DryRun, first.Reason = true, report.ReasonKafkaError
+	last := attemptResult(report.ExitOK, 3, nil, nil)
+	last.DryRun, last.Reason = true, report.ReasonDryRun
+	for i := range last.Partitions {
+		p := &last.Partitions[i]
+		*p.PreviousOffset += 100
+		p.NewOffset += 100
+	}
+	last.Summarize()
+	job := finishedJob(t, true, "")
+	pods := []corev1.Pod{
+		podWith(job, "p2", 0, testutil.Compact(last), t0),
+		podWith(job, "p1", int32(report.ExitKafkaError), testutil.Compact(first), t0.Add(-time.Minute)),
+	}
+	o := JobOutcome(job, pods)
+	if o.Full == nil || o.Reason != string(report.ReasonDryRun) {
+		t.Fatalf("outcome %s (%s), merged %v", o.Reason, o.Message, o.Full)
+	}
+	if got, want := report.PlanDigest(o.Full.Group, o.Full.Partitions), report.PlanDigest(last.Group, last.Partitions); got != want {
+		t.Errorf("the merged plan is %s, not the last attempt's %s: %+v", got, want, o.Full.Partitions)
+	}
+	if len(o.Full.Partitions) != len(last.Partitions) {
+		t.Fatalf("merged plan has %d partitions, the last attempt planned %d", len(o.Full.Partitions), len(last.Partitions))
+	}
+	for i, p := range o.Full.Partitions {
+		want := last.Partitions[i]
+		if p.PreviousOffset == nil || *p.PreviousOffset != *want.PreviousOffset || p.NewOffset != want.NewOffset || p.Delta == nil || *p.Delta != *want.Delta {
+			t.Errorf("orders/%d previous %v new %d delta %v, want the last attempt's %d -> %d", p.Partition, p.PreviousOffset, p.NewOffset, p.Delta, *want.PreviousOffset, want.NewOffset)
+		}
+	}
+	if o.Full.Totals.MessagesToReconsume != last.Totals.MessagesToReconsume {
+		t.Errorf("totals %+v, the last attempt's %+v", o.Full.Totals, last.Totals)
+	}
+}
