@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
@@ -808,4 +809,44 @@ func TestEnvtestApprovalDeletedWhilePlanning(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A rejection set after an approved request recorded its consumers, but
+// before its apply Job was made (a launcher stopped between the pause and
+// its status write, or a pause retried), still stops it: Rejected, no apply
+// Job, the consumers restored to their recorded count.
+func TestEnvtestApprovalRejectedWhilePausingConsumers(t *testing.T) {
+	env(t)
+	installKEDA(t) // the launcher's ScaledObject lookups are real ones
+	e := newApprovalEnv(t)
+	d := makeDeployment(t, e.ns, "pausing-consumer", 2, nil)
+	rr := manualRequest(e.ns, "pausing", "pausing").Wait(time.Minute).Consumers(deploymentRef("pausing-consumer")).Obj()
+	create(t, rr)
+	plan := planOf("pausing")
+	e.playPlan(t, planJobOf(t, rr), plan)
+	awaiting(t, rr)
+	e.restart(t, func() {
+		// What a launcher stopped right after recording the consumers of
+		// the approved plan leaves, then a rejection.
+		annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
+		cur := getRR(t, rr)
+		cur.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", At: &metav1.Time{Time: time.Now()}, Digest: plan.Plan}
+		launcher.SetCondition(cur, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, launcher.ReasonApproved, "plan "+plan.Plan+" approved by bob")
+		cur.Status.Consumers = []v1alpha1.ConsumerStatus{{
+			Kind: v1alpha1.ConsumerDeployment, Name: d.Name, Method: v1alpha1.PauseScale,
+			Workload: "Deployment/" + d.Name, Replicas: ptr.To[int32](2), State: v1alpha1.ConsumerRecorded,
+		}}
+		launcher.SetCondition(cur, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, launcher.ReasonPausing, "recorded, pausing")
+		if err := k8s.Status().Update(context.Background(), cur); err != nil {
+			t.Fatal(err)
+		}
+		setReplicas(t, d, 0) // paused, the status not written yet
+		annotate(t, rr, v1alpha1.AnnotationReject, "not after all", v1alpha1.AnnotationApprovedBy, "carol")
+	})
+	cur := waitRestored(t, rr, launcher.ReasonRestored)
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc == nil || sc.Reason != launcher.ReasonRejected || !strings.Contains(sc.Message, "not after all") {
+		t.Fatalf("Succeeded %+v", sc)
+	}
+	noApplyJob(t, rr)
+	waitReplicas(t, d, 2)
 }

@@ -149,6 +149,17 @@ func (r *ReplayRequestReconciler) rejected(ctx context.Context, p *pass, v Appro
 	return r.finish(ctx, p, nil, Outcome{Reason: ReasonRejected, Message: msg})
 }
 
+// lateRejection is the rejection of a Manual request approved but whose
+// apply Job is not made yet (it waits for its group, or pauses its
+// consumers): it still stops it.
+func lateRejection(rr *v1alpha1.ReplayRequest) (ApprovalVerdict, bool) {
+	reason, ok := rr.Annotations[v1alpha1.AnnotationReject]
+	if !ok || rr.Spec.Approval != v1alpha1.ApprovalManual || !Approved(rr) {
+		return ApprovalVerdict{}, false
+	}
+	return ApprovalVerdict{Verdict: VerdictRejected, By: decider(rr), Value: truncate(reason, maxRejectReason)}, true
+}
+
 // adoptApproval fills, from the apply Job's annotations, the approval a
 // pass recorded on the Job but did not get to write into status (the
 // launcher stopped between the two).

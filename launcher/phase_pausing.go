@@ -63,6 +63,11 @@ func (r *ReplayRequestReconciler) recordFailed(ctx context.Context, p *pass, err
 // (RestoringConsumers).
 func (r *ReplayRequestReconciler) pausingConsumers(ctx context.Context, p *pass) (next bool, err error) {
 	rr := p.rr
+	if v, ok := lateRejection(rr); ok {
+		// Approved and its consumers recorded, but no apply Job yet: a
+		// rejection still stops it, and what was paused is restored.
+		return false, r.rejected(ctx, p, v)
+	}
 	for i := range rr.Status.Consumers {
 		c := &rr.Status.Consumers[i]
 		if c.State != v1alpha1.ConsumerRecorded {

@@ -37,10 +37,10 @@ var errStale = errors.New("the cache is behind the API server")
 // or records what it waits for.
 func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next bool, err error) {
 	rr := p.rr
-	if reason, ok := rr.Annotations[v1alpha1.AnnotationReject]; ok && rr.Spec.Approval == v1alpha1.ApprovalManual && Approved(rr) {
+	if v, ok := lateRejection(rr); ok {
 		// Approved, but waiting for the group: a rejection still stops
 		// it, before anything is made.
-		return false, r.rejected(ctx, p, ApprovalVerdict{Verdict: VerdictRejected, By: decider(rr), Value: truncate(reason, maxRejectReason)})
+		return false, r.rejected(ctx, p, v)
 	}
 	var created *batchv1.Job
 	var createErr error
