@@ -214,6 +214,21 @@ func TestArgoPlanApplyThenUndo(t *testing.T) {
 	}
 	t.Logf("undo: partition 0 restored to %d; partition 1 left alone: %s", up[0].NewOffset, up[1].LeftAlone)
 	a.checkPlanTopic(t, ctx, group, map[int32]int64{0: 80, 1: 75, 2: 60}, wu.UID, 0)
+
+	// force=true restores partition 1 too (5 messages handled twice, as the
+	// user asked); partition 0, already at its previous offset, stays there.
+	a.kafka.ResetRequests()
+	a.submit(t, ctx, "argo-undo-forced", map[string]string{"group": group, "undo-of": applyRaw, "topics": "", "force": "true"})
+	wf, forced := a.runOK(t, ctx, "argo-undo-forced")
+	fp := partitionsByNumber(t, forced)
+	if p := fp[1]; !p.Applied || p.NewOffset != 70 || p.LeftAlone != "" {
+		t.Errorf("forced undo of partition 1: %+v, want 70 restored", p)
+	}
+	if n := a.kafka.Requests()["OffsetCommit"]; n != 1 {
+		t.Errorf("%d OffsetCommit requests for the forced undo, want 1", n)
+	}
+	t.Logf("forced undo: partition 0 at %d (%s); partition 1 restored to %d", fp[0].NewOffset, fp[0].LeftAlone, fp[1].NewOffset)
+	a.checkPlanTopic(t, ctx, group, map[int32]int64{0: 80, 1: 70, 2: 60}, wf.UID, 1)
 }
 
 // Scenario 6: a relative plan (shift) applied after the group moved is
