@@ -547,3 +547,52 @@ func TestArgoPlanParameterSize(t *testing.T) {
 		t.Errorf("%d partitions moved by a refused plan", bad)
 	}
 }
+
+// Scenario 10: an undo reviewed before it runs: the review entrypoint with
+// undo-of plans the undo (a dry run of undo:), waits, and once resumed
+// applies exactly that plan, a plan relative to the offsets it started from.
+func TestArgoReviewedUndo(t *testing.T) {
+	a := needArgo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	a.seedPlanTopic(t, ctx)
+	const group, name = "svc-argo-review-undo", "argo-review-undo"
+	before := map[int32]int64{0: 80, 1: 70, 2: 60}
+	a.commitPlanTopic(t, ctx, group, before, "consumer")
+
+	a.submit(t, ctx, "argo-rewind", map[string]string{"group": group, "target": "shift:-10", "topics": planTopic})
+	w, _ := a.runOK(t, ctx, "argo-rewind")
+	rewound := w.node(t, "replay").rawResult(t)
+	a.checkPlanTopic(t, ctx, group, map[int32]int64{0: 70, 1: 60, 2: 50}, w.UID, 0, 1, 2)
+
+	a.kafka.ResetRequests()
+	a.submitEntrypoint(t, ctx, name, "review", map[string]string{"group": group, "undo-of": rewound, "topics": ""})
+	wr := a.waitWorkflow(t, ctx, name, "suspended for review", func(w *workflow) bool {
+		return finished(w) || (w.hasNode("approve") && w.node(t, "approve").Phase == "Running")
+	})
+	if finished(wr) {
+		t.Fatalf("finished (%s) without waiting for review: %s", wr.Status.Phase, wr.nodeSummary())
+	}
+	plan := wr.node(t, "plan").result(t)
+	if !plan.DryRun || plan.Target.Given != "undo:"+inputFile || len(plan.Partitions) != parts {
+		t.Fatalf("the undo's plan: dryRun %v target %+v, %d partitions", plan.DryRun, plan.Target, len(plan.Partitions))
+	}
+	for _, p := range plan.Partitions {
+		if p.NewOffset != before[p.Partition] {
+			t.Errorf("the undo's plan for partition %d: %d, want %d back", p.Partition, p.NewOffset, before[p.Partition])
+		}
+	}
+	if n := a.kafka.Requests()["OffsetCommit"]; n != 0 {
+		t.Errorf("%d OffsetCommit requests before the resume, want none", n)
+	}
+	a.checkPlanTopic(t, ctx, group, map[int32]int64{0: 70, 1: 60, 2: 50}, "")
+	if n := a.resume(t, ctx, name, plan.Plan); n != 1 {
+		t.Fatalf("resumed %d nodes, want 1", n)
+	}
+	wf, res := a.runOK(t, ctx, name)
+	if res.Reason != report.ReasonApplied || res.Plan != plan.Plan || res.Target.Given != "plan:"+inputFile || res.Totals.Applied != parts {
+		t.Errorf("reviewed undo: reason %s plan %q (want %q) target %+v applied %d", res.Reason, res.Plan, plan.Plan, res.Target, res.Totals.Applied)
+	}
+	t.Logf("reviewed undo: planned as %q (resolved %q), applied as %q", plan.Target.Given, plan.Target.Resolved, res.Target.Given)
+	a.checkPlanTopic(t, ctx, group, before, wf.UID, 0, 1, 2)
+}
