@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
@@ -172,7 +173,44 @@ func (r *ReplayRequestReconciler) decideUndo(ctx context.Context, rr *v1alpha1.R
 		}
 	}
 	u, err := DecideUndo(rr, &undone, job, rec)
-	return u, rec, err
+	if err != nil {
+		return u, rec, err
+	}
+	var others v1alpha1.ReplayRequestList
+	if err := r.Client.List(ctx, &others, client.InNamespace(rr.Namespace)); err != nil {
+		return nil, nil, err
+	}
+	if first := EarlierUndo(rr, others.Items); first != nil {
+		u, err := refuseUndo("%s already undoes %s (phase %s): a second undo could hand back again messages the consumers have handled since the first (after it, a skipped partition consumed up to where the skip had put it looks untouched); set force: true to restore the previous offsets anyway, or use target.offsets", first.Name, undone.Name, first.Status.Phase)
+		return u, rec, err
+	}
+	return u, rec, nil
+}
+
+// EarlierUndo is, among the requests of rr's namespace, an undo of the same
+// request as rr made before it (by creation time, then name) that may have
+// restored something: it has not finished, or it ran a Job whose result
+// does not say it applied nothing. Nil when there is none, and for a forced
+// undo, which restores whatever the offsets are now. It is pure.
+func EarlierUndo(rr *v1alpha1.ReplayRequest, others []v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest {
+	of := rr.Spec.Target.UndoOf
+	if rr.Spec.Force {
+		return nil
+	}
+	for i := range others {
+		o := &others[i]
+		switch {
+		case of == nil || o.Spec.Target.UndoOf == nil || *o.Spec.Target.UndoOf != *of || o.Namespace != rr.Namespace || o.Name == rr.Name:
+			continue
+		case o.CreationTimestamp.After(rr.CreationTimestamp.Time),
+			o.CreationTimestamp.Equal(&rr.CreationTimestamp) && o.Name > rr.Name:
+			continue // the later one is refused, not this one
+		case IsFinished(o) && (o.Status.JobName == "" || (o.Status.Result != nil && o.Status.Result.Totals.Applied == 0)):
+			continue // refused, or restored nothing
+		}
+		return o
+	}
+	return nil
 }
 
 // undoInput is the input of an undo's Job: the undone run's result, from

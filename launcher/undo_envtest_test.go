@@ -16,6 +16,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -443,6 +444,22 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 		}
 	}
 
+	// Each case undoes the same replay, which is undone once only: the
+	// undo before it goes first (EarlierUndo).
+	gone := func(rr *v1alpha1.ReplayRequest) {
+		t.Helper()
+		if err := k8s.Delete(ctx, getRR(t, rr)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, rr.Name+" gone", func() error {
+			var cur v1alpha1.ReplayRequest
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(rr), &cur); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there (finalizers %v): %w", cur.Finalizers, err)
+			}
+			return nil
+		})
+	}
+
 	// 1. While the Job runs.
 	first := testutil.MakeRequest(ns, "undo-1").UndoOf("rewind").Obj()
 	create(t, first)
@@ -450,6 +467,7 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 	l.stop(t)
 	l = startLauncher(t, opts, 2)
 	restored(job1, first)
+	gone(first)
 	l.stop(t)
 
 	// The earlier leader accepted the request: what it had in memory.
@@ -492,6 +510,7 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 		t.Fatalf("made Job %s, not the existing %s", adopted.UID, orphan.UID)
 	}
 	restored(adopted, second)
+	gone(second)
 	l.stop(t)
 
 	// 3. ConfigMap made, no Job: the next leader makes the Job over the
@@ -639,4 +658,35 @@ func TestEnvtestUndoTenThousandPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("undo input of 10,000 partitions: %d bytes compressed", len(cm.BinaryData[launcher.InputKey]))
+}
+
+// A request is undone once. After a first undo restored a skip's previous
+// offset, the consumers handle the skipped messages again and may stop
+// exactly where the skip had put them (a quiet partition skipped to its
+// end): a second undo then finds the committed offset at the skip's new
+// offset, which the rules read as "nothing consumed since", and would hand
+// the same messages back a second time. So a second undo of the same
+// request is refused while the first may have restored something; one
+// that restored nothing does not count.
+func TestEnvtestUndoOnlyOnce(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+
+	skip := testutil.MakeRequest(ns, "skip").Group("once").ShiftBy(100).AllowSkip().Obj()
+	ranToSuccess(t, logs, skip, testutil.Result("once", report.ExitOK, -100))
+	nothing := testutil.MakeRequest(ns, "skip-undo-nothing").Group("once").UndoOf("skip").Obj()
+	none := testutil.Result("once", report.ExitOK, 0)
+	none.Partitions[0].Applied, none.Partitions[0].LeftAlone = false, "consumed 1100..1104 since the replay"
+	none.Summarize()
+	ranToSuccess(t, logs, nothing, none)
+	first := testutil.MakeRequest(ns, "skip-undo-1").Group("once").UndoOf("skip").Obj()
+	ranToSuccess(t, logs, first, testutil.Result("once", report.ExitOK, 100))
+
+	second := testutil.MakeRequest(ns, "skip-undo-2").Group("once").UndoOf("skip").Obj()
+	create(t, second)
+	refused(t, second, "skip-undo-1 already undoes skip")
 }

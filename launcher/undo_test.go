@@ -449,3 +449,51 @@ func TestUnitCheckUndoInput(t *testing.T) {
 		t.Errorf("a replay's Job reads as an undo's")
 	}
 }
+
+// A request is undone once: a second undo of it is refused while an
+// earlier one may have restored something (EarlierUndo finds it).
+func TestUnitEarlierUndo(t *testing.T) {
+	at := func(name, of string, s int) *testutil.RequestWrapper {
+		return testutil.MakeRequest("ns", name).UndoOf(of).Created(t0.Add(time.Duration(s) * time.Second))
+	}
+	failed := func(rr *v1alpha1.ReplayRequest, jobName string, applied int32) *v1alpha1.ReplayRequest {
+		rr = succeeded(rr, jobName, applied)
+		rr.Status.Conditions[0].Status = metav1.ConditionFalse
+		return rr
+	}
+	rr := at("undo-b", "rewind", 10).Obj()
+	cases := []struct {
+		name   string
+		rr     *v1alpha1.ReplayRequest
+		others []*v1alpha1.ReplayRequest
+		want   string
+	}{
+		{"none", rr, nil, ""},
+		{"itself", rr, []*v1alpha1.ReplayRequest{rr}, ""},
+		{"an undo of another request", rr, []*v1alpha1.ReplayRequest{succeeded(at("undo-x", "other", 1).Obj(), "j", 1)}, ""},
+		{"an earlier undo that restored", rr, []*v1alpha1.ReplayRequest{succeeded(at("undo-a", "rewind", 1).Obj(), "j", 2)}, "undo-a"},
+		{"an earlier undo still waiting", rr, []*v1alpha1.ReplayRequest{at("undo-a", "rewind", 1).Obj()}, "undo-a"},
+		{"an earlier undo that failed part-way", rr, []*v1alpha1.ReplayRequest{failed(at("undo-a", "rewind", 1).Obj(), "j", 1)}, "undo-a"},
+		{"an earlier undo that restored nothing", rr, []*v1alpha1.ReplayRequest{succeeded(at("undo-a", "rewind", 1).Obj(), "j", 0)}, ""},
+		{"an earlier undo refused before its Job", rr, []*v1alpha1.ReplayRequest{failed(at("undo-a", "rewind", 1).Obj(), "", 0)}, ""},
+		{"a later undo", rr, []*v1alpha1.ReplayRequest{at("undo-c", "rewind", 11).Obj()}, ""},
+		{"the same second, an earlier name", rr, []*v1alpha1.ReplayRequest{at("undo-a", "rewind", 10).Obj()}, "undo-a"},
+		{"the same second, a later name", rr, []*v1alpha1.ReplayRequest{at("undo-c", "rewind", 10).Obj()}, ""},
+		{"forced", at("undo-b", "rewind", 10).Force().Obj(), []*v1alpha1.ReplayRequest{succeeded(at("undo-a", "rewind", 1).Obj(), "j", 2)}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var others []v1alpha1.ReplayRequest
+			for _, o := range tc.others {
+				others = append(others, *o)
+			}
+			got := ""
+			if u := EarlierUndo(tc.rr, others); u != nil {
+				got = u.Name
+			}
+			if got != tc.want {
+				t.Fatalf("EarlierUndo = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
