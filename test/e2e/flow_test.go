@@ -103,6 +103,10 @@ func setupFlow(c *cluster.Cluster) (*flowEnv, error) {
 		"--set", "runbooks[0].group=svc-runbook",
 		"--set", "runbooks[0].topics[0].name="+topic,
 		"--set", "runbooks[0].target=offset:10",
+		// Scenario 2 runs it after a request moved the group to the
+		// start, so offset 10 is ahead of the committed offset: a skip,
+		// which the runner refuses unless the runbook allows it.
+		"--set", "runbooks[0].allowSkip=true",
 		"--set", "runbooks[0].kafka.bootstrapServers="+strings.ReplaceAll(k.Bootstrap(), ",", `\,`),
 	); err != nil {
 		k.Close()
