@@ -42,6 +42,11 @@ func exists(s *Snapshot, tp TP) bool {
 // move as the undo did (Plan.Exempt: a forced forward move is a skip).
 const forcedNote = "forced"
 
+// againNote starts the note of an undo's forward move that is a skip
+// because the run it undoes was itself an undo (see planUndo); a plan of
+// it keeps it, as it keeps forcedNote.
+const againNote = "skips again"
+
 // planFromFile is the plan of a plan: target: exactly the plan's new
 // offsets, for exactly its partitions, or stale partitions with an Error
 // saying what differs:
@@ -94,7 +99,7 @@ func planFromFile(s *Snapshot, t config.Target, id runIdent) *Plan {
 				rp.Delta = ptr(c.Offset - pp.NewOffset)
 			}
 			commit = true
-			exempt = undo && !strings.HasPrefix(pp.Note, forcedNote)
+			exempt = undo && !strings.HasPrefix(pp.Note, forcedNote) && !strings.HasPrefix(pp.Note, againNote)
 		}
 		p.add(rp, commit, exempt)
 	}
@@ -202,6 +207,9 @@ func decideUndo(p report.Partition, c *int64, force bool) undoDecision {
 // applied (a retry), checked before the rules.
 func planUndo(s *Snapshot, t config.Target, id runIdent) *Plan {
 	p := &Plan{}
+	// The undone run is an undo itself: what it started from is where the
+	// run it undid had put the group, not where the consumers had got to.
+	again := strings.HasPrefix(t.Result.Target.Resolved, string(config.KindUndo)+":")
 	for _, up := range t.Result.Partitions {
 		tp := TP{Topic: up.Topic, Partition: up.Partition}
 		c, hasC := s.Committed[tp]
@@ -251,8 +259,15 @@ func planUndo(s *Snapshot, t config.Target, id runIdent) *Plan {
 		}
 		// A forward move the rules allow gives back to the consumers where
 		// they were: the messages passed over were handled before the
-		// replay. It is no skip; a forced one may be.
-		p.add(rp, true, !d.Forced)
+		// replay. It is no skip; a forced one may be. Undoing an undo of a
+		// skip, it passes over the skipped messages the first undo handed
+		// back: a skip again, which takes allowSkip as the first one did.
+		exempt := !d.Forced
+		if again && exempt && rp.Delta != nil && *rp.Delta < 0 {
+			rp.Note = againNote + " (the undone run was an undo: its previous offset is where an earlier replay had put the group, not where the consumers had got to); " + rp.Note
+			exempt = false
+		}
+		p.add(rp, true, exempt)
 	}
 	var left []string
 	for _, rp := range p.Partitions {

@@ -617,3 +617,39 @@ func TestPlanAndUndoRequestsDoNotGrowWithPartitions(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoOfAnUndoSkips: an undo's forward move is no skip because the
+// messages it passes over were handled before the run it undoes. Not so
+// when that run is itself an undo that handed a skip's messages back: its
+// previous offsets are where the skip had put the group, and moving there
+// again passes over messages the consumers never handled. It takes
+// --allow-skip, like the skip did.
+func TestUndoOfAnUndoSkips(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := seeded(t)
+	skip := run(t, c, "--group", group, "--topic", topic, "--to", "shift:+10", "--allow-skip", "--run-id", "skip").mustCode(t, report.ExitOK)
+	undo := run(t, c, "--group", group, "--to", "undo:"+saveResult(t, skip, false), "--run-id", "undo-skip").mustCode(t, report.ExitOK)
+	undoFile := saveResult(t, undo, false)
+	// The skipped messages handed back: partition 0 handles 80..84 of them.
+	commitOffsets(t, c, map[int32]int64{0: 85})
+	before := offsetsOf(t, c, group)
+	o := run(t, c, "--group", group, "--to", "undo:"+undoFile, "--run-id", "redo").mustCode(t, report.ExitRefused)
+	if o.result.Reason != report.ReasonWouldSkipMessages {
+		t.Errorf("%s %q, want WouldSkipMessages", o.result.Reason, o.result.Error)
+	}
+	if got := offsetsOf(t, c, group); !equalMaps(got, before) {
+		t.Errorf("offsets moved: %v, were %v", got, before)
+	}
+	// Its plan, made with --allow-skip, is a skip when applied too.
+	plan := saveResult(t, run(t, c, "--group", group, "--to", "undo:"+undoFile, "--dry-run", "--allow-skip").mustCode(t, report.ExitOK), false)
+	if o := run(t, c, "--group", group, "--to", "plan:"+plan, "--run-id", "redo-plan").mustCode(t, report.ExitRefused); o.result.Reason != report.ReasonWouldSkipMessages {
+		t.Errorf("the plan applied: %s %q, want WouldSkipMessages", o.result.Reason, o.result.Error)
+	}
+	run(t, c, "--group", group, "--to", "undo:"+undoFile, "--run-id", "redo", "--allow-skip").mustCode(t, report.ExitOK)
+	want := map[string]int64{"orders/0": 90, "orders/1": 90, "orders/2": 90, "orders/3": 90}
+	if got := offsetsOf(t, c, group); !equalMaps(got, want) {
+		t.Errorf("committed %v, want %v", got, want)
+	}
+}
