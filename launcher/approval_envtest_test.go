@@ -81,7 +81,7 @@ func planOf(group string) *report.Result {
 	}
 	r.Warnings = []string{"a warning of the plan"}
 	r.Summarize()
-	r.Plan = report.PlanDigest(r.Group, r.Partitions)
+	r.Plan = report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions)
 	return r
 }
 
@@ -247,7 +247,7 @@ func TestEnvtestApprovalApproved(t *testing.T) {
 		t.Fatalf("apply Job annotations %v", job.Annotations)
 	}
 	in := inputOf(t, job)
-	if in.Plan != plan.Plan || report.PlanDigest(in.Group, in.Partitions) != plan.Plan || !in.DryRun || in.Target.Resolved != "shift:-10" {
+	if in.Plan != plan.Plan || report.PlanDigest(in.Group, in.Target.Resolved, in.Partitions) != plan.Plan || !in.DryRun || in.Target.Resolved != "shift:-10" {
 		t.Fatalf("the input file is not the plan: %+v", in)
 	}
 	cur = getRR(t, rr)
@@ -641,7 +641,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 		for i := range forged.Partitions {
 			forged.Partitions[i].NewOffset = 0
 		}
-		forged.Plan = report.PlanDigest(forged.Group, forged.Partitions)
+		forged.Plan = report.PlanDigest(forged.Group, forged.Target.Resolved, forged.Partitions)
 		cm, forgedDigest, err := launcher.InputConfigMap(cur, launcher.JobName(cur, launcher.StageApply), &forged)
 		if err != nil {
 			t.Fatal(err)

@@ -70,8 +70,8 @@ func InputConfigMapName(jobName string) string { return jobName + "-input" }
 // RecordResult rebuilds the full runner result of a run from its
 // ReplayRecord: group, run ID, target, dry run, exit code and reason, every
 // partition (RecordPartitions), the totals and, for a dry run, its plan
-// digest (report.PlanDigest over those partitions, which the runner's plan:
-// target recomputes). It is pure. A record that does not hold every
+// digest (report.PlanDigest over its target and those partitions, as the
+// runner's dry run wrote it and its plan: target recomputes). It is pure. A record that does not hold every
 // partition (Complete false) cannot stand for the run, and is an error.
 func RecordResult(rec *v1alpha1.ReplayRecord) (*report.Result, error) {
 	if !rec.Complete {
@@ -103,7 +103,7 @@ func RecordResult(rec *v1alpha1.ReplayRecord) (*report.Result, error) {
 	}
 	r.Summarize()
 	if r.DryRun {
-		r.Plan = report.PlanDigest(r.Group, r.Partitions)
+		r.Plan = report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions)
 	}
 	return r, nil
 }

@@ -36,7 +36,7 @@ func dryRunRecord(t *testing.T, n int) (*v1alpha1.ReplayRecord, *report.Result) 
 	// A partition the group never committed: no previous offset.
 	r.Partitions = append(r.Partitions, report.Partition{Topic: "payments", Partition: 0, NewOffset: 0, Note: "no committed offset"})
 	r.Summarize()
-	r.Plan = report.PlanDigest(r.Group, r.Partitions)
+	r.Plan = report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions)
 	job := &batchv1.Job{}
 	job.Name, job.Namespace, job.UID = "a-plan", "ns", "job-uid"
 	job.Annotations = map[string]string{v1alpha1.AnnotationGroup: "orders"}
@@ -118,8 +118,8 @@ func TestUnitInputConfigMap(t *testing.T) {
 	if err := config.CheckPlanFile(file, "payments"); err == nil {
 		t.Error("the runner takes the plan file for another group")
 	}
-	if back.Plan != res.Plan || report.PlanDigest(back.Group, back.Partitions) != res.Plan || len(back.Partitions) != 101 {
-		t.Errorf("the file's plan %s (recomputed %s, %d partitions), want %s", back.Plan, report.PlanDigest(back.Group, back.Partitions), len(back.Partitions), res.Plan)
+	if back.Plan != res.Plan || report.PlanDigest(back.Group, back.Target.Resolved, back.Partitions) != res.Plan || len(back.Partitions) != 101 {
+		t.Errorf("the file's plan %s (recomputed %s, %d partitions), want %s", back.Plan, report.PlanDigest(back.Group, back.Target.Resolved, back.Partitions), len(back.Partitions), res.Plan)
 	}
 	again, digest2, err := InputConfigMap(rr, "orders-rewind-12345678", res)
 	if err != nil || digest2 != digest || !bytes.Equal(again.BinaryData[InputKey], b) {
@@ -247,7 +247,7 @@ func TestUnitRecordResultLeftAlone(t *testing.T) {
 	}
 	r.Partitions[1].LeftAlone = "already at its previous offset"
 	r.Summarize()
-	r.Plan = report.PlanDigest(r.Group, r.Partitions)
+	r.Plan = report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions)
 	job := &batchv1.Job{}
 	job.Name, job.Namespace, job.UID = "u-plan", "ns", "u"
 	code := int32(0)

@@ -51,7 +51,7 @@ func TestUnitPlanSummary(t *testing.T) {
 		plan.Partitions = append(plan.Partitions, report.Partition{Topic: "orders", Partition: int32(i), PreviousOffset: &prev, NewOffset: prev - d, Delta: &d})
 	}
 	plan.Summarize()
-	plan.Plan = report.PlanDigest(plan.Group, plan.Partitions)
+	plan.Plan = report.PlanDigest(plan.Group, plan.Target.Resolved, plan.Partitions)
 	rec := &v1alpha1.ReplayRecord{Target: "shift:-29"}
 	rec.Name = "orders-rewind-plan"
 	s := PlanSummaryOf(rr, rec, plan, t0)

@@ -258,7 +258,7 @@ func TestUnitMergeAttemptsOfARetriedPlan(t *testing.T) {
 	if o.Full == nil || o.Reason != string(report.ReasonDryRun) {
 		t.Fatalf("outcome %s (%s), merged %v", o.Reason, o.Message, o.Full)
 	}
-	if got, want := report.PlanDigest(o.Full.Group, o.Full.Partitions), report.PlanDigest(last.Group, last.Partitions); got != want {
+	if got, want := report.PlanDigest(o.Full.Group, o.Full.Target.Resolved, o.Full.Partitions), report.PlanDigest(last.Group, last.Target.Resolved, last.Partitions); got != want {
 		t.Errorf("the merged plan is %s, not the last attempt's %s: %+v", got, want, o.Full.Partitions)
 	}
 	if len(o.Full.Partitions) != len(last.Partitions) {

@@ -554,7 +554,7 @@ func TestEnvtestUndoManual(t *testing.T) {
 		{Topic: "orders", Partition: 2, PreviousOffset: &c2, NewOffset: 1000, Delta: &d2, LogEndOffset: 2000},
 	}
 	plan.Summarize()
-	plan.Plan = report.PlanDigest(plan.Group, plan.Partitions)
+	plan.Plan = report.PlanDigest(plan.Group, plan.Target.Resolved, plan.Partitions)
 	e.playPlan(t, planJob, plan)
 	cur := awaiting(t, undo)
 	if cur.Status.Plan.Digest != plan.Plan || cur.Status.Undo == nil || cur.Status.Undo.Request != "rewind" || cur.Status.Plan.Totals.LeftAlone != 1 {

@@ -167,7 +167,7 @@ func TestPlanUndoNothingToCommit(t *testing.T) {
 // planTarget is a plan: target over a dry run's parts.
 func planTarget(resolved string, parts ...report.Partition) config.Target {
 	r := &report.Result{Schema: report.Schema, Group: "g", DryRun: true, Reason: report.ReasonDryRun, Partitions: parts, Target: report.Target{Resolved: resolved}}
-	r.Plan = report.PlanDigest("g", parts)
+	r.Plan = report.PlanDigest("g", resolved, parts)
 	return config.Target{Kind: config.KindPlan, Given: "plan:/p.json", File: "/p.json", Result: r}
 }
 

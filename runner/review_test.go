@@ -61,7 +61,7 @@ func TestPlanThenApplyExactly(t *testing.T) {
 	c := seeded(t)
 	commitOffsets(t, c, map[int32]int64{1: 70})
 	dry := run(t, c, "--group", group, "--topic", topic, "--to", "shift:-20", "--dry-run").mustCode(t, report.ExitOK)
-	if dry.result.Plan == "" || dry.result.Plan != report.PlanDigest(group, dry.result.Partitions) {
+	if dry.result.Plan == "" || dry.result.Plan != report.PlanDigest(group, dry.result.Target.Resolved, dry.result.Partitions) {
 		t.Fatalf("dry run's plan digest %q, want PlanDigest of its partitions", dry.result.Plan)
 	}
 	plan := saveResult(t, dry, true)
@@ -134,6 +134,41 @@ func TestPlanStale(t *testing.T) {
 				t.Errorf("dry run of a stale plan: %s plan %q", d.result.Reason, d.result.Plan)
 			}
 		})
+	}
+}
+
+// TestPlanWithAnEditedTarget: a relative plan whose target.resolved was
+// edited to an absolute one (which a plan: run no longer holds to the
+// committed offsets it started from) is an edited plan, refused before
+// anything is read from Kafka, not a plan applied over the group's moves.
+func TestPlanWithAnEditedTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := seeded(t)
+	dry := run(t, c, "--group", group, "--topic", topic, "--to", "shift:-20", "--dry-run").mustCode(t, report.ExitOK)
+	edited, err := report.Decode([]byte(dry.resultRaw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited.Target.Resolved = "offset:60"
+	b, err := report.Marshal(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(t.TempDir(), "input.json")
+	if err := os.WriteFile(plan, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The consumers ran on since planning: the shift's plan is stale.
+	commitOffsets(t, c, map[int32]int64{2: 85})
+	before := offsetsOf(t, c, group)
+	o := run(t, c, "--group", group, "--to", "plan:"+plan, "--run-id", "edited").mustCode(t, report.ExitInvalidInput)
+	if !strings.Contains(o.result.Error, "do not match its plan digest") {
+		t.Errorf("error %q, want the digest mismatch", o.result.Error)
+	}
+	if got := offsetsOf(t, c, group); !equalMaps(got, before) {
+		t.Errorf("offsets moved: %v, were %v", got, before)
 	}
 }
 
@@ -246,7 +281,7 @@ func TestUndoRewind(t *testing.T) {
 	if got := offsetsOf(t, c, group); !equalMaps(got, want) {
 		t.Errorf("committed %v, want %v", got, want)
 	}
-	if !equalMaps(newOffsets(dry.result), newOffsets(o.result)) || dry.result.Plan != report.PlanDigest(group, o.result.Partitions) {
+	if !equalMaps(newOffsets(dry.result), newOffsets(o.result)) || dry.result.Plan != report.PlanDigest(group, o.result.Target.Resolved, o.result.Partitions) {
 		t.Errorf("the dry run planned %v (%s), the undo did %v", newOffsets(dry.result), dry.result.Plan, newOffsets(o.result))
 	}
 	if o.result.Totals.LeftAlone != 1 || o.result.Totals.Applied != 3 || o.result.Totals.Failed != 0 {

@@ -167,7 +167,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	}
 	if cfg.DryRun {
 		// The digest an approval names and a plan: target checks.
-		res.Plan = report.PlanDigest(cfg.Group, res.Partitions)
+		res.Plan = report.PlanDigest(cfg.Group, res.Target.Resolved, res.Partitions)
 	} else if cfg.Target.Kind == config.KindPlan {
 		res.Plan = cfg.Target.Result.Plan
 	}

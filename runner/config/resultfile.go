@@ -147,7 +147,8 @@ func checkResultPartitions(r *report.Result) error {
 }
 
 // CheckPlanFile checks that r, a plan: file, is a dry run's plan of group,
-// unchanged since it was planned (its digest recomputed).
+// unchanged since it was planned (its digest recomputed over its target and
+// partitions).
 func CheckPlanFile(r *report.Result, group string) error {
 	if !r.DryRun || r.ExitCode != report.ExitOK || r.Reason != report.ReasonDryRun {
 		return fmt.Errorf("is not a dry run's plan (dryRun %t, exit %d, reason %s); plan with --%s and give that result", r.DryRun, r.ExitCode, r.Reason, FlagDryRun)
@@ -161,8 +162,8 @@ func CheckPlanFile(r *report.Result, group string) error {
 	if r.Plan == "" {
 		return errors.New("has no plan digest (an older runner's result); plan again")
 	}
-	if got := report.PlanDigest(r.Group, r.Partitions); got != r.Plan {
-		return fmt.Errorf("its partitions do not match its plan digest %s (they give %s): the file was edited since it was planned; plan again", r.Plan, got)
+	if got := report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions); got != r.Plan {
+		return fmt.Errorf("its target and partitions do not match its plan digest %s (they give %s): the file was edited since it was planned; plan again", r.Plan, got)
 	}
 	return nil
 }

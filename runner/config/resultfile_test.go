@@ -22,7 +22,7 @@ func dryRunResult() *report.Result {
 			{Topic: "o", Partition: 1, PreviousOffset: p(80), NewOffset: 70, Delta: p(10)},
 		},
 	}
-	r.Plan = report.PlanDigest(r.Group, r.Partitions)
+	r.Plan = report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions)
 	return r
 }
 
@@ -76,6 +76,10 @@ func TestPlanAndUndoFiles(t *testing.T) {
 	applied := resultBytes(t, appliedResult())
 	edited := dryRunResult()
 	edited.Partitions[1].NewOffset = 0 // rewinds further than planned
+	// The same partitions under an absolute target: the runner would no
+	// longer hold the plan to the committed offsets it started from.
+	absolute := dryRunResult()
+	absolute.Target.Resolved = "offset:60"
 	notDry := dryRunResult()
 	notDry.DryRun = false
 	truncated := dryRunResult()
@@ -84,9 +88,10 @@ func TestPlanAndUndoFiles(t *testing.T) {
 	failed.ExitCode, failed.Reason = report.ExitPartiallyApplied, report.ReasonPartiallyApplied
 	undoPlan := dryRunResult()
 	undoPlan.Target.Resolved = "undo:/etc/kafka-replay/input/input.json.gz (2 partitions, force)"
+	undoPlan.Plan = report.PlanDigest(undoPlan.Group, undoPlan.Target.Resolved, undoPlan.Partitions)
 	dupe := dryRunResult()
 	dupe.Partitions[1].Partition = 0
-	dupe.Plan = report.PlanDigest(dupe.Group, dupe.Partitions)
+	dupe.Plan = report.PlanDigest(dupe.Group, dupe.Target.Resolved, dupe.Partitions)
 
 	args := func(to string, more ...string) []string {
 		return append([]string{"--bootstrap-servers", "localhost:9092", "--group", "g", "--to", to}, more...)
@@ -123,6 +128,7 @@ func TestPlanAndUndoFiles(t *testing.T) {
 	}{
 		{"a plan edited by hand", args("plan:" + writeBytes(t, resultBytes(t, edited))), "--to plan: (REPLAY_TO): plan:"},
 		{"a plan edited by hand, why", args("plan:" + writeBytes(t, resultBytes(t, edited))), "do not match its plan digest"},
+		{"a plan whose target was edited", args("plan:" + writeBytes(t, resultBytes(t, absolute))), "do not match its plan digest"},
 		{"a plan of another group", []string{"--bootstrap-servers", "localhost:9092", "--group", "h", "--to", "plan:" + writeBytes(t, plan)}, `is a plan of group "g", not of "h"`},
 		{"a plan that is no dry run", args("plan:" + writeBytes(t, resultBytes(t, notDry))), "is not a dry run's plan"},
 		{"a truncated plan", args("plan:" + writeBytes(t, resultBytes(t, truncated))), "is a truncated result"},
@@ -217,7 +223,7 @@ func FuzzDecodeResultFile(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if CheckPlanFile(r, r.Group) == nil && report.PlanDigest(r.Group, r.Partitions) != r.Plan {
+		if CheckPlanFile(r, r.Group) == nil && report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions) != r.Plan {
 			t.Fatalf("a plan passed with another digest than its partitions'")
 		}
 		_ = CheckUndoFile(r, r.Group)

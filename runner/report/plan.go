@@ -15,16 +15,19 @@ const PlanDigestLength = 16
 
 // planDigestVersion starts the digested text, so that a change to what is
 // digested can never make an old approval match a new plan.
-const planDigestVersion = "kafka-replay plan v1\n"
+const planDigestVersion = "kafka-replay plan v2\n"
 
-// PlanDigest is the short digest of a plan: the group and, for every
-// partition in the plan, its topic, partition, the committed offset the plan
-// starts from ("-" for none), the offset it moves to, and whether an undo
-// leaves it alone. The order of ps does not matter. It ties an approval to
-// the exact plan the approver saw: the launcher shows it in
-// status.plan.digest and accepts kafkareplay.dev/approve only with it, and
-// the runner's plan: target recomputes it from the plan file.
-func PlanDigest(group string, ps []Partition) string {
+// PlanDigest is the short digest of a plan: the group, the target it was
+// resolved for (result.target.resolved: whether a plan: run holds the plan
+// to the committed offsets it started from depends on it, so an edited
+// target is an edited plan) and, for every partition in the plan, its
+// topic, partition, the committed offset the plan starts from ("-" for
+// none), the offset it moves to, and whether an undo leaves it alone. The
+// order of ps does not matter. It ties an approval to the exact plan the
+// approver saw: the launcher shows it in status.plan.digest and accepts
+// kafkareplay.dev/approve only with it, and the runner's plan: target
+// recomputes it from the plan file.
+func PlanDigest(group, target string, ps []Partition) string {
 	type line struct {
 		topic     string
 		partition int32
@@ -51,6 +54,7 @@ func PlanDigest(group string, ps []Partition) string {
 	h := sha256.New()
 	h.Write([]byte(planDigestVersion))
 	h.Write([]byte(strconv.Quote(group) + "\n"))
+	h.Write([]byte(strconv.Quote(target) + "\n"))
 	for _, l := range lines {
 		h.Write([]byte(l.text))
 	}

@@ -8,19 +8,28 @@ func TestPlanDigest(t *testing.T) {
 		{Topic: "orders", Partition: 1, PreviousOffset: i(10), NewOffset: 5},
 		{Topic: "orders", Partition: 0, PreviousOffset: nil, NewOffset: 0},
 	}
-	d := PlanDigest("billing", base)
+	d := PlanDigest("billing", "shift:-5", base)
 	if len(d) != PlanDigestLength {
 		t.Fatalf("digest %q has length %d", d, len(d))
 	}
 	reordered := []Partition{base[1], base[0]}
-	if got := PlanDigest("billing", reordered); got != d {
+	if got := PlanDigest("billing", "shift:-5", reordered); got != d {
 		t.Errorf("order changes the digest: %s vs %s", got, d)
 	}
 	// Fields that are not the plan do not change it.
 	noted := []Partition{base[0], base[1]}
 	noted[0].Note, noted[0].LogEndOffset = "clamped", 99
-	if got := PlanDigest("billing", noted); got != d {
+	if got := PlanDigest("billing", "shift:-5", noted); got != d {
 		t.Errorf("a note changes the digest")
+	}
+	// A relative target turned absolute, which a plan: run no longer holds
+	// to the committed offsets it started from.
+	if got := PlanDigest("billing", "offset:5", base); got == d {
+		t.Errorf("target: digest unchanged")
+	}
+	// Nor can the group and the target trade text.
+	if PlanDigest("a\nb", "c", base) == PlanDigest("a", "b\nc", base) {
+		t.Errorf("a newline in the group moves text into the target unseen")
 	}
 	changes := map[string]func(ps []Partition) (string, []Partition){
 		"group":    func(ps []Partition) (string, []Partition) { return "billing2", ps },
@@ -38,7 +47,7 @@ func TestPlanDigest(t *testing.T) {
 	for name, change := range changes {
 		ps := []Partition{base[0], base[1]}
 		g, ps := change(ps)
-		if got := PlanDigest(g, ps); got == d {
+		if got := PlanDigest(g, "shift:-5", ps); got == d {
 			t.Errorf("%s: digest unchanged", name)
 		}
 	}

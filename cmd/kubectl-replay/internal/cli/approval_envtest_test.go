@@ -25,7 +25,7 @@ func planResult(group string, deltas ...int64) *report.Result {
 		r.Partitions[i].Applied = false
 	}
 	r.Summarize()
-	r.Plan = report.PlanDigest(r.Group, r.Partitions)
+	r.Plan = report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions)
 	return r
 }
 
