@@ -184,7 +184,14 @@ func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.Rep
 	if err := r.ensureInput(ctx, cm); err != nil {
 		return nil, err
 	}
-	return &Input{Kind: InputPlan, ConfigMap: cm.Name, Digest: digest}, nil
+	in := &Input{Kind: InputPlan, ConfigMap: cm.Name, Digest: digest}
+	if rr.Spec.Target.UndoOf != nil {
+		// The apply Job of a Manual undo says what it undoes, as its
+		// planning Job does: it is what refuses a second undo once this
+		// request is gone (EarlierUndoJob).
+		in.Undo = UndoFromJob(planJob.Annotations)
+	}
+	return in, nil
 }
 
 // confirmCurrent returns errStale unless rr is the API server's current

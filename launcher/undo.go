@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -184,7 +185,63 @@ func (r *ReplayRequestReconciler) decideUndo(ctx context.Context, rr *v1alpha1.R
 		u, err := refuseUndo("%s already undoes %s (phase %s): a second undo could hand back again messages the consumers have handled since the first (after it, a skipped partition consumed up to where the skip had put it looks untouched); set force: true to restore the previous offsets anyway, or use target.offsets", first.Name, undone.Name, first.Status.Phase)
 		return u, rec, err
 	}
+	// An earlier undo whose request was deleted: its Job stays as history.
+	var jobs batchv1.JobList
+	if err := r.Client.List(ctx, &jobs, client.InNamespace(rr.Namespace), client.MatchingLabels{v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue, v1alpha1.LabelGroup: v1alpha1.LabelValue(RequestGroup(rr))}); err != nil {
+		return nil, nil, err
+	}
+	if j := EarlierUndoJob(rr, u.JobName, jobs.Items); j != nil {
+		u, err := refuseUndo("Job %s already undid %s (for request %s; the Job stays as history after its request is gone) and may have restored something: a second undo could hand back again messages the consumers have handled since; set force: true to restore the previous offsets anyway, or use target.offsets", j.Name, undone.Name, j.Annotations[v1alpha1.AnnotationRequest])
+		return u, rec, err
+	}
 	return u, rec, nil
+}
+
+// EarlierUndoJob is, among the runner Jobs of rr's namespace, the Job of
+// another undo of the same run (its kafkareplay.dev/undo-job is undoJob,
+// the undone request's Job) that may have restored something: it is not a
+// planning Job or a dry run's, and it has not recorded a result that
+// applied nothing. It catches what EarlierUndo cannot once that undo's
+// request is deleted. rr's own Jobs do not count. Nil for a forced undo.
+// It is pure.
+func EarlierUndoJob(rr *v1alpha1.ReplayRequest, undoJob string, jobs []batchv1.Job) *batchv1.Job {
+	if rr.Spec.Force || undoJob == "" {
+		return nil
+	}
+	own := []string{JobName(rr, StagePlan), JobName(rr, StageApply)}
+	for i := range jobs {
+		j := &jobs[i]
+		switch {
+		case j.Namespace != rr.Namespace || j.Annotations[v1alpha1.AnnotationUndoJob] != undoJob || slices.Contains(own, j.Name):
+			continue
+		case restoredNothing(j):
+			continue
+		}
+		return j
+	}
+	return nil
+}
+
+// restoredNothing reports whether an undo's Job is known to have committed
+// nothing: a planning Job, a dry run's, or one whose recorded result
+// applied no partition. A Job still running, or one whose result is not
+// known, may have.
+func restoredNothing(j *batchv1.Job) bool {
+	if j.Labels[v1alpha1.LabelStage] == string(StagePlan) || j.Annotations[v1alpha1.AnnotationDryRun] == "true" {
+		return true
+	}
+	for _, c := range j.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == config.EnvDryRun && e.Value == "true" {
+				return true
+			}
+		}
+	}
+	if !IsRecorded(j) {
+		return false
+	}
+	r, err := report.Decode([]byte(j.Annotations[v1alpha1.AnnotationResult]))
+	return err == nil && r.Totals.Applied == 0
 }
 
 // EarlierUndo is, among the requests of rr's namespace, an undo of the same

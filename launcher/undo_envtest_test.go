@@ -445,7 +445,9 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 	}
 
 	// Each case undoes the same replay, which is undone once only: the
-	// undo before it goes first (EarlierUndo).
+	// undo before it goes first (EarlierUndo), and the later ones are
+	// forced, since the first one's Job, kept as history, refuses another
+	// plain undo even once its request is gone (EarlierUndoJob).
 	gone := func(rr *v1alpha1.ReplayRequest) {
 		t.Helper()
 		if err := k8s.Delete(ctx, getRR(t, rr)); err != nil {
@@ -472,7 +474,7 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 
 	// The earlier leader accepted the request: what it had in memory.
 	accepted := func(name string) *v1alpha1.ReplayRequest {
-		rr := testutil.MakeRequest(ns, name).UndoOf("rewind").Obj()
+		rr := testutil.MakeRequest(ns, name).UndoOf("rewind").Force().Obj()
 		create(t, rr)
 		cur := getRR(t, rr)
 		cur.Status.ResolvedTarget = "undo:rewind"
@@ -574,6 +576,15 @@ func TestEnvtestUndoManual(t *testing.T) {
 	if r := done.Status.Result; r == nil || r.Totals.LeftAlone != 1 || r.Totals.Applied != 2 || done.Status.Undo == nil || done.Status.UndoCommand == "" {
 		t.Fatalf("status %+v", done.Status)
 	}
+	// The apply Job, which committed, says what it undid: with the request
+	// deleted, it still refuses a second undo.
+	if got := UndoFromJobOf(t, ns, job.Name); got == nil || *got != *done.Status.Undo {
+		t.Fatalf("apply Job's undo annotations %+v, want %+v", got, done.Status.Undo)
+	}
+	deleted(t, undo)
+	again := testutil.MakeRequest(ns, "undo-again").UndoOf("rewind").Obj()
+	create(t, again)
+	refused(t, again, "Job "+job.Name+" already undid rewind")
 }
 
 // A ConfigMap planted under the name of an undo's input (tenants may write
@@ -689,4 +700,69 @@ func TestEnvtestUndoOnlyOnce(t *testing.T) {
 	second := testutil.MakeRequest(ns, "skip-undo-2").Group("once").UndoOf("skip").Obj()
 	create(t, second)
 	refused(t, second, "skip-undo-1 already undoes skip")
+}
+
+// deleted deletes a request and waits until it is gone (its finished Jobs
+// stay, as history).
+func deleted(t *testing.T, rr *v1alpha1.ReplayRequest) {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8s.Delete(ctx, getRR(t, rr)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, rr.Name+" gone", func() error {
+		var cur v1alpha1.ReplayRequest
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(rr), &cur); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (finalizers %v): %w", cur.Finalizers, err)
+		}
+		return nil
+	})
+}
+
+// UndoFromJobOf reads what a Job says it undid.
+func UndoFromJobOf(t *testing.T, ns, name string) *v1alpha1.UndoStatus {
+	t.Helper()
+	var job batchv1.Job
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, &job); err != nil {
+		t.Fatalf("Job %s: %v", name, err)
+	}
+	return launcher.UndoFromJob(job.Annotations)
+}
+
+// Deleting an undo does not make its replay undoable again: the undo's Job
+// stays as history, says what it undid (kafkareplay.dev/undo-job) and what
+// it restored, and refuses a second undo as the request did. An earlier
+// undo's Job that restored nothing does not count; force still undoes.
+func TestEnvtestUndoOnlyOnceAfterTheUndoIsDeleted(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+
+	skip := testutil.MakeRequest(ns, "skip").Group("once").ShiftBy(100).AllowSkip().Obj()
+	ranToSuccess(t, logs, skip, testutil.Result("once", report.ExitOK, -100))
+	nothing := testutil.MakeRequest(ns, "skip-undo-nothing").Group("once").UndoOf("skip").Obj()
+	none := testutil.Result("once", report.ExitOK, 0)
+	none.Partitions[0].Applied, none.Partitions[0].LeftAlone = false, "consumed 1100..1104 since the replay"
+	none.Summarize()
+	ranToSuccess(t, logs, nothing, none)
+	deleted(t, nothing)
+	first := testutil.MakeRequest(ns, "skip-undo-1").Group("once").UndoOf("skip").Obj()
+	done, _ := ranToSuccess(t, logs, first, testutil.Result("once", report.ExitOK, 100))
+	deleted(t, first)
+	if u := UndoFromJobOf(t, ns, done.Status.JobName); u == nil || u.Request != "skip" {
+		t.Fatalf("the undo's Job, kept as history, says it undid %+v", u)
+	}
+
+	second := testutil.MakeRequest(ns, "skip-undo-2").Group("once").UndoOf("skip").Obj()
+	create(t, second)
+	refused(t, second, "Job "+done.Status.JobName+" already undid skip")
+
+	forced := testutil.MakeRequest(ns, "skip-undo-forced").Group("once").UndoOf("skip").Force().Obj()
+	create(t, forced)
+	if job := waitJob(t, forced); job.Annotations[v1alpha1.AnnotationUndoOf] != "skip" {
+		t.Fatalf("forced undo's Job annotations %v", job.Annotations)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -493,6 +494,68 @@ func TestUnitEarlierUndo(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Fatalf("EarlierUndo = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A request is undone once even after the earlier undo's request is gone:
+// the earlier undo's Job, kept as history, names the run it undid and
+// refuses a second undo while it may have restored something
+// (EarlierUndoJob).
+func TestUnitEarlierUndoJob(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "undo-b").UndoOf("rewind").Obj()
+	undoJob := func(name string, mut ...func(j *batchv1.Job)) batchv1.Job {
+		j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
+			Labels:      map[string]string{v1alpha1.LabelStage: string(StageApply)},
+			Annotations: UndoAnnotations(&v1alpha1.UndoStatus{Request: "rewind", JobName: "rewind-job", RunID: "r"})}}
+		j.Annotations[v1alpha1.AnnotationRequest] = "undo-a"
+		for _, m := range mut {
+			m(&j)
+		}
+		return j
+	}
+	recorded := func(applied int) func(j *batchv1.Job) {
+		return func(j *batchv1.Job) {
+			res := testutil.Result("orders", report.ExitOK, 10, 20)
+			for i := applied; i < len(res.Partitions); i++ {
+				res.Partitions[i].Applied, res.Partitions[i].LeftAlone = false, "already at its previous offset"
+			}
+			res.Summarize()
+			for k, v := range ResultAnnotations(Outcome{Succeeded: true, Reason: string(report.ReasonApplied), Result: res}) {
+				j.Annotations[k] = v
+			}
+		}
+	}
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		jobs []batchv1.Job
+		want string
+	}{
+		{"none", rr, nil, ""},
+		{"an undo that restored", rr, []batchv1.Job{undoJob("a", recorded(1))}, "a"},
+		{"an undo still running", rr, []batchv1.Job{undoJob("a")}, "a"},
+		{"an undo whose result is unreadable", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Annotations[v1alpha1.AnnotationResult] = "{" })}, "a"},
+		{"an undo that restored nothing", rr, []batchv1.Job{undoJob("a", recorded(0))}, ""},
+		{"a planning Job", rr, []batchv1.Job{undoJob("a", func(j *batchv1.Job) { j.Labels[v1alpha1.LabelStage] = string(StagePlan) })}, ""},
+		{"a dry run, recorded", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Annotations[v1alpha1.AnnotationDryRun] = "true" })}, ""},
+		{"a dry run, running", rr, []batchv1.Job{undoJob("a", func(j *batchv1.Job) {
+			j.Spec.Template.Spec.Containers = []corev1.Container{{Env: []corev1.EnvVar{{Name: config.EnvDryRun, Value: "true"}}}}
+		})}, ""},
+		{"an undo of another run", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Annotations[v1alpha1.AnnotationUndoJob] = "other-job" })}, ""},
+		{"another namespace", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Namespace = "other" })}, ""},
+		{"its own apply Job", rr, []batchv1.Job{undoJob(JobName(rr, StageApply), recorded(2))}, ""},
+		{"forced", testutil.MakeRequest("ns", "undo-b").UndoOf("rewind").Force().Obj(), []batchv1.Job{undoJob("a", recorded(2))}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if j := EarlierUndoJob(tc.rr, "rewind-job", tc.jobs); j != nil {
+				got = j.Name
+			}
+			if got != tc.want {
+				t.Fatalf("EarlierUndoJob = %q, want %q", got, tc.want)
 			}
 		})
 	}
