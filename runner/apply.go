@@ -55,6 +55,10 @@ const againNote = "skips again"
 //   - a planned partition that no longer exists is stale;
 //   - for a relative plan (shift:, undo:), a partition whose committed
 //     offset is not the one the plan started from is stale;
+//   - for any plan, a partition that had a committed offset when planned
+//     and has none now (it expired) is stale: its consumers would start
+//     wherever auto.offset.reset puts them, a move neither the plan nor the
+//     guards weighed;
 //   - a planned offset no longer inside [log start, log end] is stale.
 //
 // A partition the plan leaves alone stays as it is, uncommitted. For an
@@ -89,6 +93,9 @@ func planFromFile(s *Snapshot, t config.Target, id runIdent) *Plan {
 		case relative && !sameCommitted(pp.PreviousOffset, c, hasC):
 			rp.NewOffset = pp.NewOffset
 			rp.Error = fmt.Sprintf("stale: the committed offset is now %s, the plan started from %s", offsetText(rp.PreviousOffset), offsetText(pp.PreviousOffset))
+		case pp.PreviousOffset != nil && !hasC:
+			rp.NewOffset = pp.NewOffset
+			rp.Error = fmt.Sprintf("stale: the plan started from the committed offset %d; the group has none now (expired or deleted), so where its consumers would start depends on auto.offset.reset, which the plan did not weigh", *pp.PreviousOffset)
 		case pp.NewOffset < start || pp.NewOffset > end:
 			rp.NewOffset = pp.NewOffset
 			rp.Error = fmt.Sprintf("stale: the planned offset %d is no longer inside the log [%d, %d]", pp.NewOffset, start, end)

@@ -183,19 +183,21 @@ func TestPlanFromFile(t *testing.T) {
 		at("o", 2, p(80), 5, false),
 		at("o", 3, nil, 60, false),
 		at("gone", 0, p(1), 0, false),
+		at("o", 4, p(80), 60, false),
 	}
 	b := func() *snap {
 		return newSnap().partition("o", 0, 0, 100).committed("o", 0, 80, "").
 			partition("o", 1, 0, 100).committed("o", 1, 90, "").
 			partition("o", 2, 10, 100).committed("o", 2, 80, "").
-			partition("o", 3, 0, 100).committed("o", 3, 70, "")
+			partition("o", 3, 0, 100).committed("o", 3, 70, "").
+			partition("o", 4, 0, 100) // its committed offset expired
 	}
 	for _, tc := range []struct {
 		resolved string
 		stale    []string // substrings of each partition's Error, "" for none
 	}{
-		{"shift:-20", []string{"", "stale: the committed offset is now 90, the plan started from 80", "no longer inside the log [10, 100]", "the committed offset is now 70, the plan started from none", "no longer exists"}},
-		{"time:2026-03-01T09:00:00Z", []string{"", "", "no longer inside the log [10, 100]", "", "no longer exists"}},
+		{"shift:-20", []string{"", "stale: the committed offset is now 90, the plan started from 80", "no longer inside the log [10, 100]", "the committed offset is now 70, the plan started from none", "no longer exists", "the committed offset is now none, the plan started from 80"}},
+		{"time:2026-03-01T09:00:00Z", []string{"", "", "no longer inside the log [10, 100]", "", "no longer exists", "stale: the plan started from the committed offset 80; the group has none now"}},
 	} {
 		t.Run(tc.resolved, func(t *testing.T) {
 			tg := planTarget(tc.resolved, parts...)

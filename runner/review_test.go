@@ -108,6 +108,20 @@ func TestPlanStale(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "orders/3", "the planned offset 30 is no longer inside the log [40, 100]"},
+		// An absolute plan holds through the consumers' moves, but not
+		// through a committed offset that expired: the group's consumers
+		// would start wherever auto.offset.reset says, which the plan and
+		// the guards never weighed.
+		{"a committed offset expired, absolute", "offset:30", func(t *testing.T, c *kafkatest.Cluster) {
+			if err := c.DeleteCommitted(testCtx(t), group, topic, 1); err != nil {
+				t.Fatal(err)
+			}
+		}, "orders/1", "the plan started from the committed offset 80; the group has none now"},
+		{"a committed offset expired, relative", "shift:-20", func(t *testing.T, c *kafkatest.Cluster) {
+			if err := c.DeleteCommitted(testCtx(t), group, topic, 1); err != nil {
+				t.Fatal(err)
+			}
+		}, "orders/1", "the committed offset is now none, the plan started from 80"},
 		{"the topic deleted", "earliest", func(t *testing.T, c *kafkatest.Cluster) {
 			c.RequireFake(t)
 			if err := c.Fake.DeleteTopic(topic); err != nil {

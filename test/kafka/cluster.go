@@ -286,6 +286,24 @@ func (c *Cluster) Committed(ctx context.Context, group string) (map[string]map[i
 	return out, nil
 }
 
+// DeleteCommitted deletes a group's committed offsets of some partitions
+// of topic, as offset retention does when they expire.
+func (c *Cluster) DeleteCommitted(ctx context.Context, group, topic string, partitions ...int32) error {
+	resp, err := c.admin.DeleteOffsets(ctx, group, kadm.TopicsSet{topic: partitionSet(partitions)})
+	if err != nil {
+		return err
+	}
+	return resp.Error()
+}
+
+func partitionSet(ps []int32) map[int32]struct{} {
+	m := make(map[int32]struct{}, len(ps))
+	for _, p := range ps {
+		m[p] = struct{}{}
+	}
+	return m
+}
+
 // DeleteRecords moves a partition's log start forward, as retention would.
 func (c *Cluster) DeleteRecords(ctx context.Context, topic string, partition int32, before int64) error {
 	var os kadm.Offsets
