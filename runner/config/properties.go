@@ -144,9 +144,8 @@ const (
 // Either directory may set bootstrap.servers: it is never the runner's
 // bootstrap list, but the servers its properties are for (credentials.go):
 // in the secret directory the binding of the credentials, in the config
-// directory a restriction only (so that one Secret serves a ReplayRequest,
-// which mounts it as the secret directory, and an Argo step, which mounts it
-// as the config directory).
+// directory a restriction only (so that a Secret's keys still work when
+// mounted as a config directory, though they bind nothing there).
 func loadProperties(dir string, kind propertyDir) (Properties, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -156,7 +156,7 @@ func TestArgoTemplateContract(t *testing.T) {
 
 	known := map[string]bool{}
 	for _, n := range []string{config.EnvBootstrapServers, config.EnvGroup, config.EnvTopics, config.EnvTo, config.EnvDryRun,
-		config.EnvKafkaConfigDir, config.EnvResultFile, config.EnvTerminationMessagePath, config.EnvRunID,
+		config.EnvKafkaConfigDir, config.EnvKafkaSecretDir, config.EnvResultFile, config.EnvTerminationMessagePath, config.EnvRunID,
 		config.EnvWaitForEmpty, config.EnvOutput, config.EnvTimeout, config.EnvAllowSkip, config.EnvMaxMessagesToReconsume,
 		config.EnvForce} {
 		known[n] = true
@@ -227,6 +227,7 @@ func TestArgoTemplateContract(t *testing.T) {
 		t.Error("outcome: no step for the other failures")
 	}
 	checkArgoInputFiles(t, spec.Arguments.Parameters, templates)
+	checkArgoKafkaDirs(t, spec.Arguments.Parameters, templates)
 	// One replay of a group at a time: a workflow-level mutex keyed by the
 	// group (the end-to-end suite shows a second workflow wait for it).
 	if m := spec.Synchronization.Mutexes; len(m) != 1 || !strings.Contains(m[0].Name, "{{workflow.parameters.group}}") {
@@ -648,4 +649,158 @@ func checkOutcomeStep(t *testing.T, where string, s argoStep, from, when string)
 	if v, _ := s.param("result"); v != "{{steps."+from+".outputs.parameters.result}}" {
 		t.Errorf("%s: step %s's result %q, want {{steps.%s.outputs.parameters.result}}", where, s.Name, v, from)
 	}
+}
+
+// argoChoice matches the template's way of giving the runner an object
+// only when its parameter names one: {{=workflow.parameters['p'] != ” ?
+// A : B}}, A and B each a quoted string or the parameter itself.
+var argoChoice = regexp.MustCompile(`^\{\{=workflow\.parameters\['([a-z-]+)'\] != '' \? ('[^']*'|workflow\.parameters\['[a-z-]+'\]) : ('[^']*')\}\}$`)
+
+// evalArgoChoice evaluates an argoChoice expression for the parameter's
+// value v: what Argo substitutes. ok is false for any other expression.
+func evalArgoChoice(expr, param, v string) (string, bool) {
+	m := argoChoice.FindStringSubmatch(expr)
+	if m == nil || m[1] != param {
+		return "", false
+	}
+	pick := m[3]
+	if v != "" {
+		pick = m[2]
+	}
+	if pick == "workflow.parameters['"+param+"']" {
+		return v, true
+	}
+	if strings.HasPrefix(pick, "workflow.") {
+		return "", false // another parameter
+	}
+	return strings.Trim(pick, "'"), true
+}
+
+// checkArgoKafkaDirs checks issue 10's rule on the Argo path: the
+// kafka-secret parameter's Secret reaches the runner only as its secret
+// directory (REPLAY_KAFKA_SECRET_DIR, where the runner reads the
+// credentials' binding, bootstrap.servers), never as its config
+// directory, from which whoever submits could not bind it; the kafka-config
+// parameter's ConfigMap only as the config directory. With a parameter
+// empty (its default) the runner gets no such directory at all: an empty
+// secret directory is refused as unbound, so an unset variable is the only
+// way to run without credentials.
+func checkArgoKafkaDirs(t *testing.T, params []argoParam, templates map[string]*argoTemplate) {
+	t.Helper()
+	for _, n := range []string{"kafka-secret", "kafka-config"} {
+		found := false
+		for _, p := range params {
+			if p.Name == n {
+				found = true
+				if p.Value == nil || *p.Value != "" {
+					t.Errorf("workflow parameter %s: want default \"\" (none), got %v", n, p.Value)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no workflow parameter %s", n)
+		}
+	}
+	runner := templates["kafka-replay-runner"]
+	env := map[string]string{}
+	for _, e := range runner.Container.Env {
+		env[e.Name] = e.Value
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range runner.Container.VolumeMounts {
+		mounts[m.Name] = m
+	}
+	const name = "orders-credentials" // any name a submitter gives
+	for _, c := range []struct {
+		param, env string
+		object     func(corev1.Volume) (string, *bool)
+	}{
+		{"kafka-secret", config.EnvKafkaSecretDir, func(v corev1.Volume) (string, *bool) {
+			if v.Secret == nil {
+				return "", nil
+			}
+			return v.Secret.SecretName, v.Secret.Optional
+		}},
+		{"kafka-config", config.EnvKafkaConfigDir, func(v corev1.Volume) (string, *bool) {
+			if v.ConfigMap == nil {
+				return "", nil
+			}
+			return v.ConfigMap.Name, v.ConfigMap.Optional
+		}},
+	} {
+		// Exactly one volume names the parameter's object, of the right kind.
+		var dirs []string
+		for _, v := range runner.Volumes {
+			b, _ := json.Marshal(v)
+			if !strings.Contains(string(b), "'"+c.param+"'") && !strings.Contains(string(b), "parameters."+c.param) {
+				continue
+			}
+			obj, optional := c.object(v)
+			got, ok := evalArgoChoice(obj, c.param, name)
+			if !ok || got != name {
+				t.Errorf("volume %s: %q does not name the %s parameter's object (it gives %q for %q)", v.Name, obj, c.param, got, name)
+				continue
+			}
+			if none, _ := evalArgoChoice(obj, c.param, ""); none == "" {
+				t.Errorf("volume %s: without %s it names no object (%q): the pod would be refused", v.Name, c.param, obj)
+			}
+			// A Secret that does not exist is an empty, unbound secret
+			// directory (exit 2); the pod must start to say so.
+			if optional == nil || !*optional {
+				t.Errorf("volume %s: want optional: true", v.Name)
+			}
+			m, ok := mounts[v.Name]
+			if !ok || !m.ReadOnly || m.SubPath != "" {
+				t.Errorf("volume %s: want one read-only mount of the whole volume, got %+v", v.Name, m)
+				continue
+			}
+			dirs = append(dirs, m.MountPath)
+		}
+		if len(dirs) != 1 {
+			t.Errorf("%s: want exactly one volume with its object, mounted, got mounts %q", c.param, dirs)
+			continue
+		}
+		dir := dirs[0]
+		// The variable names that mount when the parameter is set, and is
+		// empty when it is not.
+		if got, ok := evalArgoChoice(env[c.env], c.param, name); !ok || got != dir {
+			t.Errorf("%s=%q: with %s set want %s, got %q", c.env, env[c.env], c.param, dir, got)
+		}
+		if got, ok := evalArgoChoice(env[c.env], c.param, ""); !ok || got != "" {
+			t.Errorf("%s=%q: without %s want empty (no directory), got %q", c.env, env[c.env], c.param, got)
+		}
+		// No other variable reaches that directory, or the parameter.
+		for _, e := range runner.Container.Env {
+			if e.Name == c.env {
+				continue
+			}
+			if reachesDir(e.Value, dir) || strings.Contains(e.Value, "'"+c.param+"'") || strings.Contains(e.Value, "parameters."+c.param) {
+				t.Errorf("%s=%q reaches the %s parameter's object, which only %s may", e.Name, e.Value, c.param, c.env)
+			}
+		}
+	}
+	// The directories apart: neither inside the other.
+	sd, _ := evalArgoChoice(env[config.EnvKafkaSecretDir], "kafka-secret", name)
+	cd, _ := evalArgoChoice(env[config.EnvKafkaConfigDir], "kafka-config", name)
+	if sd == "" || cd == "" || strings.HasPrefix(sd+"/", cd+"/") || strings.HasPrefix(cd+"/", sd+"/") {
+		t.Errorf("secret directory %q and config directory %q must be two directories, neither inside the other", sd, cd)
+	}
+	// No other template mounts either object.
+	for n, tp := range templates {
+		if n == "kafka-replay-runner" {
+			continue
+		}
+		b, _ := json.Marshal(tp)
+		for _, p := range []string{"kafka-secret", "kafka-config"} {
+			if strings.Contains(string(b), "'"+p+"'") || strings.Contains(string(b), "parameters."+p) {
+				t.Errorf("template %s uses the %s parameter; only the runner's directories may", n, p)
+			}
+		}
+	}
+}
+
+// reachesDir: the value (a path, or a path quoted in an expression) is dir
+// or a path inside it.
+func reachesDir(v, dir string) bool {
+	return v == dir || strings.HasPrefix(v, dir+"/") || strings.Contains(v, "'"+dir+"'") || strings.Contains(v, "'"+dir+"/")
 }
