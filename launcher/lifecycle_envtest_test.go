@@ -483,7 +483,7 @@ func TestEnvtestStaleCacheNeverStartsTwice(t *testing.T) {
 		Cache:                  launcher.CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Logger:                 zap.New(zap.WriteTo(&syncBuffer{}), zap.Level(zapcore.Level(-2))),
+		Logger:                 zap.New(zap.WriteTo(&testutil.SyncBuffer{}), zap.Level(zapcore.Level(-2))),
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {

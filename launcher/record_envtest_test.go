@@ -29,6 +29,20 @@ type recordLogs = testutil.RunnerLogs
 
 func newRecordLogs() *recordLogs { return testutil.NewRunnerLogs() }
 
+// startRecordingLauncher is the start of most record and undo tests: a new
+// namespace and a launcher whose pod logs are the returned fake, on which
+// tests play the runner's framed results.
+func startRecordingLauncher(t *testing.T) (string, *recordLogs) {
+	t.Helper()
+	env(t)
+	ns := newNamespace(t, nil)
+	logs := newRecordLogs()
+	opts := testOptions()
+	opts.Logs = logs
+	startLauncher(t, opts, 2)
+	return ns, logs
+}
+
 // bigResult is a runner result over topics × partitions, production-style
 // topic names, with applied and failed partitions as the runner reports them.
 func bigResult(code report.ExitCode, topics, partitions int, applied func(i int) bool) *report.Result {
@@ -80,12 +94,7 @@ func getRecord(t testing.TB, ns, name string) *v1alpha1.ReplayRecord {
 // all 10,000 with their previous offsets, both attempts, and belongs to the
 // Job.
 func TestEnvtestRecordKeepsEveryAttemptAndPartition(t *testing.T) {
-	env(t)
-	ns := newNamespace(t, nil)
-	logs := newRecordLogs()
-	opts := testOptions()
-	opts.Logs = logs
-	startLauncher(t, opts, 2)
+	ns, logs := startRecordingLauncher(t)
 
 	rr := testutil.MakeRequest(ns, "big").Obj()
 	create(t, rr)
@@ -155,12 +164,7 @@ func TestEnvtestRecordKeepsEveryAttemptAndPartition(t *testing.T) {
 
 // A dry run has a record too: its plan, which review before apply reads.
 func TestEnvtestRecordOfADryRun(t *testing.T) {
-	env(t)
-	ns := newNamespace(t, nil)
-	logs := newRecordLogs()
-	opts := testOptions()
-	opts.Logs = logs
-	startLauncher(t, opts, 2)
+	ns, logs := startRecordingLauncher(t)
 
 	rr := testutil.MakeRequest(ns, "plan").DryRun().Obj()
 	create(t, rr)
@@ -253,12 +257,7 @@ func TestEnvtestRecordCollectorIsIdempotentAndKeepsItsOwn(t *testing.T) {
 // A runbook Job (from the chart's CronJob, no request) gets its record too,
 // read from its pod's log, with the runbook's name.
 func TestEnvtestRecordOfARunbookJob(t *testing.T) {
-	env(t)
-	ns := newNamespace(t, nil)
-	logs := newRecordLogs()
-	opts := testOptions()
-	opts.Logs = logs
-	startLauncher(t, opts, 2)
+	ns, logs := startRecordingLauncher(t)
 
 	cron := runbookCronJob(t, ns, "rewind-orders", true)
 	job := waitUnsuspended(t, jobFromCronJob(t, cron, "rewind-orders-manual"))

@@ -7,7 +7,6 @@ package launcher_test
 // finished Job write the Job's and pod's status the way those would.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -142,7 +141,7 @@ func newNamespace(t testing.TB, labels map[string]string) string {
 type running struct {
 	cancel  context.CancelFunc
 	done    chan error
-	logs    *syncBuffer
+	logs    *testutil.SyncBuffer
 	stopped bool
 }
 
@@ -162,23 +161,6 @@ func (r *running) stop(t testing.TB) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("launcher did not stop; its log:\n%s", r.logs.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fakeLogs stands in for the kubelet's pods/log, which envtest lacks.
@@ -201,7 +183,7 @@ func testOptions() launcher.Options {
 // options, same Setup), as the RBAC-bound user, until the test ends or stop.
 func startLauncher(t testing.TB, opts launcher.Options, workers int) *running {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	mgr, err := ctrl.NewManager(userCfg, ctrl.Options{
 		Scheme:                 launcher.NewScheme(),
 		Cache:                  launcher.CacheOptions(opts.WatchNamespaces...),

@@ -105,12 +105,7 @@ func inputFile(t *testing.T, job *batchv1.Job, group string) *report.Result {
 // and the undo's own record show with the reason; the undo, having
 // committed, can be undone in turn.
 func TestEnvtestUndoHappyPath(t *testing.T) {
-	env(t)
-	ns := newNamespace(t, nil)
-	logs := newRecordLogs()
-	opts := testOptions()
-	opts.Logs = logs
-	startLauncher(t, opts, 2)
+	ns, logs := startRecordingLauncher(t)
 
 	rewind, rec := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-10).Obj(), rewindResult("orders"))
 	if rewind.Status.UndoCommand == "" {
@@ -639,12 +634,7 @@ func TestEnvtestUndoPlantedInputIsNotTrusted(t *testing.T) {
 // An undo of 10,000 partitions: the whole record, not status's first
 // partitions, reaches the runner, in a ConfigMap well within its 1 MiB.
 func TestEnvtestUndoTenThousandPartitions(t *testing.T) {
-	env(t)
-	ns := newNamespace(t, nil)
-	logs := newRecordLogs()
-	opts := testOptions()
-	opts.Logs = logs
-	startLauncher(t, opts, 2)
+	ns, logs := startRecordingLauncher(t)
 
 	big := bigResult(report.ExitOK, 100, 100, func(int) bool { return true })
 	rewind, _ := ranToSuccess(t, logs, testutil.MakeRequest(ns, "rewind").ShiftBy(-1000).Obj(), big)
@@ -680,12 +670,7 @@ func TestEnvtestUndoTenThousandPartitions(t *testing.T) {
 // request is refused while the first may have restored something; one
 // that restored nothing does not count.
 func TestEnvtestUndoOnlyOnce(t *testing.T) {
-	env(t)
-	ns := newNamespace(t, nil)
-	logs := newRecordLogs()
-	opts := testOptions()
-	opts.Logs = logs
-	startLauncher(t, opts, 2)
+	ns, logs := startRecordingLauncher(t)
 
 	skip := testutil.MakeRequest(ns, "skip").Group("once").ShiftBy(100).AllowSkip().Obj()
 	ranToSuccess(t, logs, skip, testutil.Result("once", report.ExitOK, -100))
@@ -734,12 +719,7 @@ func UndoFromJobOf(t *testing.T, ns, name string) *v1alpha1.UndoStatus {
 // it restored, and refuses a second undo as the request did. An earlier
 // undo's Job that restored nothing does not count; force still undoes.
 func TestEnvtestUndoOnlyOnceAfterTheUndoIsDeleted(t *testing.T) {
-	env(t)
-	ns := newNamespace(t, nil)
-	logs := newRecordLogs()
-	opts := testOptions()
-	opts.Logs = logs
-	startLauncher(t, opts, 2)
+	ns, logs := startRecordingLauncher(t)
 
 	skip := testutil.MakeRequest(ns, "skip").Group("once").ShiftBy(100).AllowSkip().Obj()
 	ranToSuccess(t, logs, skip, testutil.Result("once", report.ExitOK, -100))

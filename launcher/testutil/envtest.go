@@ -250,3 +250,22 @@ func Deployment(ns, name string, replicas int32, labels map[string]string) *apps
 		},
 	}
 }
+
+// SyncBuffer is a bytes.Buffer safe for the concurrent writes of a logger
+// and the reads of a test that prints it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

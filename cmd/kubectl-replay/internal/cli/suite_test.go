@@ -189,7 +189,7 @@ func startLauncher(t testing.TB, ns string, logs *testutil.RunnerLogs) {
 	opts.PodResultGrace = 2 * time.Second
 	opts.HistoryLimit = 0
 	opts.WatchNamespaces = []string{ns}
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	m, err := testutil.StartManager(launchCfg, ctrl.Options{
 		Scheme: launcher.NewScheme(),
 		Cache:  launcher.CacheOptions(opts.WatchNamespaces...),
@@ -298,23 +298,6 @@ func runResult(group string, code report.ExitCode, deltas ...int64) *report.Resu
 	r := testutil.Result(group, code, deltas...)
 	r.Target = report.Target{Given: "shift:-100", Resolved: "shift:-100"}
 	return r
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
