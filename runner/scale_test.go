@@ -247,7 +247,13 @@ func benchProcess(b *testing.B, c *kafkatest.Cluster, runID string, scope []stri
 	b.Helper()
 	args := append([]string{"--bootstrap-servers", c.Bootstrap(), "--group", group, "--run-id", runID,
 		"--to", "time:" + base.Add(5*time.Second).Format(time.RFC3339)}, scope...)
+	// BENCH_WRAP runs the runner under a profiler, say
+	// BENCH_WRAP='perf record -g -o /tmp/perf.data --' (make bench-profile).
+	wrap := strings.Fields(os.Getenv("BENCH_WRAP"))
 	cmd := exec.Command(runnerBin, args...)
+	if len(wrap) > 0 {
+		cmd = exec.Command(wrap[0], append(append(wrap[1:], runnerBin), args...)...)
+	}
 	cmd.Env = append(os.Environ(), "REPLAY_TERMINATION_MESSAGE_PATH=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
