@@ -298,14 +298,14 @@ func groupState(s kafka.ConsumerGroupState) string {
 }
 
 // committed lists a group's committed offsets: all of them when tps is nil
-// (one request), else those of tps in calls of at most maxPartitionsPerCall
-// partitions, concurrently (see there: one 10,000-partition call costs ten
-// times the CPU of ten 1,000-partition ones).
+// (one request), else those of tps, in one request where librdkafka's
+// handling of the response is linear (rdkafka_find.c), else in calls of at
+// most maxPartitionsPerCall partitions, concurrently (see there).
 func (k *kafkaClient) committed(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
 	if tps == nil {
 		return k.committedCall(ctx, group, nil)
 	}
-	parts := chunk(tps, maxPartitionsPerCall)
+	parts := chunk(tps, offsetFetchLimit())
 	if len(parts) == 1 {
 		return k.committedCall(ctx, group, parts[0])
 	}

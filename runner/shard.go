@@ -14,6 +14,17 @@ package runner
 // save little more CPU (about 15% at 250) for four times the requests.
 const maxPartitionsPerCall = 1000
 
+// offsetFetchLimit is maxPartitionsPerCall for OffsetFetch: none where the
+// wrapper's index makes librdkafka's handling of the response linear
+// (rdkafka_find.c), so that the read-back is one request whatever the
+// partitions.
+func offsetFetchLimit() int {
+	if findIndexOn {
+		return 0
+	}
+	return maxPartitionsPerCall
+}
+
 // byLeader splits partitions into one list per leader broker, in the order
 // each leader first appears (partitions with no known leader form their own
 // list). The number of lists is bounded by the number of brokers, never by
