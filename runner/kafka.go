@@ -45,12 +45,20 @@ type kafkaClient struct {
 const clientID = "kafka-replay-runner"
 
 func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) {
+	// librdkafka's log lines, for forwardLogs. Without a channel of ours,
+	// confluent-kafka-go makes one of 10,000 slots (784 KB of Go heap, live
+	// and scanned by every GC for the whole run) for the few dozen lines a
+	// run logs; a full channel only makes its log poller wait for
+	// forwardLogs, which never blocks. The library does not close a channel
+	// it was given: Close does.
+	logs := make(chan kafka.LogEvent, 64)
 	cm := kafka.ConfigMap{
 		"bootstrap.servers": cfg.BootstrapServers,
 		"client.id":         clientID,
 		// Route librdkafka's own log lines through our (redacting) logger
 		// instead of letting the C library write to stderr directly.
 		"go.logs.channel.enable": true,
+		"go.logs.channel":        logs,
 		"go.delivery.reports":    false,
 		// The producer's Go channels default to a million slots each (24 MB
 		// allocated up front); nothing is ever produced through them.
@@ -72,9 +80,10 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 	admin, err := kafka.NewAdminClientFromProducer(producer)
 	if err != nil {
 		producer.Close()
+		close(logs)
 		return nil, err
 	}
-	k := &kafkaClient{producer: producer, admin: admin, log: log, logs: producer.Logs(), events: producer.Events()}
+	k := &kafkaClient{producer: producer, admin: admin, log: log, logs: logs, events: producer.Events()}
 	k.auth, k.authFailed = context.WithCancelCause(context.Background())
 	k.unreached, k.gaveUp = context.WithCancelCause(context.Background())
 	k.done.Add(2)
@@ -154,7 +163,10 @@ func (k *kafkaClient) forwardLogs() {
 
 func (k *kafkaClient) Close() {
 	k.admin.Close()
-	k.producer.Close() // closes the log and event channels
+	// Closes the event channel, and returns once the library's log poller
+	// has stopped: nothing sends on k.logs any more.
+	k.producer.Close()
+	close(k.logs)
 	k.done.Wait()
 	k.authFailed(nil)
 	k.gaveUp(nil)
