@@ -68,7 +68,7 @@ func planFromFile(s *Snapshot, t config.Target, id runIdent) *Plan {
 	planned := t.Result
 	relative := relativePlan(planned.Target.Resolved)
 	undo := strings.HasPrefix(planned.Target.Resolved, string(config.KindUndo)+":")
-	p := &Plan{}
+	p := newPlan(len(planned.Partitions))
 	for _, pp := range planned.Partitions {
 		tp := TP{Topic: pp.Topic, Partition: pp.Partition}
 		c, hasC := s.Committed[tp]
@@ -213,7 +213,7 @@ func decideUndo(p report.Partition, c *int64, force bool) undoDecision {
 // the reason. A partition that carries this run's commit is already
 // applied (a retry), checked before the rules.
 func planUndo(s *Snapshot, t config.Target, id runIdent) *Plan {
-	p := &Plan{}
+	p := newPlan(len(t.Result.Partitions))
 	// The undone run is an undo itself: what it started from is where the
 	// run it undid had put the group, not where the consumers had got to.
 	again := strings.HasPrefix(t.Result.Target.Resolved, string(config.KindUndo)+":")

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +162,101 @@ func TestLookupMillisRoundsUp(t *testing.T) {
 		if got := lookupMillis(tc.t); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.t.Format(time.RFC3339Nano), got, tc.want)
 		}
+	}
+}
+
+// TestCommitMarkEncoding pins the metadata's bytes, which older runners and
+// the launcher read: String is appended by hand, and must write exactly
+// the version 2 format (escapes in upper-case hex, milliseconds kept, UTC).
+func TestCommitMarkEncoding(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.FixedZone("CET", 3600))
+	instant := time.Date(2026, 3, 1, 8, 0, 0, 123_000_000, time.UTC)
+	for _, tc := range []struct {
+		m    commitMark
+		want string
+	}{
+		{commitMark{RunID: "job-uid-1", Plan: "00112233aabbccdd", At: at},
+			"kafka-replay/2 run=job-uid-1 plan=00112233aabbccdd at=2026-03-01T08:00:00Z"},
+		{commitMark{RunID: "shop/orders:0.x_y~", Plan: "p", Prev: ptr(int64(0)), Time: &instant, At: at},
+			"kafka-replay/2 run=shop/orders:0.x_y%7E plan=p prev=0 time=2026-03-01T08:00:00.123Z at=2026-03-01T08:00:00Z"},
+		{commitMark{RunID: "with space=100%", Plan: "p", Prev: ptr(int64(9_000_000_000)), At: instant},
+			"kafka-replay/2 run=with%20space%3D100%25 plan=p prev=9000000000 at=2026-03-01T08:00:00.123Z"},
+		{commitMark{RunID: "ünï\x00\xff", Plan: "p", At: at},
+			"kafka-replay/2 run=%C3%BCn%C3%AF%00%FF plan=p at=2026-03-01T08:00:00Z"},
+		// A run ID longer than the stack buffer.
+		{commitMark{RunID: strings.Repeat("%", 100), Plan: "p", At: at},
+			"kafka-replay/2 run=" + strings.Repeat("%25", 100) + " plan=p at=2026-03-01T08:00:00Z"},
+	} {
+		if got := tc.m.String(); got != tc.want {
+			t.Errorf("%+v:\n got %s\nwant %s", tc.m, got, tc.want)
+		}
+		if got := escapeValue(tc.m.RunID); !strings.Contains(tc.want, " run="+got+" ") {
+			t.Errorf("escapeValue(%q) = %q, not the run field of %s", tc.m.RunID, got, tc.want)
+		}
+	}
+}
+
+// TestCommitMarkStringAllocatesOnce: a commit makes one mark per partition,
+// and only the string itself is allocated (the builder it replaced
+// allocated every doubling of its buffer).
+func TestCommitMarkStringAllocatesOnce(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	m := commitMark{RunID: "shop/orders-rewind/0123456789abcdef", Plan: "00112233aabbccdd", Prev: ptr(int64(123456)), Time: &at, At: at}
+	if n := testing.AllocsPerRun(100, func() { _ = m.String() }); n != 1 {
+		t.Errorf("String allocates %v times, want 1", n)
+	}
+}
+
+// TestParseMarkFields: the fields are cut one at a time; what strings.Split
+// made of them before still holds: an empty field (a trailing or double
+// space) and a key given twice, known or not, make the mark invalid, also
+// past the keys checked without a map.
+func TestParseMarkFields(t *testing.T) {
+	const good = "kafka-replay/2 run=r plan=p at=2026-03-01T09:00:00Z"
+	unknown := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, " x%d=1", i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		md   string
+		want bool
+	}{
+		{good, true},
+		{good + " ", false},
+		{good + "  x=1", false},
+		{good + " x=1 y=2", true},
+		{good + " x=1 x=2", false},
+		{good + " x=1 y", false},
+		{good + unknown(20), true},
+		{good + unknown(20) + " x3=1", false},  // within the first eight keys
+		{good + unknown(20) + " x19=1", false}, // past them
+		{good + unknown(20) + " run=z", false},
+		{"kafka-replay/2", false},
+		{"kafka-replay/2 ", false},
+	} {
+		if _, ok := parseMark(tc.md); ok != tc.want {
+			t.Errorf("parseMark(%q) ok = %v, want %v", tc.md, ok, tc.want)
+		}
+	}
+}
+
+// TestParseMarkManyKeys: a mark of many distinct keys (a forged one, as
+// long as Kafka keeps) is valid, its known fields read, whatever follows.
+func TestParseMarkManyKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("kafka-replay/2 run=r plan=p")
+	for i := 0; b.Len() < maxMetadataBytes-8; i++ {
+		fmt.Fprintf(&b, " %x=", i)
+	}
+	md := b.String()
+	m, ok := parseMark(md)
+	if !ok || m.RunID != "r" || m.Plan != "p" {
+		t.Fatalf("a mark of %d distinct keys parsed as %+v, %v", strings.Count(md, " "), m, ok)
+	}
+	if _, ok := parseMark(md + " 1=x"); ok {
+		t.Error("a key repeated after a thousand others was not seen")
 	}
 }

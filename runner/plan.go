@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,12 +83,14 @@ func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, 
 	case target.Kind == config.KindPlan || target.Kind == config.KindUndo:
 		// The file's partitions that still exist; the planner finds the
 		// others gone (stale, or left alone by an undo).
+		out = make([]TP, 0, len(target.Result.Partitions))
 		for _, rp := range target.Result.Partitions {
 			if tp := (TP{Topic: rp.Topic, Partition: rp.Partition}); exists(s, tp) {
 				out = append(out, tp)
 			}
 		}
 	case target.Kind == config.KindFile:
+		out = make([]TP, 0, len(target.Offsets))
 		for _, o := range target.Offsets {
 			n, err := checkTopic(config.Ref(config.RefOffsetsFile), o.Topic)
 			if err != nil {
@@ -99,6 +102,16 @@ func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, 
 			out = append(out, TP{Topic: o.Topic, Partition: o.Partition})
 		}
 	case !scope.Empty():
+		// Sized first: the scope of a large group is its largest list.
+		n := 0
+		for topic, parts := range scope.Topics {
+			if parts == nil {
+				n += int(max(s.Topics[topic], 0))
+			} else {
+				n += len(parts)
+			}
+		}
+		out = make([]TP, 0, n)
 		for _, topic := range scope.TopicNames() {
 			n, err := checkTopic(config.Ref(config.FlagTopic), topic)
 			if err != nil {
@@ -125,6 +138,7 @@ func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, 
 		if target.Kind == config.KindGroup {
 			from, whose = s.Source, "source group "+target.Group
 		}
+		out = make([]TP, 0, len(from))
 		for tp := range from {
 			n, exists := s.Topics[tp.Topic]
 			switch {
@@ -152,12 +166,15 @@ func appendOnce(ss []string, s string) []string {
 }
 
 func sortTPs(tps []TP) {
-	slices.SortFunc(tps, func(a, b TP) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		return int(a.Partition - b.Partition)
-	})
+	slices.SortFunc(tps, compareTPs)
+}
+
+// compareTPs orders partitions by topic, then partition.
+func compareTPs(a, b TP) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return int(a.Partition - b.Partition)
 }
 
 // Plan is the decided new offset of every partition in scope.
@@ -173,6 +190,13 @@ type Plan struct {
 	Exempt []bool
 	// Warnings are clamps, fallbacks and skipped partitions.
 	Warnings []string
+}
+
+// newPlan makes a plan with room for n partitions: the plan is the run's
+// largest Go object, and growing its three slices by appending allocated
+// twice their final size on the way (2.6 MiB at 10,000 partitions).
+func newPlan(n int) *Plan {
+	return &Plan{Partitions: make([]report.Partition, 0, n), Commit: make([]bool, 0, n), Exempt: make([]bool, 0, n)}
 }
 
 // ToCommit counts the partitions the plan would commit.
@@ -229,7 +253,7 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 	case config.KindUndo:
 		return planUndo(s, target, id), nil
 	}
-	p := &Plan{}
+	p := newPlan(len(s.Partitions))
 	fileOffsets := map[TP]int64{}
 	for _, o := range target.Offsets {
 		fileOffsets[TP{Topic: o.Topic, Partition: o.Partition}] = o.Offset
@@ -311,12 +335,12 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 	// drown the log (and the termination message) for a large group.
 	var clamped, pastEnd []string
 	for _, rp := range p.Partitions {
-		name := fmt.Sprintf("%s/%d", rp.Topic, rp.Partition)
+		// Named only when it is: most partitions of a large plan are not.
 		if rp.Clamped {
-			clamped = append(clamped, name)
+			clamped = append(clamped, rp.Topic+"/"+strconv.FormatInt(int64(rp.Partition), 10))
 		}
 		if strings.Contains(rp.Note, "no message at or after") {
-			pastEnd = append(pastEnd, name)
+			pastEnd = append(pastEnd, rp.Topic+"/"+strconv.FormatInt(int64(rp.Partition), 10))
 		}
 	}
 	warn := func(what string, names []string) {
