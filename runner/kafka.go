@@ -421,30 +421,38 @@ func (k *kafkaClient) describeTopics(ctx context.Context, topics []string) (topi
 
 // listOffsetsByLeader resolves one offset spec for partitions split by
 // leader (see byLeader): the leaders concurrently, each leader's partitions
-// in calls of at most maxPartitionsPerCall, one after the other. One call at
-// a time per leader keeps the C lists librdkafka builds for a call (about
-// 1 KiB per partition) from all being alive at once: at 10,000 partitions,
-// 36 calls in flight cost about 10 MiB of peak memory and no time, since
-// librdkafka parses every response on its one main thread anyway.
+// in calls of at most maxPartitionsPerListOffsets, listOffsetsInFlight of
+// them at a time. The bound on calls in flight keeps the C lists librdkafka
+// builds for a call (about 1 KiB per partition) from all being alive at
+// once; more would buy nothing, since librdkafka parses every response on
+// its one main thread.
 func (k *kafkaClient) listOffsetsByLeader(ctx context.Context, what string, leaders [][]TP, spec kafka.OffsetSpec) (map[TP]int64, error) {
 	out := map[TP]int64{}
 	var mu sync.Mutex
 	g, gctx := newGroup(ctx)
 	for _, tps := range leaders {
-		g.Go(func() error {
-			for _, part := range chunk(tps, maxPartitionsPerCall) {
-				m, err := k.listOffsets(gctx, what, part, spec)
-				if err != nil {
-					return err
+		parts := chunk(tps, maxPartitionsPerListOffsets)
+		next := make(chan []TP, len(parts))
+		for _, p := range parts {
+			next <- p
+		}
+		close(next)
+		for range min(listOffsetsInFlight, len(parts)) {
+			g.Go(func() error {
+				for part := range next {
+					m, err := k.listOffsets(gctx, what, part, spec)
+					if err != nil {
+						return err
+					}
+					mu.Lock()
+					for tp, o := range m {
+						out[tp] = o
+					}
+					mu.Unlock()
 				}
-				mu.Lock()
-				for tp, o := range m {
-					out[tp] = o
-				}
-				mu.Unlock()
-			}
-			return nil
-		})
+				return nil
+			})
+		}
 	}
 	return out, g.Wait()
 }

@@ -1,18 +1,31 @@
 package runner
 
 // maxPartitionsPerCall bounds the partitions of one read-only librdkafka
-// call. librdkafka (2.11) matches every partition of a response against the
-// call's whole partition list with a linear search
-// (rd_kafka_topic_partition_list_find), so one call costs CPU quadratic in
-// its partitions: reading 10,000 committed offsets in one call takes about
-// 170 ms of CPU, in ten calls of 1,000 about 28 ms. The price is requests: beyond this
-// many partitions a read-only call becomes one more request per this many
-// partitions (per leader for ListOffsets). The commit is never split, so that
-// it is applied or refused as a whole.
-//
-// At 1,000 it changes nothing at 1,000 partitions or fewer; lower values
-// save little more CPU (about 15% at 250) for four times the requests.
+// call where librdkafka's response handling is quadratic in them: it
+// matches every partition of a response against the call's list with a
+// linear search (rd_kafka_topic_partition_list_find). For OffsetFetch and
+// OffsetCommit the runner's wrapper makes that linear (rdkafka_find.c);
+// where it is off, reading 10,000 committed offsets in one call takes about
+// 170 ms of CPU, in ten calls of 1,000 about 28 ms. The commit is never
+// split, so that it is applied or refused as a whole.
 const maxPartitionsPerCall = 1000
+
+// maxPartitionsPerListOffsets bounds the partitions of one ListOffsets call
+// (one leader's, see byLeader). The wrapper cannot help there: librdkafka
+// checks each partition of a call against the others for its leader in a
+// function of the same object file (rd_kafka_topic_partition_list_get_leaders)
+// and merges the answers with a nested loop (rd_kafka_ListOffsets_response_merge),
+// so a call of n partitions costs n*n comparisons. At 10,000 partitions (3
+// leaders, three lookups each) calls of 1,000 spent about 150 ms of CPU there,
+// calls of 250 about 50 ms; 125 saved little more for twice the requests.
+// The price is one ListOffsets request per 250 partitions of a leader and
+// lookup: 18 instead of 9 at 1,000 partitions on 3 brokers, sent
+// listOffsetsInFlight at a time, so no later.
+const maxPartitionsPerListOffsets = 250
+
+// listOffsetsInFlight is how many ListOffsets calls per leader and lookup
+// run at once (see listOffsetsByLeader).
+const listOffsetsInFlight = 2
 
 // offsetFetchLimit is maxPartitionsPerCall for OffsetFetch: none where the
 // wrapper's index makes librdkafka's handling of the response linear
