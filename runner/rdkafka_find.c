@@ -112,6 +112,15 @@ static void kr_index_drop(void) {
 	kr_index.list = NULL;
 }
 
+// kr_index_release drops the index and gives its table back: it is the
+// size of the largest response seen, not worth keeping for a thread's life.
+static void kr_index_release(void) {
+	kr_index_drop();
+	free(kr_index.slot);
+	kr_index.slot = NULL;
+	kr_index.cap = 0;
+}
+
 // kr_index_usable says whether the index still describes list exactly.
 static int kr_index_usable(const kr_topic_partition_list_t *list) {
 	if (!kr_find_enabled || !kr_in_fetch || list != kr_index.list || list->cnt != kr_index.cnt ||
@@ -135,7 +144,7 @@ static uint32_t kr_index_slot(const kr_topic_partition_list_t *list, const char 
 		if (s == 0)
 			return i;
 		const kr_topic_partition_t *e = &list->elems[s - 1];
-		if (e->partition == partition && strcmp(e->topic, topic) == 0)
+		if (e->partition == partition && e->topic && strcmp(e->topic, topic) == 0)
 			return i;
 		i = (i + 1) & mask;
 	}
@@ -144,6 +153,10 @@ static uint32_t kr_index_slot(const kr_topic_partition_list_t *list, const char 
 // kr_index_add indexes list->elems[idx]; it drops the index if it cannot.
 static void kr_index_add(const kr_topic_partition_list_t *list, int idx) {
 	const kr_topic_partition_t *e = &list->elems[idx];
+	if (!e->topic) { // named by topic ID alone: not this handler's kind of list
+		kr_index_drop();
+		return;
+	}
 	if (kr_index.dirty) {
 		// A new list: start small again rather than clear a big table.
 		free(kr_index.slot);
@@ -218,7 +231,7 @@ int __wrap_rd_kafka_handle_OffsetFetch(void *rk, void *rkb, int err, void *rkbuf
 	                                       allow_retry);
 	if (all) {
 		kr_in_fetch = 0;
-		kr_index_drop();
+		kr_index_release();
 	}
 	return r;
 }
@@ -238,8 +251,9 @@ kr_topic_partition_t *__wrap_rd_kafka_topic_partition_list_find(
 		e = &list->elems[kr_last_next];
 		// The same test as librdkafka's comparator, so the element
 		// returned is one its search would also match. In a list that
-		// holds a partition once, it is the one it would return.
-		if (e->partition == partition && strcmp(e->topic, topic) == 0) {
+		// holds a partition once, it is the one it would return. (A
+		// partition named by topic ID alone has no name: never a match.)
+		if (e->partition == partition && e->topic && strcmp(e->topic, topic) == 0) {
 			kr_last_next++;
 			kr_count(&kr_hits);
 			return e;
@@ -284,7 +298,7 @@ int kr_find_selftest(int reviewed) {
 void kr_find_window(int on) {
 	kr_in_fetch = on && kr_index_enabled;
 	if (!on)
-		kr_index_drop();
+		kr_index_release();
 }
 
 void kr_find_counts(uint64_t *hits, uint64_t *indexed, uint64_t *misses) {
