@@ -544,3 +544,112 @@ func TestNoPartitionsIsAnEmptyList(t *testing.T) {
 		t.Error("encoding changed the caller's result")
 	}
 }
+
+// compactBySearch is Compact as it was before it added up the partitions'
+// lengths: the whole result encoded, then a binary search of the longest
+// prefix that fits. TestCompactAsBefore compares the two byte for byte.
+func compactBySearch(r *Result, limit int) ([]byte, error) {
+	r = withList(r)
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) <= limit {
+		return b, nil
+	}
+	c := *r
+	c.Truncated = true
+	keep := make([]Partition, 0, len(r.Partitions))
+	for _, p := range r.Partitions {
+		if p.Error != "" {
+			keep = append(keep, p)
+		}
+	}
+	for _, p := range r.Partitions {
+		if p.Error == "" {
+			keep = append(keep, p)
+		}
+	}
+	lo, hi := 0, len(keep)
+	var best []byte
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		c.Partitions = keep[:mid]
+		b, err := json.Marshal(&c)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) <= limit {
+			best, lo = b, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if best != nil {
+		return best, nil
+	}
+	c.Partitions = []Partition{}
+	c.Warnings = nil
+	for n := 1024; n >= 0; n /= 2 {
+		c.Error = shorten(r.Error, n)
+		c.Target.Given = shorten(r.Target.Given, n)
+		c.Target.Resolved = shorten(r.Target.Resolved, n)
+		c.Group = shorten(r.Group, n)
+		c.RunID = shorten(r.RunID, n)
+		if b, err := json.Marshal(&c); err == nil && len(b) <= limit {
+			return b, nil
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return nil, fmt.Errorf("result does not fit in %d bytes", limit)
+}
+
+// TestCompactAsBefore: Compact writes exactly what the binary search wrote,
+// for results that fit whole, just do not, need a cut among failed
+// partitions, hold strings JSON escapes (quotes, HTML, control and
+// multi-byte characters), have no partitions or a nil list, or whose
+// strings alone are too long; and at limits down to where nothing fits.
+func TestCompactAsBefore(t *testing.T) {
+	odd := []string{"", "clamped from 1 to log start 3", `a "quoted" <b>&amp;</b>`, "tab\there\nnewline\x01", "ünïcødé ✓ 日本", strings.Repeat("x", 700)}
+	var results []*Result
+	for _, n := range []int{0, 1, 2, 3, 10, 17, 40, 41, 100, 1000} {
+		for _, failedEvery := range []int{0, 1, 3, 997} {
+			r := bigResult(n, failedEvery)
+			for i := range r.Partitions {
+				r.Partitions[i].Note = odd[i%len(odd)]
+				if i%5 == 4 {
+					r.Partitions[i].LeftAlone = odd[(i+2)%len(odd)]
+				}
+			}
+			r.Summarize()
+			results = append(results, r)
+		}
+	}
+	nilList := sampleResult()
+	nilList.Partitions = nil
+	long := bigResult(30, 2)
+	long.Error, long.Group, long.Target.Given = strings.Repeat("é", 3000), strings.Repeat("g", 2000), strings.Repeat("<", 2000)
+	results = append(results, nilList, sampleResult(), long)
+	check := func(ri int, r *Result, limit int) {
+		t.Helper()
+		want, wantErr := compactBySearch(r, limit)
+		got, err := Compact(r, limit)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("result %d (%d partitions), limit %d:\n got %s (%v)\nwant %s (%v)", ri, len(r.Partitions), limit, got, err, want, wantErr)
+		}
+	}
+	for ri, r := range results {
+		for _, limit := range []int{MaxTerminationMessageBytes, 8192, 2000, 1000, 700, 400, 200, 50} {
+			check(ri, r, limit)
+		}
+	}
+	// Every limit, so that each cut between two partitions is met: a
+	// length added up wrong by a byte (a comma) shows at some limit.
+	for _, ri := range []int{4 * 6, 4*7 + 2} {
+		for limit := 100; limit <= 4200; limit++ {
+			check(ri, results[ri], limit)
+		}
+	}
+}
