@@ -67,7 +67,10 @@ func WriteFrame(w io.Writer, r *Result) error {
 		return fmt.Errorf("record frame: result is %d bytes, more than %d", len(js), MaxFrameBytes)
 	}
 	var gz bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	// The default level, not the best: at 10,000 partitions the best took
+	// about 15 ms of the runner's CPU for a frame some 7% smaller (28 KB
+	// against 30 KB of base64's input); the reader decompresses either.
+	zw, err := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
 	if err != nil {
 		return err
 	}
