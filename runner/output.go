@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
@@ -125,7 +126,6 @@ func writeTable(w io.Writer, res *report.Result) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	defer func() { _ = bw.Flush() }()
 	w = bw
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	mode := "APPLIED"
 	switch {
 	case res.ExitCode == report.ExitRefused:
@@ -146,29 +146,7 @@ func writeTable(w io.Writer, res *report.Result) {
 	}
 	_, _ = fmt.Fprintf(w, "GROUP %s  TARGET %s  RUN %s  %s\n", res.Group, targetLine(res.Target), res.RunID, mode)
 	if len(res.Partitions) > 0 {
-		_, _ = fmt.Fprintln(tw, "TOPIC\tPARTITION\tPREVIOUS\tNEW\tDELTA\tLOG-START\tLOG-END\tNOTE")
-		// Each row is appended into one reused buffer, as fmt.Fprintf
-		// would print it: Fprintf was half of the table's CPU.
-		var row []byte
-		for _, p := range res.Partitions {
-			note := p.Note
-			if p.LeftAlone != "" {
-				note = strings.TrimSpace("LEFT ALONE: " + p.LeftAlone + " " + note)
-			}
-			if p.Error != "" {
-				note = strings.TrimSpace("ERROR: " + p.Error + " " + note)
-			}
-			row = append(row[:0], p.Topic...)
-			row = append(strconv.AppendInt(append(row, '\t'), int64(p.Partition), 10), '\t')
-			row = append(appendOptInt(row, p.PreviousOffset, false), '\t')
-			row = append(strconv.AppendInt(row, p.NewOffset, 10), '\t')
-			row = append(appendOptInt(row, p.Delta, true), '\t')
-			row = append(strconv.AppendInt(row, p.LogStartOffset, 10), '\t')
-			row = append(strconv.AppendInt(row, p.LogEndOffset, 10), '\t')
-			row = append(append(row, note...), '\n')
-			_, _ = tw.Write(row)
-		}
-		_ = tw.Flush()
+		writePartitions(w, res.Partitions)
 	}
 	t := res.Totals
 	_, _ = fmt.Fprintf(w, "TOTAL %d partition(s), %d message(s) to re-consume, %d skipped", t.Partitions, t.MessagesToReconsume, t.MessagesSkipped)
@@ -188,6 +166,141 @@ func writeTable(w io.Writer, res *report.Result) {
 	if res.Error != "" {
 		_, _ = fmt.Fprintf(w, "ERROR (exit %d, %s): %s\n", res.ExitCode, res.Reason, res.Error)
 	}
+}
+
+// tableHeader names the table's columns. Every column but the last is
+// aligned; the last, NOTE, is free text.
+var tableHeader = [tableColumns + 1]string{"TOPIC", "PARTITION", "PREVIOUS", "NEW", "DELTA", "LOG-START", "LOG-END", "NOTE"}
+
+// tableColumns is the number of aligned columns.
+const tableColumns = 7
+
+// tablePadding is the spaces after a column's widest cell.
+const tablePadding = 2
+
+// writePartitions writes the table's header and rows, aligned as
+// text/tabwriter (minwidth 0, padding 2, spaces) aligns them: each column as
+// wide as its widest cell plus the padding, the note after the last column
+// as it is. It measures the columns first and then writes each row once,
+// instead of letting tabwriter keep every cell of the table until its
+// Flush: at 1,000 partitions that was some 700 allocations, whose garbage
+// started a GC cycle at the very end of the run; at 10,000 partitions 3.5
+// MiB. A cell that tabwriter would read as more than text (a tab, a line
+// break, \v, \f, its escape byte 0xff) could only come from a note or an
+// error, and sends the table through tabwriter itself, so that the output
+// stays byte for byte the same.
+func writePartitions(w io.Writer, ps []report.Partition) {
+	var width [tableColumns]int
+	for j := range width {
+		width[j] = len(tableHeader[j])
+	}
+	var scratch [24]byte
+	for i := range ps {
+		p := &ps[i]
+		if !plainCell(p.Topic) || !plainCell(p.Note) || !plainCell(p.Error) || !plainCell(p.LeftAlone) {
+			writePartitionsTabwriter(w, ps)
+			return
+		}
+		for j := range width {
+			cw := len(appendCell(scratch[:0], p, j))
+			if j == 0 {
+				cw = utf8.RuneCountInString(p.Topic) // tabwriter counts runes
+			}
+			width[j] = max(width[j], cw)
+		}
+	}
+	pad := func(b []byte, n int) []byte {
+		for range n {
+			b = append(b, ' ')
+		}
+		return b
+	}
+	var row []byte
+	for j := range width {
+		row = pad(append(row, tableHeader[j]...), width[j]+tablePadding-len(tableHeader[j]))
+	}
+	row = append(append(row, tableHeader[tableColumns]...), '\n')
+	_, _ = w.Write(row)
+	for i := range ps {
+		p := &ps[i]
+		row = row[:0]
+		for j := range width {
+			n := len(row)
+			row = appendCell(row, p, j)
+			cw := len(row) - n
+			if j == 0 {
+				cw = utf8.RuneCountInString(p.Topic)
+			}
+			row = pad(row, width[j]+tablePadding-cw)
+		}
+		row = append(append(row, partitionNote(p)...), '\n')
+		_, _ = w.Write(row)
+	}
+}
+
+// writePartitionsTabwriter is writePartitions through text/tabwriter.
+func writePartitionsTabwriter(w io.Writer, ps []report.Partition) {
+	tw := tabwriter.NewWriter(w, 0, 4, tablePadding, ' ', 0)
+	var row []byte
+	for j := range tableColumns {
+		row = append(append(row, tableHeader[j]...), '\t')
+	}
+	row = append(append(row, tableHeader[tableColumns]...), '\n')
+	_, _ = tw.Write(row)
+	for i := range ps {
+		p := &ps[i]
+		row = row[:0]
+		for j := range tableColumns {
+			row = append(appendCell(row, p, j), '\t')
+		}
+		row = append(append(row, partitionNote(p)...), '\n')
+		_, _ = tw.Write(row)
+	}
+	_ = tw.Flush()
+}
+
+// plainCell says whether tabwriter would take s as plain text.
+func plainCell(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\t', '\n', '\v', '\f', tabwriter.Escape:
+			return false
+		}
+	}
+	return true
+}
+
+// appendCell appends the text of p's cell in aligned column j.
+func appendCell(b []byte, p *report.Partition, j int) []byte {
+	switch j {
+	case 0:
+		return append(b, p.Topic...)
+	case 1:
+		return strconv.AppendInt(b, int64(p.Partition), 10)
+	case 2:
+		return appendOptInt(b, p.PreviousOffset, false)
+	case 3:
+		return strconv.AppendInt(b, p.NewOffset, 10)
+	case 4:
+		return appendOptInt(b, p.Delta, true)
+	case 5:
+		return strconv.AppendInt(b, p.LogStartOffset, 10)
+	default:
+		return strconv.AppendInt(b, p.LogEndOffset, 10)
+	}
+}
+
+// partitionNote is the table's NOTE for p: its error, what left it alone,
+// and its note.
+func partitionNote(p *report.Partition) string {
+	note := p.Note
+	if p.LeftAlone != "" {
+		note = strings.TrimSpace("LEFT ALONE: " + p.LeftAlone + " " + note)
+	}
+	if p.Error != "" {
+		note = strings.TrimSpace("ERROR: " + p.Error + " " + note)
+	}
+	return note
 }
 
 func targetLine(t report.Target) string {

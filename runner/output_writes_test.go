@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,22 +39,10 @@ func TestTableIsWrittenInFewWrites(t *testing.T) {
 	}
 }
 
-// The table's rows are built by hand (appendOptInt): they must read exactly
-// as the fmt.Fprintf they replace printed them, cell by cell, through the
-// same tabwriter.
-func TestTableRowsReadAsFprintfPrintedThem(t *testing.T) {
-	i64 := func(v int64) *int64 { return &v }
-	res := &report.Result{Schema: report.Schema, Group: "g", RunID: "r", Reason: report.ReasonApplied}
-	res.Partitions = []report.Partition{
-		{Topic: "orders", Partition: 0, PreviousOffset: i64(10), NewOffset: 5, Delta: i64(5), LogEndOffset: 10},
-		{Topic: "orders", Partition: 12345, PreviousOffset: nil, NewOffset: 0, Delta: nil, LogStartOffset: 3, LogEndOffset: 9, Note: "no previous offset"},
-		{Topic: "a-much-longer-topic.name_x", Partition: 7, PreviousOffset: i64(0), NewOffset: 99, Delta: i64(-99), LogEndOffset: 1 << 40, Error: "commit failed", Note: "clamped…"},
-		{Topic: "t", Partition: 2147483647, PreviousOffset: i64(-1), NewOffset: -2, Delta: i64(0), LogStartOffset: -9223372036854775808, LogEndOffset: 9223372036854775807, LeftAlone: "moved since"},
-	}
-	var got strings.Builder
-	writeTable(&got, res)
-
-	var want strings.Builder
+// tableAsTabwriterPrintsIt is the table part of writeTable's output as it
+// was printed before writePartitions: each row through fmt.Fprintf and
+// text/tabwriter. It is the oracle the hand-aligned table must match.
+func tableAsTabwriterPrintsIt(ps []report.Partition) string {
 	signedOld := func(p *int64) string {
 		if p == nil {
 			return "-"
@@ -69,9 +58,10 @@ func TestTableRowsReadAsFprintfPrintedThem(t *testing.T) {
 		}
 		return strconv.FormatInt(*p, 10)
 	}
+	var want strings.Builder
 	tw := tabwriter.NewWriter(&want, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "TOPIC\tPARTITION\tPREVIOUS\tNEW\tDELTA\tLOG-START\tLOG-END\tNOTE")
-	for _, p := range res.Partitions {
+	for _, p := range ps {
 		note := p.Note
 		if p.LeftAlone != "" {
 			note = strings.TrimSpace("LEFT ALONE: " + p.LeftAlone + " " + note)
@@ -82,10 +72,71 @@ func TestTableRowsReadAsFprintfPrintedThem(t *testing.T) {
 		_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%d\t%d\t%s\n", p.Topic, p.Partition, optOld(p.PreviousOffset), p.NewOffset, signedOld(p.Delta), p.LogStartOffset, p.LogEndOffset, note)
 	}
 	_ = tw.Flush()
-	// The table proper: after the GROUP line, before the TOTAL line.
+	return want.String()
+}
+
+// tablePart cuts writeTable's output down to the table: after the GROUP
+// line, before the TOTAL line.
+func tablePart(res *report.Result) string {
+	var got strings.Builder
+	writeTable(&got, res)
 	_, table, _ := strings.Cut(got.String(), "\n")
 	table, _, _ = strings.Cut(table, "TOTAL ")
-	if table != want.String() {
-		t.Errorf("table rows differ from fmt's:\ngot:\n%s\nwant:\n%s", table, want.String())
+	return table
+}
+
+// The table is aligned by hand (writePartitions): it must read exactly as
+// fmt.Fprintf through text/tabwriter printed it, byte for byte, including
+// the notes tabwriter reads as more than text (a tab, a line break), which
+// go through tabwriter itself.
+func TestTableReadsAsTabwriterPrintedIt(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	cases := map[string][]report.Partition{
+		"every kind of cell": {
+			{Topic: "orders", Partition: 0, PreviousOffset: i64(10), NewOffset: 5, Delta: i64(5), LogEndOffset: 10},
+			{Topic: "orders", Partition: 12345, PreviousOffset: nil, NewOffset: 0, Delta: nil, LogStartOffset: 3, LogEndOffset: 9, Note: "no previous offset"},
+			{Topic: "a-much-longer-topic.name_x", Partition: 7, PreviousOffset: i64(0), NewOffset: 99, Delta: i64(-99), LogEndOffset: 1 << 40, Error: "commit failed", Note: "clamped…"},
+			{Topic: "t", Partition: 2147483647, PreviousOffset: i64(-1), NewOffset: -2, Delta: i64(0), LogStartOffset: -9223372036854775808, LogEndOffset: 9223372036854775807, LeftAlone: "moved since"},
+		},
+		"narrow cells under wide headers": {{Topic: "a", Partition: 1, NewOffset: 2}},
+		"a non-ASCII topic":               {{Topic: "ünïcødé", NewOffset: 1}, {Topic: "x", NewOffset: 22}},
+		"a tab in a note":                 {{Topic: "a", Note: "left\tright"}, {Topic: "bbbbbbbbbbbb", Note: "x"}},
+		"a line break in an error":        {{Topic: "a", Error: "line one\nline two"}, {Topic: "bbbbbbbbbbbb", PreviousOffset: i64(123456789)}},
+		"tabwriter's escape byte":         {{Topic: "a", Note: "\xffescaped\xff"}, {Topic: "bb"}},
+		"a vertical tab and a form feed":  {{Topic: "a", LeftAlone: "v\vf\fx"}, {Topic: "bb"}},
+	}
+	for name, ps := range cases {
+		t.Run(name, func(t *testing.T) {
+			res := &report.Result{Schema: report.Schema, Group: "g", RunID: "r", Partitions: ps}
+			if got, want := tablePart(res), tableAsTabwriterPrintsIt(ps); got != want {
+				t.Errorf("table differs from tabwriter's:\ngot:\n%q\nwant:\n%q", got, want)
+			}
+		})
+	}
+	// And many random tables, from a fixed seed.
+	rng := rand.New(rand.NewPCG(15, 1000))
+	pick := func(ss ...string) string { return ss[rng.IntN(len(ss))] }
+	for n := range 300 {
+		var ps []report.Partition
+		for range rng.IntN(12) {
+			p := report.Partition{
+				Topic:     pick("a", "orders", "t_0.9-x", "ütf", strings.Repeat("w", rng.IntN(40))),
+				Partition: rng.Int32N(1 << rng.IntN(31)), NewOffset: rng.Int64N(1<<rng.IntN(62)) - 1<<20,
+				LogStartOffset: rng.Int64N(1 << rng.IntN(62)), LogEndOffset: rng.Int64N(1 << rng.IntN(62)),
+				Note: pick("", "", "a note", "ünïcode note", "tab\tnote", "nl\nnote"), Error: pick("", "", "", "failed"),
+				LeftAlone: pick("", "", "", "moved"),
+			}
+			if rng.IntN(3) > 0 {
+				p.PreviousOffset, p.Delta = i64(rng.Int64N(1<<40)-1<<30), i64(rng.Int64N(1<<40)-1<<39)
+			}
+			ps = append(ps, p)
+		}
+		res := &report.Result{Schema: report.Schema, Group: "g", RunID: "r", Partitions: ps}
+		if len(ps) == 0 {
+			continue
+		}
+		if got, want := tablePart(res), tableAsTabwriterPrintsIt(ps); got != want {
+			t.Fatalf("random table %d differs from tabwriter's:\ngot:\n%q\nwant:\n%q", n, got, want)
+		}
 	}
 }
