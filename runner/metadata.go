@@ -122,7 +122,7 @@ func parseMark(md string) (m commitMark, ok bool) {
 		var f string
 		f, rest, more = strings.Cut(rest, " ")
 		k, raw, found := strings.Cut(f, "=")
-		if !found || slices.Contains(keys[:nkeys], k) || seen[k] {
+		if !found || slices.Contains(keys[:nkeys], k) || seen != nil && seen[k] {
 			return commitMark{}, false
 		}
 		switch {
@@ -134,9 +134,14 @@ func parseMark(md string) (m commitMark, ok bool) {
 		default:
 			seen[k] = true
 		}
-		v, err := url.PathUnescape(raw)
-		if err != nil {
-			return commitMark{}, false
+		// Only a '%' makes PathUnescape change or refuse a value; the
+		// runner's own marks have none but in unusual run IDs.
+		v := raw
+		if strings.IndexByte(raw, '%') >= 0 {
+			var err error
+			if v, err = url.PathUnescape(raw); err != nil {
+				return commitMark{}, false
+			}
 		}
 		switch k {
 		case "run":
