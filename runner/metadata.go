@@ -70,7 +70,7 @@ type commitMark struct {
 // buffer's doublings), of which the 256-byte last one stayed live until the
 // read-back: 2 MiB at 10,000 partitions, at the run's memory peak.
 func (m commitMark) String() string {
-	var buf [192]byte
+	var buf [512]byte // a launcher run ID (namespace/name/hash) fits
 	b := append(buf[:0], metadataMarker...)
 	b = append(b, '/')
 	b = strconv.AppendInt(b, metadataVersion, 10)

@@ -201,9 +201,12 @@ func TestCommitMarkEncoding(t *testing.T) {
 // allocated every doubling of its buffer).
 func TestCommitMarkStringAllocatesOnce(t *testing.T) {
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	m := commitMark{RunID: "shop/orders-rewind/0123456789abcdef", Plan: "00112233aabbccdd", Prev: ptr(int64(123456)), Time: &at, At: at}
-	if n := testing.AllocsPerRun(100, func() { _ = m.String() }); n != 1 {
-		t.Errorf("String allocates %v times, want 1", n)
+	// The longest run ID the launcher makes: namespace/name/hash.
+	for _, id := range []string{"shop/orders-rewind/0123456789abcdef", strings.Repeat("n", 63) + "/" + strings.Repeat("m", 253) + "/0123456789abcdef"} {
+		m := commitMark{RunID: id, Plan: "00112233aabbccdd", Prev: ptr(int64(123456)), Time: &at, At: at}
+		if n := testing.AllocsPerRun(100, func() { _ = m.String() }); n != 1 {
+			t.Errorf("String allocates %v times for a run ID of %d bytes, want 1", n, len(id))
+		}
 	}
 }
 
