@@ -62,7 +62,7 @@ func countedRun(tb testing.TB, c *kafkatest.Cluster, runID string, scope []strin
 // requests depend on the number of brokers, not of partitions. Beyond,
 // ListOffsets is split (TestSplitReadsCoverEveryPartition).
 //
-// It compares a run at 700 partitions with one at 100, so that it holds
+// It compares a run at 500 partitions with one at 100, so that it holds
 // on a loaded machine too. Some kinds depend on librdkafka's timing, not on
 // the runner: it re-queries a coordinator that is slow to answer
 // (FindCoordinator), refreshes metadata on its own schedule (Metadata) and
@@ -76,11 +76,13 @@ func TestRequestsDoNotGrowWithPartitions(t *testing.T) {
 	t.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", "")
 	small, smallScope := scaleWorld(t, 10, 10, 10)
 	small.RequireFake(t)
-	large, largeScope := scaleWorld(t, 10, 70, 10) // 3 brokers: about 233 partitions each
+	// kfake picks each partition's leader at random: 500 on 3 brokers put
+	// about 167 on each, more than 250 on one hardly ever (8 deviations).
+	large, largeScope := scaleWorld(t, 10, 50, 10)
 	s := countedRun(t, small, "s", smallScope)
 	l := countedRun(t, large, "l", largeScope)
 	t.Logf("100 partitions: %d requests: %s", s.Total(), s)
-	t.Logf("700 partitions: %d requests: %s", l.Total(), l)
+	t.Logf("500 partitions: %d requests: %s", l.Total(), l)
 	const brokers = 3
 	// The kinds a run makes, with a bound for those the run determines:
 	// describe (either API), committed offsets and their read-back, one
@@ -99,13 +101,13 @@ func TestRequestsDoNotGrowWithPartitions(t *testing.T) {
 			case !known && !timing:
 				t.Errorf("unexpected request kind %s (%d)", kind, n)
 			case known && n > bound:
-				t.Errorf("%s: %d requests, bound %d (100 partitions: %s; 700: %s)", kind, n, bound, s, l)
+				t.Errorf("%s: %d requests, bound %d (100 partitions: %s; 500: %s)", kind, n, bound, s, l)
 			}
 		}
 	}
 	for kind, n := range l {
 		if n > s[kind]+timingSlack[kind] {
-			t.Errorf("%s grew with partitions: %d at 700, %d at 100 (slack %d)", kind, n, s[kind], timingSlack[kind])
+			t.Errorf("%s grew with partitions: %d at 500, %d at 100 (slack %d)", kind, n, s[kind], timingSlack[kind])
 		}
 	}
 }
