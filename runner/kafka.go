@@ -360,7 +360,11 @@ func (k *kafkaClient) committedCall(ctx context.Context, group string, tps []TP)
 		if err != nil {
 			return nil, err
 		}
-		out := map[TP]Committed{}
+		n := 0
+		for _, g := range res.ConsumerGroupsTopicPartitions {
+			n += len(g.Partitions)
+		}
+		out := make(map[TP]Committed, n)
 		for _, g := range res.ConsumerGroupsTopicPartitions {
 			for _, p := range g.Partitions {
 				if p.Error != nil {
