@@ -162,7 +162,9 @@ func parseMark(md string) (m commitMark, ok bool) {
 			if k == "at" {
 				m.At = t
 			} else {
-				m.Time = &t
+				// Its own variable: &t would move every parsed at= to the heap too.
+				tm := t
+				m.Time = &tm
 			}
 		}
 	}

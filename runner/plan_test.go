@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -312,5 +313,29 @@ func TestByLeaderGroupsPartitionsPerBroker(t *testing.T) {
 	}
 	if got := byLeader(nil, nil); len(got) != 0 {
 		t.Errorf("no partitions gave %v", got)
+	}
+}
+
+// BenchmarkMakePlan plans 10,000 partitions (100 topics of 100) whose
+// committed offsets carry an earlier run's mark, as a large group's second
+// replay does: findPrior and the plan parse every mark. Per op: the whole
+// plan.
+func BenchmarkMakePlan(b *testing.B) {
+	tg, err := config.ParseTarget("time:2026-03-01T09:00:05Z")
+	if err != nil {
+		b.Fatal(err)
+	}
+	earlier := commitMark{Version: metadataVersion, RunID: "earlier", Plan: "00112233aabbccdd", Prev: ptr(int64(10)), Time: &tg.Time, At: tg.Time}.String()
+	s := newSnap()
+	for i := range 10000 {
+		topic, p := fmt.Sprintf("t%03d", i/100), int32(i%100)
+		s.partition(topic, p, 0, 10).committed(topic, p, 10, earlier).forTime(topic, p, 5)
+	}
+	id := runIdent{RunID: "bench", Plan: planDigest(tg, config.Scope{})}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := MakePlan(s.s, tg, id); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
