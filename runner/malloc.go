@@ -2,7 +2,9 @@ package runner
 
 /*
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 // limitArenas caps glibc's malloc arenas at one. glibc gives each thread
 // that first allocates an arena of its own (up to 8 per core), and memory
@@ -27,5 +29,32 @@ __attribute__((constructor)) static void limitArenas(void) {
 	}
 #endif
 }
+
+// heapCount counts glibc's malloc arenas (the <heap> elements of
+// malloc_info), or -1 where it cannot tell (musl).
+static int heapCount(void) {
+#ifdef __GLIBC__
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (f == NULL) {
+		return -1;
+	}
+	int err = malloc_info(0, f);
+	fclose(f);
+	int n = err == 0 ? 0 : -1;
+	for (char *p = buf; err == 0 && (p = strstr(p, "<heap nr=")) != NULL; p++) {
+		n++;
+	}
+	free(buf);
+	return n;
+#else
+	return -1;
+#endif
+}
 */
 import "C"
+
+// mallocArenas is how many malloc arenas the process has, -1 if unknown:
+// TestOneMallocArena checks the cap above holds.
+func mallocArenas() int { return int(C.heapCount()) }

@@ -1,0 +1,4 @@
+package runner
+
+// MallocArenas counts the process's malloc arenas, for TestOneMallocArena.
+var MallocArenas = mallocArenas
