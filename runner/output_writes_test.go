@@ -2,12 +2,16 @@ package runner
 
 import (
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"text/tabwriter"
 
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
@@ -138,5 +142,55 @@ func TestTableReadsAsTabwriterPrintedIt(t *testing.T) {
 		if got, want := tablePart(res), tableAsTabwriterPrintsIt(ps); got != want {
 			t.Fatalf("random table %d differs from tabwriter's:\ngot:\n%q\nwant:\n%q", n, got, want)
 		}
+	}
+}
+
+// emit encodes the indented JSON only for what writes it (stdout in JSON, a
+// result file): with a table and a result file, the file still holds the
+// whole result and stdout the table; with JSON, stdout is the document; the
+// termination message is written in every case.
+func TestEmitWritesEveryOutputAsked(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		output     string
+		resultFile bool
+	}{
+		{"table only", config.OutputTable, false},
+		{"table and a result file", config.OutputTable, true},
+		{"json only", config.OutputJSON, false},
+		{"json and a result file", config.OutputJSON, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := &config.Config{Output: tc.output, TerminationMessagePath: filepath.Join(dir, "termination-log")}
+			if tc.resultFile {
+				cfg.ResultFile = filepath.Join(dir, "result.json")
+			}
+			res := thousandPartitions()
+			res.Summarize()
+			want, err := report.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stdout strings.Builder
+			emit(cfg, res, &stdout, slog.New(slog.DiscardHandler), nil)
+			if tc.output == config.OutputJSON {
+				if stdout.String() != string(want) {
+					t.Errorf("stdout is not the result document (%d bytes, want %d)", stdout.Len(), len(want))
+				}
+			} else if !strings.HasPrefix(stdout.String(), "GROUP g ") || !strings.Contains(stdout.String(), "\nTOTAL 1000 partition(s)") {
+				t.Errorf("stdout is not the table:\n%.300s", stdout.String())
+			}
+			if tc.resultFile {
+				got, err := os.ReadFile(cfg.ResultFile)
+				if err != nil || string(got) != string(want) {
+					t.Errorf("result file: %d bytes (%v), want the %d-byte document", len(got), err, len(want))
+				}
+			}
+			term, err := os.ReadFile(cfg.TerminationMessagePath)
+			if err != nil || len(term) == 0 || len(term) > report.MaxTerminationMessageBytes {
+				t.Errorf("termination message: %d bytes (%v)", len(term), err)
+			}
+		})
 	}
 }
