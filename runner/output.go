@@ -183,9 +183,9 @@ const tablePadding = 2
 // wide as its widest cell plus the padding, the note after the last column
 // as it is. It measures the columns first and then writes each row once,
 // instead of letting tabwriter keep every cell of the table until its
-// Flush: at 1,000 partitions that was some 700 allocations, whose garbage
-// started a GC cycle at the very end of the run; at 10,000 partitions 3.5
-// MiB. A cell that tabwriter would read as more than text (a tab, a line
+// Flush: at 1,000 partitions some 700 allocations (in one profile their
+// garbage started a GC cycle during the writing, the run's last step), at
+// 10,000 partitions 3.5 MiB. A cell that tabwriter would read as more than text (a tab, a line
 // break, \v, \f, its escape byte 0xff) could only come from a note or an
 // error, and sends the table through tabwriter itself, so that the output
 // stays byte for byte the same.
