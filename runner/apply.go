@@ -276,14 +276,14 @@ func planUndo(s *Snapshot, t config.Target, id runIdent) *Plan {
 		}
 		p.add(rp, true, exempt)
 	}
-	var left []string
-	for _, rp := range p.Partitions {
-		if rp.LeftAlone != "" {
-			left = append(left, fmt.Sprintf("%s/%d", rp.Topic, rp.Partition))
+	left := newNames(maxNamed)
+	for i := range p.Partitions {
+		if p.Partitions[i].LeftAlone != "" {
+			left.add(func() string { return partitionName(&p.Partitions[i]) })
 		}
 	}
-	if len(left) > 0 {
-		p.Warnings = append(p.Warnings, "left alone by the undo rules (each partition says why): "+summarize(left))
+	if left.n > 0 {
+		p.Warnings = append(p.Warnings, "left alone by the undo rules (each partition says why): "+left.summary())
 	}
 	return p
 }

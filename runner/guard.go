@@ -34,14 +34,16 @@ const guardsNamed = 5
 // for a dry run, which reports what the real run would do.
 func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
 	if stale := p.Stale(); len(stale) > 0 {
-		names := make([]string, len(stale))
-		for i, rp := range stale {
-			names[i] = fmt.Sprintf("%s/%d (%s)", rp.Topic, rp.Partition, strings.TrimPrefix(rp.Error, "stale: "))
+		names := newNames(guardsNamed)
+		for _, rp := range stale {
+			names.add(func() string {
+				return fmt.Sprintf("%s/%d (%s)", rp.Topic, rp.Partition, strings.TrimPrefix(rp.Error, "stale: "))
+			})
 		}
-		return &refusal{report.ReasonPlanStale, fmt.Sprintf("the plan no longer holds on %d partition(s): %s; nothing was committed: plan again", len(stale), listNames(names))}
+		return &refusal{report.ReasonPlanStale, fmt.Sprintf("the plan no longer holds on %d partition(s): %s; nothing was committed: plan again", names.n, names.list())}
 	}
 	if !allowSkip {
-		var names []string
+		names := newNames(guardsNamed)
 		var skipped int64
 		for i := range p.Partitions {
 			rp := &p.Partitions[i]
@@ -51,10 +53,10 @@ func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
 			n := -*rp.Delta
 			skipped += n
 			rp.Error = fmt.Sprintf("would skip %d message(s): the target %d is ahead of the committed offset %d", n, rp.NewOffset, *rp.PreviousOffset)
-			names = append(names, fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, n))
+			names.add(func() string { return fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, n) })
 		}
-		if len(names) > 0 {
-			return &refusal{report.ReasonWouldSkipMessages, fmt.Sprintf("would skip %d message(s) the consumers never handled, moving %d partition(s) ahead of the committed offset: %s; nothing was committed; to skip them anyway set %s", skipped, len(names), listNames(names), config.Ref(config.FlagAllowSkip))}
+		if names.n > 0 {
+			return &refusal{report.ReasonWouldSkipMessages, fmt.Sprintf("would skip %d message(s) the consumers never handled, moving %d partition(s) ahead of the committed offset: %s; nothing was committed; to skip them anyway set %s", skipped, names.n, names.list(), config.Ref(config.FlagAllowSkip))}
 		}
 	}
 	var total int64
@@ -66,22 +68,13 @@ func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
 	if limit.Allows(total) {
 		return nil
 	}
-	var names []string
+	names := newNames(guardsNamed)
 	for i := range p.Partitions {
 		rp := &p.Partitions[i]
 		if p.Commit[i] && rp.Delta != nil && *rp.Delta > 0 {
 			rp.Error = fmt.Sprintf("would re-consume %d message(s), of %d in all, more than the %d allowed", *rp.Delta, total, limit.N)
-			names = append(names, fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, *rp.Delta))
+			names.add(func() string { return fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, *rp.Delta) })
 		}
 	}
-	return &refusal{report.ReasonLimitExceeded, fmt.Sprintf("would re-consume %d message(s), more than the %d %s allows, on %d partition(s): %s; nothing was committed", total, limit.N, config.Ref(config.FlagMaxMessagesToReconsume), len(names), listNames(names))}
-}
-
-// listNames lists the first few names and counts the rest.
-func listNames(names []string) string {
-	s := strings.Join(names[:min(len(names), guardsNamed)], ", ")
-	if len(names) > guardsNamed {
-		s += fmt.Sprintf(" and %d more", len(names)-guardsNamed)
-	}
-	return s
+	return &refusal{report.ReasonLimitExceeded, fmt.Sprintf("would re-consume %d message(s), more than the %d %s allows, on %d partition(s): %s; nothing was committed", total, limit.N, config.Ref(config.FlagMaxMessagesToReconsume), names.n, names.list())}
 }

@@ -258,7 +258,9 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 	for _, o := range target.Offsets {
 		fileOffsets[TP{Topic: o.Topic, Partition: o.Partition}] = o.Offset
 	}
-	var noPrev, noSource, prevOutside []string // for the summary warnings
+	// For the summary warnings.
+	noPrev, noSource, prevOutside := newNames(maxNamed), newNames(maxNamed), newNames(maxNamed)
+	var pastEndNote string // the same for every partition past the log end
 	for _, tp := range s.Partitions {
 		prev, hasPrev := s.Committed[tp]
 		start, end := s.LogStart[tp], s.LogEnd[tp]
@@ -271,7 +273,7 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 			rp.PreviousOffset = ptr(prev.Offset)
 			if prev.Offset < start || prev.Offset > end {
 				addNote(&rp, fmt.Sprintf("previous offset %d was outside the log [%d, %d]", prev.Offset, start, end))
-				prevOutside = append(prevOutside, tp.String())
+				prevOutside.add(tp.String)
 			}
 		}
 		var want int64
@@ -284,13 +286,16 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 			want = s.ForTime[tp]
 			if want < 0 {
 				want = end
-				addNote(&rp, "no message at or after "+target.Time.UTC().Format(time.RFC3339Nano)+"; log end")
+				if pastEndNote == "" {
+					pastEndNote = "no message at or after " + target.Time.UTC().Format(time.RFC3339Nano) + "; log end"
+				}
+				addNote(&rp, pastEndNote)
 			}
 		case config.KindOffset:
 			want = target.Offset
 		case config.KindShift:
 			if !hasPrev {
-				noPrev = append(noPrev, tp.String())
+				noPrev.add(tp.String)
 				continue
 			}
 			// An absurd shift forward wraps around int64; it lands on the
@@ -307,7 +312,7 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 		case config.KindGroup:
 			src, ok := s.Source[tp]
 			if !ok {
-				noSource = append(noSource, tp.String())
+				noSource.add(tp.String)
 				continue
 			}
 			want = src.Offset
@@ -333,19 +338,19 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 	}
 	// One summary line per kind of anomaly: a warning per partition would
 	// drown the log (and the termination message) for a large group.
-	var clamped, pastEnd []string
-	for _, rp := range p.Partitions {
-		// Named only when it is: most partitions of a large plan are not.
+	clamped, pastEnd := newNames(maxNamed), newNames(maxNamed)
+	for i := range p.Partitions {
+		rp := &p.Partitions[i]
 		if rp.Clamped {
-			clamped = append(clamped, rp.Topic+"/"+strconv.FormatInt(int64(rp.Partition), 10))
+			clamped.add(func() string { return partitionName(rp) })
 		}
 		if strings.Contains(rp.Note, "no message at or after") {
-			pastEnd = append(pastEnd, rp.Topic+"/"+strconv.FormatInt(int64(rp.Partition), 10))
+			pastEnd.add(func() string { return partitionName(rp) })
 		}
 	}
-	warn := func(what string, names []string) {
-		if len(names) > 0 {
-			p.Warnings = append(p.Warnings, what+": "+summarize(names))
+	warn := func(what string, names *partitionNames) {
+		if names.n > 0 {
+			p.Warnings = append(p.Warnings, what+": "+names.summary())
 		}
 	}
 	warn("target outside the log, clamped to its bounds", clamped)
@@ -413,13 +418,43 @@ func addNote(rp *report.Partition, note string) {
 // maxNamed is how many partitions a summary warning names before it counts.
 const maxNamed = 10
 
-// summarize counts names and lists the first few.
-func summarize(names []string) string {
-	s := strings.Join(names[:min(len(names), maxNamed)], ", ")
-	if len(names) > maxNamed {
-		s += fmt.Sprintf(" and %d more", len(names)-maxNamed)
+// partitionNames collects the partitions a warning or a refusal names:
+// the first few, and how many in all. A large plan may put every partition
+// in one (all past the log end, all skipped): naming each of them, to list
+// the first few, cost a string per partition.
+type partitionNames struct {
+	keep  int
+	first []string
+	n     int
+}
+
+func newNames(keep int) *partitionNames { return &partitionNames{keep: keep} }
+
+// add counts a partition, and names it while the first few are kept.
+func (l *partitionNames) add(name func() string) {
+	if l.n < l.keep {
+		l.first = append(l.first, name())
 	}
-	return fmt.Sprintf("%d partition(s): %s", len(names), s)
+	l.n++
+}
+
+// list is the first few names and how many more there are.
+func (l *partitionNames) list() string {
+	s := strings.Join(l.first, ", ")
+	if l.n > l.keep {
+		s += fmt.Sprintf(" and %d more", l.n-l.keep)
+	}
+	return s
+}
+
+// partitionName is how warnings name a partition: topic/partition.
+func partitionName(rp *report.Partition) string {
+	return rp.Topic + "/" + strconv.FormatInt(int64(rp.Partition), 10)
+}
+
+// summary counts the names and lists the first few.
+func (l *partitionNames) summary() string {
+	return fmt.Sprintf("%d partition(s): %s", l.n, l.list())
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -339,3 +339,29 @@ func BenchmarkMakePlan(b *testing.B) {
 		}
 	}
 }
+
+// TestPartitionNames: a summary names the first few partitions and counts
+// the rest, naming only those it lists, in the words the warnings and
+// refusals always used.
+func TestPartitionNames(t *testing.T) {
+	for _, tc := range []struct {
+		keep, n    int
+		list, summ string
+	}{
+		{5, 1, "o/0", "1 partition(s): o/0"},
+		{5, 5, "o/0, o/1, o/2, o/3, o/4", "5 partition(s): o/0, o/1, o/2, o/3, o/4"},
+		{5, 6, "o/0, o/1, o/2, o/3, o/4 and 1 more", "6 partition(s): o/0, o/1, o/2, o/3, o/4 and 1 more"},
+		{2, 10000, "o/0, o/1 and 9998 more", "10000 partition(s): o/0, o/1 and 9998 more"},
+	} {
+		l, named := newNames(tc.keep), 0
+		for i := range tc.n {
+			l.add(func() string { named++; return fmt.Sprintf("o/%d", i) })
+		}
+		if l.list() != tc.list || l.summary() != tc.summ || l.n != tc.n {
+			t.Errorf("keep %d of %d: list %q, summary %q, n %d", tc.keep, tc.n, l.list(), l.summary(), l.n)
+		}
+		if named != min(tc.n, tc.keep) {
+			t.Errorf("keep %d of %d: %d names made", tc.keep, tc.n, named)
+		}
+	}
+}
