@@ -1,9 +1,11 @@
 // Package images tests the container images built from Dockerfile.runner and
 // Dockerfile.launcher by images/build: the runner image replays a consumer
 // group against an embedded Kafka cluster with a read-only root filesystem
-// and a non-root user; both images are small, carry their OCI labels, run
-// as 65532, hold static binaries and contain neither a shell nor a package
-// manager.
+// and a non-root user and resolves brokers by host name; both images are
+// small, carry their OCI labels, run as 65532 and contain neither a shell
+// nor a package manager. The launcher's binary is static; the runner's is
+// linked against glibc, and its image holds exactly the shared libraries
+// and the program interpreter that binary needs.
 //
 // It builds the images (podman with local stand-in bases on machines without
 // a registry; docker when a docker engine answers), so it takes minutes cold
@@ -15,6 +17,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"debug/buildinfo"
 	"debug/elf"
 	"encoding/json"
 	"errors"
@@ -24,6 +27,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -35,7 +39,7 @@ import (
 
 const (
 	// The runner's goal is under 25 MB; the bound leaves room but still
-	// catches a regression such as a dynamic build or a distro base.
+	// catches a regression such as a distro base or a library too many.
 	maxRunnerBytes   = 40 << 20
 	maxLauncherBytes = 80 << 20
 
@@ -44,9 +48,13 @@ const (
 
 // image is one image under test.
 type image struct {
-	name      string // runner or launcher
-	ref       string
-	binary    string // path of the entrypoint binary in the image
+	name   string // runner or launcher
+	ref    string
+	binary string // path of the entrypoint binary in the image
+	// dynamic: the binary is linked against glibc and the image carries
+	// its shared libraries; otherwise it must be static.
+	dynamic   bool
+	cgo       bool // built with CGO_ENABLED=1
 	maxBytes  int64
 	goalBytes int64 // 0: no goal beyond maxBytes
 	wantTitle string
@@ -138,7 +146,7 @@ func TestImages(t *testing.T) {
 	// tests) cannot swap the images under test.
 	tag := fmt.Sprintf("test-%d", time.Now().UnixNano())
 	images := []image{{
-		name: "runner", ref: "localhost/kafka-replay-runner:" + tag, binary: "runner",
+		name: "runner", ref: "localhost/kafka-replay-runner:" + tag, binary: "runner", dynamic: true, cgo: true,
 		maxBytes: maxRunnerBytes, goalBytes: 25 << 20, wantTitle: "kafka-replay-runner",
 	}}
 	if _, err := os.Stat(filepath.Join(root, "cmd", "launcher")); err == nil {
@@ -188,6 +196,9 @@ func TestImages(t *testing.T) {
 
 	t.Run("RunnerReplaysReadOnlyNonRoot", func(t *testing.T) {
 		testRunnerReplay(t, ctx, eng, images[0].ref)
+	})
+	t.Run("RunnerResolvesBrokerHostName", func(t *testing.T) {
+		testRunnerHostName(t, ctx, eng, images[0].ref)
 	})
 	for _, im := range images {
 		t.Run("Config/"+im.name, func(t *testing.T) { testConfig(t, ctx, eng, im) })
@@ -346,6 +357,105 @@ func testRunnerReplay(t *testing.T, ctx context.Context, eng engine, ref string)
 	}
 }
 
+// testRunnerHostName gives the runner its brokers by a host name that only
+// the container's /etc/hosts knows (--add-host, as a pod's hostAliases).
+// librdkafka resolves it with glibc's getaddrinfo, so through the image's
+// /etc/nsswitch.conf and the files module inside its libc. As a control,
+// the same run with an nsswitch.conf that asks DNS only must fail to
+// resolve the name and change nothing: the name really came from
+// /etc/hosts, through the image's NSS configuration.
+func testRunnerHostName(t *testing.T, ctx context.Context, eng engine, ref string) {
+	const (
+		host       = "kafka.replay.invalid" // .invalid: never in DNS (RFC 6761)
+		topic      = "payments"
+		partitions = 2
+		group      = "ledger"
+		committed  = 40
+	)
+	c := kafkatest.New(t, 3) // listens on 127.0.0.1: reachable with --network host
+	base := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if err := c.Seed(ctx, topic, partitions, 50, base, time.Second); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	offs := kafkatest.Offsets{topic: {0: committed, 1: committed}}
+	if err := c.Commit(ctx, group, offs, "consumer"); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	bootstrap := strings.ReplaceAll(c.Bootstrap(), "127.0.0.1:", host+":")
+	if bootstrap == c.Bootstrap() {
+		t.Fatalf("bootstrap %s has no 127.0.0.1 address to name", c.Bootstrap())
+	}
+	dnsOnly := filepath.Join(t.TempDir(), "nsswitch.conf")
+	if err := os.WriteFile(dnsOnly, []byte("hosts: dns\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	run := func(runID string, extra ...string) (int, string, string) {
+		t.Helper()
+		args := []string{"run", "--rm", "--read-only", "--user", nonroot, "--network", "host", "--add-host", host + ":127.0.0.1"}
+		args = append(args, eng.run...)
+		args = append(args, extra...)
+		args = append(args,
+			"-e", "REPLAY_BOOTSTRAP_SERVERS="+bootstrap,
+			"-e", "REPLAY_GROUP="+group,
+			"-e", "REPLAY_TOPICS="+topic,
+			"-e", "REPLAY_TO=shift:-10",
+			"-e", "REPLAY_RUN_ID="+runID,
+			"-e", "REPLAY_OUTPUT=json",
+			"-e", "REPLAY_TERMINATION_MESSAGE_PATH=",
+			"-e", "REPLAY_TIMEOUT=60s",
+			ref)
+		var stdout, stderr bytes.Buffer
+		cmd := eng.cmd(ctx, args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		switch {
+		case errors.As(err, &exit):
+			return exit.ExitCode(), stdout.String(), stderr.String()
+		case err != nil:
+			t.Fatalf("%s run: %v\n%s", eng.name, err, stderr.String())
+		}
+		return 0, stdout.String(), stderr.String()
+	}
+	unchanged := func(want int64) {
+		t.Helper()
+		got, err := c.Committed(ctx, group)
+		if err != nil {
+			t.Fatalf("read back: %v", err)
+		}
+		for p := int32(0); p < partitions; p++ {
+			if o := got[topic][p].Offset; o != want {
+				t.Errorf("%s/%d: committed %d, want %d", topic, p, o, want)
+			}
+		}
+	}
+
+	// The control: no "files", so /etc/hosts is never read.
+	code, _, stderr := run(fmt.Sprintf("image-dns-only-%d", time.Now().UnixNano()), "-v", dnsOnly+":/etc/nsswitch.conf:ro")
+	if code == int(report.ExitOK) {
+		t.Fatalf("with \"hosts: dns\" the runner still reached %s: the check below would prove nothing\n%s", host, stderr)
+	}
+	if !strings.Contains(stderr, "does not resolve") {
+		t.Errorf("with \"hosts: dns\": exit %d, want a resolution failure\n%s", code, stderr)
+	}
+	unchanged(committed)
+
+	// The image as built.
+	code, stdout, stderr := run(fmt.Sprintf("image-host-name-%d", time.Now().UnixNano()))
+	if code != int(report.ExitOK) {
+		t.Fatalf("runner with brokers %s exited %d, want 0\nstderr:\n%s", bootstrap, code, stderr)
+	}
+	res, err := report.Decode([]byte(stdout))
+	if err != nil {
+		t.Fatalf("stdout is not a result: %v\n%s", err, stdout)
+	}
+	if res.Reason != report.ReasonApplied || len(res.Partitions) != partitions {
+		t.Errorf("result: reason %s, %d partitions; want Applied, %d", res.Reason, len(res.Partitions), partitions)
+	}
+	unchanged(committed - 10)
+}
+
 func decode(t *testing.T, file string) *report.Result {
 	t.Helper()
 	b, err := os.ReadFile(file)
@@ -419,8 +529,10 @@ var forbidden = map[string]bool{
 }
 
 // testFilesystem exports the image's filesystem and checks what is in it:
-// only the binary, the CA bundle and the user database; nothing a shell or
-// package manager could be; the binary static and not writable by the user.
+// only the binary, the CA bundle, the user database and, for a dynamically
+// linked binary, /etc/nsswitch.conf and exactly the shared libraries and the
+// interpreter the binary needs; nothing a shell or package manager could be;
+// nothing writable by the user.
 func testFilesystem(t *testing.T, ctx context.Context, eng engine, im image) {
 	id := strings.TrimSpace(string(eng.output(t, ctx, "create", im.ref)))
 	defer func() { _ = eng.cmd(context.Background(), "rm", "-f", id).Run() }()
@@ -435,8 +547,11 @@ func testFilesystem(t *testing.T, ctx context.Context, eng engine, im image) {
 	allowed := map[string]bool{
 		im.binary: true, "etc/passwd": true, "etc/group": true, "etc/ssl/certs/ca-certificates.crt": true,
 	}
-	var files []string
-	var bin []byte
+	if im.dynamic {
+		allowed["etc/nsswitch.conf"] = true
+	}
+	var listing []string
+	files := map[string][]byte{} // every regular file of the image's own
 	tr := tar.NewReader(f)
 	for {
 		h, err := tr.Next()
@@ -455,37 +570,59 @@ func testFilesystem(t *testing.T, ctx context.Context, eng engine, im image) {
 		case tar.TypeDir:
 			continue
 		case tar.TypeReg:
-		default: // links, devices: none expected in a scratch image
+		default: // links, devices: none expected (the libraries are copied, not linked)
 			if !engineMount {
 				t.Errorf("%s image contains %s (type %c)", im.name, name, h.Typeflag)
 			}
 			continue
 		}
-		files = append(files, fmt.Sprintf("%s (%d bytes, %s, %d:%d)", name, h.Size, os.FileMode(h.Mode).Perm(), h.Uid, h.Gid))
-		if !allowed[name] && !engineMount {
-			t.Errorf("%s image contains unexpected file %s", im.name, name)
+		if engineMount {
+			continue
 		}
-		if name == im.binary {
-			if h.Uid != 0 || h.Mode&0o022 != 0 || h.Mode&0o111 == 0 {
-				t.Errorf("%s: owner %d mode %o, want root-owned, executable, not writable by others", name, h.Uid, h.Mode)
-			}
-			if bin, err = io.ReadAll(tr); err != nil {
-				t.Fatal(err)
-			}
+		listing = append(listing, fmt.Sprintf("%s (%d bytes, %s, %d:%d)", name, h.Size, os.FileMode(h.Mode).Perm(), h.Uid, h.Gid))
+		if h.Uid != 0 || h.Mode&0o022 != 0 {
+			t.Errorf("%s: owner %d mode %o, want root-owned and not writable by others", name, h.Uid, h.Mode)
 		}
-		if name == "etc/passwd" {
-			b, _ := io.ReadAll(tr)
-			if !strings.Contains(string(b), "nonroot:x:65532:65532:") {
-				t.Errorf("etc/passwd has no nonroot 65532 entry:\n%s", b)
-			}
+		if name == im.binary && h.Mode&0o111 == 0 {
+			t.Errorf("%s: mode %o, not executable", name, h.Mode)
+		}
+		if files[name], err = io.ReadAll(tr); err != nil {
+			t.Fatal(err)
 		}
 	}
-	sort.Strings(files)
-	t.Logf("%s image files:\n  %s", im.name, strings.Join(files, "\n  "))
+	sort.Strings(listing)
+	t.Logf("%s image files:\n  %s", im.name, strings.Join(listing, "\n  "))
+	bin := files[im.binary]
 	if bin == nil {
 		t.Fatalf("%s image has no /%s", im.name, im.binary)
 	}
-	assertStatic(t, im.binary, bin)
+	if !strings.Contains(string(files["etc/passwd"]), "nonroot:x:65532:65532:") {
+		t.Errorf("etc/passwd has no nonroot 65532 entry:\n%s", files["etc/passwd"])
+	}
+	assertBuild(t, im, bin)
+	if im.dynamic {
+		for lib := range assertDynamic(t, im.binary, bin, files) {
+			allowed[lib] = true
+		}
+		// Without "files" first, glibc asks DNS first and stops at its "no
+		// such name": /etc/hosts entries (a pod's hostAliases) would not
+		// resolve. testRunnerHostName shows the effect; this names the cause.
+		if nss := string(files["etc/nsswitch.conf"]); !regexp.MustCompile(`(?m)^hosts:\s+files\s+dns\s*$`).MatchString(nss) {
+			t.Errorf("etc/nsswitch.conf has no \"hosts: files dns\" line:\n%s", nss)
+		}
+	} else {
+		assertStatic(t, im.binary, bin)
+	}
+	for name := range files {
+		if !allowed[name] {
+			t.Errorf("%s image contains unexpected file %s", im.name, name)
+		}
+	}
+	for name := range allowed {
+		if files[name] == nil {
+			t.Errorf("%s image lacks %s", im.name, name)
+		}
+	}
 }
 
 // isEngineMount is a file an engine may create in a container's rootfs to
@@ -496,6 +633,49 @@ func isEngineMount(name string) bool {
 		return true
 	}
 	return strings.HasPrefix(name, "dev/") || strings.HasPrefix(name, "proc/") || strings.HasPrefix(name, "sys/")
+}
+
+// assertBuild checks how the binary was built, from its Go build info: the
+// runner the image ships must be the build make bench measures (cgo, glibc:
+// no musl tag), trimmed and stripped.
+func assertBuild(t *testing.T, im image, b []byte) {
+	t.Helper()
+	info, err := buildinfo.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: no Go build info: %v", im.binary, err)
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	wantCgo := "0"
+	if im.cgo {
+		wantCgo = "1"
+	}
+	if got := settings["CGO_ENABLED"]; got != wantCgo {
+		t.Errorf("%s: CGO_ENABLED=%q, want %s", im.binary, got, wantCgo)
+	}
+	for _, tag := range strings.Split(settings["-tags"], ",") {
+		if tag == "musl" {
+			t.Errorf("%s: built with -tags %s: the musl build is not what make bench measures", im.binary, settings["-tags"])
+		}
+	}
+	if settings["-trimpath"] != "true" {
+		t.Errorf("%s: not built with -trimpath (settings %v)", im.binary, settings)
+	}
+	// -trimpath leaves -ldflags out of the build info (it may hold paths),
+	// so -s -w show as what they do: no symbol table, no DWARF.
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s is not an ELF binary: %v", im.binary, err)
+	}
+	defer ef.Close()
+	for _, sec := range ef.Sections {
+		if sec.Name == ".symtab" || strings.HasPrefix(sec.Name, ".debug_") || strings.HasPrefix(sec.Name, ".zdebug_") {
+			t.Errorf("%s has a %s section: not built with -ldflags '-s -w'", im.binary, sec.Name)
+		}
+	}
+	t.Logf("%s: %s, CGO_ENABLED=%s -tags=%q -trimpath=%s, stripped", im.binary, info.GoVersion, settings["CGO_ENABLED"], settings["-tags"], settings["-trimpath"])
 }
 
 // assertStatic checks an ELF binary needs no loader and no shared library.
@@ -522,6 +702,105 @@ func assertStatic(t *testing.T, name string, b []byte) {
 		t.Errorf("%s needs shared libraries %v", name, libs)
 	}
 	t.Logf("%s: static ELF %s/%s, %d bytes, no PT_INTERP, no DT_NEEDED", name, ef.Class, ef.Machine, len(b))
+}
+
+// assertDynamic checks a dynamically linked binary against the image's
+// files (path without the leading slash -> content): its program
+// interpreter is at the path the binary names, and every DT_NEEDED entry,
+// the binary's and each library's own, is a file of the binary's class and
+// machine in a directory the loader searches. It returns the files the
+// binary needs, interpreter included.
+func assertDynamic(t *testing.T, name string, b []byte, files map[string][]byte) map[string]bool {
+	t.Helper()
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s is not an ELF binary: %v", name, err)
+	}
+	defer ef.Close()
+	interp := ""
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_INTERP {
+			raw, err := io.ReadAll(p.Open())
+			if err != nil {
+				t.Fatalf("%s: PT_INTERP: %v", name, err)
+			}
+			interp = strings.TrimRight(string(raw), "\x00")
+		}
+	}
+	if interp == "" {
+		t.Fatalf("%s has no PT_INTERP: not dynamically linked, so the image's libraries would be dead weight", name)
+	}
+	// glibc's own search path on Debian (multiarch), no ld.so.cache in the
+	// image; plus the interpreter's directory, where its soname lives.
+	var triplet string
+	switch ef.Machine {
+	case elf.EM_X86_64:
+		triplet = "x86_64-linux-gnu"
+	case elf.EM_AARCH64:
+		triplet = "aarch64-linux-gnu"
+	default:
+		t.Fatalf("%s: machine %s: no library directories known", name, ef.Machine)
+	}
+	dirs := []string{"lib/" + triplet, "usr/lib/" + triplet, "lib", "usr/lib", strings.TrimPrefix(path.Dir(interp), "/")}
+
+	need := map[string]bool{}
+	same := func(file string, raw []byte) []string {
+		lf, err := elf.NewFile(bytes.NewReader(raw))
+		if err != nil {
+			t.Errorf("%s is not an ELF file: %v", file, err)
+			return nil
+		}
+		defer lf.Close()
+		if lf.Class != ef.Class || lf.Machine != ef.Machine {
+			t.Errorf("%s is %s/%s, the binary %s/%s", file, lf.Class, lf.Machine, ef.Class, ef.Machine)
+		}
+		libs, err := lf.ImportedLibraries()
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+		}
+		return libs
+	}
+	ip := strings.TrimPrefix(interp, "/")
+	if raw := files[ip]; raw == nil {
+		t.Errorf("%s's interpreter %s is not in the image", name, interp)
+	} else {
+		need[ip] = true
+		same(ip, raw)
+	}
+	queue, err := ef.ImportedLibraries()
+	if err != nil || len(queue) == 0 {
+		t.Fatalf("%s: DT_NEEDED %v (%v): want the shared libraries it links", name, queue, err)
+	}
+	direct := strings.Join(queue, " ")
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		lib := queue[0]
+		queue = queue[1:]
+		if seen[lib] {
+			continue
+		}
+		seen[lib] = true
+		found := ""
+		for _, d := range dirs {
+			if p := path.Join(d, lib); files[p] != nil {
+				found = p
+				break
+			}
+		}
+		if found == "" {
+			t.Errorf("%s needs %s: in none of the loader's directories %v", name, lib, dirs)
+			continue
+		}
+		need[found] = true
+		queue = append(queue, same(found, files[found])...)
+	}
+	var list []string
+	for p := range need {
+		list = append(list, "/"+p)
+	}
+	sort.Strings(list)
+	t.Logf("%s: dynamic ELF %s/%s, interpreter %s, DT_NEEDED %s; in the image: %s", name, ef.Class, ef.Machine, interp, direct, strings.Join(list, " "))
+	return need
 }
 
 // testStarts runs the binary's --help in the image (read-only, non-root,
