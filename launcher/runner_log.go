@@ -201,13 +201,29 @@ func (r *ReplayRequestReconciler) followRunner(ctx context.Context, p *pass, job
 // real node): that must not replace the runner's own last words. A log only
 // grows, so a later read of it still holds the kept tail's last line. While
 // the runner runs, any read is taken: between two reads a busy runner may
-// have written more than a tail's lines. It is pure.
+// have written more than a tail's lines, except one of the kubelet's own
+// lines: the launcher's cache may still show the container running when
+// the kubelet has already lost it (seen as a flaky envtest under load).
+// It is pure.
 func laterTail(kept, read string, ended bool) bool {
-	if read == "" {
+	if read == "" || kubeletLogLine(read) {
 		return false
 	}
 	if !ended || kept == "" {
 		return true
 	}
 	return strings.Contains(read, lastLine(kept))
+}
+
+// kubeletLogLine recognises a read answered by the kubelet with a line of
+// its own instead of the container's log: one line, in the words kubelets
+// use (pkg/kubelet/kuberuntime). A runner never writes these: its lines
+// are slog records or Go's crash output.
+func kubeletLogLine(read string) bool {
+	line := strings.TrimSuffix(read, "\n")
+	if strings.Contains(line, "\n") {
+		return false
+	}
+	return strings.HasPrefix(line, "unable to retrieve container logs for ") ||
+		strings.HasPrefix(line, "failed to try resolving symlinks in path ")
 }

@@ -89,6 +89,12 @@ func TestUnitLaterTail(t *testing.T) {
 		{"ended: the kubelet lost the container", kept, "unable to retrieve container logs for containerd://4d50d312\n", true, false},
 		{"ended: the log file is gone", kept, "failed to try resolving symlinks in path \"/var/log/pods/x/runner/0.log\": no such file or directory\n", true, false},
 		{"ended, nothing kept yet", "", "level=INFO msg=interrupted\n", true, true},
+		// The cache may show the container running after the kubelet lost it.
+		{"running as far as the cache knows: the kubelet lost the container", kept, "unable to retrieve container logs for containerd://4d50d312\n", false, false},
+		{"running as far as the cache knows: the log file is gone", kept, "failed to try resolving symlinks in path \"/var/log/pods/x/runner/0.log\": no such file or directory\n", false, false},
+		{"nothing kept yet: the kubelet's line is no log either", "", "unable to retrieve container logs for containerd://4d50d312\n", true, false},
+		{"a runner line that quotes the kubelet is a log", kept, "level=WARN msg=\"unable to retrieve container logs for x\"\n", false, true},
+		{"a longer log that holds such a line is a log", kept, kept + "unable to retrieve container logs for x\n", true, true},
 	} {
 		if got := laterTail(tc.kept, tc.read, tc.ended); got != tc.want {
 			t.Errorf("%s: laterTail = %v, want %v", tc.name, got, tc.want)
