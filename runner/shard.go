@@ -63,8 +63,12 @@ func byLeader(tps []TP, leaders map[TP]int32) [][]TP {
 	return out
 }
 
-// chunk cuts tps into consecutive lists of at most limit partitions, sharing
-// tps's backing array (no copy). limit <= 0 means no limit.
+// chunk cuts tps into the fewest consecutive lists of at most limit
+// partitions, of sizes that differ by one at most, sharing tps's backing
+// array (no copy). limit <= 0 means no limit. Even sizes, not full lists and
+// a remainder: a call's cost grows with the square of its partitions
+// (maxPartitionsPerListOffsets), and calls in flight together wait for the
+// largest.
 func chunk(tps []TP, limit int) [][]TP {
 	if len(tps) == 0 {
 		return nil
@@ -72,10 +76,16 @@ func chunk(tps []TP, limit int) [][]TP {
 	if limit <= 0 || len(tps) <= limit {
 		return [][]TP{tps}
 	}
-	out := make([][]TP, 0, (len(tps)+limit-1)/limit)
-	for len(tps) > limit {
-		out = append(out, tps[:limit:limit])
-		tps = tps[limit:]
+	n := (len(tps) + limit - 1) / limit
+	size, extra := len(tps)/n, len(tps)%n
+	out := make([][]TP, 0, n)
+	for i := range n {
+		k := size
+		if i < extra {
+			k++
+		}
+		out = append(out, tps[:k:k])
+		tps = tps[k:]
 	}
-	return append(out, tps)
+	return out
 }

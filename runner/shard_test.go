@@ -21,10 +21,12 @@ func TestChunkCutsInOrderWithoutLosingPartitions(t *testing.T) {
 		{n: 0, limit: 3, want: nil},
 		{n: 1, limit: 3, want: []int{1}},
 		{n: 3, limit: 3, want: []int{3}},
-		{n: 4, limit: 3, want: []int{3, 1}},
+		{n: 4, limit: 3, want: []int{2, 2}},
+		{n: 7, limit: 3, want: []int{3, 2, 2}},
 		{n: 9, limit: 3, want: []int{3, 3, 3}},
 		{n: 10, limit: 0, want: []int{10}}, // no limit
-		{n: 2500, limit: maxPartitionsPerCall, want: []int{1000, 1000, 500}},
+		{n: 2500, limit: maxPartitionsPerCall, want: []int{834, 833, 833}},
+		{n: 333, limit: maxPartitionsPerListOffsets, want: []int{167, 166}},
 	} {
 		t.Run(fmt.Sprintf("%d by %d", tc.n, tc.limit), func(t *testing.T) {
 			tps := tpsN(tc.n)
