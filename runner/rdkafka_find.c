@@ -301,6 +301,13 @@ void kr_find_window(int on) {
 		kr_index_release();
 }
 
+// Accessors for the differential test (runner/internal/rdkafkacheck), so
+// that the structs' layout is written down once, here.
+int kr_list_cnt(const kr_topic_partition_list_t *l) { return l->cnt; }
+kr_topic_partition_t *kr_list_elem(const kr_topic_partition_list_t *l, int i) { return &l->elems[i]; }
+const char *kr_elem_topic(const kr_topic_partition_t *e) { return e->topic; }
+int32_t kr_elem_partition(const kr_topic_partition_t *e) { return e->partition; }
+
 void kr_find_counts(uint64_t *hits, uint64_t *indexed, uint64_t *misses) {
 	*hits = __atomic_load_n(&kr_hits, __ATOMIC_RELAXED);
 	*indexed = __atomic_load_n(&kr_indexed, __ATOMIC_RELAXED);

@@ -9,22 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct kr_topic_partition_s {
-	char *topic;
-	int32_t partition;
-	int64_t offset;
-	void *metadata;
-	size_t metadata_size;
-	void *opaque;
-	int err;
-	void *_private;
-} kr_topic_partition_t;
+// Opaque here: their layout is rdkafka_find.c's, through its accessors.
+typedef struct kr_topic_partition_s kr_topic_partition_t;
+typedef struct kr_topic_partition_list_s kr_topic_partition_list_t;
+int kr_list_cnt(const kr_topic_partition_list_t *l);
+kr_topic_partition_t *kr_list_elem(const kr_topic_partition_list_t *l, int i);
+const char *kr_elem_topic(const kr_topic_partition_t *e);
+int32_t kr_elem_partition(const kr_topic_partition_t *e);
 
-typedef struct kr_topic_partition_list_s {
-	int cnt;
-	int size;
-	kr_topic_partition_t *elems;
-} kr_topic_partition_list_t;
+// matches says whether e is (t, p).
+static int matches(kr_topic_partition_t *e, const char *t, int32_t p) {
+	return e && kr_elem_partition(e) == p && !strcmp(kr_elem_topic(e), t);
+}
+
+// idx is e's index in l, or -1 for none.
+static long idx(kr_topic_partition_list_t *l, kr_topic_partition_t *e) {
+	for (int i = 0; e && i < kr_list_cnt(l); i++)
+		if (kr_list_elem(l, i) == e)
+			return i;
+	return -1;
+}
 
 // Wrapped, as librdkafka's handlers call them.
 kr_topic_partition_list_t *rd_kafka_topic_partition_list_new(int size);
@@ -72,21 +76,23 @@ int kr_check(uint64_t seed, int ops, int dups, int window, char *msg, int msglen
 		if (op < 40) { // the handlers' find-then-add, or a plain add
 			if (dups || !__real_rd_kafka_topic_partition_list_find(l, t, p))
 				rd_kafka_topic_partition_list_add(l, t, p);
-		} else if (op < 80 || l->cnt == 0) { // look up a key
+		} else if (op < 80 || kr_list_cnt(l) == 0) { // look up a key
 			kr_topic_partition_t *got = rd_kafka_topic_partition_list_find(l, t, p);
 			kr_topic_partition_t *want = __real_rd_kafka_topic_partition_list_find(l, t, p);
-			int ok = dups ? (!got == !want && (!got || (got->partition == p && !strcmp(got->topic, t)))) : got == want;
+			int ok = dups ? (!got == !want && (!got || matches(got, t, p))) : got == want;
 			if (!ok && bad++ == 0)
-				snprintf(msg, msglen, "op %d: find(%s, %d) in %d elements: got index %ld, librdkafka %ld", i, t, p, l->cnt,
-				         got ? (long)(got - l->elems) : -1L, want ? (long)(want - l->elems) : -1L);
+				snprintf(msg, msglen, "op %d: find(%s, %d) in %d elements: got index %ld, librdkafka %ld", i, t, p,
+				         kr_list_cnt(l), idx(l, got), idx(l, want));
 		} else if (op < 84) { // look up the elements in order (a response)
-			for (int j = 0; j < l->cnt; j++) {
-				kr_topic_partition_t *e = &l->elems[j];
-				kr_topic_partition_t *got = rd_kafka_topic_partition_list_find(l, e->topic, e->partition);
-				kr_topic_partition_t *want = __real_rd_kafka_topic_partition_list_find(l, e->topic, e->partition);
-				if ((dups ? !(got && got->partition == e->partition && !strcmp(got->topic, e->topic)) : got != want) && bad++ == 0)
-					snprintf(msg, msglen, "op %d: in-order find(%s, %d) at %d of %d: got index %ld, librdkafka %ld", i, e->topic, e->partition, j, l->cnt,
-					         got ? (long)(got - l->elems) : -1L, want ? (long)(want - l->elems) : -1L);
+			for (int j = 0; j < kr_list_cnt(l); j++) {
+				kr_topic_partition_t *e = kr_list_elem(l, j);
+				const char *et = kr_elem_topic(e);
+				int32_t ep = kr_elem_partition(e);
+				kr_topic_partition_t *got = rd_kafka_topic_partition_list_find(l, et, ep);
+				kr_topic_partition_t *want = __real_rd_kafka_topic_partition_list_find(l, et, ep);
+				if ((dups ? !matches(got, et, ep) : got != want) && bad++ == 0)
+					snprintf(msg, msglen, "op %d: in-order find(%s, %d) at %d of %d: got index %ld, librdkafka %ld", i, et, ep, j,
+					         kr_list_cnt(l), idx(l, got), idx(l, want));
 			}
 		} else if (op < 88) { // grow behind the wrapper's back
 			int32_t from = (int32_t)(rng(&s) % NPARTS);
@@ -96,8 +102,8 @@ int kr_check(uint64_t seed, int ops, int dups, int window, char *msg, int msglen
 				rd_kafka_topic_partition_list_add_range(l, t, from, from);
 		} else if (op < 92) { // delete behind its back, then maybe re-add
 			// Not inside the handler's window: the handler deletes nothing.
-			if (!window && l->cnt > 0) {
-				rd_kafka_topic_partition_list_del_by_idx(l, (int)(rng(&s) % (uint64_t)l->cnt));
+			if (!window && kr_list_cnt(l) > 0) {
+				rd_kafka_topic_partition_list_del_by_idx(l, (int)(rng(&s) % (uint64_t)kr_list_cnt(l)));
 				if (rng(&s) % 2 && (dups || !__real_rd_kafka_topic_partition_list_find(l, t, p)))
 					__real_rd_kafka_topic_partition_list_add(l, t, p);
 			}
@@ -135,7 +141,7 @@ int kr_check_handlers(int n) {
 	}
 	for (int i = 0; i < n; i++) {
 		snprintf(topic, sizeof topic, "t%03d", i / 100);
-		if (rd_kafka_topic_partition_list_find(l, topic, i % 100) != &l->elems[i])
+		if (rd_kafka_topic_partition_list_find(l, topic, i % 100) != kr_list_elem(l, i))
 			bad++;
 	}
 	if (rd_kafka_topic_partition_list_find(l, "t000", 100) || rd_kafka_topic_partition_list_find(l, "nope", 0))
