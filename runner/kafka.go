@@ -25,6 +25,10 @@ type kafkaClient struct {
 	// consumers can hand librdkafka's log lines to Go. Nothing is produced.
 	producer *kafka.Producer
 	admin    *kafka.AdminClient
+	// rk is admin's librdkafka handle, for the calls the runner makes
+	// through librdkafka's C API itself (rdkafka_listoffsets.go); nil if
+	// it could not be had, and those calls go through admin.
+	rk       rdHandle
 	log      *slog.Logger
 	logs     chan kafka.LogEvent
 	events   chan kafka.Event
@@ -84,7 +88,7 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 		close(logs)
 		return nil, err
 	}
-	k := &kafkaClient{producer: producer, admin: admin, log: log, logs: logs, events: producer.Events()}
+	k := &kafkaClient{producer: producer, admin: admin, rk: adminHandle(admin), log: log, logs: logs, events: producer.Events()}
 	k.auth, k.authFailed = context.WithCancelCause(context.Background())
 	k.unreached, k.gaveUp = context.WithCancelCause(context.Background())
 	k.done.Add(2)
@@ -476,45 +480,58 @@ type tpOffset struct {
 
 // listOffsets resolves one offset spec for every partition in a single
 // batched call (one ListOffsets request per partition leader). The answer
-// has exactly tps's partitions, sorted: it is checked by sorting both,
-// which needs no map (see listOffsetsByLeader).
+// has exactly tps's partitions, sorted (see listOffsetsByLeader).
 func (k *kafkaClient) listOffsets(ctx context.Context, what string, tps []TP, spec kafka.OffsetSpec) ([]tpOffset, error) {
 	asked := slices.Clone(tps)
 	sortTPs(asked)
+	call := k.listOffsetsAdmin
+	if k.rk != nil {
+		call = func(ctx context.Context, what string, asked []TP, spec kafka.OffsetSpec) ([]tpOffset, error) {
+			return listOffsetsDirect(ctx, k.rk, what, asked, spec)
+		}
+	}
 	return retry(ctx, k, what, func(ctx context.Context) ([]tpOffset, error) {
-		req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(tps))
-		var topic *string
-		for i := range asked {
-			if topic == nil || *topic != asked[i].Topic {
-				// One name per topic, not a copy per partition:
-				// confluent-kafka-go copies it to C for each anyway.
-				topic = &asked[i].Topic
-			}
-			req[kafka.TopicPartition{Topic: topic, Partition: asked[i].Partition}] = spec
-		}
-		res, err := k.admin.ListOffsets(ctx, req, kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
-		if err != nil {
-			return nil, err
-		}
-		got := make([]tpOffset, 0, len(res.ResultInfos))
-		for ktp, info := range res.ResultInfos {
-			tp := TP{Topic: *ktp.Topic, Partition: ktp.Partition}
-			if info.Error.Code() != kafka.ErrNoError {
-				return nil, fmt.Errorf("%s: %w", tp, info.Error)
-			}
-			got = append(got, tpOffset{tp, int64(info.Offset)})
-		}
-		slices.SortFunc(got, func(a, b tpOffset) int { return compareTPs(a.tp, b.tp) })
-		for i, tp := range asked {
-			if i >= len(got) || got[i].tp != tp {
-				return nil, fmt.Errorf("%s: no answer for %s", what, tp)
-			}
-		}
-		if len(got) != len(asked) {
-			return nil, fmt.Errorf("%s: an answer for %s, which was not asked for", what, got[len(asked)].tp)
-		}
-		return got, nil
+		return call(ctx, what, asked, spec)
 	})
+}
+
+// listOffsetsAdmin is one call of listOffsetsDirect's, through
+// confluent-kafka-go's AdminClient.ListOffsets: for a client whose
+// librdkafka handle could not be had. asked is sorted; the answer is
+// checked by sorting it too, which needs no map.
+func (k *kafkaClient) listOffsetsAdmin(ctx context.Context, what string, asked []TP, spec kafka.OffsetSpec) ([]tpOffset, error) {
+	req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(asked))
+	var topic *string
+	for i := range asked {
+		if topic == nil || *topic != asked[i].Topic {
+			// One name per topic, not a copy per partition:
+			// confluent-kafka-go copies it to C for each anyway.
+			topic = &asked[i].Topic
+		}
+		req[kafka.TopicPartition{Topic: topic, Partition: asked[i].Partition}] = spec
+	}
+	res, err := k.admin.ListOffsets(ctx, req, kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+	if err != nil {
+		return nil, err
+	}
+	got := make([]tpOffset, 0, len(res.ResultInfos))
+	for ktp, info := range res.ResultInfos {
+		tp := TP{Topic: *ktp.Topic, Partition: ktp.Partition}
+		if info.Error.Code() != kafka.ErrNoError {
+			return nil, fmt.Errorf("%s: %w", tp, info.Error)
+		}
+		got = append(got, tpOffset{tp, int64(info.Offset)})
+	}
+	slices.SortFunc(got, func(a, b tpOffset) int { return compareTPs(a.tp, b.tp) })
+	for i, tp := range asked {
+		if i >= len(got) || got[i].tp != tp {
+			return nil, fmt.Errorf("%s: no answer for %s", what, tp)
+		}
+	}
+	if len(got) != len(asked) {
+		return nil, fmt.Errorf("%s: an answer for %s, which was not asked for", what, got[len(asked)].tp)
+	}
+	return got, nil
 }
 
 // commitOffset is one offset to commit, with its metadata.

@@ -1,0 +1,70 @@
+// The part of librdkafka's public API (rdkafka.h) that the runner's own C
+// code calls, declared here because confluent-kafka-go's copy of rdkafka.h
+// is not on the runner's include path. The names, types and values are
+// rdkafka.h's: TestRdkafkaAPIMatchesConfluentsHeader compiles this file
+// after confluent-kafka-go's rdkafka.h (a prototype that differs is then a
+// compile error) and compares the structs' layout and the constants.
+
+#ifndef KR_RDKAFKA_API_H
+#define KR_RDKAFKA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef _RDKAFKA_H_
+typedef struct rd_kafka_s rd_kafka_t;
+typedef struct rd_kafka_queue_s rd_kafka_queue_t;
+typedef struct rd_kafka_op_s rd_kafka_event_t;
+typedef struct rd_kafka_AdminOptions_s rd_kafka_AdminOptions_t;
+typedef struct rd_kafka_ListOffsetsResultInfo_s rd_kafka_ListOffsetsResultInfo_t;
+typedef rd_kafka_event_t rd_kafka_ListOffsets_result_t;
+typedef int rd_kafka_resp_err_t;
+typedef int rd_kafka_event_type_t;
+typedef int rd_kafka_admin_op_t;
+
+typedef struct rd_kafka_topic_partition_s {
+	char *topic;
+	int32_t partition;
+	int64_t offset;
+	void *metadata;
+	size_t metadata_size;
+	void *opaque;
+	rd_kafka_resp_err_t err;
+	void *_private;
+} rd_kafka_topic_partition_t;
+
+typedef struct rd_kafka_topic_partition_list_s {
+	int cnt;
+	int size;
+	rd_kafka_topic_partition_t *elems;
+} rd_kafka_topic_partition_list_t;
+
+#define RD_KAFKA_ADMIN_OP_LISTOFFSETS 21
+#define RD_KAFKA_EVENT_LISTOFFSETS_RESULT 0x400000
+#define RD_KAFKA_RESP_ERR__INVALID_TYPE (-154)
+#endif
+
+rd_kafka_topic_partition_list_t *rd_kafka_topic_partition_list_new(int size);
+rd_kafka_topic_partition_t *rd_kafka_topic_partition_list_add(rd_kafka_topic_partition_list_t *rktparlist, const char *topic, int32_t partition);
+void rd_kafka_topic_partition_list_destroy(rd_kafka_topic_partition_list_t *rkparlist);
+
+rd_kafka_AdminOptions_t *rd_kafka_AdminOptions_new(rd_kafka_t *rk, rd_kafka_admin_op_t for_api);
+rd_kafka_resp_err_t rd_kafka_AdminOptions_set_request_timeout(rd_kafka_AdminOptions_t *options, int timeout_ms, char *errstr, size_t errstr_size);
+void rd_kafka_AdminOptions_destroy(rd_kafka_AdminOptions_t *options);
+
+rd_kafka_queue_t *rd_kafka_queue_new(rd_kafka_t *rk);
+void rd_kafka_queue_destroy(rd_kafka_queue_t *rkqu);
+rd_kafka_event_t *rd_kafka_queue_poll(rd_kafka_queue_t *rkqu, int timeout_ms);
+void rd_kafka_queue_yield(rd_kafka_queue_t *rkqu);
+
+void rd_kafka_ListOffsets(rd_kafka_t *rk, rd_kafka_topic_partition_list_t *topic_partitions, const rd_kafka_AdminOptions_t *options, rd_kafka_queue_t *rkqu);
+
+rd_kafka_event_type_t rd_kafka_event_type(const rd_kafka_event_t *rkev);
+rd_kafka_resp_err_t rd_kafka_event_error(rd_kafka_event_t *rkev);
+const char *rd_kafka_event_error_string(rd_kafka_event_t *rkev);
+const rd_kafka_ListOffsets_result_t *rd_kafka_event_ListOffsets_result(rd_kafka_event_t *rkev);
+const rd_kafka_ListOffsetsResultInfo_t **rd_kafka_ListOffsets_result_infos(const rd_kafka_ListOffsets_result_t *result, size_t *cntp);
+const rd_kafka_topic_partition_t *rd_kafka_ListOffsetsResultInfo_topic_partition(const rd_kafka_ListOffsetsResultInfo_t *result_info);
+void rd_kafka_event_destroy(rd_kafka_event_t *rkev);
+
+#endif

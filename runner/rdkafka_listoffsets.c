@@ -1,0 +1,125 @@
+// ListOffsets through librdkafka's C API directly (see
+// rdkafka_listoffsets.go for why): the call's partitions go in as one
+// buffer, the answers come back into the caller's rows, and nothing is
+// converted per partition on the Go side.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdkafka_api.h"
+#include "rdkafka_listoffsets.h"
+
+// topic_names splits names, n NUL-terminated names back to back, into a
+// freshly allocated array of n pointers into it.
+static const char **topic_names(const char *names, int n) {
+	const char **t = malloc(sizeof(*t) * (size_t)(n > 0 ? n : 1));
+	if (!t)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		t[i] = names;
+		names += strlen(names) + 1;
+	}
+	return t;
+}
+
+rd_kafka_queue_t *kr_lo_start(rd_kafka_t *rk, const char *names, int n_topics, const kr_lo_row *rows, int n, int64_t spec, int timeout_ms, char *errstr, size_t errstr_size) {
+	const char **t = topic_names(names, n_topics);
+	if (!t) {
+		snprintf(errstr, errstr_size, "out of memory");
+		return NULL;
+	}
+	rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(n);
+	for (int i = 0; i < n; i++)
+		rd_kafka_topic_partition_list_add(list, t[rows[i].topic], rows[i].partition)->offset = spec;
+	free(t);
+	rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_LISTOFFSETS);
+	if (rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, errstr_size)) {
+		rd_kafka_AdminOptions_destroy(opts);
+		rd_kafka_topic_partition_list_destroy(list);
+		return NULL;
+	}
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	// librdkafka copies the list and the options before it returns.
+	rd_kafka_ListOffsets(rk, list, opts, q);
+	rd_kafka_AdminOptions_destroy(opts);
+	rd_kafka_topic_partition_list_destroy(list);
+	return q;
+}
+
+int kr_lo_result(rd_kafka_event_t *ev, const char *names, int n_topics, kr_lo_row *rows, int n, char *errstr, size_t errstr_size) {
+	if (rd_kafka_event_type(ev) != RD_KAFKA_EVENT_LISTOFFSETS_RESULT) {
+		snprintf(errstr, errstr_size, "expected a ListOffsets result, not event type %d", rd_kafka_event_type(ev));
+		return RD_KAFKA_RESP_ERR__INVALID_TYPE;
+	}
+	rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
+	if (err) {
+		const char *s = rd_kafka_event_error_string(ev);
+		snprintf(errstr, errstr_size, "%s", s ? s : "");
+		return err;
+	}
+	const char **t = topic_names(names, n_topics);
+	// first[i] is topic i's first row: rows are sorted by topic index,
+	// then partition; first[n_topics] is n.
+	int *first = malloc(sizeof(int) * (size_t)(n_topics + 1));
+	if (!t || !first) {
+		free(t);
+		free(first);
+		snprintf(errstr, errstr_size, "out of memory");
+		return KR_LO_NOMEM;
+	}
+	for (int i = 0, r = 0; i <= n_topics; i++) {
+		while (r < n && rows[r].topic < i)
+			r++;
+		first[i] = r;
+	}
+	size_t cnt = 0;
+	const rd_kafka_ListOffsetsResultInfo_t **infos = rd_kafka_ListOffsets_result_infos(rd_kafka_event_ListOffsets_result(ev), &cnt);
+	int topic = -1, ret = 0;
+	for (size_t i = 0; i < cnt; i++) {
+		const rd_kafka_topic_partition_t *tp = rd_kafka_ListOffsetsResultInfo_topic_partition(infos[i]);
+		// Answers come grouped by topic: a new topic is looked up by
+		// bisection of the sorted names, a partition within its rows.
+		if (topic < 0 || strcmp(tp->topic, t[topic]) != 0) {
+			int lo = 0, hi = n_topics - 1;
+			topic = -1;
+			while (lo <= hi) {
+				int mid = lo + (hi - lo) / 2, c = strcmp(tp->topic, t[mid]);
+				if (c == 0) {
+					topic = mid;
+					break;
+				}
+				if (c < 0)
+					hi = mid - 1;
+				else
+					lo = mid + 1;
+			}
+		}
+		int at = -1;
+		if (topic >= 0) {
+			int lo = first[topic], hi = first[topic + 1] - 1;
+			while (lo <= hi) {
+				int mid = lo + (hi - lo) / 2;
+				if (rows[mid].partition == tp->partition) {
+					at = mid;
+					break;
+				}
+				if (rows[mid].partition < tp->partition)
+					lo = mid + 1;
+				else
+					hi = mid - 1;
+			}
+		}
+		if (at < 0) {
+			snprintf(errstr, errstr_size, "%s:%d", tp->topic, (int)tp->partition);
+			ret = KR_LO_UNASKED;
+			break;
+		}
+		rows[at].offset = tp->offset;
+		rows[at].err = tp->err;
+		rows[at].answered = 1;
+	}
+	free(t);
+	free(first);
+	return ret;
+}

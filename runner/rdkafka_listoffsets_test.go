@@ -1,0 +1,296 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
+)
+
+// TestRdkafkaAPIMatchesConfluentsHeader compiles rdkafka_api.h after the
+// rdkafka.h of the confluent-kafka-go that go.mod requires, so that a
+// prototype of ours that differs from librdkafka's is a compile error,
+// checks the constants there, and compares the two public structs' layout
+// as each header declares them.
+func TestRdkafkaAPIMatchesConfluentsHeader(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/confluentinc/confluent-kafka-go/v2").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	header := filepath.Join(strings.TrimSpace(string(out)), "kafka", "librdkafka_vendor", "rdkafka.h")
+	if _, err := os.Stat(header); err != nil {
+		t.Fatal(err)
+	}
+	cc := strings.TrimSpace(goEnv(t, "CC"))
+	if cc == "" {
+		cc = "gcc"
+	}
+	dir := t.TempDir()
+	layout := `#include <stdio.h>
+#include <stddef.h>
+int main(void) {
+	printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu|", sizeof(rd_kafka_topic_partition_t),
+	       offsetof(rd_kafka_topic_partition_t, topic), offsetof(rd_kafka_topic_partition_t, partition),
+	       offsetof(rd_kafka_topic_partition_t, offset), offsetof(rd_kafka_topic_partition_t, metadata),
+	       offsetof(rd_kafka_topic_partition_t, metadata_size), offsetof(rd_kafka_topic_partition_t, opaque),
+	       offsetof(rd_kafka_topic_partition_t, err), offsetof(rd_kafka_topic_partition_t, _private));
+	printf("%zu %zu %zu %zu|", sizeof(rd_kafka_topic_partition_list_t), offsetof(rd_kafka_topic_partition_list_t, cnt),
+	       offsetof(rd_kafka_topic_partition_list_t, size), offsetof(rd_kafka_topic_partition_list_t, elems));
+	printf("%d %d %d\n", (int)RD_KAFKA_ADMIN_OP_LISTOFFSETS, (int)RD_KAFKA_EVENT_LISTOFFSETS_RESULT, (int)RD_KAFKA_RESP_ERR__INVALID_TYPE);
+	return 0;
+}
+`
+	run := func(name, includes string) string {
+		src := filepath.Join(dir, name+".c")
+		if err := os.WriteFile(src, []byte(includes+layout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(dir, name)
+		if out, err := exec.Command(cc, "-std=c11", "-Wall", "-Werror", "-I.", "-o", bin, src).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+		got, err := exec.Command(bin).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return string(got)
+	}
+	// Both headers in one unit: every prototype of ours is checked
+	// against librdkafka's, and the constants are librdkafka's.
+	theirs := run("both", fmt.Sprintf("#include %q\n#include \"rdkafka_api.h\"\n", header))
+	ours := run("ours", "#include \"rdkafka_api.h\"\n")
+	if ours != theirs {
+		t.Errorf("rdkafka_api.h's layout and constants %q, rdkafka.h's %q", ours, theirs)
+	}
+}
+
+func goEnv(t *testing.T, key string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", key).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", key, err)
+	}
+	return string(out)
+}
+
+// TestDirectListOffsetsInUse: the client found its librdkafka handle, so
+// ListOffsets goes through rdkafka_listoffsets.c. It fails when a
+// confluent-kafka-go upgrade moves the handle; the runner then still
+// works, through AdminClient.ListOffsets, but slower.
+func TestDirectListOffsetsInUse(t *testing.T) {
+	k := newTestClient(t, "127.0.0.1:1")
+	if k.rk == nil {
+		t.Fatal("no librdkafka handle: ListOffsets goes through confluent-kafka-go's conversions")
+	}
+	var zero kafka.AdminClient
+	if adminHandle(&zero) != nil || adminHandle(nil) != nil {
+		t.Error("a handle from an AdminClient that has none")
+	}
+}
+
+// loBase is when the records these tests seed begin.
+var loBase = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+func loCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newTestClient(t *testing.T, bootstrap string) *kafkaClient {
+	t.Helper()
+	k, err := newKafkaClient(&config.Config{BootstrapServers: bootstrap}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
+// TestListOffsetsDirectAgreesWithAdmin asks the same questions through
+// rdkafka_listoffsets.c and through confluent-kafka-go's
+// AdminClient.ListOffsets, on a real-protocol Kafka, and wants the same
+// answers and the same errors: every offset spec, partitions of several
+// topics and leaders, logs whose start was moved, empty logs, partitions
+// and topics that do not exist, and a broker that fails the request.
+func TestListOffsetsDirectAgreesWithAdmin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := kafkatest.New(t, 3)
+	ctx := loCtx(t)
+	seed := map[string]int32{"agree-a": 5, "agree-b": 3, "agree-c": 8}
+	for name, parts := range seed {
+		if err := c.Seed(ctx, name, parts, 20, loBase, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.CreateTopic(ctx, "agree-empty", 2); err != nil {
+		t.Fatal(err)
+	}
+	for p := int32(0); p < 3; p++ {
+		if err := c.DeleteRecords(ctx, "agree-c", p, int64(5+p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := newTestClient(t, c.Bootstrap())
+	if k.rk == nil {
+		t.Fatal("no librdkafka handle")
+	}
+	var all []TP
+	for name, parts := range seed {
+		for p := range parts {
+			all = append(all, TP{Topic: name, Partition: p})
+		}
+	}
+	all = append(all, TP{Topic: "agree-empty", Partition: 0}, TP{Topic: "agree-empty", Partition: 1})
+	sortTPs(all)
+	ms := func(d time.Duration) kafka.OffsetSpec {
+		return kafka.NewOffsetSpecForTimestamp(loBase.Add(d).UnixMilli())
+	}
+	specs := map[string]kafka.OffsetSpec{
+		"earliest": kafka.EarliestOffsetSpec, "latest": kafka.LatestOffsetSpec, "max timestamp": kafka.MaxTimestampOffsetSpec,
+		"before the first record": ms(-time.Hour), "a record's time": ms(7 * time.Second),
+		"between two records": ms(7*time.Second + 500*time.Millisecond), "after the last record": ms(time.Hour),
+	}
+	sets := map[string][]TP{
+		"all":               all,
+		"one":               {{Topic: "agree-b", Partition: 2}},
+		"one topic":         all[len(all)-3:],
+		"unknown partition": {{Topic: "agree-a", Partition: 0}, {Topic: "agree-a", Partition: 99}},
+		"unknown topic":     {{Topic: "agree-a", Partition: 1}, {Topic: "agree-nope", Partition: 0}},
+	}
+	compare := func(t *testing.T, set []TP, spec kafka.OffsetSpec) {
+		t.Helper()
+		asked := append([]TP(nil), set...)
+		sortTPs(asked)
+		direct, derr := listOffsetsDirect(ctx, k.rk, "list", asked, spec)
+		admin, aerr := k.listOffsetsAdmin(ctx, "list", asked, spec)
+		// Where several partitions fail, AdminClient.ListOffsets's map
+		// names any one of them, listOffsetsDirect the first.
+		if d, a := withoutPartition(derr, asked), withoutPartition(aerr, asked); d != a {
+			t.Fatalf("errors differ: direct %v, admin %v", derr, aerr)
+		}
+		var dke, ake kafka.Error
+		if errors.As(derr, &dke) != errors.As(aerr, &ake) || dke.Code() != ake.Code() || retriable(derr) != retriable(aerr) {
+			t.Fatalf("error kinds differ: direct %#v, admin %#v", derr, aerr)
+		}
+		if fmt.Sprint(direct) != fmt.Sprint(admin) {
+			t.Fatalf("answers differ:\ndirect %v\nadmin  %v", direct, admin)
+		}
+		if derr == nil && len(direct) != len(asked) {
+			t.Fatalf("%d answers for %d partitions", len(direct), len(asked))
+		}
+	}
+	errs := 0
+	for sname, set := range sets {
+		for pname, spec := range specs {
+			t.Run(sname+"/"+pname, func(t *testing.T) {
+				compare(t, set, spec)
+				if _, err := listOffsetsDirect(ctx, k.rk, "list", set, spec); err != nil {
+					errs++
+				}
+			})
+		}
+	}
+	// The unknown partition and topic fail for every spec, and only they.
+	if want := 2 * len(specs); errs != want {
+		t.Errorf("%d failed lookups, want %d", errs, want)
+	}
+	t.Run("broker fails the request", func(t *testing.T) {
+		for _, e := range []*kerr.Error{kerr.UnknownServerError, kerr.NotLeaderForPartition, kerr.UnknownTopicOrPartition} {
+			f := c.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.ListOffsets}, Topic: "agree-a", Err: e, Count: -1})
+			compare(t, all, kafka.LatestOffsetSpec)
+			if _, err := listOffsetsDirect(ctx, k.rk, "list", all, kafka.LatestOffsetSpec); err == nil {
+				t.Errorf("%s: no error", e)
+			}
+			f.Remove()
+		}
+	})
+}
+
+// withoutPartition is err's message without the name of the partition it
+// begins with, if it names one of asked.
+func withoutPartition(err error, asked []TP) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	for _, tp := range asked {
+		if rest, ok := strings.CutPrefix(msg, tp.String()+": "); ok {
+			return "<partition>: " + rest
+		}
+	}
+	return msg
+}
+
+// TestListOffsetsDirectGivesUpWithItsContext: a call whose broker never
+// answers returns when its context ends, with the context's error, as
+// AdminClient.ListOffsets does; the client stays usable, and the answer
+// that arrives later for the abandoned call goes nowhere.
+func TestListOffsetsDirectGivesUpWithItsContext(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := kafkatest.New(t, 1)
+	c.RequireFake(t)
+	const records = 10
+	if err := c.Seed(loCtx(t), "held", 2, records, loBase, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	k := newTestClient(t, c.Bootstrap())
+	asked := []TP{{Topic: "held", Partition: 0}, {Topic: "held", Partition: 1}}
+	if _, err := listOffsetsDirect(loCtx(t), k.rk, "list", asked, kafka.LatestOffsetSpec); err != nil {
+		t.Fatal(err) // connections and metadata, before the hold
+	}
+	reached := make(chan struct{}, 16)
+	release := make(chan struct{})
+	c.Fake.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		select {
+		case reached <- struct{}{}:
+		default:
+		}
+		c.Fake.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	ctx, cancel := context.WithCancel(loCtx(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := listOffsetsDirect(ctx, k.rk, "list", asked, kafka.LatestOffsetSpec)
+		done <- err
+	}()
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call never reached the broker")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v, want the context's error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not return when its context ended")
+	}
+	close(release)
+	got, err := listOffsetsDirect(loCtx(t), k.rk, "list", asked, kafka.LatestOffsetSpec)
+	if err != nil || len(got) != 2 || got[0].offset != records || got[1].offset != records {
+		t.Fatalf("after the abandoned call: %v, %v", got, err)
+	}
+}
