@@ -26,7 +26,7 @@ type kafkaClient struct {
 	producer *kafka.Producer
 	admin    *kafka.AdminClient
 	// rk is admin's librdkafka handle, for the calls the runner makes
-	// through librdkafka's C API itself (rdkafka_listoffsets.go); nil if
+	// through librdkafka's C API itself (rdkafka_admin.go); nil if
 	// it could not be had, and those calls go through admin.
 	rk       rdHandle
 	log      *slog.Logger
@@ -402,30 +402,43 @@ func (k *kafkaClient) describeTopics(ctx context.Context, topics []string) (topi
 	if len(topics) == 0 {
 		return topicInfo{Partitions: map[string]int32{}, Leaders: map[TP]int32{}}, nil
 	}
+	call := k.describeTopicsAdmin
+	if k.rk != nil {
+		call = func(ctx context.Context, topics []string) (topicInfo, error) {
+			return describeTopicsDirect(ctx, k.rk, topics)
+		}
+	}
 	return retry(ctx, k, "describe topics", func(ctx context.Context) (topicInfo, error) {
-		res, err := k.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(topics),
-			kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
-		if err != nil {
-			return topicInfo{}, err
-		}
-		out := topicInfo{Partitions: map[string]int32{}, Leaders: map[TP]int32{}}
-		for _, d := range res.TopicDescriptions {
-			switch d.Error.Code() {
-			case kafka.ErrNoError:
-				out.Partitions[d.Name] = int32(len(d.Partitions))
-				for _, p := range d.Partitions {
-					if p.Leader != nil {
-						out.Leaders[TP{Topic: d.Name, Partition: int32(p.Partition)}] = int32(p.Leader.ID)
-					}
-				}
-			case kafka.ErrUnknownTopicOrPart:
-				// absent from the map: the planner names it
-			default:
-				return topicInfo{}, fmt.Errorf("topic %s: %w", d.Name, d.Error)
-			}
-		}
-		return out, nil
+		return call(ctx, topics)
 	})
+}
+
+// describeTopicsAdmin is one call of describeTopics's through
+// confluent-kafka-go's AdminClient.DescribeTopics: for a client whose
+// librdkafka handle could not be had (see describeTopicsDirect).
+func (k *kafkaClient) describeTopicsAdmin(ctx context.Context, topics []string) (topicInfo, error) {
+	res, err := k.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(topics),
+		kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+	if err != nil {
+		return topicInfo{}, err
+	}
+	out := topicInfo{Partitions: map[string]int32{}, Leaders: map[TP]int32{}}
+	for _, d := range res.TopicDescriptions {
+		switch d.Error.Code() {
+		case kafka.ErrNoError:
+			out.Partitions[d.Name] = int32(len(d.Partitions))
+			for _, p := range d.Partitions {
+				if p.Leader != nil {
+					out.Leaders[TP{Topic: d.Name, Partition: int32(p.Partition)}] = int32(p.Leader.ID)
+				}
+			}
+		case kafka.ErrUnknownTopicOrPart:
+			// absent from the map: the planner names it
+		default:
+			return topicInfo{}, fmt.Errorf("topic %s: %w", d.Name, d.Error)
+		}
+	}
+	return out, nil
 }
 
 // listOffsetsByLeader resolves one offset spec for partitions split by

@@ -21,6 +21,12 @@ typedef rd_kafka_event_t rd_kafka_ListOffsets_result_t;
 typedef int rd_kafka_resp_err_t;
 typedef int rd_kafka_event_type_t;
 typedef int rd_kafka_admin_op_t;
+typedef struct rd_kafka_error_s rd_kafka_error_t;
+typedef struct rd_kafka_Node_s rd_kafka_Node_t;
+typedef struct rd_kafka_TopicCollection_s rd_kafka_TopicCollection_t;
+typedef struct rd_kafka_TopicPartitionInfo_s rd_kafka_TopicPartitionInfo_t;
+typedef struct rd_kafka_TopicDescription_s rd_kafka_TopicDescription_t;
+typedef rd_kafka_event_t rd_kafka_DescribeTopics_result_t;
 
 typedef struct rd_kafka_topic_partition_s {
 	char *topic;
@@ -39,7 +45,9 @@ typedef struct rd_kafka_topic_partition_list_s {
 	rd_kafka_topic_partition_t *elems;
 } rd_kafka_topic_partition_list_t;
 
+#define RD_KAFKA_ADMIN_OP_DESCRIBETOPICS 19
 #define RD_KAFKA_ADMIN_OP_LISTOFFSETS 21
+#define RD_KAFKA_EVENT_DESCRIBETOPICS_RESULT 0x100000
 #define RD_KAFKA_EVENT_LISTOFFSETS_RESULT 0x400000
 #define RD_KAFKA_RESP_ERR__INVALID_TYPE (-154)
 #endif
@@ -66,5 +74,19 @@ const rd_kafka_ListOffsets_result_t *rd_kafka_event_ListOffsets_result(rd_kafka_
 const rd_kafka_ListOffsetsResultInfo_t **rd_kafka_ListOffsets_result_infos(const rd_kafka_ListOffsets_result_t *result, size_t *cntp);
 const rd_kafka_topic_partition_t *rd_kafka_ListOffsetsResultInfo_topic_partition(const rd_kafka_ListOffsetsResultInfo_t *result_info);
 void rd_kafka_event_destroy(rd_kafka_event_t *rkev);
+
+rd_kafka_resp_err_t rd_kafka_error_code(const rd_kafka_error_t *error);
+const char *rd_kafka_error_string(const rd_kafka_error_t *error);
+int rd_kafka_Node_id(const rd_kafka_Node_t *node);
+rd_kafka_TopicCollection_t *rd_kafka_TopicCollection_of_topic_names(const char **topics, size_t topics_cnt);
+void rd_kafka_TopicCollection_destroy(rd_kafka_TopicCollection_t *topics);
+void rd_kafka_DescribeTopics(rd_kafka_t *rk, const rd_kafka_TopicCollection_t *topics, const rd_kafka_AdminOptions_t *options, rd_kafka_queue_t *rkqu);
+const rd_kafka_DescribeTopics_result_t *rd_kafka_event_DescribeTopics_result(rd_kafka_event_t *rkev);
+const rd_kafka_TopicDescription_t **rd_kafka_DescribeTopics_result_topics(const rd_kafka_DescribeTopics_result_t *result, size_t *cntp);
+const char *rd_kafka_TopicDescription_name(const rd_kafka_TopicDescription_t *topicdesc);
+const rd_kafka_error_t *rd_kafka_TopicDescription_error(const rd_kafka_TopicDescription_t *topicdesc);
+const rd_kafka_TopicPartitionInfo_t **rd_kafka_TopicDescription_partitions(const rd_kafka_TopicDescription_t *topicdesc, size_t *cntp);
+const int rd_kafka_TopicPartitionInfo_partition(const rd_kafka_TopicPartitionInfo_t *partition);
+const rd_kafka_Node_t *rd_kafka_TopicPartitionInfo_leader(const rd_kafka_TopicPartitionInfo_t *partition);
 
 #endif

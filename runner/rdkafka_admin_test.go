@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,8 @@ int main(void) {
 	       offsetof(rd_kafka_topic_partition_t, err), offsetof(rd_kafka_topic_partition_t, _private));
 	printf("%zu %zu %zu %zu|", sizeof(rd_kafka_topic_partition_list_t), offsetof(rd_kafka_topic_partition_list_t, cnt),
 	       offsetof(rd_kafka_topic_partition_list_t, size), offsetof(rd_kafka_topic_partition_list_t, elems));
-	printf("%d %d %d\n", (int)RD_KAFKA_ADMIN_OP_LISTOFFSETS, (int)RD_KAFKA_EVENT_LISTOFFSETS_RESULT, (int)RD_KAFKA_RESP_ERR__INVALID_TYPE);
+	printf("%d %d %d %d %d\n", (int)RD_KAFKA_ADMIN_OP_LISTOFFSETS, (int)RD_KAFKA_EVENT_LISTOFFSETS_RESULT, (int)RD_KAFKA_RESP_ERR__INVALID_TYPE,
+	       (int)RD_KAFKA_ADMIN_OP_DESCRIBETOPICS, (int)RD_KAFKA_EVENT_DESCRIBETOPICS_RESULT);
 	return 0;
 }
 `
@@ -89,7 +91,7 @@ func goEnv(t *testing.T, key string) string {
 }
 
 // TestDirectListOffsetsInUse: the client found its librdkafka handle, so
-// ListOffsets goes through rdkafka_listoffsets.c. It fails when a
+// ListOffsets goes through rdkafka_admin.c. It fails when a
 // confluent-kafka-go upgrade moves the handle; the runner then still
 // works, through AdminClient.ListOffsets, but slower.
 func TestDirectListOffsetsInUse(t *testing.T) {
@@ -123,7 +125,7 @@ func newTestClient(t *testing.T, bootstrap string) *kafkaClient {
 }
 
 // TestListOffsetsDirectAgreesWithAdmin asks the same questions through
-// rdkafka_listoffsets.c and through confluent-kafka-go's
+// rdkafka_admin.c and through confluent-kafka-go's
 // AdminClient.ListOffsets, on a real-protocol Kafka, and wants the same
 // answers and the same errors: every offset spec, partitions of several
 // topics and leaders, logs whose start was moved, empty logs, partitions
@@ -293,4 +295,68 @@ func TestListOffsetsDirectGivesUpWithItsContext(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].offset != records || got[1].offset != records {
 		t.Fatalf("after the abandoned call: %v, %v", got, err)
 	}
+}
+
+// TestDescribeTopicsDirectAgreesWithAdmin asks for the same topics through
+// rdkafka_admin.c and through AdminClient.DescribeTopics and wants the
+// same partitions, leaders and errors: topics of several sizes on three
+// brokers, unknown topics, invalid names, and a broker that fails the
+// request for a topic.
+func TestDescribeTopicsDirectAgreesWithAdmin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := kafkatest.New(t, 3)
+	c.RequireFake(t)
+	ctx := loCtx(t)
+	for name, parts := range map[string]int32{"desc-a": 1, "desc-b": 7, "desc-c": 40} {
+		if err := c.CreateTopic(ctx, name, parts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := newTestClient(t, c.Bootstrap())
+	if k.rk == nil {
+		t.Fatal("no librdkafka handle")
+	}
+	compare := func(t *testing.T, topics []string) (topicInfo, error) {
+		t.Helper()
+		direct, derr := describeTopicsDirect(ctx, k.rk, topics)
+		admin, aerr := k.describeTopicsAdmin(ctx, topics)
+		if fmt.Sprint(derr) != fmt.Sprint(aerr) || retriable(derr) != retriable(aerr) {
+			t.Fatalf("errors differ: direct %v, admin %v", derr, aerr)
+		}
+		var dke, ake kafka.Error
+		if errors.As(derr, &dke) != errors.As(aerr, &ake) || dke.Code() != ake.Code() {
+			t.Fatalf("error kinds differ: direct %#v, admin %#v", derr, aerr)
+		}
+		if !reflect.DeepEqual(direct, admin) {
+			t.Fatalf("answers differ:\ndirect %v\nadmin  %v", direct, admin)
+		}
+		return direct, derr
+	}
+	for name, tc := range map[string]struct {
+		topics     []string
+		partitions int
+		fails      bool
+	}{
+		"one":                 {topics: []string{"desc-b"}, partitions: 7},
+		"all":                 {topics: []string{"desc-c", "desc-a", "desc-b"}, partitions: 48},
+		"with an unknown one": {topics: []string{"desc-a", "desc-nope"}, partitions: 1},
+		"only unknown":        {topics: []string{"desc-nope"}},
+		"an invalid name":     {topics: []string{"desc-a", "bad name!"}, partitions: 1}, // kfake: unknown
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := compare(t, tc.topics)
+			if (err != nil) != tc.fails || len(got.Leaders) != tc.partitions {
+				t.Fatalf("%d leaders, error %v", len(got.Leaders), err)
+			}
+		})
+	}
+	t.Run("broker fails a topic", func(t *testing.T) {
+		f := c.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Metadata}, Topic: "desc-b", Err: kerr.TopicAuthorizationFailed, Count: -1})
+		defer f.Remove()
+		if _, err := compare(t, []string{"desc-a", "desc-b"}); err == nil {
+			t.Fatal("no error")
+		}
+	})
 }

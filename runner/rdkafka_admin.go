@@ -2,7 +2,7 @@ package runner
 
 /*
 #include <stdlib.h>
-#include "rdkafka_listoffsets.h"
+#include "rdkafka_admin.h"
 */
 import "C"
 
@@ -130,4 +130,70 @@ func waitEvent(ctx context.Context, q *C.rd_kafka_queue_t) *C.rd_kafka_event_t {
 		}
 	}
 	return nil
+}
+
+// describeTopicsDirect is one call of describeTopics's, as
+// AdminClient.DescribeTopics makes it, without building a Go value for
+// every replica of every partition (confluent-kafka-go's conversion was
+// 4% of the CPU of a 10,000-partition run). Its errors are
+// AdminClient.DescribeTopics's.
+func describeTopicsDirect(ctx context.Context, rk rdHandle, topics []string) (topicInfo, error) {
+	var names []byte
+	for _, t := range topics {
+		names = append(append(names, t...), 0)
+	}
+	var errstr [512]C.char
+	q := C.kr_dt_start(rk, (*C.char)(unsafe.Pointer(&names[0])), C.int(len(topics)),
+		C.int(requestTimeout(ctx).Milliseconds()), &errstr[0], C.size_t(len(errstr)))
+	if q == nil {
+		return topicInfo{}, kafka.NewError(kafka.ErrInvalidArg, C.GoString(&errstr[0]), false)
+	}
+	ev := waitEvent(ctx, q)
+	if ev != nil {
+		defer C.rd_kafka_event_destroy(ev)
+	}
+	defer C.rd_kafka_queue_destroy(q)
+	if ev == nil {
+		return topicInfo{}, ctx.Err() // as AdminClient.DescribeTopics says it
+	}
+	var descs []C.kr_dt_topic
+	var parts []C.kr_dt_partition
+	var nt, np C.int
+	for {
+		var dp *C.kr_dt_topic
+		var pp *C.kr_dt_partition
+		if len(descs) > 0 {
+			dp = &descs[0]
+		}
+		if len(parts) > 0 {
+			pp = &parts[0]
+		}
+		code := C.kr_dt_result(ev, dp, C.int(len(descs)), pp, C.int(len(parts)), &nt, &np, &errstr[0], C.size_t(len(errstr)))
+		if code == C.KR_TOO_SMALL {
+			descs, parts = make([]C.kr_dt_topic, nt), make([]C.kr_dt_partition, max(np, 1))
+			continue
+		}
+		if code != 0 {
+			return topicInfo{}, kafka.NewError(kafka.ErrorCode(code), C.GoString(&errstr[0]), false)
+		}
+		break
+	}
+	out := topicInfo{Partitions: make(map[string]int32, nt), Leaders: make(map[TP]int32, np)}
+	for _, d := range descs[:nt] {
+		name := C.GoString(d.name)
+		switch code := kafka.ErrorCode(d.err); code {
+		case kafka.ErrNoError:
+			out.Partitions[name] = int32(d.count)
+			for _, p := range parts[d.first : d.first+d.count] {
+				if p.has_leader != 0 {
+					out.Leaders[TP{Topic: name, Partition: int32(p.partition)}] = int32(p.leader)
+				}
+			}
+		case kafka.ErrUnknownTopicOrPart:
+			// absent from the map: the planner names it
+		default:
+			return topicInfo{}, fmt.Errorf("topic %s: %w", name, kafka.NewError(code, C.GoString(d.errstr), false))
+		}
+	}
+	return out, nil
 }

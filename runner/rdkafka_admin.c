@@ -1,6 +1,6 @@
-// ListOffsets through librdkafka's C API directly (see
-// rdkafka_listoffsets.go for why): the call's partitions go in as one
-// buffer, the answers come back into the caller's rows, and nothing is
+// ListOffsets and DescribeTopics through librdkafka's C API directly (see
+// rdkafka_admin.go for why): a call's partitions or topics go in as one
+// buffer, the answers come back into the caller's arrays, and nothing is
 // converted per partition on the Go side.
 
 #include <stdio.h>
@@ -8,11 +8,9 @@
 #include <string.h>
 
 #include "rdkafka_api.h"
-#include "rdkafka_listoffsets.h"
+#include "rdkafka_admin.h"
 
-// topic_names splits names, n NUL-terminated names back to back, into a
-// freshly allocated array of n pointers into it.
-static const char **topic_names(const char *names, int n) {
+const char **kr_topic_names(const char *names, int n) {
 	const char **t = malloc(sizeof(*t) * (size_t)(n > 0 ? n : 1));
 	if (!t)
 		return NULL;
@@ -24,7 +22,7 @@ static const char **topic_names(const char *names, int n) {
 }
 
 rd_kafka_queue_t *kr_lo_start(rd_kafka_t *rk, const char *names, int n_topics, const kr_lo_row *rows, int n, int64_t spec, int timeout_ms, char *errstr, size_t errstr_size) {
-	const char **t = topic_names(names, n_topics);
+	const char **t = kr_topic_names(names, n_topics);
 	if (!t) {
 		snprintf(errstr, errstr_size, "out of memory");
 		return NULL;
@@ -58,7 +56,7 @@ int kr_lo_result(rd_kafka_event_t *ev, const char *names, int n_topics, kr_lo_ro
 		snprintf(errstr, errstr_size, "%s", s ? s : "");
 		return err;
 	}
-	const char **t = topic_names(names, n_topics);
+	const char **t = kr_topic_names(names, n_topics);
 	// first[i] is topic i's first row: rows are sorted by topic index,
 	// then partition; first[n_topics] is n.
 	int *first = malloc(sizeof(int) * (size_t)(n_topics + 1));
@@ -122,4 +120,69 @@ int kr_lo_result(rd_kafka_event_t *ev, const char *names, int n_topics, kr_lo_ro
 	free(t);
 	free(first);
 	return ret;
+}
+
+rd_kafka_queue_t *kr_dt_start(rd_kafka_t *rk, const char *names, int n_topics, int timeout_ms, char *errstr, size_t errstr_size) {
+	const char **t = kr_topic_names(names, n_topics);
+	if (!t) {
+		snprintf(errstr, errstr_size, "out of memory");
+		return NULL;
+	}
+	rd_kafka_TopicCollection_t *topics = rd_kafka_TopicCollection_of_topic_names(t, (size_t)n_topics);
+	free(t);
+	rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBETOPICS);
+	if (rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, errstr_size)) {
+		rd_kafka_AdminOptions_destroy(opts);
+		rd_kafka_TopicCollection_destroy(topics);
+		return NULL;
+	}
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	// librdkafka copies the names and the options before it returns.
+	rd_kafka_DescribeTopics(rk, topics, opts, q);
+	rd_kafka_AdminOptions_destroy(opts);
+	rd_kafka_TopicCollection_destroy(topics);
+	return q;
+}
+
+int kr_dt_result(rd_kafka_event_t *ev, kr_dt_topic *topics, int max_topics, kr_dt_partition *parts, int max_parts, int *n_topics, int *n_parts, char *errstr, size_t errstr_size) {
+	if (rd_kafka_event_type(ev) != RD_KAFKA_EVENT_DESCRIBETOPICS_RESULT) {
+		snprintf(errstr, errstr_size, "expected a DescribeTopics result, not event type %d", rd_kafka_event_type(ev));
+		return RD_KAFKA_RESP_ERR__INVALID_TYPE;
+	}
+	rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
+	if (err) {
+		const char *s = rd_kafka_event_error_string(ev);
+		snprintf(errstr, errstr_size, "%s", s ? s : "");
+		return err;
+	}
+	size_t cnt = 0;
+	const rd_kafka_TopicDescription_t **descs = rd_kafka_DescribeTopics_result_topics(rd_kafka_event_DescribeTopics_result(ev), &cnt);
+	int np = 0;
+	for (size_t i = 0; i < cnt; i++) {
+		size_t pc = 0;
+		rd_kafka_TopicDescription_partitions(descs[i], &pc);
+		np += (int)pc;
+	}
+	*n_topics = (int)cnt;
+	*n_parts = np;
+	if ((int)cnt > max_topics || np > max_parts)
+		return KR_TOO_SMALL; // the caller sizes its arrays and asks again
+	np = 0;
+	for (size_t i = 0; i < cnt; i++) {
+		const rd_kafka_error_t *e = rd_kafka_TopicDescription_error(descs[i]);
+		size_t pc = 0;
+		const rd_kafka_TopicPartitionInfo_t **ps = rd_kafka_TopicDescription_partitions(descs[i], &pc);
+		topics[i].name = rd_kafka_TopicDescription_name(descs[i]);
+		topics[i].err = e ? rd_kafka_error_code(e) : 0;
+		topics[i].errstr = e ? rd_kafka_error_string(e) : NULL;
+		topics[i].first = np;
+		topics[i].count = (int32_t)pc;
+		for (size_t j = 0; j < pc; j++, np++) {
+			const rd_kafka_Node_t *leader = rd_kafka_TopicPartitionInfo_leader(ps[j]);
+			parts[np].partition = rd_kafka_TopicPartitionInfo_partition(ps[j]);
+			parts[np].leader = leader ? rd_kafka_Node_id(leader) : -1;
+			parts[np].has_leader = leader != NULL;
+		}
+	}
+	return 0;
 }

@@ -1,0 +1,67 @@
+// See rdkafka_admin.c.
+
+#ifndef KR_RDKAFKA_ADMIN_H
+#define KR_RDKAFKA_ADMIN_H
+
+#include "rdkafka_api.h"
+
+// kr_lo_row is one partition of a call: its topic (an index into the
+// call's names) and partition in; its answer out.
+typedef struct kr_lo_row {
+	int32_t topic;
+	int32_t partition;
+	int64_t offset;
+	int32_t err;
+	int32_t answered;
+} kr_lo_row;
+
+// kr_lo_result's own failures, outside librdkafka's error codes (which
+// are at most a few hundred either way).
+#define KR_LO_UNASKED (-100000) // errstr names the partition
+#define KR_LO_NOMEM (-100001)
+#define KR_TOO_SMALL (-100002)
+
+// kr_topic_names splits names, n NUL-terminated names back to back, into a
+// freshly allocated array of n pointers into it (NULL if out of memory).
+const char **kr_topic_names(const char *names, int n);
+
+// kr_lo_start starts a ListOffsets call of rows (sorted by topic, then
+// partition; names holds the n_topics sorted names back to back, each
+// NUL-terminated) for one offset spec, and returns the queue its result
+// arrives on, or NULL with errstr set.
+rd_kafka_queue_t *kr_lo_start(rd_kafka_t *rk, const char *names, int n_topics, const kr_lo_row *rows, int n, int64_t spec, int timeout_ms, char *errstr, size_t errstr_size);
+
+// kr_lo_result fills rows from the call's result event: 0, a librdkafka
+// error of the whole call (errstr its message), or KR_LO_UNASKED or
+// KR_LO_NOMEM.
+int kr_lo_result(rd_kafka_event_t *ev, const char *names, int n_topics, kr_lo_row *rows, int n, char *errstr, size_t errstr_size);
+
+// kr_dt_topic is one topic of a DescribeTopics result: its name and error
+// (pointers into the result event, valid until it is destroyed), and its
+// partitions, parts[first:first+count].
+typedef struct kr_dt_topic {
+	const char *name;
+	const char *errstr;
+	int32_t err;
+	int32_t first;
+	int32_t count;
+} kr_dt_topic;
+
+// kr_dt_partition is one partition of a DescribeTopics result.
+typedef struct kr_dt_partition {
+	int32_t partition;
+	int32_t leader;
+	int32_t has_leader;
+} kr_dt_partition;
+
+// kr_dt_start starts a DescribeTopics call of n_topics names (back to back,
+// each NUL-terminated) and returns the queue its result arrives on, or
+// NULL with errstr set.
+rd_kafka_queue_t *kr_dt_start(rd_kafka_t *rk, const char *names, int n_topics, int timeout_ms, char *errstr, size_t errstr_size);
+
+// kr_dt_result fills topics and parts from the call's result event and
+// sets their counts: 0, a librdkafka error of the whole call (errstr its
+// message), or KR_TOO_SMALL when the arrays cannot hold the counts set.
+int kr_dt_result(rd_kafka_event_t *ev, kr_dt_topic *topics, int max_topics, kr_dt_partition *parts, int max_parts, int *n_topics, int *n_parts, char *errstr, size_t errstr_size);
+
+#endif
