@@ -505,6 +505,10 @@ func TestEnvtestApprovalLeavesTheGroupFree(t *testing.T) {
 //     stops before the apply Job (the next one creates it, once);
 //   - the input ConfigMap exists, the Job does not (a pass stopped between
 //     the two): AlreadyExists, the same bytes, the same digest;
+//   - the apply Job exists, status does not name it: adopted under the
+//     request's approval (with status's plan, or the plan read back from
+//     the planning Job's record when the same pass planned, approved and
+//     made the Job);
 //   - a rejection and an expiry while no launcher runs.
 func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 	e := newApprovalEnv(t)
@@ -622,6 +626,60 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 			got := getRR(t, rr)
 			a, c := got.Status.Approval, condition(got, v1alpha1.ConditionAwaitingApproval)
 			if got.Status.JobName == "" || a == nil || a.By != "bob" || a.Digest != plan.Plan || a.At == nil || c == nil || c.Reason != launcher.ReasonApproved {
+				return fmt.Errorf("status %+v", got.Status)
+			}
+			// When: the Job's creation, which the API server stamped.
+			if job := waitJob(t, rr); !a.At.Equal(&job.CreationTimestamp) {
+				return fmt.Errorf("approved at %s, the Job was created at %s", a.At, job.CreationTimestamp)
+			}
+			return nil
+		})
+	})
+
+	t.Run("plan, approval and apply Job in one pass, status not written", func(t *testing.T) {
+		// The approver annotated the digest before the plan was ready;
+		// the pass that saw the plan approved it and made the Job at once,
+		// and stopped before writing status: status has no plan yet.
+		rr := manualRequest(e.ns, "adopt-plan", "adopt-plan").Obj()
+		create(t, rr)
+		plan := planOf("adopt-plan")
+		planJob := planJobOf(t, rr)
+		planning := waitPhase(t, rr, v1alpha1.PhaseRunning).Status // planning
+		e.playPlan(t, planJob, plan)
+		cur := awaiting(t, rr)
+		e.restart(t, func() {
+			annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
+			seen := getRR(t, rr)
+			seen.Status = cur.Status
+			seen.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: plan.Plan}
+			res, err := launcher.RecordResult(getRecord(t, e.ns, cur.Status.Plan.JobName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm, digest, err := launcher.InputConfigMap(seen, launcher.JobName(seen, launcher.StageApply), res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			create(t, cm)
+			job, err := launcher.BuildJobWithInput(seen, launcher.StageApply, e.opts, &launcher.Input{Kind: launcher.InputPlan, ConfigMap: cm.Name, Digest: digest})
+			if err != nil {
+				t.Fatal(err)
+			}
+			create(t, job)
+			// Status as it was before that pass.
+			back := getRR(t, rr)
+			back.Status = planning
+			if err := k8s.Status().Update(context.Background(), back); err != nil {
+				t.Fatal(err)
+			}
+			if back.Status.Plan != nil {
+				t.Fatalf("status still has a plan: %+v", back.Status.Plan)
+			}
+		})
+		eventually(t, 20*time.Second, "the apply Job adopted under the plan read back", func() error {
+			got := getRR(t, rr)
+			a, p := got.Status.Approval, got.Status.Plan
+			if got.Status.JobName == "" || a == nil || a.By != "bob" || a.Digest != plan.Plan || p == nil || p.Digest != plan.Plan || p.JobName != cur.Status.Plan.JobName {
 				return fmt.Errorf("status %+v", got.Status)
 			}
 			return nil
@@ -849,4 +907,106 @@ func TestEnvtestApprovalRejectedWhilePausingConsumers(t *testing.T) {
 	}
 	noApplyJob(t, rr)
 	waitReplicas(t, d, 2)
+}
+
+// plantedJob is what a tenant who may create Jobs can make: a Job with the
+// request's apply Job name, the request as its controller, and whatever
+// annotations it likes, with the runner labels and the request annotation
+// that put it in the launcher's cache and map its events to the request.
+func plantedJob(rr *v1alpha1.ReplayRequest, annotations ...string) *batchv1.Job {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   rr.Namespace,
+			Name:        launcher.JobName(rr, launcher.StageApply),
+			Labels:      launcher.RunnerLabels(rr, launcher.StageApply),
+			Annotations: map[string]string{v1alpha1.AnnotationRequest: rr.Name},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest", Name: rr.Name, UID: rr.UID, Controller: ptr.To(true),
+			}},
+		},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: launcher.ContainerName, Image: "registry.example/anything:1"}},
+		}}},
+	}
+	for i := 0; i+1 < len(annotations); i += 2 {
+		job.Annotations[annotations[i]] = annotations[i+1]
+	}
+	return job
+}
+
+// A Job planted under the apply Job's name, controlled by the request, with
+// a forged approval, never makes status say the plan was approved: the
+// request fails JobConflict naming the Job, and adopts nothing. The honest
+// restart cases are in TestEnvtestApprovalAcrossRestarts.
+func TestEnvtestApprovalPlantedJob(t *testing.T) {
+	e := newApprovalEnv(t)
+	// notAdopted waits for rr to fail JobConflict naming job and what
+	// disagrees, with no approval in status and no Job adopted.
+	notAdopted := func(t *testing.T, rr *v1alpha1.ReplayRequest, job *batchv1.Job, says string) {
+		t.Helper()
+		cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+		sc := condition(cur, v1alpha1.ConditionSucceeded)
+		if sc.Reason != launcher.ReasonJobConflict || !strings.Contains(sc.Message, "Job "+job.Name+" ") || !strings.Contains(sc.Message, says) {
+			t.Fatalf("Succeeded %+v, want %s naming Job %s and %q", sc, launcher.ReasonJobConflict, job.Name, says)
+		}
+		if cur.Status.Approval != nil || cur.Status.JobName != "" {
+			t.Fatalf("approval %+v, jobName %q", cur.Status.Approval, cur.Status.JobName)
+		}
+		if c := condition(cur, v1alpha1.ConditionAwaitingApproval); c != nil && c.Reason == launcher.ReasonApproved {
+			t.Fatalf("AwaitingApproval %+v", c)
+		}
+		waitEvent(t, rr.Namespace, rr.Name, launcher.ReasonJobConflict)
+	}
+
+	t.Run("while the plan waits, approved by a name of its own", func(t *testing.T) {
+		rr := manualRequest(e.ns, "planted-waiting", "planted-waiting").Obj()
+		create(t, rr)
+		plan := planOf("planted-waiting")
+		e.playPlan(t, planJobOf(t, rr), plan)
+		cur := awaiting(t, rr)
+		job := plantedJob(cur, v1alpha1.AnnotationPlanDigest, plan.Plan, v1alpha1.AnnotationApprovedBy, "alice",
+			v1alpha1.AnnotationApprovedAt, time.Now().UTC().Format(time.RFC3339))
+		create(t, job)
+		notAdopted(t, rr, job, "has no "+v1alpha1.AnnotationApprove)
+	})
+
+	t.Run("approved by bob while no launcher runs, the Job says alice", func(t *testing.T) {
+		rr := manualRequest(e.ns, "planted-approver", "planted-approver").Obj()
+		create(t, rr)
+		plan := planOf("planted-approver")
+		e.playPlan(t, planJobOf(t, rr), plan)
+		cur := awaiting(t, rr)
+		job := plantedJob(cur, v1alpha1.AnnotationPlanDigest, plan.Plan, v1alpha1.AnnotationApprovedBy, "alice")
+		e.restart(t, func() {
+			annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
+			create(t, job)
+		})
+		notAdopted(t, rr, job, `"alice"`)
+	})
+
+	t.Run("approved while no launcher runs, the Job applies another plan", func(t *testing.T) {
+		rr := manualRequest(e.ns, "planted-plan", "planted-plan").Obj()
+		create(t, rr)
+		plan := planOf("planted-plan")
+		e.playPlan(t, planJobOf(t, rr), plan)
+		cur := awaiting(t, rr)
+		const forged = "ffffffffffffffff"
+		job := plantedJob(cur, v1alpha1.AnnotationPlanDigest, forged, v1alpha1.AnnotationApprovedBy, "bob")
+		e.restart(t, func() {
+			annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
+			create(t, job)
+		})
+		notAdopted(t, rr, job, forged)
+	})
+
+	t.Run("while planning", func(t *testing.T) {
+		rr := manualRequest(e.ns, "planted-planning", "planted-planning").Obj()
+		create(t, rr)
+		planJobOf(t, rr)
+		cur := waitPhase(t, rr, v1alpha1.PhaseRunning) // planning
+		job := plantedJob(cur, v1alpha1.AnnotationPlanDigest, "0123456789abcdef", v1alpha1.AnnotationApprovedBy, "alice")
+		create(t, job)
+		notAdopted(t, rr, job, "no plan")
+	})
 }

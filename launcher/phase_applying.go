@@ -8,10 +8,14 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
@@ -106,8 +110,19 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	}
 	if !IsStarted(rr) {
 		// The Job exists but status does not say so: this pass (or a
-		// previous one, or leader) created it. The target it carries wins
-		// over one resolved since.
+		// previous one, or leader) created it, or someone who may create
+		// Jobs planted it with this request as its controller. It is
+		// adopted only under the approval the request itself says.
+		if err := r.recoverPlan(ctx, p); err != nil {
+			return false, err
+		}
+		approval, err := AdoptedApproval(rr, job)
+		if err != nil {
+			msg := fmt.Sprintf("the runner Job %s was not made from this request's approval: %v; it is not adopted, and its outcome is not this request's", job.Name, err)
+			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobConflict, msg)
+			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonJobConflict, Message: msg})
+		}
+		// The target it carries wins over one resolved since.
 		if t := job.Annotations[v1alpha1.AnnotationResolvedTarget]; t != "" {
 			rr.Status.ResolvedTarget = t
 		}
@@ -118,7 +133,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			rr.Status.Undo = u
 		}
 		rr.Status.StartTime = &metav1.Time{Time: job.CreationTimestamp.Time}
-		adoptApproval(rr, job)
+		adoptApproval(rr, approval)
 		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)
 		SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, "runner Job "+job.Name+" created")
 		rr.Status.Message = "runner Job " + job.Name + " created"
@@ -190,6 +205,41 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	}
 	rr.Status.Message = msg
 	return false, nil
+}
+
+// recoverPlan puts back into status the plan of a Manual request whose
+// apply Job exists while status has no plan: one pass saw the planning Job
+// finish, found the approval already there and made the apply Job, then
+// stopped before its status write. The plan is read as Planning reads it
+// (the planning Job's own ReplayRecord, its digest recomputed), so that
+// AdoptedApproval compares the approval with the plan, not with the Job's
+// word. A plan that cannot be read stays missing: the Job is then not
+// adopted.
+func (r *ReplayRequestReconciler) recoverPlan(ctx context.Context, p *pass) error {
+	rr := p.rr
+	if rr.Spec.Approval != v1alpha1.ApprovalManual || rr.Status.Plan != nil {
+		return nil
+	}
+	key := client.ObjectKey{Namespace: rr.Namespace, Name: JobName(rr, StagePlan)}
+	var planJob batchv1.Job
+	err := r.Client.Get(ctx, key, &planJob)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, &planJob)
+	}
+	var rec *v1alpha1.ReplayRecord
+	var plan *report.Result
+	if err == nil && ControlledBy(&planJob, rr) {
+		rec, plan, err = r.readPlan(ctx, &planJob)
+	}
+	switch {
+	case err != nil && apiServerTrouble(err):
+		return err
+	case err != nil || plan == nil:
+		log.FromContext(ctx).V(1).Info("no plan to adopt an apply Job under", "planJob", key.Name, "error", fmt.Sprint(err))
+		return nil
+	}
+	rr.Status.Plan = PlanSummaryOf(rr, rec, plan, jobFinishedAt(&planJob))
+	return nil
 }
 
 // stopJob suspends a Job whose runner never started: the Job controller

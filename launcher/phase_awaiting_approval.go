@@ -160,23 +160,80 @@ func lateRejection(rr *v1alpha1.ReplayRequest) (ApprovalVerdict, bool) {
 	return ApprovalVerdict{Verdict: VerdictRejected, By: decider(rr), Value: truncate(reason, maxRejectReason)}, true
 }
 
-// adoptApproval fills, from the apply Job's annotations, the approval a
-// pass recorded on the Job but did not get to write into status (the
-// launcher stopped between the two).
-func adoptApproval(rr *v1alpha1.ReplayRequest, job *batchv1.Job) {
-	digest := job.Annotations[v1alpha1.AnnotationPlanDigest]
-	if rr.Spec.Approval != v1alpha1.ApprovalManual || digest == "" {
+// AdoptedApproval is the approval under which a request adopts its apply
+// Job when status does not name that Job yet (a pass stopped between
+// creating it and writing status), rebuilt from the request alone: the Job
+// can be anyone's who may create Jobs, with any annotations and the
+// request as its controller. It is pure.
+//
+// A Manual request's Job is adopted only when the request's approve
+// annotation (which admission lets only an approver set), the plan in
+// status and the Job's plan-digest annotation all name the same digest.
+// Who approved is status.approval's, when an earlier pass wrote it, else
+// the request's approved-by stamp (decider); "unknown" when a rejection
+// came since, as the stamp then names the rejecter. The Job's approved-by
+// must agree with that name. When it was approved is the Job's creation,
+// which the API server stamps: the pass that saw the approval made the Job
+// (the Job's approved-at annotation is never read). A Job of a request that
+// needs no approval carries none.
+//
+// Anything else is an error naming what disagrees: the Job was not made
+// from this request's approval, and it must not be adopted.
+func AdoptedApproval(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.ApprovalStatus, error) {
+	jobDigest, hasDigest := job.Annotations[v1alpha1.AnnotationPlanDigest]
+	jobBy, hasBy := job.Annotations[v1alpha1.AnnotationApprovedBy]
+	if rr.Spec.Approval != v1alpha1.ApprovalManual {
+		if hasDigest || hasBy {
+			return nil, fmt.Errorf("it carries an approval (%s=%q, %s=%q), and this request is not approval: Manual",
+				v1alpha1.AnnotationPlanDigest, truncate(jobDigest, 64), v1alpha1.AnnotationApprovedBy, truncate(jobBy, 256))
+		}
+		return nil, nil
+	}
+	plan := rr.Status.Plan
+	given, approved := rr.Annotations[v1alpha1.AnnotationApprove]
+	switch {
+	case plan == nil:
+		return nil, fmt.Errorf("this request has no plan in status that could have been approved")
+	case !hasDigest:
+		return nil, fmt.Errorf("it names no approved plan (no %s annotation)", v1alpha1.AnnotationPlanDigest)
+	case jobDigest != plan.Digest:
+		return nil, fmt.Errorf("it applies plan %q, and this request's plan is %s", truncate(jobDigest, 64), plan.Digest)
+	case !approved:
+		return nil, fmt.Errorf("nobody approved plan %s: the request has no %s annotation", plan.Digest, v1alpha1.AnnotationApprove)
+	case given != plan.Digest:
+		return nil, fmt.Errorf("the request's %s=%q does not approve plan %s", v1alpha1.AnnotationApprove, truncate(given, 64), plan.Digest)
+	}
+	if a := rr.Status.Approval; a != nil {
+		// Written by an earlier pass from the request's annotations.
+		switch {
+		case a.Decision != v1alpha1.ApprovalApproved || a.Digest != plan.Digest:
+			return nil, fmt.Errorf("status.approval is %s of plan %q, not the approval of plan %s", a.Decision, a.Digest, plan.Digest)
+		case jobBy != a.By:
+			return nil, fmt.Errorf("it says plan %s was approved by %q, and status.approval says by %q", plan.Digest, truncate(jobBy, 256), a.By)
+		}
+		return a.DeepCopy(), nil
+	}
+	by := decider(rr)
+	if _, rejected := rr.Annotations[v1alpha1.AnnotationReject]; rejected {
+		// Rejected after the Job was made (a rejection before it stops the
+		// request in Queued): the stamp is the rejecter's now, and the
+		// request no longer says who approved.
+		by = v1alpha1.RequesterUnknown
+	} else if jobBy != by {
+		return nil, fmt.Errorf("it says plan %s was approved by %q, and the request's %s says by %q", plan.Digest, truncate(jobBy, 256), v1alpha1.AnnotationApprovedBy, by)
+	}
+	return &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: by, Digest: plan.Digest, At: &metav1.Time{Time: job.CreationTimestamp.Time}}, nil
+}
+
+// adoptApproval writes into status the approval an adopted Job was made
+// under (AdoptedApproval's answer; nil for a request that needs none).
+func adoptApproval(rr *v1alpha1.ReplayRequest, a *v1alpha1.ApprovalStatus) {
+	if a == nil {
 		return
 	}
-	if rr.Status.Approval == nil {
-		a := &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: job.Annotations[v1alpha1.AnnotationApprovedBy], Digest: digest}
-		if t, err := time.Parse(time.RFC3339, job.Annotations[v1alpha1.AnnotationApprovedAt]); err == nil {
-			a.At = &metav1.Time{Time: t}
-		}
-		rr.Status.Approval = a
-	}
+	rr.Status.Approval = a
 	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionAwaitingApproval); c == nil || c.Reason != ReasonApproved {
-		SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonApproved, fmt.Sprintf("plan %s approved by %s", digest, rr.Status.Approval.By))
+		SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonApproved, fmt.Sprintf("plan %s approved by %s", a.Digest, a.By))
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -132,5 +134,123 @@ func TestUnitPhaseForAwaitingApproval(t *testing.T) {
 	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, "")
 	if got := PhaseFor(rr.Status.Conditions); got != v1alpha1.PhaseRunning {
 		t.Fatalf("applying: phase %s", got)
+	}
+}
+
+// A Job adopted before status names it carries the request's approval or is
+// not adopted: the approval comes from the request's annotations and status,
+// the Job's own annotations are only compared.
+func TestUnitAdoptedApproval(t *testing.T) {
+	const (
+		digest  = "0123456789abcdef"
+		other   = "fedcba9876543210"
+		approve = v1alpha1.AnnotationApprove
+		reject  = v1alpha1.AnnotationReject
+		by      = v1alpha1.AnnotationApprovedBy
+	)
+	created := t0.Add(time.Minute)
+	in := &Input{Kind: InputPlan, ConfigMap: "a-input", Digest: "sha256:00"}
+	// request is a Manual request with its plan in status.
+	request := func(annotations ...string) *v1alpha1.ReplayRequest {
+		w := testutil.MakeRequest("ns", "a").UID("uid-1").Manual().Resolved("earliest")
+		for i := 0; i+1 < len(annotations); i += 2 {
+			w.Annotate(annotations[i], annotations[i+1])
+		}
+		rr := w.Obj()
+		rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: JobName(rr, StagePlan)}
+		return rr
+	}
+	// made is the apply Job the launcher makes for rr once it saw plan
+	// digest approved by approver (BuildJob's annotations), as the API
+	// server stores it.
+	made := func(rr *v1alpha1.ReplayRequest, approver string) *batchv1.Job {
+		seen := rr.DeepCopy()
+		seen.Annotations = map[string]string{approve: digest}
+		seen.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: approver, Digest: digest, At: &metav1.Time{Time: t0}}
+		job, err := BuildJobWithInput(seen, StageApply, DefaultOptions(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job.CreationTimestamp = metav1.Time{Time: created}
+		return job
+	}
+	with := func(job *batchv1.Job, kv ...string) *batchv1.Job {
+		for i := 0; i+1 < len(kv); i += 2 {
+			job.Annotations[kv[i]] = kv[i+1]
+		}
+		return job
+	}
+	approvedAt := func(who string, at time.Time) *v1alpha1.ApprovalStatus {
+		return &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: who, Digest: digest, At: &metav1.Time{Time: at}}
+	}
+
+	honest := request(approve, digest, by, "bob")
+	unstamped := request(approve, digest)
+	lateReject := request(approve, digest, reject, "too late", by, "carol")
+	approvedEarlier := request(approve, digest, by, "bob")
+	approvedEarlier.Status.Approval = approvedAt("bob", t0.Add(-time.Hour))
+	waiting := request()
+	wrongApprove := request(approve, other, by, "bob")
+	noPlan := request(approve, digest, by, "bob")
+	noPlan.Status.Plan = nil
+	rejectedInStatus := request(approve, digest, by, "bob")
+	rejectedInStatus.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalRejected, By: "bob", Digest: digest}
+	otherInStatus := request(approve, digest, by, "bob")
+	otherInStatus.Status.Approval = approvedAt("bob", t0)
+	otherInStatus.Status.Approval.Digest = other
+	automatic := testutil.MakeRequest("ns", "a").UID("uid-1").Resolved("earliest").Obj()
+	automaticJob, err := BuildJob(automatic, StageApply, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	noDigest := made(honest, "bob")
+	delete(noDigest.Annotations, v1alpha1.AnnotationPlanDigest)
+
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		job  *batchv1.Job
+		want *v1alpha1.ApprovalStatus
+		// err is what the error must name; "" for no error.
+		err string
+	}{
+		// The launcher's own Jobs, adopted after a restart.
+		{"made under the request's stamped approval", honest, made(honest, "bob"), approvedAt("bob", created), ""},
+		{"the Job's approved-at is never read", honest, with(made(honest, "bob"), v1alpha1.AnnotationApprovedAt, "2001-01-01T00:00:00Z"), approvedAt("bob", created), ""},
+		{"nothing stamped who: unknown on both", unstamped, made(unstamped, "unknown"), approvedAt("unknown", created), ""},
+		{"status.approval written earlier is kept", approvedEarlier, made(approvedEarlier, "bob"), approvedAt("bob", t0.Add(-time.Hour)), ""},
+		{"rejected after the Job: who approved is unknown", lateReject, made(lateReject, "bob"), approvedAt("unknown", created), ""},
+		{"an Automatic request's Job carries no approval", automatic, automaticJob, nil, ""},
+
+		// Planted Jobs (or ones the request no longer agrees with).
+		{"the request was not approved", waiting, made(waiting, "mallory"), nil, "has no " + approve},
+		{"the request approves another plan", wrongApprove, made(wrongApprove, "bob"), nil, other},
+		{"the Job applies another plan", honest, with(made(honest, "bob"), v1alpha1.AnnotationPlanDigest, other), nil, `plan "` + other + `"`},
+		{"the Job names no plan", honest, noDigest, nil, v1alpha1.AnnotationPlanDigest},
+		{"the Job names another approver than the request's stamp", honest, made(honest, "mallory"), nil, `"mallory"`},
+		{"the Job names another approver than status", approvedEarlier, made(approvedEarlier, "mallory"), nil, `"mallory"`},
+		{"status recorded a rejection", rejectedInStatus, made(rejectedInStatus, "bob"), nil, "Rejected"},
+		{"status approved another plan", otherInStatus, made(otherInStatus, "bob"), nil, other},
+		{"no plan in status", noPlan, made(honest, "bob"), nil, "no plan"},
+		{"an Automatic request's Job with a forged approval", automatic, with(automaticJob.DeepCopy(), by, "mallory"), nil, "mallory"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := c.rr.DeepCopy()
+			got, err := AdoptedApproval(c.rr, c.job)
+			switch {
+			case c.err == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+				t.Fatalf("error %v, want one naming %q (approval %+v)", err, c.err, got)
+			case c.err != "" && got != nil:
+				t.Fatalf("an approval %+v with the error", got)
+			case !equality.Semantic.DeepEqual(got, c.want):
+				t.Fatalf("approval %+v, want %+v", got, c.want)
+			}
+			if !equality.Semantic.DeepEqual(before, c.rr) {
+				t.Fatal("the request was changed")
+			}
+		})
 	}
 }
