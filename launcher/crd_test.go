@@ -49,7 +49,7 @@ func TestCRDIsDocumentedAndDiscoverable(t *testing.T) {
 	for _, c := range v.AdditionalPrinterColumns {
 		cols = append(cols, c["name"].(string))
 	}
-	if !slices.Equal(cols, []string{"Group", "Target", "Phase", "Reason", "Reconsumed", "Skipped", "Age", "Plan", "ApprovedBy", "ConsumerRef", "ResolvedGroup"}) {
+	if !slices.Equal(cols, []string{"Group", "Target", "Phase", "Reason", "Reconsumed", "Skipped", "Age", "Plan", "ApprovedBy", "ConsumerRef"}) {
 		t.Fatalf("printer columns = %v", cols)
 	}
 

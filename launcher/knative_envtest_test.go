@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	utilyaml "sigs.k8s.io/yaml"
@@ -647,4 +650,86 @@ func TestEnvtestKnativeSkippedAcceptanceStillChecksTheSecret(t *testing.T) {
 	if len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: rr.Name})) != 0 {
 		t.Fatal("a Job was made")
 	}
+}
+
+// groupColumn is the Group printer column of each request in ns, as the API
+// server prints it for `kubectl get replayrequests` (a server-side Table).
+func groupColumn(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(adminCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(adminCfg.Host, "/")+"/apis/"+v1alpha1.GroupVersion.String()+"/namespaces/"+ns+"/replayrequests", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var table metav1.Table
+	if err := json.NewDecoder(resp.Body).Decode(&table); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("Table of %s: %d %v", req.URL, resp.StatusCode, err)
+	}
+	col := slices.IndexFunc(table.ColumnDefinitions, func(c metav1.TableColumnDefinition) bool { return c.Name == "Group" })
+	if col < 0 {
+		t.Fatalf("no Group column in %+v", table.ColumnDefinitions)
+	}
+	out := map[string]string{}
+	for _, row := range table.Rows {
+		var m metav1.PartialObjectMetadata
+		if err := json.Unmarshal(row.Object.Raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := row.Cells[col].(string)
+		out[m.Name] = s
+	}
+	return out
+}
+
+// `kubectl get replayrequests` shows the group a request replays, also for
+// a consumerRef request (no spec.group: the group it resolved to), and a
+// request accepted before status.group existed gets it on the next pass.
+func TestEnvtestKnativeGroupColumn(t *testing.T) {
+	env(t)
+	installKnative(t)
+	ns := newNamespace(t, nil)
+	l := startLauncher(t, testOptions(), 2)
+
+	servers := "kafka." + ns + ".svc:9092"
+	plain := testutil.MakeRequest(ns, "plain").Bootstrap(servers).Group("orders-group").Obj()
+	create(t, plain)
+	src := plainSource(t, ns, "column-source", servers, "knative-kafka-source-column", nil)
+	viaRef := knativeRequest(ns, "via-ref", v1alpha1.KnativeKafkaSource, src.GetName()).Obj()
+	create(t, viaRef)
+	want := map[string]string{"plain": "orders-group", "via-ref": "knative-kafka-source-column"}
+	eventually(t, 20*time.Second, "the Group column", func() error {
+		if got := groupColumn(t, ns); !maps.Equal(got, want) {
+			return fmt.Errorf("Group column %v, want %v", got, want)
+		}
+		return nil
+	})
+
+	// As an older launcher left them: accepted, no status.group.
+	l.stop(t)
+	for _, rr := range []*v1alpha1.ReplayRequest{plain, viaRef} {
+		cur := getRR(t, rr)
+		cur.Status.Group = ""
+		if err := k8s.Status().Update(context.Background(), cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := groupColumn(t, ns); got["plain"] != "" || got["via-ref"] != "" {
+		t.Fatalf("Group column with no status.group: %v", got)
+	}
+	startLauncher(t, testOptions(), 2)
+	eventually(t, 20*time.Second, "the Group column filled in again", func() error {
+		if got := groupColumn(t, ns); !maps.Equal(got, want) {
+			return fmt.Errorf("Group column %v, want %v", got, want)
+		}
+		return nil
+	})
 }

@@ -154,6 +154,12 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 		}
 	}
 
+	// The Group column's value: a consumerRef request's group is known once
+	// it is resolved, and requests accepted before status.group existed
+	// get it on their next write.
+	if g := RequestGroup(p.rr); g != "" {
+		p.rr.Status.Group = g
+	}
 	// One status write per reconcile, whatever the phases did.
 	if !equality.Semantic.DeepEqual(before, &p.rr.Status) && p.rr.DeletionTimestamp == nil {
 		if uerr := r.Client.Status().Update(ctx, p.rr); uerr != nil {

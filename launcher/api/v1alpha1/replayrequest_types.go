@@ -13,7 +13,7 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=rr,categories=kafka
-// +kubebuilder:printcolumn:name="Group",type=string,JSONPath=`.spec.group`,description="Consumer group being repositioned"
+// +kubebuilder:printcolumn:name="Group",type=string,JSONPath=`.status.group`,description="Consumer group being repositioned: spec.group, or the group spec.consumerRef resolved to"
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.resolvedTarget`,description="Target as given to the runner; ago is resolved to a time"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Finished")].reason`,description="Why the request finished (Applied, AlreadyRan, GroupActive, PodNotStarted, ...)"
@@ -23,7 +23,6 @@ import (
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.digest`,priority=1,description="Digest of the plan awaiting approval (approval: Manual)"
 // +kubebuilder:printcolumn:name="ApprovedBy",type=string,JSONPath=`.status.approval.by`,priority=1,description="Who approved or rejected the plan"
 // +kubebuilder:printcolumn:name="ConsumerRef",type=string,JSONPath=`.spec.consumerRef.name`,priority=1,description="The Knative resource whose group is replayed (spec.consumerRef)"
-// +kubebuilder:printcolumn:name="ResolvedGroup",type=string,JSONPath=`.status.resolved.group`,priority=1,description="The group spec.consumerRef resolved to"
 type ReplayRequest struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard object metadata.
@@ -561,6 +560,14 @@ type ReplayRequestStatus struct {
 	// not move this request to another group.
 	// +optional
 	Resolved *ResolvedConsumer `json:"resolved,omitempty"`
+
+	// group is the consumer group the request replays, for people and the
+	// Group printer column: spec.group, or for a spec.consumerRef the group
+	// it resolved to (status.resolved.group) once the request is accepted.
+	// The launcher writes it with its status writes and never reads it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Group string `json:"group,omitempty"`
 
 	// resolvedTarget is the target as the runner gets it, in the runner's
 	// grammar: earliest, latest, time:<RFC3339>, offset:<N>, shift:<+N|-N>,
