@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 	"github.com/kafka-replay/kafka-replay/runner/config"
 )
@@ -216,8 +217,8 @@ func TestEnvtestOffsetsBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("<= %d", launcher.MaxOffsetsAnnotationBytes); !strings.Contains(string(crd), want) {
-		t.Fatalf("the CRD's offsets rule does not bound at launcher.MaxOffsetsAnnotationBytes (%s)", want)
+	if want := fmt.Sprintf("<= %d", replay.MaxOffsetsAnnotationBytes); !strings.Contains(string(crd), want) {
+		t.Fatalf("the CRD's offsets rule does not bound at replay.MaxOffsetsAnnotationBytes (%s)", want)
 	}
 
 	entries := func(n int) []v1alpha1.PartitionOffset {
@@ -228,8 +229,8 @@ func TestEnvtestOffsetsBound(t *testing.T) {
 		}
 		return out
 	}
-	perEntry := launcher.OffsetsAnnotationBytes(entries(1))
-	atBound := launcher.MaxOffsetsAnnotationBytes / perEntry
+	perEntry := replay.OffsetsAnnotationBytes(entries(1))
+	atBound := replay.MaxOffsetsAnnotationBytes / perEntry
 
 	over := testutil.MakeRequest(ns, "over").Offsets(entries(atBound + 1)...).Obj()
 	if err := k8s.Create(ctx, over); err == nil || !strings.Contains(err.Error(), "must fit in 240 KiB") {

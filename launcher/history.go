@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // Outcome values of the kafkareplay.dev/outcome annotation.
@@ -153,7 +154,7 @@ func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecord
 	if limit <= 0 {
 		return nil
 	}
-	ns, group := just.Namespace, RequestGroup(just)
+	ns, group := just.Namespace, replay.Group(just)
 	var jobs batchv1.JobList
 	if err := c.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{
 		v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue,

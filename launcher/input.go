@@ -17,6 +17,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // Input files: a plan an approval names, or the run an undo restores, reach
@@ -77,7 +78,7 @@ func RecordResult(rec *v1alpha1.ReplayRecord) (*report.Result, error) {
 	if !rec.Complete {
 		return nil, fmt.Errorf("ReplayRecord %s/%s is incomplete (not every attempt's full result was read), so it cannot stand for the run", rec.Namespace, rec.Name)
 	}
-	parts, err := RecordPartitions(rec)
+	parts, err := replay.RecordPartitions(rec)
 	if err != nil {
 		return nil, fmt.Errorf("ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
@@ -142,11 +143,11 @@ func InputConfigMap(rr *v1alpha1.ReplayRequest, jobName string, r *report.Result
 			Labels: map[string]string{
 				v1alpha1.LabelRunner:  v1alpha1.LabelRunnerValue,
 				v1alpha1.LabelRequest: v1alpha1.LabelValue(rr.Name),
-				v1alpha1.LabelGroup:   v1alpha1.LabelValue(RequestGroup(rr)),
+				v1alpha1.LabelGroup:   v1alpha1.LabelValue(replay.Group(rr)),
 			},
 			Annotations: map[string]string{
 				v1alpha1.AnnotationRequest: rr.Name,
-				v1alpha1.AnnotationGroup:   RequestGroup(rr),
+				v1alpha1.AnnotationGroup:   replay.Group(rr),
 			},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1alpha1.GroupVersion.String(),

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // Stage is one step of a request that runs as its own Job, with its own
@@ -76,25 +76,6 @@ const terminationGraceMargin = 30 * time.Second
 // Kubernetes default (30 s) is far shorter.
 func TerminationGracePeriodSeconds() int64 {
 	return int64((config.CommitBound(RunnerTimeout) + terminationGraceMargin) / time.Second)
-}
-
-// MaxOffsetsAnnotationBytes bounds the explicit offsets that travel to the
-// runner in a pod annotation (AnnotationOffsets). The API server refuses a
-// pod whose annotations exceed 256 KiB in all; this leaves 16 KiB for the
-// request-name annotation and whatever admission webhooks add. The CRD's
-// rule on target.offsets enforces it at admission, counting the same JSON
-// (see OffsetsAnnotationBytes); TestEnvtestOffsetsBound keeps the two equal.
-const MaxOffsetsAnnotationBytes = 240 << 10
-
-// OffsetsAnnotationBytes is the length of the offsets annotation's JSON for
-// these entries: 36 bytes of punctuation and field names per entry, its
-// topic, and the digits of its partition and offset (brackets aside).
-func OffsetsAnnotationBytes(offsets []v1alpha1.PartitionOffset) int {
-	n := 0
-	for _, o := range offsets {
-		n += 36 + len(o.Topic) + len(strconv.FormatInt(int64(o.Partition), 10)) + len(strconv.FormatInt(o.Offset, 10))
-	}
-	return n
 }
 
 // maxJobNameLength keeps the Job name short enough for the Job controller's
@@ -158,7 +139,7 @@ func RunnerLabels(rr *v1alpha1.ReplayRequest, stage Stage) map[string]string {
 	return map[string]string{
 		v1alpha1.LabelRunner:  v1alpha1.LabelRunnerValue,
 		v1alpha1.LabelRequest: v1alpha1.LabelValue(rr.Name),
-		v1alpha1.LabelGroup:   v1alpha1.LabelValue(RequestGroup(rr)),
+		v1alpha1.LabelGroup:   v1alpha1.LabelValue(replay.Group(rr)),
 		v1alpha1.LabelStage:   string(stage),
 	}
 }
@@ -202,7 +183,7 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 	}
 	labels := RunnerLabels(rr, stage)
 	annotations := map[string]string{
-		v1alpha1.AnnotationGroup:   RequestGroup(rr),
+		v1alpha1.AnnotationGroup:   replay.Group(rr),
 		v1alpha1.AnnotationRequest: rr.Name,
 		// With the request's name, the spec digest says which replay the
 		// Job ran: a request re-created with both the same is AlreadyRan.
@@ -232,10 +213,10 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 	podAnnotations := map[string]string{v1alpha1.AnnotationRequest: rr.Name}
 
 	env := []corev1.EnvVar{
-		{Name: config.EnvBootstrapServers, Value: RequestBootstrapServers(rr)},
-		{Name: config.EnvGroup, Value: RequestGroup(rr)},
+		{Name: config.EnvBootstrapServers, Value: replay.BootstrapServers(rr)},
+		{Name: config.EnvGroup, Value: replay.Group(rr)},
 	}
-	if entries := topicEntries(RequestTopics(rr)); len(entries) > 0 && in == nil {
+	if entries := topicEntries(replay.Topics(rr)); len(entries) > 0 && in == nil {
 		env = append(env, corev1.EnvVar{Name: config.EnvTopics, Value: strings.Join(entries, " ")})
 	}
 
@@ -304,13 +285,13 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 	// credentials' binding (the Secret's bootstrap.servers) from the
 	// Secret's directory only, and refuses a ConfigMap that would change
 	// how they are presented (runner/config/credentials.go).
-	if ref := RequestConfigMapRef(rr); ref != nil {
+	if ref := replay.ConfigMapRef(rr); ref != nil {
 		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaConfigVolume, kafkaConfigDir, corev1.VolumeProjection{
 			ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}},
 		})
 		env = append(env, corev1.EnvVar{Name: config.EnvKafkaConfigDir, Value: kafkaConfigDir})
 	}
-	if secret := RequestSecretProjection(rr); secret != nil {
+	if secret := replay.SecretProjection(rr); secret != nil {
 		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaSecretVolume, kafkaSecretDir, corev1.VolumeProjection{Secret: secret})
 		env = append(env, corev1.EnvVar{Name: config.EnvKafkaSecretDir, Value: kafkaSecretDir})
 		if opts.AllowUnboundSecrets {

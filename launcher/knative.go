@@ -15,6 +15,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // Resolving a spec.consumerRef: pure functions of the Knative objects as
@@ -465,10 +466,10 @@ func validateKnativeRef(ref v1alpha1.KnativeRef) error {
 // status.resolved: it must belong to the spec's consumerRef and pass the
 // runner's rules, else no Job is made from it.
 func ValidateResolved(rr *v1alpha1.ReplayRequest) error {
-	if !UsesConsumerRef(rr) {
+	if !replay.UsesConsumerRef(rr) {
 		return nil
 	}
-	res := resolvedFor(rr)
+	res := replay.Resolved(rr)
 	if res == nil {
 		return fmt.Errorf("status.resolved does not resolve consumerRef %s %s", rr.Spec.ConsumerRef.Kind, rr.Spec.ConsumerRef.Name)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // The reads behind a consumerRef: the Knative objects as unstructured (no
@@ -257,7 +258,7 @@ func init() {
 // also have written Accepted and skipped acceptance: the Job, which mounts
 // the Secret, is what must not follow from status alone.
 func (r *ReplayRequestReconciler) authorizeResolved(ctx context.Context, rr *v1alpha1.ReplayRequest) error {
-	res := resolvedFor(rr)
+	res := replay.Resolved(rr)
 	if res == nil || res.SecretName == "" {
 		return nil
 	}

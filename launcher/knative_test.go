@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // Objects shaped as eventing-kafka-broker writes them: the spec as a user
@@ -453,28 +454,28 @@ func TestResolveSubscription(t *testing.T) {
 func TestRequestAccessorsFollowResolved(t *testing.T) {
 	rr := &v1alpha1.ReplayRequest{}
 	rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: v1alpha1.KnativeTrigger, Name: "orders-trigger"}
-	if RequestGroup(rr) != "" || RequestBootstrapServers(rr) != "" || RequestTopics(rr) != nil || RequestSecretProjection(rr) != nil {
+	if replay.Group(rr) != "" || replay.BootstrapServers(rr) != "" || replay.Topics(rr) != nil || replay.SecretProjection(rr) != nil {
 		t.Fatal("an unresolved consumerRef request has a group, servers, topics or a Secret")
 	}
 	rr.Status.Resolved = &v1alpha1.ResolvedConsumer{
 		Kind: v1alpha1.KnativeTrigger, Name: "orders-trigger", Group: "g", BootstrapServers: "k:9092", Topics: []string{"t"},
 		SecretName: "creds", SecretKeys: []v1alpha1.SecretKeyProperty{{Key: "user", Property: "sasl.username"}},
 	}
-	if RequestGroup(rr) != "g" || RequestBootstrapServers(rr) != "k:9092" || len(RequestTopics(rr)) != 1 || RequestTopics(rr)[0].Name != "t" || len(RequestTopics(rr)[0].Partitions) != 0 || RequestSecretName(rr) != "creds" {
-		t.Fatalf("accessors = %q %q %v %q", RequestGroup(rr), RequestBootstrapServers(rr), RequestTopics(rr), RequestSecretName(rr))
+	if replay.Group(rr) != "g" || replay.BootstrapServers(rr) != "k:9092" || len(replay.Topics(rr)) != 1 || replay.Topics(rr)[0].Name != "t" || len(replay.Topics(rr)[0].Partitions) != 0 || replay.SecretName(rr) != "creds" {
+		t.Fatalf("accessors = %q %q %v %q", replay.Group(rr), replay.BootstrapServers(rr), replay.Topics(rr), replay.SecretName(rr))
 	}
-	p := RequestSecretProjection(rr)
+	p := replay.SecretProjection(rr)
 	if p == nil || p.Name != "creds" || p.Optional == nil || !*p.Optional || len(p.Items) != 1 || p.Items[0].Key != "user" || p.Items[0].Path != "sasl.username" {
 		t.Fatalf("projection = %+v", p)
 	}
-	if RequestConfigMapRef(rr) != nil {
+	if replay.ConfigMapRef(rr) != nil {
 		t.Fatal("a consumerRef request mounts a ConfigMap")
 	}
 	if err := ValidateResolved(rr); err != nil {
 		t.Fatal(err)
 	}
 	rr.Status.Resolved.Name = "another"
-	if RequestGroup(rr) != "" || ValidateResolved(rr) == nil {
+	if replay.Group(rr) != "" || ValidateResolved(rr) == nil {
 		t.Fatal("a status.resolved of another resource is used")
 	}
 	rr.Status.Resolved.Name = "orders-trigger"

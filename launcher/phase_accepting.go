@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // accepting validates a new request with the runner's own rules and
@@ -42,7 +43,7 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
 		return false, r.finish(ctx, p, nil, Outcome{Reason: reason, Message: msg})
 	}
-	if UsesConsumerRef(rr) {
+	if replay.UsesConsumerRef(rr) {
 		// Resolved once, here, and kept in status with Accepted
 		// (knative_io.go); a status.resolved someone else wrote first is
 		// refused, not trusted.

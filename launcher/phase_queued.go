@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // Reasons of the Queued phase.
@@ -90,7 +91,7 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 		p.job = created
 		return true, nil // Applying adopts it
 	}
-	msg := WaitingMessage(rr.Namespace, RequestGroup(rr), d)
+	msg := WaitingMessage(rr.Namespace, replay.Group(rr), d)
 	if SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonWaitingForGroup, msg) {
 		p.event(nil, corev1.EventTypeNormal, ReasonWaitingForGroup, "Queue", msg)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // QueueKey identifies the consumer group a request moves, across namespaces:
@@ -22,7 +23,7 @@ import (
 // group. At most one replay per key runs at a time. Two different bootstrap
 // lists for the same cluster are, unavoidably, two keys.
 func QueueKey(rr *v1alpha1.ReplayRequest) string {
-	return queueKey(RequestBootstrapServers(rr), RequestGroup(rr))
+	return queueKey(replay.BootstrapServers(rr), replay.Group(rr))
 }
 
 func queueKey(bootstrapServers, group string) string {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // Field indexes on cached objects.
@@ -157,7 +158,7 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 	// The Group column's value: a consumerRef request's group is known once
 	// it is resolved, and requests accepted before status.group existed
 	// get it on their next write.
-	if g := RequestGroup(p.rr); g != "" {
+	if g := replay.Group(p.rr); g != "" {
 		p.rr.Status.Group = g
 	}
 	// One status write per reconcile, whatever the phases did.
@@ -183,7 +184,7 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 	if p.accepted {
 		// The log line carries requestedBy (the pass's logger), the audit
 		// trail of who asked for what.
-		log.FromContext(ctx).Info("accepted", "group", RequestGroup(p.rr), "target", p.rr.Status.ResolvedTarget)
+		log.FromContext(ctx).Info("accepted", "group", replay.Group(p.rr), "target", p.rr.Status.ResolvedTarget)
 		r.Recorder.Eventf(p.rr, nil, corev1.EventTypeNormal, ReasonAccepted, "Accept", "requested by %s; target resolved to %s", p.rr.Requester(), p.rr.Status.ResolvedTarget)
 	}
 	for _, e := range p.events {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -134,7 +135,7 @@ func TestEnvtestRecordKeepsEveryAttemptAndPartition(t *testing.T) {
 	if len(rec.OwnerReferences) != 1 || rec.OwnerReferences[0].UID != jobNow.UID || !maps.Equal(rec.Labels, jobNow.Labels) || rec.Request != rr.Name {
 		t.Fatalf("record owner %+v labels %v request %q; Job %s labels %v", rec.OwnerReferences, rec.Labels, rec.Request, jobNow.UID, jobNow.Labels)
 	}
-	parts, err := launcher.RecordPartitions(rec)
+	parts, err := replay.RecordPartitions(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestEnvtestRecordOfADryRun(t *testing.T) {
 
 	cur := waitPhase(t, rr, v1alpha1.PhaseSucceeded)
 	rec := getRecord(t, ns, cur.Status.JobName)
-	parts, err := launcher.RecordPartitions(rec)
+	parts, err := replay.RecordPartitions(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestEnvtestRecordOfARunbookJob(t *testing.T) {
 	finishJob(t, job, "")
 
 	rec := getRecord(t, ns, job.Name)
-	parts, err := launcher.RecordPartitions(rec)
+	parts, err := replay.RecordPartitions(rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -78,7 +79,7 @@ func TestUnitRecordSizes(t *testing.T) {
 			if (len(rec.TopicsGzip) > 0) != tc.wantGzip || (len(rec.Topics) > 0) == tc.wantGzip || !rec.Complete {
 				t.Fatalf("gzip %d bytes, topics %d, complete %v", len(rec.TopicsGzip), len(rec.Topics), rec.Complete)
 			}
-			got, err := RecordPartitions(rec)
+			got, err := replay.RecordPartitions(rec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,15 +121,15 @@ func TestUnitRecordTopicsGroupsTexts(t *testing.T) {
 	for _, n := range texts {
 		total += n
 	}
-	if total != 10_000 || texts[notCommitted] != 2 || texts[textsElided] == 0 {
-		t.Fatalf("failed partitions %d (want 10000), not committed %d (want 2), elided %d", total, texts[notCommitted], texts[textsElided])
+	if total != 10_000 || texts[replay.NotCommitted] != 2 || texts[textsElided] == 0 {
+		t.Fatalf("failed partitions %d (want 10000), not committed %d (want 2), elided %d", total, texts[replay.NotCommitted], texts[textsElided])
 	}
 	if len(topics[0].Clamped) != 1 || len(topics[0].Notes) != 1 || topics[0].Notes[0].Partitions[0] != 3 {
 		t.Fatalf("clamped %v notes %v", topics[0].Clamped, topics[0].Notes)
 	}
 	// Read back: the partitions without a named error are not applied, and
 	// say nothing else.
-	got, err := RecordPartitions(&v1alpha1.ReplayRecord{Topics: topics})
+	got, err := replay.RecordPartitions(&v1alpha1.ReplayRecord{Topics: topics})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // offsetsTargetPrefix starts status.resolvedTarget for explicit offsets,
@@ -106,8 +107,8 @@ func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 	if spec.Force && spec.Target.UndoOf == nil {
 		errs = append(errs, "force: is only allowed with target.undoOf")
 	}
-	if n := OffsetsAnnotationBytes(spec.Target.Offsets); n > MaxOffsetsAnnotationBytes {
-		errs = append(errs, fmt.Sprintf("target.offsets: %d bytes as JSON, more than the %d a pod annotation can carry", n, MaxOffsetsAnnotationBytes))
+	if n := replay.OffsetsAnnotationBytes(spec.Target.Offsets); n > replay.MaxOffsetsAnnotationBytes {
+		errs = append(errs, fmt.Sprintf("target.offsets: %d bytes as JSON, more than the %d a pod annotation can carry", n, replay.MaxOffsetsAnnotationBytes))
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

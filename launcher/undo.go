@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // An undo (spec.target.undoOf) restores the offsets an earlier request of the
@@ -89,11 +90,11 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, job *batchv1.Job, rec *v1alp
 	if r := undone.Status.Result; r != nil && r.DryRun {
 		return refuseUndo("%s was a dry run: it committed nothing, there is nothing to undo", name)
 	}
-	group := RequestGroup(rr)
-	if g := RequestGroup(undone); g != group {
+	group := replay.Group(rr)
+	if g := replay.Group(undone); g != group {
 		return refuseUndo("%s moved group %q, not %q: an undo restores the same group", name, g, group)
 	}
-	if a, b := RequestBootstrapServers(undone), RequestBootstrapServers(rr); !SameServers(a, b) {
+	if a, b := replay.BootstrapServers(undone), replay.BootstrapServers(rr); !SameServers(a, b) {
 		return refuseUndo("%s ran against kafka.bootstrapServers %q, not %q: an undo restores the same Kafka cluster", name, a, b)
 	}
 	jobName := undone.Status.JobName
@@ -187,7 +188,7 @@ func (r *ReplayRequestReconciler) decideUndo(ctx context.Context, rr *v1alpha1.R
 	}
 	// An earlier undo whose request was deleted: its Job stays as history.
 	var jobs batchv1.JobList
-	if err := r.Client.List(ctx, &jobs, client.InNamespace(rr.Namespace), client.MatchingLabels{v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue, v1alpha1.LabelGroup: v1alpha1.LabelValue(RequestGroup(rr))}); err != nil {
+	if err := r.Client.List(ctx, &jobs, client.InNamespace(rr.Namespace), client.MatchingLabels{v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue, v1alpha1.LabelGroup: v1alpha1.LabelValue(replay.Group(rr))}); err != nil {
 		return nil, nil, err
 	}
 	if j := EarlierUndoJob(rr, u.JobName, jobs.Items); j != nil {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -132,7 +133,7 @@ func TestEnvtestUndoHappyPath(t *testing.T) {
 		t.Fatalf("undo Job annotations %v", job.Annotations)
 	}
 	in := inputFile(t, job, "orders")
-	recParts, err := launcher.RecordPartitions(rec)
+	recParts, err := replay.RecordPartitions(rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -379,7 +380,7 @@ func TestUnitRecordKeepsLeftAlone(t *testing.T) {
 	if rec.Totals.LeftAlone != 2 {
 		t.Fatalf("record totals %+v", rec.Totals)
 	}
-	back, err := RecordPartitions(rec)
+	back, err := replay.RecordPartitions(rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
-	"github.com/kafka-replay/kafka-replay/launcher"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
@@ -38,7 +37,7 @@ func TestApproveAfterAConflict(t *testing.T) {
 			rr.Status.Phase = v1alpha1.PhaseAwaitingApproval
 			rr.Status.Plan = &v1alpha1.PlanSummary{Digest: "aaaaaaaaaaaaaaaa", JobName: "r-plan"}
 			conflicted := false
-			base := fake.NewClientBuilder().WithScheme(launcher.NewScheme()).WithObjects(rr).WithStatusSubresource(rr).
+			base := fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(rr).WithStatusSubresource(rr).
 				WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 					if !conflicted {
 						conflicted = true

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
-	"github.com/kafka-replay/kafka-replay/launcher"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -60,7 +60,7 @@ func (a *app) describe(ctx context.Context, name string) (*render.Description, e
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: rr.Status.JobName}, &rec)
 		switch {
 		case err == nil:
-			parts, perr := launcher.RecordPartitions(&rec)
+			parts, perr := replay.RecordPartitions(&rec)
 			if perr == nil {
 				d.Record, d.Complete, d.Partitions = rec.Name, rec.Complete, parts
 			} else {

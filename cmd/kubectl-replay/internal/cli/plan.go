@@ -12,7 +12,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
-	"github.com/kafka-replay/kafka-replay/launcher"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
@@ -112,12 +112,12 @@ func (a *app) loadPlan(ctx context.Context, name string) (*Plan, error) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: recName}, &rec); err != nil {
 		return nil, notFound(err, "replayrecord (the plan's)", recName, ns)
 	}
-	parts, err := launcher.RecordPartitions(&rec)
+	parts, err := replay.RecordPartitions(&rec)
 	if err != nil {
 		return nil, exit.Errorf(exit.APIError, "replayrecord %s: %w", recName, err)
 	}
 	rows, tot := render.PlanRows(parts)
-	pl := &Plan{Request: rr.Name, Namespace: rr.Namespace, Group: launcher.RequestGroup(rr), Record: recName, Target: rec.Target, Warnings: rec.Warnings, Rows: rows, Totals: tot, Approval: rr.Status.Approval}
+	pl := &Plan{Request: rr.Name, Namespace: rr.Namespace, Group: replay.Group(rr), Record: recName, Target: rec.Target, Warnings: rec.Warnings, Rows: rows, Totals: tot, Approval: rr.Status.Approval}
 	if p := rr.Status.Plan; p != nil {
 		pl.Digest, pl.PlannedAt, pl.ExpiresAt = p.Digest, p.PlannedAt, p.ExpiresAt
 		if p.Target != "" {

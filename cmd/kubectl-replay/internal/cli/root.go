@@ -17,13 +17,16 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
-	"github.com/kafka-replay/kafka-replay/launcher"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
 // Version is the plugin's version, printed by --version.
@@ -152,12 +155,22 @@ func (a *app) client() (client.WithWatch, string, error) {
 	if err != nil {
 		return nil, "", exit.With(exit.APIError, fmt.Errorf("kubeconfig: %w", err))
 	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: launcher.NewScheme()})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: newScheme()})
 	if err != nil {
 		return nil, "", exit.With(exit.APIError, err)
 	}
 	a.c, a.ns = c, ns
 	return c, ns, nil
+}
+
+// newScheme has the kinds the plugin reads, Kubernetes' own and
+// kafka-replay's, as launcher.NewScheme has them: the plugin does not link
+// the launcher (its manager, cache and metrics server) for three lines.
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	return s
 }
 
 // apiError gives an API server error its exit code, and a sentence.

@@ -20,7 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/progress"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
-	"github.com/kafka-replay/kafka-replay/launcher"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
@@ -179,7 +179,7 @@ func Lines(p render.Palette, rr *v1alpha1.ReplayRequest, elapsed time.Duration) 
 	if phase == "" {
 		phase = "Pending"
 	}
-	out := []string{fmt.Sprintf("replayrequest %s/%s  group %s  %s  %s", rr.Namespace, rr.Name, oneLine(launcher.RequestGroup(rr), 255), p.Bold(render.Clean(phase)), elapsed.Truncate(time.Second))}
+	out := []string{fmt.Sprintf("replayrequest %s/%s  group %s  %s  %s", rr.Namespace, rr.Name, oneLine(replay.Group(rr), 255), p.Bold(render.Clean(phase)), elapsed.Truncate(time.Second))}
 	for _, s := range progress.Steps(rr) {
 		mark := s.State.Symbol()
 		switch s.State {

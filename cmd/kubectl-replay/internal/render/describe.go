@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kafka-replay/kafka-replay/launcher"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -50,8 +50,8 @@ func Describe(p Palette, d Description) string {
 		field("Consumer ref", string(ref.Kind)+"/"+ref.Name)
 	}
 	// For a consumerRef, what it resolved to (status.resolved).
-	field("Group", launcher.RequestGroup(rr))
-	field("Kafka", launcher.RequestBootstrapServers(rr))
+	field("Group", replay.Group(rr))
+	field("Kafka", replay.BootstrapServers(rr))
 	field("Target", rr.Status.ResolvedTarget)
 	if rr.Spec.DryRun {
 		field("Dry run", "yes: nothing is committed")

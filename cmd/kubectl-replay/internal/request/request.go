@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/kafka-replay/kafka-replay/launcher"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -278,8 +278,8 @@ func Target(to string) (v1alpha1.Target, error) {
 			return v1alpha1.Target{}, fmt.Errorf("file: %s lists %d partitions; a request takes at most 2000: split it into several requests", t.File, len(out.Offsets))
 		}
 		// The schema's bound, for the pod annotation the offsets travel in.
-		if n := launcher.OffsetsAnnotationBytes(out.Offsets); n > launcher.MaxOffsetsAnnotationBytes {
-			return v1alpha1.Target{}, fmt.Errorf("file: %s is %d bytes as a request's offsets, more than the %d a request takes: split it into several requests", t.File, n, launcher.MaxOffsetsAnnotationBytes)
+		if n := replay.OffsetsAnnotationBytes(out.Offsets); n > replay.MaxOffsetsAnnotationBytes {
+			return v1alpha1.Target{}, fmt.Errorf("file: %s is %d bytes as a request's offsets, more than the %d a request takes: split it into several requests", t.File, n, replay.MaxOffsetsAnnotationBytes)
 		}
 	case config.KindGroup:
 		g := t.Group
