@@ -349,43 +349,57 @@ func (k *kafkaClient) committed(ctx context.Context, group string, tps []TP) (ma
 // committedCall is one ListConsumerGroupOffsets call: all of the group's
 // offsets when tps is nil.
 func (k *kafkaClient) committedCall(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
+	call := k.committedAdmin
+	if k.rk != nil {
+		call = func(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
+			return committedDirect(ctx, k.rk, group, tps)
+		}
+	}
 	return retry(ctx, k, "list committed offsets of "+group, func(ctx context.Context) (map[TP]Committed, error) {
-		req := kafka.ConsumerGroupTopicPartitions{Group: group, Partitions: toKafkaTPs(tps)}
-		// Stable offsets only: a transactional commit still pending would
-		// otherwise be read as the previous offset and then overwritten.
-		res, err := k.admin.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{req},
-			kafka.SetAdminRequestTimeout(requestTimeout(ctx)), kafka.SetAdminRequireStableOffsets(true))
+		out, err := call(ctx, group, tps)
 		var ke kafka.Error
 		if errors.As(err, &ke) && ke.Code() == kafka.ErrGroupIDNotFound {
 			// Newer brokers say so instead of listing nothing: a group
 			// that never committed has no offsets.
 			return map[TP]Committed{}, nil
 		}
-		if err != nil {
-			return nil, err
-		}
-		n := 0
-		for _, g := range res.ConsumerGroupsTopicPartitions {
-			n += len(g.Partitions)
-		}
-		out := make(map[TP]Committed, n)
-		for _, g := range res.ConsumerGroupsTopicPartitions {
-			for _, p := range g.Partitions {
-				if p.Error != nil {
-					return nil, fmt.Errorf("%s/%d: %w", *p.Topic, p.Partition, p.Error)
-				}
-				if p.Offset < 0 { // OffsetInvalid: asked for, never committed
-					continue
-				}
-				c := Committed{Offset: int64(p.Offset)}
-				if p.Metadata != nil {
-					c.Metadata = *p.Metadata
-				}
-				out[TP{Topic: *p.Topic, Partition: p.Partition}] = c
-			}
-		}
-		return out, nil
+		return out, err
 	})
+}
+
+// committedAdmin is one call of committedCall's through confluent-kafka-go's
+// AdminClient.ListConsumerGroupOffsets: for a client whose librdkafka
+// handle could not be had (see committedDirect).
+func (k *kafkaClient) committedAdmin(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
+	req := kafka.ConsumerGroupTopicPartitions{Group: group, Partitions: toKafkaTPs(tps)}
+	// Stable offsets only: a transactional commit still pending would
+	// otherwise be read as the previous offset and then overwritten.
+	res, err := k.admin.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{req},
+		kafka.SetAdminRequestTimeout(requestTimeout(ctx)), kafka.SetAdminRequireStableOffsets(true))
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, g := range res.ConsumerGroupsTopicPartitions {
+		n += len(g.Partitions)
+	}
+	out := make(map[TP]Committed, n)
+	for _, g := range res.ConsumerGroupsTopicPartitions {
+		for _, p := range g.Partitions {
+			if p.Error != nil {
+				return nil, fmt.Errorf("%s/%d: %w", *p.Topic, p.Partition, p.Error)
+			}
+			if p.Offset < 0 { // OffsetInvalid: asked for, never committed
+				continue
+			}
+			c := Committed{Offset: int64(p.Offset)}
+			if p.Metadata != nil {
+				c.Metadata = *p.Metadata
+			}
+			out[TP{Topic: *p.Topic, Partition: p.Partition}] = c
+		}
+	}
+	return out, nil
 }
 
 // topicInfo is what the runner needs of topic metadata.
@@ -565,25 +579,16 @@ type commitOffset struct {
 // each of the response's lookups at once (without the wrapper, it makes
 // librdkafka's linear search about 10% cheaper than a random order).
 func (k *kafkaClient) alter(ctx context.Context, group string, offsets []commitOffset) (map[TP]error, error) {
-	parts := make([]kafka.TopicPartition, len(offsets))
-	for i, o := range offsets {
-		topic, md := o.TP.Topic, o.Metadata
-		parts[i] = kafka.TopicPartition{Topic: &topic, Partition: o.TP.Partition, Offset: kafka.Offset(o.Offset), Metadata: &md}
+	call := k.alterAdmin
+	if k.rk != nil {
+		call = func(ctx context.Context, group string, offsets []commitOffset) (map[TP]error, error) {
+			return alterDirect(ctx, k.rk, group, offsets)
+		}
 	}
 	return retry(ctx, k, "commit offsets", func(ctx context.Context) (map[TP]error, error) {
-		res, err := k.admin.AlterConsumerGroupOffsets(ctx,
-			[]kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}},
-			kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+		failed, err := call(ctx, group, offsets)
 		if err != nil {
 			return nil, err
-		}
-		failed := map[TP]error{}
-		for _, g := range res.ConsumerGroupsTopicPartitions {
-			for _, p := range g.Partitions {
-				if p.Error != nil {
-					failed[TP{Topic: *p.Topic, Partition: p.Partition}] = p.Error
-				}
-			}
 		}
 		// If every partition failed with the same retriable error (the
 		// coordinator moved, say), the whole commit can be retried: the
@@ -598,6 +603,33 @@ func (k *kafkaClient) alter(ctx context.Context, group string, offsets []commitO
 		}
 		return failed, nil
 	})
+}
+
+// alterAdmin is one attempt of alter's through confluent-kafka-go's
+// AdminClient.AlterConsumerGroupOffsets: for a client whose librdkafka
+// handle could not be had (see alterDirect). confluent-kafka-go v2.11.1
+// keeps a C copy of the partitions per call until the process ends.
+func (k *kafkaClient) alterAdmin(ctx context.Context, group string, offsets []commitOffset) (map[TP]error, error) {
+	parts := make([]kafka.TopicPartition, len(offsets))
+	for i, o := range offsets {
+		topic, md := o.TP.Topic, o.Metadata
+		parts[i] = kafka.TopicPartition{Topic: &topic, Partition: o.TP.Partition, Offset: kafka.Offset(o.Offset), Metadata: &md}
+	}
+	res, err := k.admin.AlterConsumerGroupOffsets(ctx,
+		[]kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}},
+		kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+	if err != nil {
+		return nil, err
+	}
+	failed := map[TP]error{}
+	for _, g := range res.ConsumerGroupsTopicPartitions {
+		for _, p := range g.Partitions {
+			if p.Error != nil {
+				failed[TP{Topic: *p.Topic, Partition: p.Partition}] = p.Error
+			}
+		}
+	}
+	return failed, nil
 }
 
 // isGroupActiveErr recognises the broker refusing an admin commit because

@@ -186,3 +186,129 @@ int kr_dt_result(rd_kafka_event_t *ev, kr_dt_topic *topics, int max_topics, kr_d
 	}
 	return 0;
 }
+
+// kr_list_of builds the C list of rows (offsets and metadata as given,
+// metadata copied from md), or NULL if out of memory.
+static rd_kafka_topic_partition_list_t *kr_list_of(const char *names, int n_topics, const kr_commit_row *rows, int n, const char *md) {
+	const char **t = kr_topic_names(names, n_topics);
+	if (!t)
+		return NULL;
+	rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(n > 0 ? n : 1);
+	for (int i = 0; i < n; i++) {
+		rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(list, t[rows[i].topic], rows[i].partition);
+		tp->offset = rows[i].offset;
+		if (md && rows[i].md_len > 0) {
+			// librdkafka frees it with the list (rd_free, its free()).
+			tp->metadata = malloc((size_t)rows[i].md_len);
+			if (!tp->metadata) {
+				free(t);
+				rd_kafka_topic_partition_list_destroy(list);
+				return NULL;
+			}
+			memcpy(tp->metadata, md + rows[i].md_off, (size_t)rows[i].md_len);
+			tp->metadata_size = (size_t)rows[i].md_len;
+		}
+	}
+	free(t);
+	return list;
+}
+
+// kr_options returns the options of an admin call of op with timeout_ms,
+// or NULL with errstr set.
+static rd_kafka_AdminOptions_t *kr_options(rd_kafka_t *rk, rd_kafka_admin_op_t op, int timeout_ms, char *errstr, size_t errstr_size) {
+	rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, op);
+	if (rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, errstr_size)) {
+		rd_kafka_AdminOptions_destroy(opts);
+		return NULL;
+	}
+	return opts;
+}
+
+rd_kafka_queue_t *kr_committed_start(rd_kafka_t *rk, const char *group, const char *names, int n_topics, const kr_commit_row *rows, int n, int timeout_ms, char *errstr, size_t errstr_size) {
+	rd_kafka_topic_partition_list_t *list = NULL;
+	if (rows && !(list = kr_list_of(names, n_topics, rows, n, NULL))) {
+		snprintf(errstr, errstr_size, "out of memory");
+		return NULL;
+	}
+	rd_kafka_AdminOptions_t *opts = kr_options(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, timeout_ms, errstr, errstr_size);
+	if (opts) {
+		// Stable offsets only: a transactional commit still pending would
+		// otherwise be read as the previous offset and then overwritten.
+		rd_kafka_error_t *e = rd_kafka_AdminOptions_set_require_stable_offsets(opts, 1);
+		if (e) {
+			snprintf(errstr, errstr_size, "%s", rd_kafka_error_string(e));
+			rd_kafka_error_destroy(e);
+			rd_kafka_AdminOptions_destroy(opts);
+			opts = NULL;
+		}
+	}
+	if (!opts) {
+		if (list)
+			rd_kafka_topic_partition_list_destroy(list);
+		return NULL;
+	}
+	rd_kafka_ListConsumerGroupOffsets_t *req = rd_kafka_ListConsumerGroupOffsets_new(group, list);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	// librdkafka copies the request and the options before it returns.
+	rd_kafka_ListConsumerGroupOffsets(rk, &req, 1, opts, q);
+	rd_kafka_ListConsumerGroupOffsets_destroy(req);
+	rd_kafka_AdminOptions_destroy(opts);
+	if (list)
+		rd_kafka_topic_partition_list_destroy(list);
+	return q;
+}
+
+rd_kafka_queue_t *kr_commit_start(rd_kafka_t *rk, const char *group, const char *names, int n_topics, const kr_commit_row *rows, int n, const char *md, int timeout_ms, char *errstr, size_t errstr_size) {
+	rd_kafka_topic_partition_list_t *list = kr_list_of(names, n_topics, rows, n, md);
+	if (!list) {
+		snprintf(errstr, errstr_size, "out of memory");
+		return NULL;
+	}
+	rd_kafka_AdminOptions_t *opts = kr_options(rk, RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS, timeout_ms, errstr, errstr_size);
+	if (!opts) {
+		rd_kafka_topic_partition_list_destroy(list);
+		return NULL;
+	}
+	rd_kafka_AlterConsumerGroupOffsets_t *req = rd_kafka_AlterConsumerGroupOffsets_new(group, list);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	// librdkafka copies the request and the options before it returns.
+	rd_kafka_AlterConsumerGroupOffsets(rk, &req, 1, opts, q);
+	rd_kafka_AlterConsumerGroupOffsets_destroy(req);
+	rd_kafka_AdminOptions_destroy(opts);
+	rd_kafka_topic_partition_list_destroy(list);
+	return q;
+}
+
+const rd_kafka_topic_partition_list_t *kr_group_result(rd_kafka_event_t *ev, int type, int *code, char *errstr, size_t errstr_size) {
+	*code = 0;
+	if (rd_kafka_event_type(ev) != type) {
+		snprintf(errstr, errstr_size, "expected event type %d, not %d", type, rd_kafka_event_type(ev));
+		*code = RD_KAFKA_RESP_ERR__INVALID_TYPE;
+		return NULL;
+	}
+	rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
+	if (err) {
+		const char *s = rd_kafka_event_error_string(ev);
+		snprintf(errstr, errstr_size, "%s", s ? s : "");
+		*code = err;
+		return NULL;
+	}
+	size_t cnt = 0;
+	const rd_kafka_group_result_t **groups = type == RD_KAFKA_EVENT_ALTERCONSUMERGROUPOFFSETS_RESULT
+	                                             ? rd_kafka_AlterConsumerGroupOffsets_result_groups(rd_kafka_event_AlterConsumerGroupOffsets_result(ev), &cnt)
+	                                             : rd_kafka_ListConsumerGroupOffsets_result_groups(rd_kafka_event_ListConsumerGroupOffsets_result(ev), &cnt);
+	if (cnt != 1) {
+		snprintf(errstr, errstr_size, "%d group results for one group", (int)cnt);
+		*code = RD_KAFKA_RESP_ERR__BAD_MSG;
+		return NULL;
+	}
+	// librdkafka 2.11 reports a group's errors on the event; a group
+	// error is not dropped should a version report it here.
+	const rd_kafka_error_t *e = rd_kafka_group_result_error(groups[0]);
+	if (e) {
+		snprintf(errstr, errstr_size, "%s", rd_kafka_error_string(e));
+		*code = rd_kafka_error_code(e);
+		return NULL;
+	}
+	return rd_kafka_group_result_partitions(groups[0]);
+}

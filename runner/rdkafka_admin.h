@@ -64,4 +64,31 @@ rd_kafka_queue_t *kr_dt_start(rd_kafka_t *rk, const char *names, int n_topics, i
 // message), or KR_TOO_SMALL when the arrays cannot hold the counts set.
 int kr_dt_result(rd_kafka_event_t *ev, kr_dt_topic *topics, int max_topics, kr_dt_partition *parts, int max_parts, int *n_topics, int *n_parts, char *errstr, size_t errstr_size);
 
+// kr_commit_row is one partition of a committed-offsets read (topic and
+// partition) or of a commit (and its offset, and metadata md[md_off:]
+// of md_len bytes).
+typedef struct kr_commit_row {
+	int32_t topic;
+	int32_t partition;
+	int64_t offset;
+	int32_t md_off;
+	int32_t md_len;
+} kr_commit_row;
+
+// kr_committed_start starts a ListConsumerGroupOffsets call of group for
+// rows (NULL: all of the group's offsets), stable offsets only, and
+// returns the queue its result arrives on, or NULL with errstr set.
+rd_kafka_queue_t *kr_committed_start(rd_kafka_t *rk, const char *group, const char *names, int n_topics, const kr_commit_row *rows, int n, int timeout_ms, char *errstr, size_t errstr_size);
+
+// kr_commit_start starts an AlterConsumerGroupOffsets call of group that
+// commits rows, and returns the queue its result arrives on, or NULL with
+// errstr set.
+rd_kafka_queue_t *kr_commit_start(rd_kafka_t *rk, const char *group, const char *names, int n_topics, const kr_commit_row *rows, int n, const char *md, int timeout_ms, char *errstr, size_t errstr_size);
+
+// kr_group_result returns the one group's partitions in a
+// ListConsumerGroupOffsets or AlterConsumerGroupOffsets result event of
+// type (valid until the event is destroyed), or sets code to the error of
+// the call or of the group (errstr its message).
+const rd_kafka_topic_partition_list_t *kr_group_result(rd_kafka_event_t *ev, int type, int *code, char *errstr, size_t errstr_size);
+
 #endif

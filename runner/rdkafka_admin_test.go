@@ -54,6 +54,8 @@ int main(void) {
 	       offsetof(rd_kafka_topic_partition_list_t, size), offsetof(rd_kafka_topic_partition_list_t, elems));
 	printf("%d %d %d %d %d\n", (int)RD_KAFKA_ADMIN_OP_LISTOFFSETS, (int)RD_KAFKA_EVENT_LISTOFFSETS_RESULT, (int)RD_KAFKA_RESP_ERR__INVALID_TYPE,
 	       (int)RD_KAFKA_ADMIN_OP_DESCRIBETOPICS, (int)RD_KAFKA_EVENT_DESCRIBETOPICS_RESULT);
+	printf("%d %d %d %d %d\n", (int)RD_KAFKA_RESP_ERR__BAD_MSG, (int)RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, (int)RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS,
+	       (int)RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT, (int)RD_KAFKA_EVENT_ALTERCONSUMERGROUPOFFSETS_RESULT);
 	return 0;
 }
 `
@@ -359,4 +361,187 @@ func TestDescribeTopicsDirectAgreesWithAdmin(t *testing.T) {
 			t.Fatal("no error")
 		}
 	})
+}
+
+// TestCommittedDirectAgreesWithAdmin reads a group's committed offsets
+// through rdkafka_admin.c and through AdminClient.ListConsumerGroupOffsets
+// and wants the same offsets, metadata and errors: all of a group's
+// offsets, chosen partitions (committed, never committed, of an unknown
+// topic), a group that never committed, and a broker that fails the read
+// for a partition or for the whole group.
+func TestCommittedDirectAgreesWithAdmin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := kafkatest.New(t, 3)
+	c.RequireFake(t)
+	ctx := loCtx(t)
+	for name, parts := range map[string]int32{"cg-a": 6, "cg-b": 3} {
+		if err := c.Seed(ctx, name, parts, 10, loBase, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Commit(ctx, "cg", kafkatest.Offsets{"cg-a": {0: 3, 1: 4, 4: 9}, "cg-b": {2: 10}}, "consumer-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(ctx, "cg", kafkatest.Offsets{"cg-a": {5: 0}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	k := newTestClient(t, c.Bootstrap())
+	// fault, if any, is set for each of the two calls: a fault of a
+	// request or two must reach both.
+	compare := func(t *testing.T, group string, tps []TP, fault *kfake.Fault) (map[TP]Committed, error) {
+		t.Helper()
+		withFault := func(read func() (map[TP]Committed, error)) (map[TP]Committed, error) {
+			if fault != nil {
+				defer c.Fake.Fault(*fault).Remove()
+			}
+			return read()
+		}
+		direct, derr := withFault(func() (map[TP]Committed, error) { return committedDirect(ctx, k.rk, group, tps) })
+		admin, aerr := withFault(func() (map[TP]Committed, error) { return k.committedAdmin(ctx, group, tps) })
+		if fmt.Sprint(derr) != fmt.Sprint(aerr) || retriable(derr) != retriable(aerr) {
+			t.Fatalf("errors differ: direct %v, admin %v", derr, aerr)
+		}
+		var dke, ake kafka.Error
+		if errors.As(derr, &dke) != errors.As(aerr, &ake) || dke.Code() != ake.Code() {
+			t.Fatalf("error kinds differ: direct %#v, admin %#v", derr, aerr)
+		}
+		if !reflect.DeepEqual(direct, admin) {
+			t.Fatalf("answers differ:\ndirect %v\nadmin  %v", direct, admin)
+		}
+		return direct, derr
+	}
+	for name, tc := range map[string]struct {
+		group string
+		tps   []TP
+		want  int
+	}{
+		"all":           {group: "cg", want: 5},
+		"chosen":        {group: "cg", tps: []TP{{Topic: "cg-a", Partition: 1}, {Topic: "cg-a", Partition: 2}, {Topic: "cg-b", Partition: 2}}, want: 2},
+		"unknown topic": {group: "cg", tps: []TP{{Topic: "cg-a", Partition: 0}, {Topic: "cg-nope", Partition: 0}}, want: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := compare(t, tc.group, tc.tps, nil)
+			if err != nil || len(got) != tc.want {
+				t.Fatalf("%d offsets (%v), error %v", len(got), got, err)
+			}
+		})
+	}
+	t.Run("a group that never committed", func(t *testing.T) {
+		// committedCall makes this error no offsets.
+		_, err := compare(t, "cg-none", nil, nil)
+		var ke kafka.Error
+		if !errors.As(err, &ke) || ke.Code() != kafka.ErrGroupIDNotFound {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("none asked for", func(t *testing.T) {
+		// Not all of them (AdminClient.ListConsumerGroupOffsets refuses an
+		// empty list; committed never asks for none).
+		if got, err := committedDirect(ctx, k.rk, "cg", []TP{}); err != nil || len(got) != 0 {
+			t.Fatalf("%v %v", got, err)
+		}
+	})
+	if got, _ := committedDirect(ctx, k.rk, "cg", nil); got[TP{Topic: "cg-a", Partition: 1}] != (Committed{Offset: 4, Metadata: "consumer-1"}) || got[TP{Topic: "cg-a", Partition: 5}] != (Committed{}) {
+		t.Errorf("offsets and metadata: %v", got)
+	}
+	chosen := []TP{{Topic: "cg-a", Partition: 0}, {Topic: "cg-b", Partition: 2}}
+	t.Run("broker fails a partition", func(t *testing.T) {
+		f := kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetFetch}, Topic: "cg-b", Err: kerr.UnstableOffsetCommit, Count: -1}
+		if _, err := compare(t, "cg", chosen, &f); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	for _, f := range []kfake.Fault{
+		{Keys: []kmsg.Key{kmsg.OffsetFetch}, Group: "cg", TopLevel: true, Err: kerr.GroupAuthorizationFailed, Count: -1},
+		{Keys: []kmsg.Key{kmsg.OffsetFetch}, Group: "cg", TopLevel: true, Err: kerr.CoordinatorLoadInProgress, Count: 1},
+	} {
+		t.Run("broker fails: "+f.Err.Message, func(t *testing.T) {
+			if _, err := compare(t, "cg", nil, &f); err == nil {
+				t.Fatal("no error")
+			}
+		})
+	}
+}
+
+// TestCommitDirectAgreesWithAdmin commits the same offsets and metadata to
+// two groups, one through rdkafka_admin.c and one through
+// AdminClient.AlterConsumerGroupOffsets, and wants the same per-partition
+// errors, the same call errors and the same offsets committed: a clean
+// commit, partitions the broker refuses, an unknown partition, and a
+// coordinator that fails the whole request.
+func TestCommitDirectAgreesWithAdmin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := kafkatest.New(t, 3)
+	c.RequireFake(t)
+	ctx := loCtx(t)
+	for name, parts := range map[string]int32{"cm-a": 5, "cm-b": 2} {
+		if err := c.Seed(ctx, name, parts, 10, loBase, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := newTestClient(t, c.Bootstrap())
+	var offsets []commitOffset
+	for _, tp := range []TP{{Topic: "cm-a", Partition: 0}, {Topic: "cm-a", Partition: 1}, {Topic: "cm-a", Partition: 2}, {Topic: "cm-a", Partition: 3}, {Topic: "cm-a", Partition: 4}, {Topic: "cm-b", Partition: 0}, {Topic: "cm-b", Partition: 1}} {
+		offsets = append(offsets, commitOffset{TP: tp, Offset: int64(tp.Partition + 2), Metadata: fmt.Sprintf("run-%d \x00 é", tp.Partition)})
+	}
+	offsets[6].Metadata = ""
+	attempt := 0
+	// fault, if any, is set for each of the two commits.
+	compare := func(t *testing.T, offsets []commitOffset, fault *kfake.Fault) (map[TP]error, error) {
+		t.Helper()
+		attempt++
+		gd, ga := fmt.Sprintf("cm-direct-%d", attempt), fmt.Sprintf("cm-admin-%d", attempt)
+		withFault := func(commit func() (map[TP]error, error)) (map[TP]error, error) {
+			if fault != nil {
+				defer c.Fake.Fault(*fault).Remove()
+			}
+			return commit()
+		}
+		direct, derr := withFault(func() (map[TP]error, error) { return alterDirect(ctx, k.rk, gd, offsets) })
+		admin, aerr := withFault(func() (map[TP]error, error) { return k.alterAdmin(ctx, ga, offsets) })
+		if fmt.Sprint(derr) != fmt.Sprint(aerr) || retriable(derr) != retriable(aerr) {
+			t.Fatalf("errors differ: direct %v, admin %v", derr, aerr)
+		}
+		if fmt.Sprint(direct) != fmt.Sprint(admin) {
+			t.Fatalf("failed partitions differ:\ndirect %v\nadmin  %v", direct, admin)
+		}
+		cd, err1 := c.Committed(ctx, gd)
+		ca, err2 := c.Committed(ctx, ga)
+		if err1 != nil || err2 != nil || !reflect.DeepEqual(cd, ca) {
+			t.Fatalf("committed differ:\ndirect %v (%v)\nadmin  %v (%v)", cd, err1, ca, err2)
+		}
+		return direct, derr
+	}
+	t.Run("clean", func(t *testing.T) {
+		failed, err := compare(t, offsets, nil)
+		if err != nil || len(failed) != 0 {
+			t.Fatalf("%v %v", failed, err)
+		}
+		got, err := committedDirect(ctx, k.rk, fmt.Sprintf("cm-direct-%d", attempt), nil)
+		if err != nil || len(got) != len(offsets) || got[TP{Topic: "cm-a", Partition: 3}] != (Committed{Offset: 5, Metadata: offsets[3].Metadata}) || got[TP{Topic: "cm-b", Partition: 1}] != (Committed{Offset: 3}) {
+			t.Fatalf("read back %v, %v", got, err)
+		}
+	})
+	t.Run("an unknown partition", func(t *testing.T) {
+		failed, err := compare(t, append(append([]commitOffset(nil), offsets...), commitOffset{TP: TP{Topic: "cm-b", Partition: 7}, Offset: 1}), nil)
+		if err != nil || len(failed) != 1 || failed[TP{Topic: "cm-b", Partition: 7}] == nil {
+			t.Fatalf("%v %v", failed, err)
+		}
+	})
+	for _, f := range []kfake.Fault{
+		{Keys: []kmsg.Key{kmsg.OffsetCommit}, Topic: "cm-b", Err: kerr.OffsetMetadataTooLarge, Count: 2},
+		{Keys: []kmsg.Key{kmsg.OffsetCommit}, Err: kerr.RebalanceInProgress, Count: 2},
+		{Keys: []kmsg.Key{kmsg.OffsetCommit}, Err: kerr.CoordinatorLoadInProgress, Count: 2},
+	} {
+		t.Run("broker fails: "+f.Err.Message, func(t *testing.T) {
+			failed, err := compare(t, offsets, &f)
+			if err == nil && len(failed) == 0 {
+				t.Fatal("nothing failed")
+			}
+		})
+	}
 }

@@ -27,6 +27,11 @@ typedef struct rd_kafka_TopicCollection_s rd_kafka_TopicCollection_t;
 typedef struct rd_kafka_TopicPartitionInfo_s rd_kafka_TopicPartitionInfo_t;
 typedef struct rd_kafka_TopicDescription_s rd_kafka_TopicDescription_t;
 typedef rd_kafka_event_t rd_kafka_DescribeTopics_result_t;
+typedef struct rd_kafka_group_result_s rd_kafka_group_result_t;
+typedef struct rd_kafka_ListConsumerGroupOffsets_s rd_kafka_ListConsumerGroupOffsets_t;
+typedef struct rd_kafka_AlterConsumerGroupOffsets_s rd_kafka_AlterConsumerGroupOffsets_t;
+typedef rd_kafka_event_t rd_kafka_ListConsumerGroupOffsets_result_t;
+typedef rd_kafka_event_t rd_kafka_AlterConsumerGroupOffsets_result_t;
 
 typedef struct rd_kafka_topic_partition_s {
 	char *topic;
@@ -45,10 +50,15 @@ typedef struct rd_kafka_topic_partition_list_s {
 	rd_kafka_topic_partition_t *elems;
 } rd_kafka_topic_partition_list_t;
 
+#define RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS 14
+#define RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS 15
 #define RD_KAFKA_ADMIN_OP_DESCRIBETOPICS 19
 #define RD_KAFKA_ADMIN_OP_LISTOFFSETS 21
+#define RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT 0x8000
+#define RD_KAFKA_EVENT_ALTERCONSUMERGROUPOFFSETS_RESULT 0x10000
 #define RD_KAFKA_EVENT_DESCRIBETOPICS_RESULT 0x100000
 #define RD_KAFKA_EVENT_LISTOFFSETS_RESULT 0x400000
+#define RD_KAFKA_RESP_ERR__BAD_MSG (-199)
 #define RD_KAFKA_RESP_ERR__INVALID_TYPE (-154)
 #endif
 
@@ -88,5 +98,20 @@ const rd_kafka_error_t *rd_kafka_TopicDescription_error(const rd_kafka_TopicDesc
 const rd_kafka_TopicPartitionInfo_t **rd_kafka_TopicDescription_partitions(const rd_kafka_TopicDescription_t *topicdesc, size_t *cntp);
 const int rd_kafka_TopicPartitionInfo_partition(const rd_kafka_TopicPartitionInfo_t *partition);
 const rd_kafka_Node_t *rd_kafka_TopicPartitionInfo_leader(const rd_kafka_TopicPartitionInfo_t *partition);
+
+rd_kafka_error_t *rd_kafka_AdminOptions_set_require_stable_offsets(rd_kafka_AdminOptions_t *options, int true_or_false);
+void rd_kafka_error_destroy(rd_kafka_error_t *error);
+const rd_kafka_topic_partition_list_t *rd_kafka_group_result_partitions(const rd_kafka_group_result_t *groupres);
+const rd_kafka_error_t *rd_kafka_group_result_error(const rd_kafka_group_result_t *groupres);
+rd_kafka_ListConsumerGroupOffsets_t *rd_kafka_ListConsumerGroupOffsets_new(const char *group_id, const rd_kafka_topic_partition_list_t *partitions);
+void rd_kafka_ListConsumerGroupOffsets_destroy(rd_kafka_ListConsumerGroupOffsets_t *list_grpoffsets);
+void rd_kafka_ListConsumerGroupOffsets(rd_kafka_t *rk, rd_kafka_ListConsumerGroupOffsets_t **list_grpoffsets, size_t list_grpoffsets_cnt, const rd_kafka_AdminOptions_t *options, rd_kafka_queue_t *rkqu);
+const rd_kafka_ListConsumerGroupOffsets_result_t *rd_kafka_event_ListConsumerGroupOffsets_result(rd_kafka_event_t *rkev);
+const rd_kafka_group_result_t **rd_kafka_ListConsumerGroupOffsets_result_groups(const rd_kafka_ListConsumerGroupOffsets_result_t *result, size_t *cntp);
+rd_kafka_AlterConsumerGroupOffsets_t *rd_kafka_AlterConsumerGroupOffsets_new(const char *group_id, const rd_kafka_topic_partition_list_t *partitions);
+void rd_kafka_AlterConsumerGroupOffsets_destroy(rd_kafka_AlterConsumerGroupOffsets_t *alter_grpoffsets);
+void rd_kafka_AlterConsumerGroupOffsets(rd_kafka_t *rk, rd_kafka_AlterConsumerGroupOffsets_t **alter_grpoffsets, size_t alter_grpoffsets_cnt, const rd_kafka_AdminOptions_t *options, rd_kafka_queue_t *rkqu);
+const rd_kafka_AlterConsumerGroupOffsets_result_t *rd_kafka_event_AlterConsumerGroupOffsets_result(rd_kafka_event_t *rkev);
+const rd_kafka_group_result_t **rd_kafka_AlterConsumerGroupOffsets_result_groups(const rd_kafka_AlterConsumerGroupOffsets_result_t *result, size_t *cntp);
 
 #endif
