@@ -957,6 +957,27 @@ func TestEnvtestApprovalPlantedJob(t *testing.T) {
 			t.Fatalf("AwaitingApproval %+v", c)
 		}
 		waitEvent(t, rr.Namespace, rr.Name, launcher.ReasonJobConflict)
+		// A pass after the finish (one that fills status.group in again)
+		// has run, and it left the Job as it was: no outcome of this
+		// request on it, still owned.
+		eventually(t, 10*time.Second, "status.group emptied", func() error {
+			emptied := getRR(t, rr)
+			emptied.Status.Group = ""
+			return k8s.Status().Update(context.Background(), emptied) // a conflict with the launcher's own writes: again
+		})
+		eventually(t, 10*time.Second, "a pass after the finish", func() error {
+			if g := getRR(t, rr).Status.Group; g == "" {
+				return fmt.Errorf("status.group not filled in again")
+			}
+			return nil
+		})
+		var now batchv1.Job
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &now); err != nil {
+			t.Fatal(err)
+		}
+		if launcher.IsRecorded(&now) || !launcher.ControlledBy(&now, cur) {
+			t.Fatalf("the refused Job was touched: annotations %v, owners %+v", now.Annotations, now.OwnerReferences)
+		}
 	}
 
 	t.Run("while the plan waits, approved by a name of its own", func(t *testing.T) {

@@ -425,6 +425,36 @@ func TestEnvtestPlantedJobIsNotAdopted(t *testing.T) {
 	}
 }
 
+// A Job planted under the request's name without the runner label, which
+// the launcher's cache never shows (it holds runner-labelled Jobs only), is
+// found by the create's AlreadyExists and refused the same way: the pass
+// keeps the Job the API server answered with, instead of reading the cache
+// again and creating again, which left the request Pending with no event to
+// wake it.
+func TestEnvtestPlantedJobOutsideTheCacheIsNotAdopted(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+
+	rr := testutil.MakeRequest(ns, "unlabelled").Obj()
+	planted := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: launcher.JobName(rr, launcher.StageApply)},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "runner", Image: "evil.example.com/fake-result:1"}},
+		}}},
+	}
+	create(t, planted)
+	create(t, rr)
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobConflict || !strings.Contains(sc.Message, planted.Name) {
+		t.Fatalf("Succeeded = %+v", sc)
+	}
+	if cur.Status.JobName != "" || cur.Status.Result != nil {
+		t.Fatalf("the planted Job counts as the request's: %+v", cur.Status)
+	}
+}
+
 // staleRequests is the launcher's cached client, except that it shows chosen
 // requests as they were: a cache that has not caught up with the launcher's
 // own status write.

@@ -64,7 +64,7 @@ func FinishRequest(rr *v1alpha1.ReplayRequest, o Outcome, logTail string, now ti
 // when an earlier pass reached it and stopped before this (the Finished
 // phase), in which case the Job is recorded from status (StatusOutcome).
 func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.ReplayRequest, job *batchv1.Job, o *Outcome) error {
-	if job != nil && ControlledBy(job, rr) {
+	if job != nil && ControlledBy(job, rr) && !RefusedJob(rr, job) {
 		var out Outcome
 		switch {
 		case o != nil:
@@ -84,6 +84,16 @@ func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.
 		return nil
 	}
 	return r.removeFinalizer(ctx, rr)
+}
+
+// RefusedJob reports whether job is a finished request's apply Job that its
+// status never named: Applying refused to adopt it (AdoptedApproval, a
+// JobConflict), or it came after the request ended. Its controller
+// reference notwithstanding, the launcher leaves it as it was, as it does
+// any Job it did not make: no outcome of this request is written on it. It
+// is pure.
+func RefusedJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) bool {
+	return job.Name == JobName(rr, StageApply) && rr.Status.JobName != job.Name
 }
 
 // StatusOutcome is the outcome a finished request's status records, for a

@@ -344,3 +344,31 @@ func TestUnitDecidePhaseManual(t *testing.T) {
 		})
 	}
 }
+
+// A finished request writes its outcome only on a Job its status names (or
+// on its planning Job): an apply Job it refused to adopt is left as it was.
+func TestUnitRefusedJob(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "a").UID("uid-1").Resolved("earliest").Obj()
+	apply := ownJob(t, rr)
+	plan := apply.DeepCopy()
+	plan.Name = JobName(rr, StagePlan)
+	adopted := rr.DeepCopy()
+	adopted.Status.JobName = apply.Name
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		job  *batchv1.Job
+		want bool
+	}{
+		{"the apply Job status names", adopted, apply, false},
+		{"an apply Job status never named", rr, apply, true},
+		{"the planning Job of a request that failed planning", rr, plan, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := RefusedJob(c.rr, c.job); got != c.want {
+				t.Fatalf("RefusedJob = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -116,15 +116,20 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 
 	var err error
 	for range 8 { // a pass goes through at most a few phases
-		var job *batchv1.Job
+		var job, planJob *batchv1.Job
 		if job, err = r.findJob(ctx, p.rr); err != nil {
 			break
 		}
-		p.job = job
-		if p.planJob, err = r.findPlanJob(ctx, p.rr, job); err != nil {
+		// A Job this pass created, or got back past the cache on
+		// AlreadyExists, may not be in the cache yet, or ever (one made
+		// without the runner label): the pass goes on with it rather than
+		// deciding again from the cache's miss and creating again.
+		p.job = orHeld(job, p.job)
+		if planJob, err = r.findPlanJob(ctx, p.rr, p.job); err != nil {
 			break
 		}
-		phase := DecidePhase(Observed{Request: p.rr, Job: job, PlanJob: p.planJob})
+		p.planJob = orHeld(planJob, p.planJob)
+		phase := DecidePhase(Observed{Request: p.rr, Job: p.job, PlanJob: p.planJob})
 		var next bool
 		switch phase {
 		case PhaseAccepting:
@@ -232,6 +237,15 @@ func (r *ReplayRequestReconciler) findJob(ctx context.Context, rr *v1alpha1.Repl
 		return nil, err
 	}
 	return &job, nil
+}
+
+// orHeld is the Job the cache found, or else the one the pass holds from the
+// API server.
+func orHeld(found, held *batchv1.Job) *batchv1.Job {
+	if found != nil {
+		return found
+	}
+	return held
 }
 
 // outcomeJob is the Job a finished request's outcome belongs on: its apply
