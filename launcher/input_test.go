@@ -161,7 +161,7 @@ func TestUnitInputConfigMapTenThousandPartitions(t *testing.T) {
 func TestUnitBuildJobWithPlanInput(t *testing.T) {
 	const digest = "0123456789abcdef"
 	rr := testutil.MakeRequest("ns", "orders-rewind").UID("uid-1").Group("orders").Topic("orders", 0, 1).ShiftBy(-10).Manual().Resolved("shift:-10").
-		Annotate(v1alpha1.AnnotationApprove, digest).Obj()
+		Annotate(v1alpha1.AnnotationApprove, digest).Annotate(v1alpha1.AnnotationApprovedBy, "bob").Obj()
 	rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: JobName(rr, StagePlan)}
 	rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: digest, At: ptrTime(t0)}
 	in := &Input{Kind: InputPlan, ConfigMap: JobName(rr, StageApply) + "-input", Digest: "sha256:" + strings.Repeat("ab", 32)}

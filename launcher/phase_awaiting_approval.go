@@ -169,9 +169,9 @@ func lateRejection(rr *v1alpha1.ReplayRequest) (ApprovalVerdict, bool) {
 // A Manual request's Job is adopted only when the request's approve
 // annotation (which admission lets only an approver set), the plan in
 // status and the Job's plan-digest annotation all name the same digest.
-// Who approved is status.approval's, when an earlier pass wrote it, else
-// the request's approved-by stamp (decider); "unknown" when a rejection
-// came since, as the stamp then names the rejecter. The Job's approved-by
+// Who approved is the request's approved-by stamp (decider), which
+// status.approval, when an earlier pass wrote it, must say too; "unknown"
+// when a rejection came since, as the stamp then names the rejecter. The Job's approved-by
 // must agree with that name. When it was approved is the Job's creation,
 // which the API server stamps: the pass that saw the approval made the Job
 // (the Job's approved-at annotation is never read). A Job of a request that
@@ -205,9 +205,12 @@ func AdoptedApproval(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.Ap
 	}
 	if a := rr.Status.Approval; a != nil {
 		// Written by an earlier pass from the request's annotations.
+		_, rejected := rr.Annotations[v1alpha1.AnnotationReject]
 		switch {
 		case a.Decision != v1alpha1.ApprovalApproved || a.Digest != plan.Digest:
 			return nil, fmt.Errorf("status.approval is %s of plan %q, not the approval of plan %s", a.Decision, a.Digest, plan.Digest)
+		case !rejected && a.By != decider(rr):
+			return nil, fmt.Errorf("status.approval says plan %s was approved by %q, and the request's %s says by %q", plan.Digest, a.By, v1alpha1.AnnotationApprovedBy, decider(rr))
 		case jobBy != a.By:
 			return nil, fmt.Errorf("it says plan %s was approved by %q, and status.approval says by %q", plan.Digest, truncate(jobBy, 256), a.By)
 		}
@@ -240,7 +243,8 @@ func adoptApproval(rr *v1alpha1.ReplayRequest, a *v1alpha1.ApprovalStatus) {
 // checkApproved is BuildJob's rule for a Manual request: its apply Job is
 // made only with its plan as input, and only when the plan in status was
 // approved by the request's own approve annotation (which the chart's
-// admission policy gives only to a user with the verb approve).
+// admission policy gives only to a user with the verb approve), by whom the
+// request's approved-by stamp says.
 func checkApproved(rr *v1alpha1.ReplayRequest, stage Stage, in *Input) error {
 	if rr.Spec.Approval != v1alpha1.ApprovalManual || stage != StageApply {
 		return nil
@@ -251,6 +255,10 @@ func checkApproved(rr *v1alpha1.ReplayRequest, stage Stage, in *Input) error {
 		return fmt.Errorf("approval: Manual and no approved plan")
 	case a.Digest != plan.Digest || rr.Annotations[v1alpha1.AnnotationApprove] != plan.Digest:
 		return fmt.Errorf("the approval in status is not the request's %s annotation of plan %s", v1alpha1.AnnotationApprove, plan.Digest)
+	case a.By != decider(rr):
+		// The stamp changes only with the decision, and a rejection stops
+		// the request before its Job (lateRejection).
+		return fmt.Errorf("status.approval.by %q is not the request's %s %q", a.By, v1alpha1.AnnotationApprovedBy, decider(rr))
 	case in == nil || in.Kind != InputPlan:
 		return fmt.Errorf("approval: Manual applies only its approved plan")
 	}

@@ -79,9 +79,9 @@ func TestUnitCheckApproved(t *testing.T) {
 	const digest = "0123456789abcdef"
 	in := &Input{Kind: InputPlan, ConfigMap: "a-input", Digest: "sha256:00"}
 	base := func() *v1alpha1.ReplayRequest {
-		rr := testutil.MakeRequest("ns", "a").Manual().Annotate(v1alpha1.AnnotationApprove, digest).Obj()
+		rr := testutil.MakeRequest("ns", "a").Manual().Annotate(v1alpha1.AnnotationApprove, digest).Annotate(v1alpha1.AnnotationApprovedBy, "bob").Obj()
 		rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: "a-plan"}
-		rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, Digest: digest}
+		rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: digest}
 		return rr
 	}
 	noApproval := base()
@@ -92,6 +92,11 @@ func TestUnitCheckApproved(t *testing.T) {
 	delete(statusOnly.Annotations, v1alpha1.AnnotationApprove)
 	otherPlan := base()
 	otherPlan.Status.Plan.Digest = "fedcba9876543210"
+	otherApprover := base()
+	otherApprover.Status.Approval.By = "mallory"
+	unstamped := base()
+	delete(unstamped.Annotations, v1alpha1.AnnotationApprovedBy)
+	unstamped.Status.Approval.By = v1alpha1.RequesterUnknown
 	automatic := testutil.MakeRequest("ns", "a").Obj()
 
 	cases := []struct {
@@ -108,6 +113,8 @@ func TestUnitCheckApproved(t *testing.T) {
 		{"rejected", rejected, StageApply, in, false},
 		{"approved in status only (no annotation)", statusOnly, StageApply, in, false},
 		{"the approval is of another plan", otherPlan, StageApply, in, false},
+		{"status names another approver than the request's stamp", otherApprover, StageApply, in, false},
+		{"nothing stamped who, and status says unknown", unstamped, StageApply, in, true},
 		{"the planning Job needs no approval", noApproval, StagePlan, nil, true},
 		{"Automatic needs none", automatic, StageApply, nil, true},
 	}
@@ -166,6 +173,9 @@ func TestUnitAdoptedApproval(t *testing.T) {
 	made := func(rr *v1alpha1.ReplayRequest, approver string) *batchv1.Job {
 		seen := rr.DeepCopy()
 		seen.Annotations = map[string]string{approve: digest}
+		if approver != v1alpha1.RequesterUnknown {
+			seen.Annotations[by] = approver
+		}
 		seen.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: approver, Digest: digest, At: &metav1.Time{Time: t0}}
 		job, err := BuildJobWithInput(seen, StageApply, DefaultOptions(), in)
 		if err != nil {
@@ -189,6 +199,8 @@ func TestUnitAdoptedApproval(t *testing.T) {
 	lateReject := request(approve, digest, reject, "too late", by, "carol")
 	approvedEarlier := request(approve, digest, by, "bob")
 	approvedEarlier.Status.Approval = approvedAt("bob", t0.Add(-time.Hour))
+	forgedStatus := request(approve, digest, by, "bob")
+	forgedStatus.Status.Approval = approvedAt("mallory", t0)
 	waiting := request()
 	wrongApprove := request(approve, other, by, "bob")
 	noPlan := request(approve, digest, by, "bob")
@@ -229,6 +241,7 @@ func TestUnitAdoptedApproval(t *testing.T) {
 		{"the Job names no plan", honest, noDigest, nil, v1alpha1.AnnotationPlanDigest},
 		{"the Job names another approver than the request's stamp", honest, made(honest, "mallory"), nil, `"mallory"`},
 		{"the Job names another approver than status", approvedEarlier, made(approvedEarlier, "mallory"), nil, `"mallory"`},
+		{"status names another approver than the request's stamp", forgedStatus, made(forgedStatus, "mallory"), nil, `"mallory"`},
 		{"status recorded a rejection", rejectedInStatus, made(rejectedInStatus, "bob"), nil, "Rejected"},
 		{"status approved another plan", otherInStatus, made(otherInStatus, "bob"), nil, other},
 		{"no plan in status", noPlan, made(honest, "bob"), nil, "no plan"},

@@ -302,7 +302,7 @@ func TestUnitDecidePhaseManual(t *testing.T) {
 	ready.Status.Plan = &v1alpha1.PlanSummary{Digest: "0123456789abcdef", JobName: planJob.Name}
 	approved := ready.DeepCopy()
 	approved.Annotations = map[string]string{v1alpha1.AnnotationApprove: "0123456789abcdef"}
-	approved.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, Digest: "0123456789abcdef"}
+	approved.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: v1alpha1.RequesterUnknown, Digest: "0123456789abcdef"}
 	consumers := approved.DeepCopy()
 	consumers.Spec.Consumers = []v1alpha1.ConsumerRef{{Kind: v1alpha1.ConsumerDeployment, Name: "c"}}
 	consumers.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: v1alpha1.ConsumerDeployment, Name: "c", State: v1alpha1.ConsumerRecorded}}
