@@ -430,29 +430,48 @@ func TestEnvtestPlantedJobIsNotAdopted(t *testing.T) {
 // found by the create's AlreadyExists and refused the same way: the pass
 // keeps the Job the API server answered with, instead of reading the cache
 // again and creating again, which left the request Pending with no event to
-// wake it.
+// wake it; and the group is not held for a start the cache would never
+// show.
 func TestEnvtestPlantedJobOutsideTheCacheIsNotAdopted(t *testing.T) {
 	env(t)
 	ns := newNamespace(t, nil)
-	startLauncher(t, testOptions(), 2)
-
+	unlabelled := func(name string) *batchv1.Job {
+		return &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "runner", Image: "evil.example.com/fake-result:1"}},
+			}}},
+		}
+	}
+	// The apply Job's name is the request's; a Manual request's planning
+	// Job's carries its UID, known once it is created: both are planted
+	// before a launcher runs.
 	rr := testutil.MakeRequest(ns, "unlabelled").Obj()
-	planted := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: launcher.JobName(rr, launcher.StageApply)},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: "runner", Image: "evil.example.com/fake-result:1"}},
-		}}},
-	}
-	create(t, planted)
+	manual := testutil.MakeRequest(ns, "unlabelled-manual").Manual().Obj()
 	create(t, rr)
-	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobConflict || !strings.Contains(sc.Message, planted.Name) {
-		t.Fatalf("Succeeded = %+v", sc)
+	create(t, manual)
+	planted := map[string]*batchv1.Job{
+		rr.Name:     unlabelled(launcher.JobName(rr, launcher.StageApply)),
+		manual.Name: unlabelled(launcher.JobName(getRR(t, manual), launcher.StagePlan)),
 	}
-	if cur.Status.JobName != "" || cur.Status.Result != nil {
-		t.Fatalf("the planted Job counts as the request's: %+v", cur.Status)
+	for _, j := range planted {
+		create(t, j)
 	}
+	startLauncher(t, testOptions(), 2)
+	for _, r := range []*v1alpha1.ReplayRequest{rr, manual} {
+		cur := waitPhase(t, r, v1alpha1.PhaseFailed)
+		if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobConflict || !strings.Contains(sc.Message, planted[r.Name].Name) {
+			t.Fatalf("%s: Succeeded = %+v", r.Name, sc)
+		}
+		if cur.Status.JobName != "" || cur.Status.Result != nil || cur.Status.Plan != nil {
+			t.Fatalf("%s: the planted Job counts as the request's: %+v", r.Name, cur.Status)
+		}
+	}
+	// Neither holds the group: the next replay of it starts.
+	next := testutil.MakeRequest(ns, "next").Obj()
+	create(t, next)
+	waitJob(t, next)
 }
 
 // staleRequests is the launcher's cached client, except that it shows chosen

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -69,7 +70,11 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 			return false, nil
 		}
 		created = job
-		return true, nil
+		// The hold lasts until the cache shows the Job; one found under
+		// the name without the runner label (planted: AlreadyExists)
+		// never shows there, and would hold the group for good. Such a
+		// Job is no start: Recognising or Applying refuses it.
+		return RunnerSelector().Matches(labels.Set(job.Labels)), nil
 	})
 	if err != nil {
 		return false, err
