@@ -117,8 +117,12 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			return false, err
 		}
 		approval, err := AdoptedApproval(rr, job)
+		var undo *v1alpha1.UndoStatus
+		if err == nil {
+			undo, err = AdoptedUndo(rr, job)
+		}
 		if err != nil {
-			msg := fmt.Sprintf("the runner Job %s was not made from this request's approval: %v; it is not adopted, and its outcome is not this request's", job.Name, err)
+			msg := fmt.Sprintf("the runner Job %s was not made for this request: %v; it is not adopted, and its outcome is not this request's", job.Name, err)
 			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobConflict, msg)
 			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonJobConflict, Message: msg})
 		}
@@ -127,10 +131,10 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			rr.Status.ResolvedTarget = t
 		}
 		rr.Status.JobName = job.Name
-		if u := UndoFromJob(job.Annotations); u != nil && rr.Status.Undo == nil {
+		if undo != nil && rr.Status.Undo == nil {
 			// Decided when the Job was made; a pass that stopped before
 			// its status write lost it.
-			rr.Status.Undo = u
+			rr.Status.Undo = undo
 		}
 		rr.Status.StartTime = &metav1.Time{Time: job.CreationTimestamp.Time}
 		adoptApproval(rr, approval)

@@ -339,6 +339,29 @@ func UndoFromJob(annotations map[string]string) *v1alpha1.UndoStatus {
 	return &v1alpha1.UndoStatus{Request: name, JobName: annotations[v1alpha1.AnnotationUndoJob], RunID: annotations[v1alpha1.AnnotationUndoRunID]}
 }
 
+// AdoptedUndo is status.undo as a Job adopted before status names it says
+// it (UndoFromJob): nil for a Job that is no undo's. A Job that says it
+// undoes a request other than the one target.undoOf names, or any request
+// for a request that is no undo, or another run than status.undo already
+// says, was not made for this request: its word would make status claim an
+// undo that never was (and refuse the real one as done, EarlierUndo). It is
+// pure.
+func AdoptedUndo(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.UndoStatus, error) {
+	u := UndoFromJob(job.Annotations)
+	undoOf := rr.Spec.Target.UndoOf
+	switch {
+	case u == nil:
+		return nil, nil
+	case undoOf == nil:
+		return nil, fmt.Errorf("it says it undoes request %q, and this request is no undo", truncate(u.Request, 253))
+	case u.Request != *undoOf:
+		return nil, fmt.Errorf("it says it undoes request %q, and this request undoes %s", truncate(u.Request, 253), *undoOf)
+	case rr.Status.Undo != nil && (rr.Status.Undo.Request != u.Request || rr.Status.Undo.JobName != u.JobName):
+		return nil, fmt.Errorf("it says it undoes Job %q, and status.undo says Job %q", truncate(u.JobName, 253), rr.Status.Undo.JobName)
+	}
+	return u, nil
+}
+
 // UndoAnnotations are the annotations of an undo's Job (UndoFromJob reads
 // them back).
 func UndoAnnotations(u *v1alpha1.UndoStatus) map[string]string {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -745,5 +746,28 @@ func TestEnvtestUndoOnlyOnceAfterTheUndoIsDeleted(t *testing.T) {
 	create(t, forced)
 	if job := waitJob(t, forced); job.Annotations[v1alpha1.AnnotationUndoOf] != "skip" {
 		t.Fatalf("forced undo's Job annotations %v", job.Annotations)
+	}
+}
+
+// A Job planted under a replay's name, with the replay as its controller and
+// an undo's annotations, never makes status say the replay undid anything
+// (which would make a real undo of the named request look done): the
+// replay fails JobConflict naming the Job.
+func TestEnvtestUndoPlantedJobClaimsNoUndo(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	rr := testutil.MakeRequest(ns, "not-an-undo").ShiftBy(-10).Obj()
+	create(t, rr) // no launcher runs yet: the Job is there first
+	cur := getRR(t, rr)
+	job := plantedJob(cur)
+	maps.Copy(job.Annotations, launcher.UndoAnnotations(&v1alpha1.UndoStatus{Request: "someone-elses", JobName: "someone-elses-1", RunID: "x"}))
+	create(t, job)
+	startLauncher(t, testOptions(), 2)
+	done := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	if sc := condition(done, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobConflict || !strings.Contains(sc.Message, "Job "+job.Name+" ") || !strings.Contains(sc.Message, `"someone-elses"`) {
+		t.Fatalf("Succeeded %+v", sc)
+	}
+	if done.Status.Undo != nil || done.Status.JobName != "" {
+		t.Fatalf("status.undo %+v, jobName %q", done.Status.Undo, done.Status.JobName)
 	}
 }

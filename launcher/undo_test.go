@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -449,6 +450,51 @@ func TestUnitCheckUndoInput(t *testing.T) {
 	}
 	if UndoFromJob(buildJob(t, testutil.MakeRequest("ns", "a")).Annotations) != nil {
 		t.Errorf("a replay's Job reads as an undo's")
+	}
+}
+
+// A Job adopted before status names it says what it undoes only for the
+// request target.undoOf names, and as status.undo says it when it does.
+func TestUnitAdoptedUndo(t *testing.T) {
+	u := v1alpha1.UndoStatus{Request: "rewind", JobName: "rewind-1", RunID: "ns/rewind/x"}
+	jobUndoing := func(u v1alpha1.UndoStatus) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "undo-1-x", Annotations: UndoAnnotations(&u)}}
+	}
+	undo := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj()
+	decided := undo.DeepCopy()
+	decided.Status.Undo = &u
+	rewind := testutil.MakeRequest("ns", "rewind").ShiftBy(-10).Obj()
+	other := u
+	other.Request = "other"
+	otherRun := u
+	otherRun.JobName = "rewind-2"
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		job  *batchv1.Job
+		want *v1alpha1.UndoStatus
+		bad  string
+	}{
+		{"the undo's Job, status lost", undo, jobUndoing(u), &u, ""},
+		{"the undo's Job, status.undo written", decided, jobUndoing(u), &u, ""},
+		{"a replay's Job", rewind, &batchv1.Job{}, nil, ""},
+		{"an undo's Job without undo annotations", undo, &batchv1.Job{}, nil, ""},
+		{"a replay's Job claiming an undo", rewind, jobUndoing(u), nil, "no undo"},
+		{"an undo's Job undoing another request", undo, jobUndoing(other), nil, `"other"`},
+		{"another run than status.undo", decided, jobUndoing(otherRun), nil, `"rewind-2"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := AdoptedUndo(tc.rr, tc.job)
+			switch {
+			case tc.bad == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad) || got != nil):
+				t.Fatalf("AdoptedUndo = %+v, %v, want an error naming %q", got, err, tc.bad)
+			case tc.bad == "" && !equality.Semantic.DeepEqual(got, tc.want):
+				t.Fatalf("AdoptedUndo = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
 
