@@ -243,7 +243,8 @@ func adoptApproval(rr *v1alpha1.ReplayRequest, a *v1alpha1.ApprovalStatus) {
 // checkApproved is BuildJob's rule for a Manual request: its apply Job is
 // made only with its plan as input, and only when the plan in status was
 // approved by the request's own approve annotation (which the chart's
-// admission policy gives only to a user with the verb approve).
+// admission policy gives only to a user with the verb approve), by whom the
+// request's approved-by stamp says.
 func checkApproved(rr *v1alpha1.ReplayRequest, stage Stage, in *Input) error {
 	if rr.Spec.Approval != v1alpha1.ApprovalManual || stage != StageApply {
 		return nil
@@ -254,6 +255,10 @@ func checkApproved(rr *v1alpha1.ReplayRequest, stage Stage, in *Input) error {
 		return fmt.Errorf("approval: Manual and no approved plan")
 	case a.Digest != plan.Digest || rr.Annotations[v1alpha1.AnnotationApprove] != plan.Digest:
 		return fmt.Errorf("the approval in status is not the request's %s annotation of plan %s", v1alpha1.AnnotationApprove, plan.Digest)
+	case a.By != decider(rr):
+		// The stamp changes only with the decision, and a rejection stops
+		// the request before its Job (lateRejection).
+		return fmt.Errorf("status.approval.by %q is not the request's %s %q", a.By, v1alpha1.AnnotationApprovedBy, decider(rr))
 	case in == nil || in.Kind != InputPlan:
 		return fmt.Errorf("approval: Manual applies only its approved plan")
 	}

@@ -92,6 +92,11 @@ func TestUnitCheckApproved(t *testing.T) {
 	delete(statusOnly.Annotations, v1alpha1.AnnotationApprove)
 	otherPlan := base()
 	otherPlan.Status.Plan.Digest = "fedcba9876543210"
+	otherApprover := base()
+	otherApprover.Status.Approval.By = "mallory"
+	unstamped := base()
+	delete(unstamped.Annotations, v1alpha1.AnnotationApprovedBy)
+	unstamped.Status.Approval.By = v1alpha1.RequesterUnknown
 	automatic := testutil.MakeRequest("ns", "a").Obj()
 
 	cases := []struct {
@@ -108,7 +113,8 @@ func TestUnitCheckApproved(t *testing.T) {
 		{"rejected", rejected, StageApply, in, false},
 		{"approved in status only (no annotation)", statusOnly, StageApply, in, false},
 		{"the approval is of another plan", otherPlan, StageApply, in, false},
-
+		{"status names another approver than the request's stamp", otherApprover, StageApply, in, false},
+		{"nothing stamped who, and status says unknown", unstamped, StageApply, in, true},
 		{"the planning Job needs no approval", noApproval, StagePlan, nil, true},
 		{"Automatic needs none", automatic, StageApply, nil, true},
 	}

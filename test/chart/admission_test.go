@@ -379,7 +379,7 @@ func TestAdmissionPolicies(t *testing.T) {
 		}
 
 		// The apply Job of an approved plan, its input ConfigMap mounted.
-		manual := testutil.MakeRequest(ns, "orders-plan").ShiftBy(-10).Manual().Annotate(v1alpha1.AnnotationApprove, "0123456789abcdef").Obj()
+		manual := testutil.MakeRequest(ns, "orders-plan").ShiftBy(-10).Manual().Annotate(v1alpha1.AnnotationApprove, "0123456789abcdef").Annotate(v1alpha1.AnnotationApprovedBy, "bob").Obj()
 		manual.UID = rr.UID
 		manual.Status.ResolvedTarget = "shift:-10"
 		manual.Status.Plan = &v1alpha1.PlanSummary{Digest: "0123456789abcdef", JobName: launcher.JobName(manual, launcher.StagePlan)}
