@@ -1,7 +1,8 @@
-// ListOffsets and DescribeTopics through librdkafka's C API directly (see
-// rdkafka_admin.go for why): a call's partitions or topics go in as one
-// buffer, the answers come back into the caller's arrays, and nothing is
-// converted per partition on the Go side.
+// The runner's admin calls through librdkafka's C API directly (see
+// rdkafka_admin.go for why): ListOffsets, DescribeTopics, the reads of
+// committed offsets and the commit. A call's partitions or topics go in as
+// one buffer, and the answers come back into the caller's arrays or are
+// left in the result event for the caller to read in place.
 
 #include <stdio.h>
 #include <stdlib.h>

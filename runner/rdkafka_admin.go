@@ -16,17 +16,19 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
 
-// The runner calls librdkafka's rd_kafka_ListOffsets itself rather than
-// through confluent-kafka-go's AdminClient.ListOffsets, which converts each
-// partition to and from C one cgo call at a time and answers with a map
-// keyed by a fat struct. make bench, alternating builds: at 10,000
-// partitions (three lookups) 257-275 ms of CPU against 203-220 with this,
-// at 1,000 partitions 31-33 ms against 26-28, and 1-4 ms less wall time.
-// Here a call's partitions cross into C as one buffer and the answers come
-// back into it; librdkafka does the rest as before, with the same request
-// and the same errors. If confluent-kafka-go stops keeping its handle where
-// adminHandle looks, the runner falls back to AdminClient.ListOffsets (and
-// TestDirectListOffsetsInUse fails, so that someone looks).
+// The runner makes its admin calls (ListOffsets, DescribeTopics, the reads
+// of committed offsets and the commit) through librdkafka's C API itself
+// rather than through confluent-kafka-go's AdminClient, which crosses into
+// C once per partition each way and answers with Go values per partition
+// (a map keyed by a fat struct for ListOffsets, a value per replica for
+// DescribeTopics). Here a call's partitions cross into C as one buffer and
+// the answers are read back from C memory in place; librdkafka makes the
+// same requests and reports the same errors (the Test*DirectAgreesWithAdmin
+// tests ask both ways). make bench, alternating builds: a quarter of the
+// wall time and CPU at 1,000 and 10,000 partitions (README, Performance).
+// If confluent-kafka-go stops keeping its handle where adminHandle looks,
+// the runner falls back to AdminClient (and TestDirectListOffsetsInUse
+// fails, so that someone looks).
 
 // rdHandle is librdkafka's client handle (rd_kafka_t) of a confluent-kafka-go
 // AdminClient.
