@@ -22,6 +22,32 @@ const char **kr_topic_names(const char *names, int n) {
 	return t;
 }
 
+// kr_options returns the options of an admin call of op with timeout_ms,
+// or NULL with errstr set.
+static rd_kafka_AdminOptions_t *kr_options(rd_kafka_t *rk, rd_kafka_admin_op_t op, int timeout_ms, char *errstr, size_t errstr_size) {
+	rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, op);
+	if (rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, errstr_size)) {
+		rd_kafka_AdminOptions_destroy(opts);
+		return NULL;
+	}
+	return opts;
+}
+
+// kr_event_error checks that ev is a result of type and returns its error
+// (errstr its message), or 0.
+static rd_kafka_resp_err_t kr_event_error(rd_kafka_event_t *ev, int type, char *errstr, size_t errstr_size) {
+	if (rd_kafka_event_type(ev) != type) {
+		snprintf(errstr, errstr_size, "expected result event type %d, not %d", type, rd_kafka_event_type(ev));
+		return RD_KAFKA_RESP_ERR__INVALID_TYPE;
+	}
+	rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
+	if (err) {
+		const char *s = rd_kafka_event_error_string(ev);
+		snprintf(errstr, errstr_size, "%s", s ? s : "");
+	}
+	return err;
+}
+
 rd_kafka_queue_t *kr_lo_start(rd_kafka_t *rk, const char *names, int n_topics, const kr_lo_row *rows, int n, int64_t spec, int timeout_ms, char *errstr, size_t errstr_size) {
 	const char **t = kr_topic_names(names, n_topics);
 	if (!t) {
@@ -32,9 +58,8 @@ rd_kafka_queue_t *kr_lo_start(rd_kafka_t *rk, const char *names, int n_topics, c
 	for (int i = 0; i < n; i++)
 		rd_kafka_topic_partition_list_add(list, t[rows[i].topic], rows[i].partition)->offset = spec;
 	free(t);
-	rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_LISTOFFSETS);
-	if (rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, errstr_size)) {
-		rd_kafka_AdminOptions_destroy(opts);
+	rd_kafka_AdminOptions_t *opts = kr_options(rk, RD_KAFKA_ADMIN_OP_LISTOFFSETS, timeout_ms, errstr, errstr_size);
+	if (!opts) {
 		rd_kafka_topic_partition_list_destroy(list);
 		return NULL;
 	}
@@ -47,16 +72,9 @@ rd_kafka_queue_t *kr_lo_start(rd_kafka_t *rk, const char *names, int n_topics, c
 }
 
 int kr_lo_result(rd_kafka_event_t *ev, const char *names, int n_topics, kr_lo_row *rows, int n, char *errstr, size_t errstr_size) {
-	if (rd_kafka_event_type(ev) != RD_KAFKA_EVENT_LISTOFFSETS_RESULT) {
-		snprintf(errstr, errstr_size, "expected a ListOffsets result, not event type %d", rd_kafka_event_type(ev));
-		return RD_KAFKA_RESP_ERR__INVALID_TYPE;
-	}
-	rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
-	if (err) {
-		const char *s = rd_kafka_event_error_string(ev);
-		snprintf(errstr, errstr_size, "%s", s ? s : "");
+	rd_kafka_resp_err_t err = kr_event_error(ev, RD_KAFKA_EVENT_LISTOFFSETS_RESULT, errstr, errstr_size);
+	if (err)
 		return err;
-	}
 	const char **t = kr_topic_names(names, n_topics);
 	// first[i] is topic i's first row: rows are sorted by topic index,
 	// then partition; first[n_topics] is n.
@@ -131,9 +149,8 @@ rd_kafka_queue_t *kr_dt_start(rd_kafka_t *rk, const char *names, int n_topics, i
 	}
 	rd_kafka_TopicCollection_t *topics = rd_kafka_TopicCollection_of_topic_names(t, (size_t)n_topics);
 	free(t);
-	rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBETOPICS);
-	if (rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, errstr_size)) {
-		rd_kafka_AdminOptions_destroy(opts);
+	rd_kafka_AdminOptions_t *opts = kr_options(rk, RD_KAFKA_ADMIN_OP_DESCRIBETOPICS, timeout_ms, errstr, errstr_size);
+	if (!opts) {
 		rd_kafka_TopicCollection_destroy(topics);
 		return NULL;
 	}
@@ -146,16 +163,9 @@ rd_kafka_queue_t *kr_dt_start(rd_kafka_t *rk, const char *names, int n_topics, i
 }
 
 int kr_dt_result(rd_kafka_event_t *ev, kr_dt_topic *topics, int max_topics, kr_dt_partition *parts, int max_parts, int *n_topics, int *n_parts, char *errstr, size_t errstr_size) {
-	if (rd_kafka_event_type(ev) != RD_KAFKA_EVENT_DESCRIBETOPICS_RESULT) {
-		snprintf(errstr, errstr_size, "expected a DescribeTopics result, not event type %d", rd_kafka_event_type(ev));
-		return RD_KAFKA_RESP_ERR__INVALID_TYPE;
-	}
-	rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
-	if (err) {
-		const char *s = rd_kafka_event_error_string(ev);
-		snprintf(errstr, errstr_size, "%s", s ? s : "");
+	rd_kafka_resp_err_t err = kr_event_error(ev, RD_KAFKA_EVENT_DESCRIBETOPICS_RESULT, errstr, errstr_size);
+	if (err)
 		return err;
-	}
 	size_t cnt = 0;
 	const rd_kafka_TopicDescription_t **descs = rd_kafka_DescribeTopics_result_topics(rd_kafka_event_DescribeTopics_result(ev), &cnt);
 	int np = 0;
@@ -214,17 +224,6 @@ static rd_kafka_topic_partition_list_t *kr_list_of(const char *names, int n_topi
 	return list;
 }
 
-// kr_options returns the options of an admin call of op with timeout_ms,
-// or NULL with errstr set.
-static rd_kafka_AdminOptions_t *kr_options(rd_kafka_t *rk, rd_kafka_admin_op_t op, int timeout_ms, char *errstr, size_t errstr_size) {
-	rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, op);
-	if (rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, errstr_size)) {
-		rd_kafka_AdminOptions_destroy(opts);
-		return NULL;
-	}
-	return opts;
-}
-
 rd_kafka_queue_t *kr_committed_start(rd_kafka_t *rk, const char *group, const char *names, int n_topics, const kr_commit_row *rows, int n, int timeout_ms, char *errstr, size_t errstr_size) {
 	rd_kafka_topic_partition_list_t *list = NULL;
 	if (rows && !(list = kr_list_of(names, n_topics, rows, n, NULL))) {
@@ -281,19 +280,8 @@ rd_kafka_queue_t *kr_commit_start(rd_kafka_t *rk, const char *group, const char 
 }
 
 const rd_kafka_topic_partition_list_t *kr_group_result(rd_kafka_event_t *ev, int type, int *code, char *errstr, size_t errstr_size) {
-	*code = 0;
-	if (rd_kafka_event_type(ev) != type) {
-		snprintf(errstr, errstr_size, "expected event type %d, not %d", type, rd_kafka_event_type(ev));
-		*code = RD_KAFKA_RESP_ERR__INVALID_TYPE;
+	if ((*code = kr_event_error(ev, type, errstr, errstr_size)))
 		return NULL;
-	}
-	rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
-	if (err) {
-		const char *s = rd_kafka_event_error_string(ev);
-		snprintf(errstr, errstr_size, "%s", s ? s : "");
-		*code = err;
-		return NULL;
-	}
 	size_t cnt = 0;
 	const rd_kafka_group_result_t **groups = type == RD_KAFKA_EVENT_ALTERCONSUMERGROUPOFFSETS_RESULT
 	                                             ? rd_kafka_AlterConsumerGroupOffsets_result_groups(rd_kafka_event_AlterConsumerGroupOffsets_result(ev), &cnt)

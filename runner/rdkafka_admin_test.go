@@ -228,6 +228,33 @@ func TestListOffsetsDirectAgreesWithAdmin(t *testing.T) {
 	})
 }
 
+// agree fails t unless the two ways of one call gave the same answer and
+// the same error (message, Kafka code, retriable or not).
+func agree[T any](t *testing.T, direct T, derr error, admin T, aerr error) {
+	t.Helper()
+	if fmt.Sprint(derr) != fmt.Sprint(aerr) || retriable(derr) != retriable(aerr) {
+		t.Fatalf("errors differ: direct %v, admin %v", derr, aerr)
+	}
+	var dke, ake kafka.Error
+	if errors.As(derr, &dke) != errors.As(aerr, &ake) || dke.Code() != ake.Code() {
+		t.Fatalf("error kinds differ: direct %#v, admin %#v", derr, aerr)
+	}
+	if !reflect.DeepEqual(direct, admin) {
+		t.Fatalf("answers differ:\ndirect %v\nadmin  %v", direct, admin)
+	}
+}
+
+// seedTopics makes topics of the given partitions, each with records
+// records a second apart from loBase.
+func seedTopics(t *testing.T, c *kafkatest.Cluster, topics map[string]int32, records int) {
+	t.Helper()
+	for name, parts := range topics {
+		if err := c.Seed(loCtx(t), name, parts, records, loBase, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // withoutPartition is err's message without the name of the partition it
 // begins with, if it names one of asked.
 func withoutPartition(err error, asked []TP) string {
@@ -324,16 +351,7 @@ func TestDescribeTopicsDirectAgreesWithAdmin(t *testing.T) {
 		t.Helper()
 		direct, derr := describeTopicsDirect(ctx, k.rk, topics)
 		admin, aerr := k.describeTopicsAdmin(ctx, topics)
-		if fmt.Sprint(derr) != fmt.Sprint(aerr) || retriable(derr) != retriable(aerr) {
-			t.Fatalf("errors differ: direct %v, admin %v", derr, aerr)
-		}
-		var dke, ake kafka.Error
-		if errors.As(derr, &dke) != errors.As(aerr, &ake) || dke.Code() != ake.Code() {
-			t.Fatalf("error kinds differ: direct %#v, admin %#v", derr, aerr)
-		}
-		if !reflect.DeepEqual(direct, admin) {
-			t.Fatalf("answers differ:\ndirect %v\nadmin  %v", direct, admin)
-		}
+		agree(t, direct, derr, admin, aerr)
 		return direct, derr
 	}
 	for name, tc := range map[string]struct {
@@ -376,11 +394,7 @@ func TestCommittedDirectAgreesWithAdmin(t *testing.T) {
 	c := kafkatest.New(t, 3)
 	c.RequireFake(t)
 	ctx := loCtx(t)
-	for name, parts := range map[string]int32{"cg-a": 6, "cg-b": 3} {
-		if err := c.Seed(ctx, name, parts, 10, loBase, time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedTopics(t, c, map[string]int32{"cg-a": 6, "cg-b": 3}, 10)
 	if err := c.Commit(ctx, "cg", kafkatest.Offsets{"cg-a": {0: 3, 1: 4, 4: 9}, "cg-b": {2: 10}}, "consumer-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -400,16 +414,7 @@ func TestCommittedDirectAgreesWithAdmin(t *testing.T) {
 		}
 		direct, derr := withFault(func() (map[TP]Committed, error) { return committedDirect(ctx, k.rk, group, tps) })
 		admin, aerr := withFault(func() (map[TP]Committed, error) { return k.committedAdmin(ctx, group, tps) })
-		if fmt.Sprint(derr) != fmt.Sprint(aerr) || retriable(derr) != retriable(aerr) {
-			t.Fatalf("errors differ: direct %v, admin %v", derr, aerr)
-		}
-		var dke, ake kafka.Error
-		if errors.As(derr, &dke) != errors.As(aerr, &ake) || dke.Code() != ake.Code() {
-			t.Fatalf("error kinds differ: direct %#v, admin %#v", derr, aerr)
-		}
-		if !reflect.DeepEqual(direct, admin) {
-			t.Fatalf("answers differ:\ndirect %v\nadmin  %v", direct, admin)
-		}
+		agree(t, direct, derr, admin, aerr)
 		return direct, derr
 	}
 	for name, tc := range map[string]struct {
@@ -478,11 +483,7 @@ func TestCommitDirectAgreesWithAdmin(t *testing.T) {
 	c := kafkatest.New(t, 3)
 	c.RequireFake(t)
 	ctx := loCtx(t)
-	for name, parts := range map[string]int32{"cm-a": 5, "cm-b": 2} {
-		if err := c.Seed(ctx, name, parts, 10, loBase, time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedTopics(t, c, map[string]int32{"cm-a": 5, "cm-b": 2}, 10)
 	k := newTestClient(t, c.Bootstrap())
 	var offsets []commitOffset
 	for _, tp := range []TP{{Topic: "cm-a", Partition: 0}, {Topic: "cm-a", Partition: 1}, {Topic: "cm-a", Partition: 2}, {Topic: "cm-a", Partition: 3}, {Topic: "cm-a", Partition: 4}, {Topic: "cm-b", Partition: 0}, {Topic: "cm-b", Partition: 1}} {

@@ -39,30 +39,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-// The public structs of rdkafka.h (librdkafka's ABI since 1.x).
-typedef struct kr_topic_partition_s {
-	char *topic;
-	int32_t partition;
-	int64_t offset;
-	void *metadata;
-	size_t metadata_size;
-	void *opaque;
-	int err;
-	void *_private;
-} kr_topic_partition_t;
+#include "rdkafka_api.h"
 
-typedef struct kr_topic_partition_list_s {
-	int cnt;
-	int size;
-	kr_topic_partition_t *elems;
-} kr_topic_partition_list_t;
+// The public structs of rdkafka.h (librdkafka's ABI since 1.x; see
+// rdkafka_api.h), under this file's names.
+typedef rd_kafka_topic_partition_t kr_topic_partition_t;
+typedef rd_kafka_topic_partition_list_t kr_topic_partition_list_t;
 
 kr_topic_partition_t *__real_rd_kafka_topic_partition_list_find(
     const kr_topic_partition_list_t *list, const char *topic, int32_t partition);
 kr_topic_partition_list_t *__real_rd_kafka_topic_partition_list_new(int size);
 kr_topic_partition_t *__real_rd_kafka_topic_partition_list_add(
     kr_topic_partition_list_t *list, const char *topic, int32_t partition);
-void rd_kafka_topic_partition_list_destroy(kr_topic_partition_list_t *list);
 
 
 // kr_find_enabled is set by kr_find_selftest once the structs above are
