@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/request"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
 // waitFlags are --wait and its --timeout, on every verb that starts or
@@ -87,6 +91,9 @@ latest and a positive shift skip messages the consumers never handled and need
 			}
 			rr.Namespace = ns
 			if err := c.Create(cmd.Context(), rr); err != nil {
+				if cmd.Context().Err() != nil {
+					return interruptedCreate(c, rr)
+				}
 				return apiError(err)
 			}
 			fmt.Fprintf(a.streams.Out, "replayrequest.kafkareplay.dev/%s created\n", rr.Name)
@@ -119,4 +126,23 @@ latest and a positive shift skip messages the consumers never handled and need
 	outputFlag(cmd, &output, "the request without creating it")
 	w.add(cmd)
 	return cmd
+}
+
+// interruptedCreate says what an interrupted create left behind: the API
+// server may have made the request before the interrupt cut off its
+// answer, and a request that exists runs whether or not anyone follows it.
+// It asks the API server, with a context of its own.
+func interruptedCreate(c client.Client, rr *v1alpha1.ReplayRequest) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	switch err := c.Get(ctx, client.ObjectKeyFromObject(rr), &v1alpha1.ReplayRequest{}); {
+	case err == nil:
+		// Most likely this command's: a request of that name made before
+		// it would have refused the create (AlreadyExists).
+		return exit.Errorf(exit.Interrupted, "interrupted; the request goes on: replayrequest %s exists (kubectl replay describe to see it)", rr.Name)
+	case apierrors.IsNotFound(err):
+		return exit.Errorf(exit.Interrupted, "interrupted before replayrequest %s was created; nothing was made", rr.Name)
+	default:
+		return exit.Errorf(exit.Interrupted, "interrupted while replayrequest %s was being created, and whether it was is unknown: %v (kubectl replay describe %s to see)", rr.Name, err, rr.Name)
+	}
 }

@@ -57,9 +57,12 @@ func Run(ctx context.Context, args []string, streams genericiooptions.IOStreams)
 	if err == nil {
 		return exit.OK
 	}
-	if ctx.Err() != nil && !errors.Is(err, errTimeout) {
-		// Interrupted (Ctrl-C, SIGTERM) in whatever call was under way.
-		err = exit.With(exit.Interrupted, err)
+	if ctx.Err() != nil && !errors.Is(err, errTimeout) && exit.CodeOf(err) != exit.Timeout {
+		// Interrupted (Ctrl-C, SIGTERM) in whatever call was under way:
+		// that is the outcome, even where the call's error already had a
+		// code (an API call cut off mid-answer is not the API server's
+		// error).
+		err = &exit.Error{Code: exit.Interrupted, Err: err}
 	}
 	code := exit.CodeOf(err)
 	if !isUsage(err) && code == exit.APIError {

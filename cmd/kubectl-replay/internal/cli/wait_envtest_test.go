@@ -50,3 +50,24 @@ func TestEnvtestWaitEndsWithoutAnOutcome(t *testing.T) {
 	wantCode(t, "deleted while followed", r, exit.Failed)
 	contains(t, "deleted while followed", r.errOut, `replayrequest "deleted" was deleted before it finished`)
 }
+
+// An interrupt that cuts off the create says whether the request exists:
+// here the interrupt comes first, so nothing was sent, and the exit is
+// the interrupt's (130), not an API server error's.
+func TestEnvtestCreateInterruptedBeforeItWasSent(t *testing.T) {
+	env(t)
+	ns := newNamespace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := pluginCtx(ctx, t, ns, operator, "create", "early", "--bootstrap-servers", "kafka."+ns+".svc:9092", "--group", "early", "--to", "earliest", "--wait")
+	wantCode(t, "interrupted create", r, exit.Interrupted)
+	contains(t, "interrupted create", r.errOut, "interrupted before replayrequest early was created; nothing was made")
+	var rr v1alpha1.ReplayRequest
+	if err := k8s.Get(context.Background(), keyOf(ns, "early"), &rr); err == nil {
+		t.Errorf("the request exists: %+v", rr.ObjectMeta)
+	}
+	// Any verb's API call cut off by an interrupt ends with the interrupt's
+	// code, not an API error's.
+	r = pluginCtx(ctx, t, ns, operator, "describe", "early")
+	wantCode(t, "interrupted describe", r, exit.Interrupted)
+}
