@@ -96,6 +96,27 @@ func planJobOf(t *testing.T, rr *v1alpha1.ReplayRequest) *batchv1.Job {
 	return &job
 }
 
+// makeApplyJob makes, as a launcher pass would, the input ConfigMap and
+// the apply Job of seen (a request as that pass saw it), from the record
+// of its planning Job planJob.
+func (e *approvalEnv) makeApplyJob(t *testing.T, seen *v1alpha1.ReplayRequest, planJob string) {
+	t.Helper()
+	res, err := launcher.RecordResult(getRecord(t, e.ns, planJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, digest, err := launcher.InputConfigMap(seen, launcher.JobName(seen, launcher.StageApply), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, cm)
+	job, err := launcher.BuildJobWithInput(seen, launcher.StageApply, e.opts, &launcher.Input{Kind: launcher.InputPlan, ConfigMap: cm.Name, Digest: digest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, job)
+}
+
 // playPlan plays the planning Job's pod printing plan, and the Job
 // finishing.
 func (e *approvalEnv) playPlan(t *testing.T, job *batchv1.Job, plan *report.Result) {
@@ -606,21 +627,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 			seen := getRR(t, rr)
 			seen.Status = cur.Status
 			seen.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: plan.Plan, At: &metav1.Time{Time: time.Now().Truncate(time.Second)}}
-			res, err := launcher.RecordResult(getRecord(t, e.ns, cur.Status.Plan.JobName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := launcher.JobName(seen, launcher.StageApply)
-			cm, digest, err := launcher.InputConfigMap(seen, name, res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			create(t, cm)
-			job, err := launcher.BuildJobWithInput(seen, launcher.StageApply, e.opts, &launcher.Input{Kind: launcher.InputPlan, ConfigMap: cm.Name, Digest: digest})
-			if err != nil {
-				t.Fatal(err)
-			}
-			create(t, job)
+			e.makeApplyJob(t, seen, cur.Status.Plan.JobName)
 		})
 		eventually(t, 20*time.Second, "the apply Job adopted with its approval", func() error {
 			got := getRR(t, rr)
@@ -652,20 +659,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 			seen := getRR(t, rr)
 			seen.Status = cur.Status
 			seen.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: plan.Plan}
-			res, err := launcher.RecordResult(getRecord(t, e.ns, cur.Status.Plan.JobName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cm, digest, err := launcher.InputConfigMap(seen, launcher.JobName(seen, launcher.StageApply), res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			create(t, cm)
-			job, err := launcher.BuildJobWithInput(seen, launcher.StageApply, e.opts, &launcher.Input{Kind: launcher.InputPlan, ConfigMap: cm.Name, Digest: digest})
-			if err != nil {
-				t.Fatal(err)
-			}
-			create(t, job)
+			e.makeApplyJob(t, seen, cur.Status.Plan.JobName)
 			// Status as it was before that pass.
 			back := getRR(t, rr)
 			back.Status = planning
