@@ -6,14 +6,39 @@ SHELL := /usr/bin/env bash -o pipefail
 
 GO       ?= go
 BIN      ?= $(CURDIR)/bin
-# Tools are built from the Go module proxy once and cached by version outside
-# the checkout, so clean checkouts (CI) on the same machine reuse them.
-TOOLS    ?= $(HOME)/.cache/kafka-replay/tools
 
-GOLANGCI_LINT_VERSION ?= v2.15.0
+# The cache root: everything the build fetches or builds outside the checkout
+# lives under it, keyed by version, so clean checkouts on one machine (CI)
+# reuse it. `make test CACHE_DIR=$$(mktemp -d)` is a run on a machine that
+# never built anything: the way to check a change to the build.
+CACHE_DIR ?= $(HOME)/.cache/kafka-replay
+# Scripts and tests find the same root through this (test/cachedir).
+export KAFKA_REPLAY_CACHE_DIR := $(CACHE_DIR)
+TOOLS := $(CACHE_DIR)/tools
+
+# Every tool is defined here, before any rule names it. Make expands a rule's
+# prerequisites when it reads the rule: a tool defined further down is empty
+# there, and is silently never built before its first use
+# (test/build: TestToolsBuiltBeforeUse).
+GOLANGCI_LINT_VERSION  ?= v2.15.0
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT  := $(TOOLS)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 CONTROLLER_GEN := $(TOOLS)/controller-gen-$(CONTROLLER_GEN_VERSION)
+# helm from the Go module proxy, built by test/tools/helm/build.sh (~2-4 min cold).
+HELM_VERSION ?= v3.22.0
+HELM         := $(TOOLS)/helm-$(HELM_VERSION)
+# krew, so that the plugin's release is installed the way users will.
+KREW_VERSION ?= v0.4.3
+KREW         := $(TOOLS)/krew-$(KREW_VERSION)
+# Real kube-apiserver and etcd for envtest, and the rest of a real cluster
+# for e2e, built by test/tools/build.sh (kube-apiserver: ~7 min cold).
+KUBE_VERSION       ?= v1.37.2
+KUBE_ASSETS        := $(CACHE_DIR)/kube-$(KUBE_VERSION)
+KUBEBUILDER_ASSETS := $(KUBE_ASSETS)
+# Argo Workflows' workflow-controller and argoexec, built by
+# test/tools/argo/build.sh (~6 min cold). Must match test/e2e's argoVersion.
+ARGO_VERSION := v4.0.5
+ARGO_BIN_DIR := $(TOOLS)/argo-$(ARGO_VERSION)
 
 # The runner links librdkafka (bundled, static) through cgo.
 RUNNER_LDFLAGS ?= -s -w
@@ -48,7 +73,11 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 ##@ Test
 
 .PHONY: test
-test: vet lint test-runner test-envtest test-plugin test-chart test-gitops test-plugin-release test-images e2e ## The whole suite CI runs (the README's test command).
+test: test-build vet lint test-runner test-envtest test-plugin test-chart test-gitops test-plugin-release test-images e2e ## The whole suite CI runs (the README's test command).
+
+.PHONY: test-build
+test-build: ## The Makefile itself: with an empty cache root, every target builds each tool before its first use (make -n).
+	$(GO) test -count=1 ./test/build/
 
 .PHONY: test-fast
 test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no cluster.
@@ -96,11 +125,6 @@ test-plugin: $(HELM) envtest-assets ## kubectl replay: unit and golden tests, ev
 plugin-release: ## Cross-build kubectl-replay, archive it per platform, write sha256sums.txt and the krew manifest into PLUGIN_DIST.
 	$(GO) run ./cmd/kubectl-replay/krew --version '$(PLUGIN_VERSION)' --out '$(PLUGIN_DIST)' --platforms '$(PLUGIN_PLATFORMS)' --base-url '$(PLUGIN_BASE_URL)'
 
-# krew itself, built once from the module proxy and cached by version, so
-# that the test installs the release the way users will.
-KREW_VERSION ?= v0.4.3
-KREW         := $(TOOLS)/krew-$(KREW_VERSION)
-
 $(KREW):
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS)/.gobin GOFLAGS=-mod=mod $(GO) install sigs.k8s.io/krew/cmd/krew@$(KREW_VERSION)
@@ -127,12 +151,6 @@ test-images: ## Build both images; run the runner image read-only as 65532 again
 
 ##@ Launcher
 
-# Real kube-apiserver and etcd for envtest, built from the Go module proxy by
-# test/tools/build.sh and cached by version (kube-apiserver: ~7 min cold).
-KUBE_VERSION      ?= v1.37.2
-KUBE_ASSETS       ?= $(HOME)/.cache/kafka-replay/kube-$(KUBE_VERSION)
-KUBEBUILDER_ASSETS = $(KUBE_ASSETS)
-
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, the ReplayRequest CRD (charts/kafka-replay/crds) and the launcher RBAC (charts/kafka-replay/files/rbac).
 	test/tools/generate.sh $(CONTROLLER_GEN)
@@ -150,11 +168,6 @@ bench-launcher: envtest-assets ## Launcher on envtest: 1,000 requests over 100 g
 	KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -run '^$$' -bench BenchmarkLauncher -benchtime 1x -timeout 30m ./launcher/
 
 ##@ Chart
-
-# helm from the Go module proxy, built once by test/tools/helm/build.sh and
-# cached by version (~2-4 min cold).
-HELM_VERSION ?= v3.22.0
-HELM         := $(TOOLS)/helm-$(HELM_VERSION)
 
 .PHONY: helm
 helm: $(HELM) ## Build (once, cached) helm from the Go module proxy.
@@ -181,13 +194,6 @@ CLUSTER_BINARIES := etcd kube-apiserver kube-controller-manager kube-scheduler k
 .PHONY: cluster-binaries
 cluster-binaries: ## Build (once, cached) etcd, the control plane, kubelet, kubectl and kube-proxy for the real cluster.
 	KUBE_VERSION=$(KUBE_VERSION) KUBE_ASSETS_DIR=$(KUBE_ASSETS) test/tools/build.sh $(CLUSTER_BINARIES)
-
-# Argo Workflows' workflow-controller and argoexec for the Argo scenarios,
-# built from the Go module proxy once by test/tools/argo/build.sh (argoexec
-# with our Linux overlay: see there) and cached by version (~6 min cold).
-# The version must match test/e2e's argoVersion.
-ARGO_VERSION := v4.0.5
-ARGO_BIN_DIR := $(TOOLS)/argo-$(ARGO_VERSION)
 
 .PHONY: argo-binaries
 argo-binaries: ## Build (once, cached) Argo Workflows' workflow-controller and argoexec for the end-to-end Argo scenarios.

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/kafka-replay/kafka-replay/test/cachedir"
 )
 
 // controllerGen finds controller-gen v0.23.0: CONTROLLER_GEN, or where
@@ -14,8 +16,7 @@ func controllerGen() string {
 	if p := os.Getenv("CONTROLLER_GEN"); p != "" {
 		return p
 	}
-	home, _ := os.UserHomeDir()
-	p := filepath.Join(home, ".cache", "kafka-replay", "tools", "controller-gen-v0.23.0")
+	p := cachedir.Path("tools", "controller-gen-v0.23.0")
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}

@@ -31,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
+	"github.com/kafka-replay/kafka-replay/test/cachedir"
 )
 
 // AssetsDir finds kube-apiserver and etcd: KUBEBUILDER_ASSETS, or the cache
@@ -39,8 +40,7 @@ func AssetsDir() string {
 	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
 		return d
 	}
-	home, _ := os.UserHomeDir()
-	d := filepath.Join(home, ".cache", "kafka-replay", "kube-v1.37.2")
+	d := cachedir.Path("kube-v1.37.2")
 	if _, err := os.Stat(filepath.Join(d, "kube-apiserver")); err == nil {
 		return d
 	}

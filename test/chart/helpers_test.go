@@ -62,7 +62,7 @@ var (
 )
 
 // helmBinary returns $HELM, or builds helm once (cached by version under
-// ~/.cache/kafka-replay/tools) with test/tools/helm/build.sh.
+// tools/ under the cache root, test/cachedir) with test/tools/helm/build.sh.
 func helmBinary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {

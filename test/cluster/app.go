@@ -14,6 +14,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/test/cachedir"
 )
 
 // What the end-to-end tests and the full demo put on the cluster: our own
@@ -93,16 +95,14 @@ func (c *Cluster) BuildAndImport(ctx context.Context, logf func(string, ...any))
 }
 
 // Helm finds helm: $HELM, else the Makefile's cached build
-// ($HOME/.cache/kafka-replay/tools/helm-v3.22.0), else PATH.
+// (tools/helm-v3.22.0 under the cache root, test/cachedir), else PATH.
 func Helm() (string, error) {
 	if h := os.Getenv("HELM"); h != "" {
 		return h, nil
 	}
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, ".cache", "kafka-replay", "tools", "helm-v3.22.0")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
+	p := cachedir.Path("tools", "helm-v3.22.0")
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
 	}
 	if p, err := exec.LookPath("helm"); err == nil {
 		return p, nil

@@ -41,6 +41,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/test/cachedir"
 )
 
 // KubeVersion is the Kubernetes version the binaries are built at; it must
@@ -53,7 +55,7 @@ var kubeBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager",
 // Options configure a cluster. The zero value works.
 type Options struct {
 	// BinDir holds the Kubernetes and etcd binaries. Default: $KUBE_ASSETS,
-	// else $HOME/.cache/kafka-replay/kube-<KubeVersion>. Missing binaries
+	// else kube-<KubeVersion> under the cache root (test/cachedir). Missing binaries
 	// are built there first (minutes, once).
 	BinDir string
 	// Dir is where the state directory is made (os.TempDir() by default).
@@ -521,11 +523,7 @@ func ensureBinaries(ctx context.Context, dir string, logf func(string, ...any)) 
 		dir = os.Getenv("KUBE_ASSETS")
 	}
 	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(home, ".cache", "kafka-replay", "kube-"+KubeVersion)
+		dir = cachedir.Path("kube-" + KubeVersion)
 	}
 	var missing []string
 	for _, b := range kubeBinaries {

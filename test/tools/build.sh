@@ -13,7 +13,7 @@ set -euo pipefail
 
 KUBE_VERSION=${KUBE_VERSION:-v1.37.2}   # must match test/tools/kube/go.mod
 here=$(cd "$(dirname "$0")" && pwd)
-out=${KUBE_ASSETS_DIR:-${HOME}/.cache/kafka-replay/kube-${KUBE_VERSION}}
+out=${KUBE_ASSETS_DIR:-${KAFKA_REPLAY_CACHE_DIR:-${HOME}/.cache/kafka-replay}/kube-${KUBE_VERSION}}
 mkdir -p "$out"
 
 bins=("$@")

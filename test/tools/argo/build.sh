@@ -32,7 +32,7 @@ set -euo pipefail
 ARGO_VERSION=${ARGO_VERSION:-v4.0.5}
 module=github.com/argoproj/argo-workflows/v4
 here=$(cd "$(dirname "$0")" && pwd)
-tools=${TOOLS:-${HOME}/.cache/kafka-replay/tools}
+tools=${TOOLS:-${KAFKA_REPLAY_CACHE_DIR:-${HOME}/.cache/kafka-replay}/tools}
 out="$tools/argo-${ARGO_VERSION}"
 overlay_src="$here/osspecific/signal_linux.go"
 overlay_sum=$(sha256sum "$overlay_src" | cut -d' ' -f1)

@@ -13,7 +13,7 @@ set -euo pipefail
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 # helm v3.22.0 is built against k8s.io/client-go v0.37 → Kubernetes 1.37.
 KUBE_MINOR=${HELM_KUBE_MINOR:-37}
-tools=${TOOLS:-${HOME}/.cache/kafka-replay/tools}
+tools=${TOOLS:-${KAFKA_REPLAY_CACHE_DIR:-${HOME}/.cache/kafka-replay}/tools}
 out="$tools/helm-${HELM_VERSION}"
 
 if [ -x "$out" ]; then
