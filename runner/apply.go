@@ -30,6 +30,19 @@ func relativePlan(resolved string) bool {
 	return true
 }
 
+// relativeTarget reports whether a target moves from the committed offsets
+// (shift:, undo:, or a plan: of such a target), so that applying it twice
+// moves the group twice.
+func relativeTarget(t config.Target) bool {
+	switch t.Kind {
+	case config.KindShift, config.KindUndo:
+		return true
+	case config.KindPlan:
+		return relativePlan(t.Result.Target.Resolved)
+	}
+	return false
+}
+
 // exists reports whether tp is a partition of the snapshot's topics.
 func exists(s *Snapshot, tp TP) bool {
 	n, ok := s.Topics[tp.Topic]
@@ -106,7 +119,7 @@ func planFromFile(s *Snapshot, t config.Target, id runIdent) *Plan {
 				rp.Delta = ptr(c.Offset - pp.NewOffset)
 			}
 			commit = true
-			exempt = undo && !strings.HasPrefix(pp.Note, forcedNote) && !strings.HasPrefix(pp.Note, againNote)
+			exempt = undo && !strings.HasPrefix(pp.Note, forcedNote) && !strings.HasPrefix(pp.Note, againNote) && !strings.HasPrefix(pp.Note, unvouchedNote)
 		}
 		p.add(rp, commit, exempt)
 	}
@@ -212,7 +225,11 @@ func decideUndo(p report.Partition, c *int64, force bool) undoDecision {
 // clamped into the log; every other one is left alone, uncommitted, with
 // the reason. A partition that carries this run's commit is already
 // applied (a retry), checked before the rules.
-func planUndo(s *Snapshot, t config.Target, id runIdent) *Plan {
+func planUndo(s *Snapshot, t config.Target, id runIdent) (*Plan, error) {
+	vouched, err := checkUndone(s, t.Result)
+	if err != nil {
+		return nil, err
+	}
 	p := newPlan(len(t.Result.Partitions))
 	// The undone run is an undo itself: what it started from is where the
 	// run it undid had put the group, not where the consumers had got to.
@@ -274,6 +291,10 @@ func planUndo(s *Snapshot, t config.Target, id runIdent) *Plan {
 			rp.Note = againNote + " (the undone run was an undo: its previous offset is where an earlier replay had put the group, not where the consumers had got to); " + rp.Note
 			exempt = false
 		}
+		if exempt && !vouched.all && !vouched.partitions[tp] && rp.Delta != nil && *rp.Delta < 0 {
+			rp.Note = unvouchedNote + " (the group no longer records the undone run's commit, so its previous offset comes from the file alone); " + rp.Note
+			exempt = false
+		}
 		p.add(rp, true, exempt)
 	}
 	left := newNames(maxNamed)
@@ -285,5 +306,76 @@ func planUndo(s *Snapshot, t config.Target, id runIdent) *Plan {
 	if left.n > 0 {
 		p.Warnings = append(p.Warnings, "left alone by the undo rules (each partition says why): "+left.summary())
 	}
-	return p
+	return p, nil
+}
+
+// unvouchedNote starts the note of an undo's forward move whose previous
+// offset the group's commit metadata no longer vouches for (checkUndone):
+// it is weighed as a skip, and a plan of it keeps that, as it keeps
+// forcedNote.
+const unvouchedNote = "unverified"
+
+// vouched is what the undone run's commit, as the group still records it,
+// vouches for in an undo: file.
+type vouched struct {
+	// all is set when the file's applied partitions are exactly the run's
+	// commit (its marks' n= and set=).
+	all bool
+	// partitions are those whose own mark's prev= and offset match.
+	partitions map[TP]bool
+}
+
+// checkUndone checks an undo: file against the commit metadata of the run
+// it says it is (its runId): a previous offset is what the undo restores
+// and what makes its forward moves no skips, so it must be the run's, not
+// an edited file's. Every partition that still carries the run's commit
+// must be in the file as applied, with the mark's prev= and offset; when
+// the marks carry the run's n= and set=, the file's applied partitions
+// must be exactly that commit, and are all vouched for. A mismatch refuses
+// the undo. Partitions whose mark is gone (the consumers committed since)
+// are vouched for only by the set; unvouched, their forward moves are
+// skips (planUndo).
+func checkUndone(s *Snapshot, undone *report.Result) (vouched, error) {
+	v := vouched{partitions: map[TP]bool{}}
+	file := make(map[TP]*report.Partition, len(undone.Partitions))
+	var entries []setEntry
+	for i := range undone.Partitions {
+		up := &undone.Partitions[i]
+		if up.Applied {
+			tp := TP{Topic: up.Topic, Partition: up.Partition}
+			file[tp] = up
+			entries = append(entries, setEntry{tp, up.PreviousOffset, up.NewOffset})
+		}
+	}
+	refuse := func(format string, a ...any) error {
+		return &inputError{config.Ref(config.RefUndo), fmt.Sprintf(format, a...) + fmt.Sprintf("; the file was edited, or is not run %s's result: nothing was committed", undone.RunID)}
+	}
+	count, set := 0, ""
+	for i, pm := range marksOf(s.Committed, undone.RunID) {
+		up, ok := file[pm.TP]
+		if !ok {
+			return v, refuse("the group records run %s's commit on %s, which the file does not list as applied", undone.RunID, pm.TP)
+		}
+		if pm.Mark.Version >= 2 && (!equalOffsets(pm.Mark.Prev, up.PreviousOffset) || pm.Offset != up.NewOffset) {
+			return v, refuse("%s: the file says previousOffset %s and newOffset %d, the group's commit of run %s there says %s and %d", pm.TP, offsetText(up.PreviousOffset), up.NewOffset, undone.RunID, offsetText(pm.Mark.Prev), pm.Offset)
+		}
+		v.partitions[pm.TP] = pm.Mark.Version >= 2
+		if i == 0 {
+			count, set = pm.Mark.Count, pm.Mark.Set
+		} else if pm.Mark.Count != count || pm.Mark.Set != set {
+			count, set = 0, ""
+		}
+	}
+	if set != "" {
+		if len(entries) != count || setDigest(entries) != set {
+			return v, refuse("its %d applied partition(s) are not the commit of run %s that the group records (%d partition(s), set %s)", len(entries), undone.RunID, count, set)
+		}
+		v.all = true
+	}
+	return v, nil
+}
+
+// equalOffsets reports whether two optional offsets are equal.
+func equalOffsets(a, b *int64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

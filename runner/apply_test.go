@@ -69,7 +69,7 @@ func TestDecideUndo(t *testing.T) {
 
 // undoTarget is an undo: target over parts, as Validate leaves it.
 func undoTarget(force bool, parts ...report.Partition) config.Target {
-	r := &report.Result{Schema: report.Schema, Group: "g", Reason: report.ReasonApplied, Partitions: parts}
+	r := &report.Result{Schema: report.Schema, Group: "g", RunID: "undone", Reason: report.ReasonApplied, Partitions: parts}
 	return config.Target{Kind: config.KindUndo, Given: "undo:/r.json", File: "/r.json", Result: r, Force: force}
 }
 
@@ -93,12 +93,14 @@ func TestPlanUndo(t *testing.T) {
 		at("o", 5, p(100), 50, true),  // a retry: this run's commit in place
 	)
 	id := runIdent{RunID: "undo-1", Plan: planDigest(tg, config.Scope{})}
-	mine := commitMark{Version: metadataVersion, RunID: "undo-1", Plan: id.Plan, Prev: p(60)}.String()
 	b := newSnap()
-	for i, c := range []int64{70, 150, 130, 50, 50, 100} {
+	for i, c := range []int64{70, 150, 130, 50, 50, 60} {
 		b.partition("o", int32(i), 20, 200).committed("o", int32(i), c, "consumer")
 	}
-	b.committed("o", 5, 100, mine)
+	// The undone run's commit is still on o/1, vouching for the file.
+	b.committed("o", 1, 150, undoneMark(tg.Result, "o", 1))
+	// The run's earlier attempt committed o/5 (60 -> 100) only.
+	b.committed("o", 5, 100, markOfPlan(id, mustPlan(t, b.s, tg, id), p(60)))
 	pl, err := MakePlan(b.s, tg, id)
 	if err != nil {
 		t.Fatal(err)
@@ -225,8 +227,9 @@ func TestPlanFromFile(t *testing.T) {
 	// moved, and are applied, not stale.
 	tg := planTarget("shift:-20", at("o", 0, p(80), 60, false), at("o", 1, p(80), 60, false))
 	id := runIdent{RunID: "apply-1", Plan: planDigest(tg, config.Scope{})}
-	mine := commitMark{Version: metadataVersion, RunID: "apply-1", Plan: id.Plan, Prev: p(80)}.String()
-	s := newSnap().partition("o", 0, 0, 100).committed("o", 0, 60, mine).partition("o", 1, 0, 100).committed("o", 1, 80, "").s
+	s := newSnap().partition("o", 0, 0, 100).committed("o", 0, 80, "").partition("o", 1, 0, 100).committed("o", 1, 80, "").s
+	mine := markOfPlan(id, mustPlan(t, s, tg, id), p(80))
+	s.Committed[TP{Topic: "o", Partition: 0}] = Committed{Offset: 60, Metadata: mine}
 	pl := mustPlan(t, s, tg, id)
 	if !pl.Partitions[0].Applied || pl.Commit[0] || !pl.Commit[1] || len(pl.Stale()) != 0 {
 		t.Errorf("retry: %+v commit %v", pl.Partitions, pl.Commit)
@@ -241,6 +244,82 @@ func TestPlanFromFile(t *testing.T) {
 	pl = mustPlan(t, s, tg)
 	if !pl.Commit[0] || !pl.Exempt[0] || pl.Commit[1] || pl.Partitions[1].LeftAlone == "" || judgePlan(pl, false, config.Limit{}) != nil {
 		t.Errorf("an undo's plan: %+v commit %v exempt %v", pl.Partitions, pl.Commit, pl.Exempt)
+	}
+}
+
+// markOfPlan is the commit metadata a run that commits plan p (the whole
+// of it) leaves on a partition whose committed offset was prev.
+func markOfPlan(id runIdent, p *Plan, prev *int64) string {
+	return commitMark{Version: metadataVersion, RunID: id.RunID, Plan: id.Plan, Prev: prev, Count: p.Count, Set: p.Set}.String()
+}
+
+// undoneMark is the commit metadata the run of result r left on one of
+// its partitions.
+func undoneMark(r *report.Result, topic string, part int32) string {
+	var es []setEntry
+	var prev *int64
+	for _, p := range r.Partitions {
+		if p.Applied {
+			es = append(es, setEntry{TP{Topic: p.Topic, Partition: p.Partition}, p.PreviousOffset, p.NewOffset})
+			if p.Topic == topic && p.Partition == part {
+				prev = p.PreviousOffset
+			}
+		}
+	}
+	return commitMark{Version: metadataVersion, RunID: r.RunID, Plan: "0123456789abcdef", Prev: prev, Count: len(es), Set: setDigest(es)}.String()
+}
+
+// TestUndoChecksTheUndoneRunsCommit (issue 25, class 5): an undo: file's
+// previous offsets are what it restores and what makes its forward moves
+// no skips; the group's commit metadata of the undone run vouches for
+// them, and an edited file is refused or, where the group no longer
+// records the run, its forward moves are skips.
+func TestUndoChecksTheUndoneRunsCommit(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	// A rewind 100 -> 50 of o/0 and o/1; the consumers have since
+	// committed 70 on o/0, and nothing on o/1.
+	orig := undoTarget(false, at("o", 0, p(100), 50, true), at("o", 1, p(100), 50, true))
+	mark := undoneMark(orig.Result, "o", 1)
+	world := func(md1 string) *Snapshot {
+		return newSnap().partition("o", 0, 0, 200).committed("o", 0, 70, "consumer").
+			partition("o", 1, 0, 200).committed("o", 1, 50, md1).s
+	}
+	edited := undoTarget(false, at("o", 0, p(160), 50, true), at("o", 1, p(100), 50, true))
+	for _, tc := range []struct {
+		name   string
+		tg     config.Target
+		s      *Snapshot
+		exempt bool   // o/0's forward move
+		err    string // MakePlan's
+	}{
+		{name: "vouched for by the run's commit", tg: orig, s: world(mark), exempt: true},
+		{name: "no commit of the run left", tg: orig, s: world("consumer")},
+		{name: "the file's previous offset edited where the run's mark is", tg: undoTarget(false, at("o", 0, p(100), 50, true), at("o", 1, p(130), 50, true)), s: world(mark), err: "o/1: the file says previousOffset 130 and newOffset 50, the group's commit of run undone there says 100 and 50"},
+		{name: "edited where the mark is gone", tg: edited, s: world(mark), err: "are not the commit of run undone"},
+		{name: "edited, and no commit of the run left", tg: edited, s: world("consumer")},
+		{name: "a partition the file leaves out", tg: undoTarget(false, at("o", 0, p(100), 50, true)), s: world(mark), err: "records run undone's commit on o/1, which the file does not list"},
+		{name: "an older runner's mark", tg: orig, s: world(commitMark{Version: metadataVersion, RunID: "undone", Plan: "0123456789abcdef", Prev: p(100)}.String())},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := runIdent{RunID: "the-undo", Plan: planDigest(tc.tg, config.Scope{})}
+			pl, err := MakePlan(tc.s, tc.tg, id)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "nothing was committed") {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !pl.Commit[0] || pl.Exempt[0] != tc.exempt || strings.HasPrefix(pl.Partitions[0].Note, unvouchedNote) == tc.exempt {
+				t.Errorf("o/0: commit %t exempt %t note %q, want exempt %t", pl.Commit[0], pl.Exempt[0], pl.Partitions[0].Note, tc.exempt)
+			}
+			ref := judgePlan(pl, false, config.Limit{})
+			if tc.exempt != (ref == nil) || (ref != nil && ref.Reason != report.ReasonWouldSkipMessages) {
+				t.Errorf("guards: %+v", ref)
+			}
+		})
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // what it applied, and report it. Version 2 is one line of space-separated
 // key=value fields after a version marker:
 //
-//	kafka-replay/2 run=<run ID> plan=<digest> [prev=<offset>] [time=<instant>] at=<commit time>
+//	kafka-replay/2 run=<run ID> plan=<digest> [prev=<offset>] [time=<instant>] [n=<count> set=<digest>] at=<commit time>
 //
 // The fields are:
 //   - run: the run ID, percent-encoded (every byte outside [A-Za-z0-9._:/-]),
@@ -34,9 +34,17 @@ import (
 //     previous offset and delta from it;
 //   - time: for time: and ago: targets, the instant the first attempt
 //     resolved (RFC3339, UTC, milliseconds), which a retry reuses;
+//   - n, set: how many partitions the run commits in all, and 16 hex digits
+//     of a SHA-256 over each of them with its previous and new offset
+//     (setDigest). Every mark of a run carries the same two, so a later
+//     attempt that finds the run on some partitions knows whether it is
+//     complete, and whether the partitions without its mark are still
+//     exactly where the run found them (see settlePrior). An undo checks
+//     the undone run's file against them;
 //   - at: when the commit was made (RFC3339, UTC).
 //
-// Fields a reader does not know are ignored. Version 1 ("kafka-replay
+// Fields a reader does not know are ignored (n and set came after the
+// version 2 format, whose readers ignore them). Version 1 ("kafka-replay
 // run=<id> at=<time>", no plan digest) is still recognised as this run's
 // commit, so a run started by an older runner is never applied twice.
 const (
@@ -59,7 +67,11 @@ type commitMark struct {
 	Prev *int64
 	// Time is the resolved instant of a time or ago target.
 	Time *time.Time
-	At   time.Time
+	// Count and Set are n= and set=: the size and digest of the run's
+	// whole commit (setDigest); 0 and empty in marks written before them.
+	Count int
+	Set   string
+	At    time.Time
 }
 
 // String encodes the mark as commit metadata.
@@ -85,6 +97,12 @@ func (m commitMark) String() string {
 	if m.Time != nil {
 		b = append(b, " time="...)
 		b = m.Time.UTC().AppendFormat(b, metadataTime)
+	}
+	if m.Set != "" {
+		b = append(b, " n="...)
+		b = strconv.AppendInt(b, int64(m.Count), 10)
+		b = append(b, " set="...)
+		b = append(b, m.Set...)
 	}
 	b = append(b, " at="...)
 	b = m.At.UTC().AppendFormat(b, metadataTime)
@@ -154,6 +172,14 @@ func parseMark(md string) (m commitMark, ok bool) {
 				return commitMark{}, false
 			}
 			m.Prev = &n
+		case "n":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return commitMark{}, false
+			}
+			m.Count = n
+		case "set":
+			m.Set = v
 		case "time", "at":
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
@@ -168,7 +194,7 @@ func parseMark(md string) (m commitMark, ok bool) {
 			}
 		}
 	}
-	if m.RunID == "" || (m.Version >= 2 && m.Plan == "") {
+	if m.RunID == "" || (m.Version >= 2 && m.Plan == "") || (m.Count == 0) != (m.Set == "") {
 		return commitMark{}, false
 	}
 	return m, true
@@ -269,6 +295,19 @@ type priorRun struct {
 	Partitions int
 	// Time is the instant the first attempt resolved, for time targets.
 	Time *time.Time
+	// Marks are the partitions carrying this run's commit, sorted.
+	Marks []priorMark
+	// Count and Set are the run's n= and set=, when every mark carries
+	// the same ones; 0 and empty otherwise (marks of an older runner).
+	Count int
+	Set   string
+}
+
+// priorMark is one partition that carries this run's commit.
+type priorMark struct {
+	TP     TP
+	Offset int64
+	Mark   commitMark
 }
 
 // findPrior looks through every committed offset of the group (not only
@@ -278,20 +317,10 @@ func findPrior(committed map[TP]Committed, id runIdent) (priorRun, error) {
 	// Only the partitions with a mark of this run ID count, so only those
 	// are sorted (so that the partition an error names does not vary): on a
 	// first attempt none, instead of every committed offset of the group.
-	type found struct {
-		tp TP
-		m  commitMark
-	}
-	var marks []found
-	for tp, c := range committed {
-		if m, ok := parseMark(c.Metadata); ok && m.RunID == id.RunID {
-			marks = append(marks, found{tp, m})
-		}
-	}
-	slices.SortFunc(marks, func(a, b found) int { return compareTPs(a.tp, b.tp) })
+	marks := marksOf(committed, id.RunID)
 	var p priorRun
-	for _, f := range marks {
-		tp, m := f.tp, f.m
+	for i, f := range marks {
+		tp, m := f.TP, f.Mark
 		switch {
 		case m.Version > metadataVersion:
 			return priorRun{}, &inputError{config.Ref(config.FlagRunID), fmt.Sprintf("%q was used by a newer runner (commit metadata version %d on %s); use that runner or a new run ID", id.RunID, m.Version, tp)}
@@ -305,6 +334,60 @@ func findPrior(committed map[TP]Committed, id runIdent) (priorRun, error) {
 			}
 			p.Time = m.Time
 		}
+		if i == 0 {
+			p.Count, p.Set = m.Count, m.Set
+		} else if m.Count != p.Count || m.Set != p.Set {
+			p.Count, p.Set = 0, ""
+		}
 	}
+	if p.Set == "" {
+		p.Count = 0
+	}
+	p.Marks = marks
 	return p, nil
+}
+
+// marksOf lists the partitions whose commit metadata is a mark of runID.
+func marksOf(committed map[TP]Committed, runID string) []priorMark {
+	var out []priorMark
+	for tp, c := range committed {
+		if m, ok := parseMark(c.Metadata); ok && m.RunID == runID {
+			out = append(out, priorMark{tp, c.Offset, m})
+		}
+	}
+	slices.SortFunc(out, func(a, b priorMark) int { return compareTPs(a.TP, b.TP) })
+	return out
+}
+
+// setEntry is one partition of a run's commit as setDigest weighs it: the
+// committed offset it started from (nil for none) and the one committed.
+type setEntry struct {
+	TP   TP
+	Prev *int64
+	New  int64
+}
+
+// setDigest is a mark's set=: 16 hex digits of a SHA-256 over a run's
+// committed partitions, sorted, each with its previous and new offset. It
+// sorts es.
+func setDigest(es []setEntry) string {
+	slices.SortFunc(es, func(a, b setEntry) int { return compareTPs(a.TP, b.TP) })
+	h := sha256.New()
+	var buf []byte
+	for _, e := range es {
+		buf = strconv.AppendQuote(buf[:0], e.TP.Topic)
+		buf = append(buf, ' ')
+		buf = strconv.AppendInt(buf, int64(e.TP.Partition), 10)
+		buf = append(buf, ' ')
+		if e.Prev == nil {
+			buf = append(buf, '-')
+		} else {
+			buf = strconv.AppendInt(buf, *e.Prev, 10)
+		}
+		buf = append(buf, ' ')
+		buf = strconv.AppendInt(buf, e.New, 10)
+		buf = append(buf, '\n')
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ func TestCommitMarkRoundTrip(t *testing.T) {
 		for _, m := range []commitMark{
 			{Version: metadataVersion, RunID: id, Plan: "00112233aabbccdd", At: at},
 			{Version: metadataVersion, RunID: id, Plan: "00112233aabbccdd", Prev: ptr(int64(0)), Time: &instant, At: at},
+			{Version: metadataVersion, RunID: id, Plan: "00112233aabbccdd", Prev: ptr(int64(math.MaxInt64)), Count: 100_000, Set: "0123456789abcdef", At: at},
 		} {
 			md := m.String()
 			if len(md) > maxMetadataBytes/4 {
@@ -29,6 +31,9 @@ func TestCommitMarkRoundTrip(t *testing.T) {
 			got, ok := parseMark(md)
 			if !ok || got.RunID != id || got.Plan != m.Plan || !got.At.Equal(at) || (m.Prev == nil) != (got.Prev == nil) || (m.Time == nil) != (got.Time == nil) {
 				t.Fatalf("%s parsed as %+v, %v", md, got, ok)
+			}
+			if got.Count != m.Count || got.Set != m.Set {
+				t.Errorf("%s: n=%d set=%q, want %d, %q", md, got.Count, got.Set, m.Count, m.Set)
 			}
 			if m.Time != nil && !got.Time.Equal(instant) {
 				t.Errorf("time %s, want %s (milliseconds kept)", got.Time, instant)
@@ -239,6 +244,13 @@ func TestParseMarkFields(t *testing.T) {
 		{good + unknown(20) + " run=z", false},
 		{"kafka-replay/2", false},
 		{"kafka-replay/2 ", false},
+		// n= and set= come together, n at least 1.
+		{good + " n=2 set=0123456789abcdef", true},
+		{good + " n=2", false},
+		{good + " set=0123456789abcdef", false},
+		{good + " n=0 set=0123456789abcdef", false},
+		{good + " n=-1 set=0123456789abcdef", false},
+		{good + " n=x set=0123456789abcdef", false},
 	} {
 		if _, ok := parseMark(tc.md); ok != tc.want {
 			t.Errorf("parseMark(%q) ok = %v, want %v", tc.md, ok, tc.want)

@@ -190,6 +190,19 @@ type Plan struct {
 	Exempt []bool
 	// Warnings are clamps, fallbacks and skipped partitions.
 	Warnings []string
+	// Count and Set are the n= and set= of the plan's marks: the run's
+	// whole commit, its partitions already applied by this run ID
+	// included (settlePrior).
+	Count int
+	Set   string
+	// PriorMarks counts the partitions of the group that carry this run's
+	// commit.
+	PriorMarks int
+	// Unsettled counts the partitions not committed because the group
+	// shows this run elsewhere and they are not as it found them;
+	// UnsettledNames names them. Nothing may be committed then.
+	Unsettled      int
+	UnsettledNames string
 }
 
 // newPlan makes a plan with room for n partitions: the plan is the run's
@@ -197,6 +210,73 @@ type Plan struct {
 // twice their final size on the way (2.6 MiB at 10,000 partitions).
 func newPlan(n int) *Plan {
 	return &Plan{Partitions: make([]report.Partition, 0, n), Commit: make([]bool, 0, n), Exempt: make([]bool, 0, n)}
+}
+
+// settlePrior holds a run to at most once when the group already shows it
+// (prior, from findPrior): a run the group shows anywhere moves nothing a
+// second time. Its partitions that carry its commit are already applied
+// (the planners saw to that); for the others it would commit:
+//   - when every partition of the run's commit still carries it (as many
+//     marks as their n=), the run is complete: they are not part of it
+//     (partitions added since, a scope that grew) and are left alone;
+//   - when some lost it or never got it, they are committed only if the
+//     whole plan, the run's marked partitions as their marks say and these
+//     as planned now, is exactly the run's commit (n= and set=): the rest
+//     of a commit that took on some partitions only, with nothing moved
+//     since;
+//   - otherwise nothing is committed: each says why (Unsettled), since
+//     the runner cannot tell a commit that did not take from one that
+//     consumers overwrote, and moving them could move them twice.
+//
+// It also sets the plan's own n= and set= for its marks.
+func settlePrior(p *Plan, prior priorRun, runID string) {
+	entries := make([]setEntry, 0, len(prior.Marks)+p.ToCommit())
+	for _, m := range prior.Marks {
+		entries = append(entries, setEntry{m.TP, m.Mark.Prev, m.Offset})
+	}
+	open := 0
+	for i, c := range p.Commit {
+		if c {
+			rp := &p.Partitions[i]
+			entries = append(entries, setEntry{TP{Topic: rp.Topic, Partition: rp.Partition}, rp.PreviousOffset, rp.NewOffset})
+			open++
+		}
+	}
+	p.Count, p.Set = len(entries), setDigest(entries)
+	p.PriorMarks = len(prior.Marks)
+	stale := len(p.Stale())
+	if len(prior.Marks) == 0 || open+stale == 0 {
+		return
+	}
+	complete := prior.Set != "" && len(prior.Marks) == prior.Count
+	if !complete && stale == 0 && prior.Set != "" && p.Count == prior.Count && p.Set == prior.Set {
+		return // the rest of the run's own commit, as it planned it
+	}
+	names := newNames(maxNamed)
+	for i := range p.Partitions {
+		rp := &p.Partitions[i]
+		if rp.Applied || rp.LeftAlone != "" {
+			continue
+		}
+		p.Commit[i] = false
+		if complete {
+			rp.LeftAlone = fmt.Sprintf("not part of run %s, whose commit is in place on all its %d partition(s) (this one came into the scope since)", runID, prior.Count)
+			rp.NewOffset, rp.Delta = leftAt(rp.PreviousOffset)
+			rp.Clamped, rp.Note, rp.Error = false, "", ""
+			names.add(func() string { return partitionName(rp) })
+			continue
+		}
+		if rp.Error == "" {
+			rp.Error = fmt.Sprintf("carries no commit of run %s, which the group shows on %d other partition(s): that commit did not take here, or something committed over it since; the runner cannot tell which, so it does not move it", runID, len(prior.Marks))
+		}
+		p.Unsettled++
+		names.add(func() string { return partitionName(rp) })
+	}
+	if complete {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("run %s is complete; left alone as not part of it: %s", runID, names.summary()))
+	} else {
+		p.UnsettledNames = names.summary()
+	}
 }
 
 // ToCommit counts the partitions the plan would commit.
@@ -214,7 +294,7 @@ func (p *Plan) ToCommit() int {
 // partition of the plan that it commits: nothing is left to commit, and
 // something was.
 func (p *Plan) AlreadyApplied() bool {
-	return p.ToCommit() == 0 && slices.ContainsFunc(p.Partitions, func(rp report.Partition) bool { return rp.Applied })
+	return p.ToCommit() == 0 && p.Unsettled == 0 && slices.ContainsFunc(p.Partitions, func(rp report.Partition) bool { return rp.Applied })
 }
 
 // Stale lists the partitions a plan: target found no longer as planned.
@@ -241,18 +321,33 @@ func (p *Plan) Stale() []report.Partition {
 //     relative to, with a warning; a plan left with no partition at all is
 //     refused, since it would report success for doing nothing.
 func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
-	if _, err := findPrior(s.Committed, id); err != nil {
+	prior, err := findPrior(s.Committed, id)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkSource(s, target); err != nil {
 		return nil, err
 	}
+	var p *Plan
 	switch target.Kind {
 	case config.KindPlan:
-		return planFromFile(s, target, id), nil
+		p = planFromFile(s, target, id)
 	case config.KindUndo:
-		return planUndo(s, target, id), nil
+		if p, err = planUndo(s, target, id); err != nil {
+			return nil, err
+		}
+	default:
+		if p, err = planResolved(s, target, id); err != nil {
+			return nil, err
+		}
 	}
+	settlePrior(p, prior, id.RunID)
+	return p, nil
+}
+
+// planResolved is MakePlan for a target resolved against the snapshot (every
+// kind but plan: and undo:).
+func planResolved(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 	p := newPlan(len(s.Partitions))
 	fileOffsets := map[TP]int64{}
 	for _, o := range target.Offsets {

@@ -120,10 +120,11 @@ func TestMakePlanLeavesThisRunsCommitsAlone(t *testing.T) {
 	tg := target(t, "shift:-10")
 	r7 := runIdent{RunID: "r7", Plan: planDigest(tg, config.Scope{})}
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	mine := commitMark{Version: metadataVersion, RunID: "r7", Plan: r7.Plan, Prev: ptr(int64(50)), At: at}.String()
-	other := commitMark{Version: metadataVersion, RunID: "other", Plan: r7.Plan, At: at}.String()
-	b := newSnap().partition("o", 0, 0, 100).committed("o", 0, 40, mine).
-		partition("o", 1, 0, 100).committed("o", 1, 50, other)
+	b := newSnap().partition("o", 0, 0, 100).committed("o", 0, 50, "").
+		partition("o", 1, 0, 100).committed("o", 1, 50, "")
+	whole := mustPlan(t, b.s, tg, r7)
+	mine := commitMark{Version: metadataVersion, RunID: "r7", Plan: r7.Plan, Prev: ptr(int64(50)), Count: whole.Count, Set: whole.Set, At: at}.String()
+	b.committed("o", 0, 40, mine)
 	p := mustPlan(t, b.s, tg, r7)
 	p0 := p.Partitions[0]
 	if p.Commit[0] || p0.NewOffset != 40 || !p0.Applied {
@@ -134,12 +135,12 @@ func TestMakePlanLeavesThisRunsCommitsAlone(t *testing.T) {
 		t.Errorf("partition 0 does not report the original previous offset and delta: %+v", p0)
 	}
 	if !p.Commit[1] || p.Partitions[1].NewOffset != 40 || p.Partitions[1].Applied {
-		t.Errorf("partition 1 (another run's commit) not shifted: %+v", p.Partitions[1])
+		t.Errorf("partition 1 (the rest of r7's commit) not shifted: %+v", p.Partitions[1])
 	}
-	if p.AlreadyApplied() || p.ToCommit() != 1 {
-		t.Errorf("AlreadyApplied=%v ToCommit=%d", p.AlreadyApplied(), p.ToCommit())
+	if p.AlreadyApplied() || p.ToCommit() != 1 || p.Count != whole.Count || p.Set != whole.Set {
+		t.Errorf("AlreadyApplied=%v ToCommit=%d n=%d set=%s", p.AlreadyApplied(), p.ToCommit(), p.Count, p.Set)
 	}
-	b.committed("o", 1, 40, commitMark{Version: metadataVersion, RunID: "r7", Plan: r7.Plan, Prev: ptr(int64(50)), At: at}.String())
+	b.committed("o", 1, 40, mine)
 	if p := mustPlan(t, b.s, tg, r7); !p.AlreadyApplied() {
 		t.Error("every partition carries r7 but the plan is not AlreadyApplied")
 	}
@@ -148,6 +149,73 @@ func TestMakePlanLeavesThisRunsCommitsAlone(t *testing.T) {
 	b.committed("o", 1, 40, "kafka-replay run=r7 at=2026-03-01T10:00:00Z")
 	if p := mustPlan(t, b.s, tg, r7); !p.AlreadyApplied() || p.Partitions[1].PreviousOffset != nil {
 		t.Errorf("a version 1 mark of r7 is not recognised: %+v", p.Partitions[1])
+	}
+}
+
+// TestSettlePrior: a run the group shows on some partitions moves nothing
+// a second time (issue 25, class 1 and 6). The world: shift:-10 of o/0..2,
+// committed 50 each when run r7 planned them all to 40.
+func TestSettlePrior(t *testing.T) {
+	tg := target(t, "shift:-10")
+	r7 := runIdent{RunID: "r7", Plan: planDigest(tg, config.Scope{})}
+	world := func() *snap {
+		b := newSnap()
+		for i := int32(0); i < 3; i++ {
+			b.partition("o", i, 0, 100).committed("o", i, 50, "")
+		}
+		return b
+	}
+	whole := mustPlan(t, world().s, tg, r7)
+	if whole.Count != 3 || whole.PriorMarks != 0 || whole.ToCommit() != 3 {
+		t.Fatalf("first run: n=%d prior %d to commit %d", whole.Count, whole.PriorMarks, whole.ToCommit())
+	}
+	mine := commitMark{Version: metadataVersion, RunID: "r7", Plan: r7.Plan, Prev: ptr(int64(50)), Count: whole.Count, Set: whole.Set}.String()
+	legacy := commitMark{Version: metadataVersion, RunID: "r7", Plan: r7.Plan, Prev: ptr(int64(50))}.String()
+	type state struct {
+		off int64
+		md  string
+	}
+	for _, tc := range []struct {
+		name      string
+		now       []state // o/0..o/2, then o/3 if any
+		commit    []bool
+		unsettled int
+		applied   bool   // AlreadyApplied
+		left      string // o/3's LeftAlone
+	}{
+		{name: "complete", now: []state{{40, mine}, {40, mine}, {40, mine}}, commit: []bool{false, false, false}, applied: true},
+		{name: "complete, a partition added since", now: []state{{40, mine}, {40, mine}, {40, mine}, {50, "consumer"}}, commit: []bool{false, false, false, false}, applied: true, left: "not part of run r7"},
+		{name: "the rest of a partial commit", now: []state{{40, mine}, {50, ""}, {50, ""}}, commit: []bool{false, true, true}},
+		{name: "an unmarked partition moved", now: []state{{40, mine}, {50, ""}, {55, "consumer"}}, commit: []bool{false, false, false}, unsettled: 2},
+		{name: "a consumer committed over a marked partition", now: []state{{40, mine}, {40, mine}, {45, "consumer"}}, commit: []bool{false, false, false}, unsettled: 1},
+		{name: "partial, and a partition added", now: []state{{40, mine}, {50, ""}, {50, ""}, {50, ""}}, commit: []bool{false, false, false, false}, unsettled: 3},
+		{name: "an older runner's marks, partial", now: []state{{40, legacy}, {50, ""}, {50, ""}}, commit: []bool{false, false, false}, unsettled: 2},
+		{name: "an older runner's marks, complete", now: []state{{40, legacy}, {40, legacy}, {40, legacy}}, commit: []bool{false, false, false}, applied: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newSnap()
+			for i, st := range tc.now {
+				b.partition("o", int32(i), 0, 100).committed("o", int32(i), st.off, st.md)
+			}
+			p := mustPlan(t, b.s, tg, r7)
+			for i, want := range tc.commit {
+				if p.Commit[i] != want {
+					t.Errorf("o/%d: commit %t, want %t (%+v)", i, p.Commit[i], want, p.Partitions[i])
+				}
+			}
+			if p.Unsettled != tc.unsettled || p.AlreadyApplied() != tc.applied {
+				t.Errorf("unsettled %d, already applied %t; want %d, %t", p.Unsettled, p.AlreadyApplied(), tc.unsettled, tc.applied)
+			}
+			for i := range p.Partitions {
+				rp := p.Partitions[i]
+				if !rp.Applied && !p.Commit[i] && rp.LeftAlone == "" && !strings.Contains(rp.Error, "carries no commit of run r7") {
+					t.Errorf("o/%d neither committed nor applied, and says %q", i, rp.Error)
+				}
+			}
+			if len(tc.now) == 4 && !strings.Contains(p.Partitions[3].LeftAlone, tc.left) {
+				t.Errorf("o/3 left alone %q, want %q", p.Partitions[3].LeftAlone, tc.left)
+			}
+		})
 	}
 }
 

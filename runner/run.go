@@ -100,6 +100,8 @@ type run struct {
 	// reused is set when an ago: target took the instant an earlier attempt
 	// of this run resolved, instead of resolving it again.
 	reused bool
+	// generatedID is set when no run ID was given and the run made one up.
+	generatedID bool
 	// committing is set just before the first commit request: from then on
 	// a crash may have changed offsets (see crashed).
 	committing bool
@@ -124,6 +126,7 @@ func (r *run) result() *report.Result {
 func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result {
 	cfg := r.cfg
 	if cfg.RunID == "" {
+		r.generatedID = true
 		cfg.RunID = "local-" + randomID()
 		res.RunID = cfg.RunID
 		r.log.Info("no "+config.Ref(config.FlagRunID)+" given; retries of this command will not be recognised", "runId", cfg.RunID)
@@ -170,6 +173,19 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		res.Plan = report.PlanDigest(cfg.Group, res.Target.Resolved, res.Partitions)
 	} else if cfg.Target.Kind == config.KindPlan {
 		res.Plan = cfg.Target.Result.Plan
+	}
+	// A run the group shows on some partitions and cannot be completed
+	// exactly moves nothing more (settlePrior), in a dry run too.
+	if plan.Unsettled > 0 {
+		res.ExitCode, res.Reason = report.ExitPartiallyApplied, report.ReasonPartiallyApplied
+		res.Error = fmt.Sprintf("run %s is applied on %d partition(s) of the group and not on %s it would commit; it cannot tell whether its commit did not take there or something committed over it since, so nothing was committed: read those partitions' offsets, and move the ones that need it with explicit offsets and a new run ID", cfg.RunID, plan.PriorMarks, plan.UnsettledNames)
+		r.log.Error(res.Error)
+		return res
+	}
+	if plan.PriorMarks == 0 && !r.generatedID && relativeTarget(cfg.Target) && plan.ToCommit() > 0 {
+		w := fmt.Sprintf("run ID %s is on no partition of the group: a first run, or one whose commit consumers have since committed over everywhere, which the runner cannot tell apart; %s moves from the offsets committed now, so if this run ID ran before, this moves the group a second time", cfg.RunID, res.Target.Resolved)
+		res.Warnings = append(res.Warnings, w)
+		r.log.Warn(w)
 	}
 	// A retry whose commit is already in place is done: never refused, its
 	// plan held when it was committed.
@@ -481,7 +497,7 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 			continue
 		}
 		tp := TP{Topic: p.Topic, Partition: p.Partition}
-		m := commitMark{Version: metadataVersion, RunID: cfg.RunID, Plan: r.id.Plan, Prev: p.PreviousOffset, At: at}
+		m := commitMark{Version: metadataVersion, RunID: cfg.RunID, Plan: r.id.Plan, Prev: p.PreviousOffset, Count: plan.Count, Set: plan.Set, At: at}
 		if cfg.Target.IsTime() {
 			t := cfg.Target.Time.UTC()
 			m.Time = &t

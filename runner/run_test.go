@@ -389,23 +389,3 @@ func TestRetriedRunDoesNotApplyTwice(t *testing.T) {
 		}
 	}
 }
-
-func TestRetryAfterPartialCommitFinishesTheRest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration")
-	}
-	c := seeded(t)
-	// A previous attempt of run "r1" committed partitions 0 and 1 only.
-	md := "kafka-replay run=r1 at=2026-03-01T10:00:00Z"
-	if err := c.Commit(testCtx(t), group, kafkatest.Offsets{topic: {0: 70, 1: 70}}, md); err != nil {
-		t.Fatal(err)
-	}
-	o := run(t, c, "--group", group, "--topic", topic, "--to", "shift:-10", "--run-id", "r1").mustCode(t, report.ExitOK)
-	if o.result.AlreadyApplied {
-		t.Fatal("partially applied run reported as already applied")
-	}
-	want := map[string]int64{"orders/0": 70, "orders/1": 70, "orders/2": 70, "orders/3": 70}
-	if got := offsetsOf(t, c, group); !equalMaps(got, want) {
-		t.Fatalf("offsets %v, want %v", got, want)
-	}
-}

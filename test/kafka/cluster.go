@@ -194,6 +194,15 @@ func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int3
 	return resp.Err
 }
 
+// AddPartitions grows topic to total partitions.
+func (c *Cluster) AddPartitions(ctx context.Context, topic string, total int) error {
+	resp, err := c.admin.UpdatePartitions(ctx, total, topic)
+	if err != nil {
+		return err
+	}
+	return resp.Error()
+}
+
 // Seed creates topic with partitions and produces perPartition records to
 // each, record i of every partition stamped base + i*step. It returns the
 // timestamp of record i, so tests can aim at exact offsets.
