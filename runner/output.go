@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,9 +47,14 @@ func emit(cfg *config.Config, res *report.Result, stdout io.Writer, log *slog.Lo
 			return
 		}
 	}
-	if output == config.OutputJSON {
+	switch output {
+	case config.OutputJSON:
 		_, _ = stdout.Write(full)
-	} else {
+	case config.OutputCSV:
+		if err := writeCSV(stdout, res); err != nil {
+			log.Error("cannot write the CSV", "error", err.Error())
+		}
+	default:
 		writeTable(stdout, res)
 	}
 	if record {
@@ -115,6 +121,39 @@ func writeFileAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// writeCSV writes the plan's new offsets the way kafka-consumer-groups.sh
+// --reset-offsets --export writes several groups' (group,topic,partition,
+// offset, no header), which its --from-file and the runner's file: target
+// read. The group column is there although the runner moves one group, so
+// that neither tool applies the file to another group: Kafka's finds no
+// rows for it, the runner refuses it.
+//
+// It writes only what the group is, or in a dry run would be, left at: the
+// partitions of a run that ended well, without those an undo left alone.
+// A failed or refused run writes nothing, so that a refused plan is never
+// handed on as one; the log and the exit code say why.
+func writeCSV(w io.Writer, res *report.Result) error {
+	if res.ExitCode != report.ExitOK {
+		return nil
+	}
+	cw := csv.NewWriter(w) // buffered; Flush writes it out
+	rec := make([]string, 4)
+	for i := range res.Partitions {
+		p := &res.Partitions[i]
+		if p.Error != "" || p.LeftAlone != "" {
+			continue
+		}
+		rec[0], rec[1] = res.Group, p.Topic
+		rec[2] = strconv.FormatInt(int64(p.Partition), 10)
+		rec[3] = strconv.FormatInt(p.NewOffset, 10)
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // writeTable prints the plan or outcome the way kafka-consumer-groups.sh

@@ -159,6 +159,7 @@ func TestEmitWritesEveryOutputAsked(t *testing.T) {
 		{"table and a result file", config.OutputTable, true},
 		{"json only", config.OutputJSON, false},
 		{"json and a result file", config.OutputJSON, true},
+		{"csv and a result file", config.OutputCSV, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -174,11 +175,16 @@ func TestEmitWritesEveryOutputAsked(t *testing.T) {
 			}
 			var stdout strings.Builder
 			emit(cfg, res, &stdout, slog.New(slog.DiscardHandler), nil)
-			if tc.output == config.OutputJSON {
+			switch {
+			case tc.output == config.OutputJSON:
 				if stdout.String() != string(want) {
 					t.Errorf("stdout is not the result document (%d bytes, want %d)", stdout.Len(), len(want))
 				}
-			} else if !strings.HasPrefix(stdout.String(), "GROUP g ") || !strings.Contains(stdout.String(), "\nTOTAL 1000 partition(s)") {
+			case tc.output == config.OutputCSV:
+				if lines := strings.Split(stdout.String(), "\n"); len(lines) != 1001 || lines[0] != "g,t000,0,5" {
+					t.Errorf("stdout is not the plan's CSV (%d lines):\n%.300s", len(lines), stdout.String())
+				}
+			case !strings.HasPrefix(stdout.String(), "GROUP g ") || !strings.Contains(stdout.String(), "\nTOTAL 1000 partition(s)"):
 				t.Errorf("stdout is not the table:\n%.300s", stdout.String())
 			}
 			if tc.resultFile {

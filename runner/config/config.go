@@ -96,6 +96,10 @@ const (
 const (
 	OutputTable = "table"
 	OutputJSON  = "json"
+	// OutputCSV is the plan as kafka-consumer-groups.sh --export writes
+	// it (group,topic,partition,offset), for its --from-file or the
+	// runner's file: target; --export is its alias.
+	OutputCSV = "csv"
 )
 
 // DefaultTerminationMessagePath is where Kubernetes reads a container's
@@ -372,7 +376,7 @@ func refOfKind(k TargetKind) string {
 
 // checkFileTarget checks a parsed target against the settings that go with
 // a file (parseTarget has checked the file's bytes against --file-digest),
-// and a result file against the group.
+// and a result file, or a CSV's group column, against the group.
 func (c *Config) checkFileTarget(errs *Errors, toFlag, toEnv string) {
 	t := &c.Target
 	t.Force = c.Force
@@ -381,13 +385,17 @@ func (c *Config) checkFileTarget(errs *Errors, toFlag, toEnv string) {
 		*errs = append(*errs, &FieldError{Flag: FlagFileDigest, Env: EnvFileDigest, Msg: fmt.Sprintf("only applies to a target that reads a file (file:, plan:, undo:), not %s", t.Kind)})
 		return
 	}
-	if t.Result == nil || ValidateGroup(c.Group) != nil {
+	if ValidateGroup(c.Group) != nil {
 		return
 	}
 	var err error
-	if t.Kind == KindPlan {
+	switch {
+	case t.Kind == KindFile:
+		err = checkRowGroups(t.rowGroups, c.Group)
+	case t.Result == nil:
+	case t.Kind == KindPlan:
 		err = CheckPlanFile(t.Result, c.Group)
-	} else {
+	default:
 		err = CheckUndoFile(t.Result, c.Group)
 	}
 	if err != nil {
@@ -464,9 +472,9 @@ func (c *Config) Validate() error {
 		bad(FlagForce, EnvForce, "only applies to an undo target (%s), whose rules it overrides", c.Names().Name(RefUndo))
 	}
 	switch c.Output {
-	case OutputTable, OutputJSON:
+	case OutputTable, OutputJSON, OutputCSV:
 	default:
-		bad(FlagOutput, EnvOutput, "%q is not one of table, json", c.Output)
+		bad(FlagOutput, EnvOutput, "%q is not one of table, json, csv", c.Output)
 	}
 	if c.WaitForEmpty < 0 {
 		bad(FlagWaitForEmpty, EnvWaitForEmpty, "must not be negative, got %s", c.WaitForEmpty)

@@ -25,10 +25,13 @@ const (
 	FlagShiftBy              = "shift-by"
 	FlagByDuration           = "by-duration"
 	FlagFromFile             = "from-file"
+	// FlagExport is --output csv, as kafka-consumer-groups.sh's --export
+	// switches its output to CSV.
+	FlagExport = "export"
 )
 
 type targetAliases struct {
-	earliest, latest                                bool
+	earliest, latest, export                        bool
 	datetime, offset, shiftBy, byDuration, fromFile string
 	topics                                          []string
 	// given records every setting of a single-value flag, in order, so
@@ -73,6 +76,7 @@ var repeatableFlags = map[string]bool{FlagTopic: true}
 var flagGroups = [][]string{
 	{FlagBootstrapServers, FlagBootstrapServerAlias},
 	{FlagTo, FlagToEarliest, FlagToLatest, FlagToDatetime, FlagToOffset, FlagShiftBy, FlagByDuration, FlagFromFile},
+	{FlagOutput, FlagExport},
 }
 
 func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
@@ -101,7 +105,7 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	str(&c.RunID, FlagRunID, EnvRunID, "idempotency key recorded in the commit metadata; from the launcher, the request's namespace/name/spec digest (default: random)")
 	fs.DurationVar(&c.WaitForEmpty, FlagWaitForEmpty, c.WaitForEmpty, "if the group has active members, wait up to this long for it to become empty (0: fail at once)")
 	env[FlagWaitForEmpty] = EnvWaitForEmpty
-	str(&c.Output, FlagOutput, EnvOutput, "stdout format: table or json")
+	str(&c.Output, FlagOutput, EnvOutput, "stdout format: table, json, or csv (the plan's new offsets as group,topic,partition,offset lines, which kafka-consumer-groups.sh --from-file and --to file: read; nothing when the run fails)")
 	fs.DurationVar(&c.Timeout, FlagTimeout, c.Timeout, "bound on Kafka reads and the commit, retries included (not on --wait-for-empty)")
 	env[FlagTimeout] = EnvTimeout
 	fs.BoolVar(&c.EmitRecord, FlagEmitRecord, c.EmitRecord, "also write the whole result to stdout as one framed, checksummed block, for a reader of the pod log (the launcher)")
@@ -130,6 +134,7 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	fs.StringVar(&a.shiftBy, FlagShiftBy, "", "alias of --to shift:<N> (a number without sign moves forward, as in Kafka)")
 	fs.StringVar(&a.byDuration, FlagByDuration, "", "alias of --to ago:<duration>; Go (2h) or ISO-8601 (PT2H)")
 	fs.StringVar(&a.fromFile, FlagFromFile, "", "alias of --to file:<path>")
+	fs.BoolVar(&a.export, FlagExport, false, "alias of --output csv")
 
 	fs.VisitAll(func(f *flag.Flag) {
 		if !repeatableFlags[f.Name] {
@@ -266,6 +271,9 @@ func (a *targetAliases) apply(c *Config, fs *flag.FlagSet) *FieldError {
 			return "ago:" + d.String(), nil
 		}},
 		{FlagFromFile, func() (string, error) { return "file:" + a.fromFile, nil }},
+	}
+	if set[FlagExport] && a.export {
+		c.Output = OutputCSV
 	}
 	for _, al := range aliases {
 		// An alias switched off (--to-earliest=false) is not a target.

@@ -27,6 +27,8 @@ func FuzzParseTarget(f *testing.F) {
 		`file:[{"topic":"..","partition":0,"offset":1}]`, `file:[{"topic":"a","partition":0,"offset":1,"x":1}]`,
 		`file:[{"topic":"a","partition":0,"offset":null}]`, `file:[{"topic":"a","partition":0}]`, `file:[{"topic":"a","partition":0,"Offset":1}]`,
 		`file:[{"topic":"a","partition":0,"offset":1,"offset":2}]`, `file:[{"topic":"a","partition":0,"offset":1}] []`, `file:[{"topic":"a","partition":0,"offset":1e2}]`,
+		"file:orders,0,5\norders,1,7\n\n", "file:g,orders,0,5\n", "file:topic,partition,offset\norders,0,5", "file:orders,0,5\norders,0,6",
+		"file:orders,0\n", "file:\"o\"\"x\",0,5", "file:\xef\xbb\xbforders,0,5\r\n", "file:orders,-1,5", "file:orders,0,+5",
 		"", ":", "unknown:1", "time", "TIME:0",
 	} {
 		f.Add(s)

@@ -16,12 +16,55 @@ func ReadOffsetsFile(path string) ([]PartitionOffset, error) {
 	if err != nil {
 		return nil, err
 	}
-	offs, err := DecodeOffsets(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("file: %s: %w", path, err)
-	}
-	return offs, ValidateOffsets(offs, "file: "+path)
+	f, err := decodeOffsetsFile(b, "file: "+path)
+	return f.offsets, err
 }
+
+// offsetsFile is a file target's content, validated.
+type offsetsFile struct {
+	offsets []PartitionOffset
+	// rowGroups is the group column of a CSV that has one, row by row:
+	// Config.Validate checks it against the group being repositioned.
+	rowGroups []rowGroup
+}
+
+// rowGroup is the group a CSV row names, and where.
+type rowGroup struct {
+	line  int
+	group string
+}
+
+// decodeOffsetsFile reads a file target's bytes in either form: the JSON
+// list, or the CSV that kafka-consumer-groups.sh --reset-offsets --export
+// writes and --from-file reads. The form is told by the first character:
+// JSON starts with '[' (or '{', which is refused as JSON, not as a CSV), and
+// no topic name starts with either. where names the file in errors.
+func decodeOffsetsFile(b []byte, where string) (offsetsFile, error) {
+	b = bytes.TrimPrefix(b, utf8BOM)
+	var f offsetsFile
+	var err error
+	label := func(i int) string { return fmt.Sprintf("entry %d", i) }
+	switch trimmed := bytes.TrimSpace(b); {
+	case len(trimmed) == 0:
+		return f, fmt.Errorf("%s: is empty; want %s, or %s", where, jsonShape, csvShape)
+	case trimmed[0] == '[' || trimmed[0] == '{':
+		f.offsets, err = DecodeOffsets(bytes.NewReader(b))
+	default:
+		var lines []int
+		f.offsets, lines, f.rowGroups, err = decodeOffsetsCSV(b)
+		label = func(i int) string { return fmt.Sprintf("line %d", lines[i]) }
+	}
+	if err != nil {
+		return f, fmt.Errorf("%s: %w", where, err)
+	}
+	return f, validateOffsets(f.offsets, where, label)
+}
+
+// utf8BOM is what some spreadsheets put before a CSV's first byte.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// jsonShape is the JSON form of a file target.
+const jsonShape = `a JSON list of {"topic": "<name>", "partition": <N>, "offset": <N>}`
 
 // The fields of an offsets file entry, in the order they are reported
 // missing.
@@ -40,7 +83,7 @@ const (
 // follow the list. Errors name the entry (its index, and its partition once
 // known).
 func DecodeOffsets(r io.Reader) ([]PartitionOffset, error) {
-	const shape = `a JSON list of {"topic": "<name>", "partition": <N>, "offset": <N>}`
+	const shape = jsonShape
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	tok, err := dec.Token()

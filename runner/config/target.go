@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -60,6 +59,9 @@ type Target struct {
 	// File is the path of a file target, and Offsets its parsed content.
 	File    string
 	Offsets []PartitionOffset
+	// rowGroups is the group column of a CSV file target (see
+	// checkRowGroups).
+	rowGroups []rowGroup
 	// Group is the source group of a group target.
 	Group string
 	// FileDigest is the FileDigestOf the bytes of a file:, plan: or undo:
@@ -176,14 +178,11 @@ func parseTarget(s, digest string) (Target, error) {
 		if digest != "" && t.FileDigest != digest {
 			return t, &FileDigestError{Kind: t.Kind, File: arg, Got: t.FileDigest, Wants: digest}
 		}
-		offs, err := DecodeOffsets(bytes.NewReader(b))
+		f, err := decodeOffsetsFile(b, "file: "+arg)
 		if err != nil {
-			return t, fmt.Errorf("file: %s: %w", arg, err)
-		}
-		if err := ValidateOffsets(offs, "file: "+arg); err != nil {
 			return t, err
 		}
-		t.Offsets = offs
+		t.Offsets, t.rowGroups = f.offsets, f.rowGroups
 	case KindPlan, KindUndo:
 		t.File = arg
 		b, err := readTargetFile(t.Kind, arg)
@@ -304,23 +303,29 @@ func digitsHint(s string) string {
 // ValidateOffsets checks explicit per-partition offsets: valid topics, no
 // negative numbers, and no partition listed twice (which would be ambiguous).
 func ValidateOffsets(offs []PartitionOffset, where string) error {
+	return validateOffsets(offs, where, func(i int) string { return fmt.Sprintf("entry %d", i) })
+}
+
+// validateOffsets is ValidateOffsets for entries that label names (entry 3,
+// or a CSV's line 4).
+func validateOffsets(offs []PartitionOffset, where string, label func(int) string) error {
 	if len(offs) == 0 {
 		return fmt.Errorf("%s: lists no partitions", where)
 	}
 	seen := make(map[TopicPartition]int, len(offs))
 	for i, o := range offs {
 		if err := ValidateTopic(o.Topic); err != nil {
-			return fmt.Errorf("%s: entry %d: topic: %w", where, i, err)
+			return fmt.Errorf("%s: %s: topic: %w", where, label(i), err)
 		}
 		if o.Partition < 0 {
-			return fmt.Errorf("%s: entry %d: partition %d is negative", where, i, o.Partition)
+			return fmt.Errorf("%s: %s: partition %d is negative", where, label(i), o.Partition)
 		}
 		if o.Offset < 0 {
-			return fmt.Errorf("%s: entry %d: offset %d is negative", where, i, o.Offset)
+			return fmt.Errorf("%s: %s: offset %d is negative", where, label(i), o.Offset)
 		}
 		tp := TopicPartition{o.Topic, o.Partition}
 		if j, dup := seen[tp]; dup {
-			return fmt.Errorf("%s: entries %d and %d both name %s", where, j, i, tp)
+			return fmt.Errorf("%s: %s and %s both name %s", where, label(j), label(i), tp)
 		}
 		seen[tp] = i
 	}

@@ -167,7 +167,7 @@ func TestParseTargetInvalid(t *testing.T) {
 		{"file:" + notList, []string{"JSON list"}},
 		{"file:" + negOffset, []string{"entry 0", "offset -5 is negative"}},
 		{"file:" + negPartition, []string{"entry 0", "partition -1 is negative"}},
-		{"file:" + dup, []string{"entries 0 and 1", "orders/2"}},
+		{"file:" + dup, []string{"entry 0 and entry 1", "orders/2"}},
 		{"file:" + badTopic, []string{"entry 0", "topic"}},
 		{"file:" + unknownField, []string{"unknown field", "metadata"}},
 		{"file:" + empty, []string{"lists no partitions"}},
@@ -344,7 +344,7 @@ func TestValidateOffsets(t *testing.T) {
 		t.Errorf("valid offsets rejected: %v", err)
 	}
 	err := ValidateOffsets([]PartitionOffset{{"a", 0, 0}, {"b", 1, 0}, {"a", 0, 3}}, "here")
-	if err == nil || !strings.HasPrefix(err.Error(), "here: ") || !strings.Contains(err.Error(), "entries 0 and 2") {
+	if err == nil || !strings.HasPrefix(err.Error(), "here: ") || !strings.Contains(err.Error(), "entry 0 and entry 2") {
 		t.Errorf("duplicate error = %v, want it to start with the location and name entries 0 and 2", err)
 	}
 	if err := ValidateOffsets(nil, "here"); err == nil {
@@ -409,7 +409,7 @@ func TestReadOffsetsFileIsStrict(t *testing.T) {
 		{"unknown key", `[{"topic":"orders","partition":0,"offset":5,"metadata":"x"}]`, []string{"entry 0 (orders/0)", `unknown field "metadata"`}},
 		{"duplicate key", `[{"topic":"orders","partition":0,"offset":5,"offset":7}]`, []string{"entry 0 (orders/0)", `"offset" is given twice`}},
 		{"duplicate topic key", `[{"topic":"a","topic":"b","partition":0,"offset":5}]`, []string{`entry 0 (topic "a")`, `"topic" is given twice`}},
-		{"duplicate partition", `[{"topic":"orders","partition":2,"offset":5},{"topic":"orders","partition":2,"offset":7}]`, []string{"entries 0 and 1", "orders/2"}},
+		{"duplicate partition", `[{"topic":"orders","partition":2,"offset":5},{"topic":"orders","partition":2,"offset":7}]`, []string{"entry 0 and entry 1", "orders/2"}},
 		{"second list", `[{"topic":"orders","partition":0,"offset":5}] [{"topic":"orders","partition":0,"offset":0}]`, []string{"a list after the list", "exactly one list"}},
 		{"trailing garbage", `[{"topic":"orders","partition":0,"offset":5}] x`, []string{"after the list"}},
 		{"trailing object", `[{"topic":"orders","partition":0,"offset":5}]{}`, []string{"an object after the list"}},
