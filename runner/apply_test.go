@@ -329,7 +329,7 @@ func TestJudgePlan(t *testing.T) {
 	mk := func(deltas ...*int64) *Plan {
 		pl := &Plan{}
 		for i, d := range deltas {
-			rp := report.Partition{Topic: "o", Partition: int32(i), Delta: d, NewOffset: 100}
+			rp := report.Partition{Topic: "o", Partition: int32(i), Delta: d, NewOffset: 100, LogEndOffset: 1000}
 			if d != nil {
 				rp.PreviousOffset = p(100 + *d)
 			}
@@ -338,6 +338,12 @@ func TestJudgePlan(t *testing.T) {
 		return pl
 	}
 	none := config.Limit{}
+	bounds := func(pl *Plan, start, end int64) *Plan {
+		for i := range pl.Partitions {
+			pl.Partitions[i].LogStartOffset, pl.Partitions[i].LogEndOffset = start, end
+		}
+		return pl
+	}
 	tests := []struct {
 		name   string
 		plan   *Plan
@@ -355,6 +361,13 @@ func TestJudgePlan(t *testing.T) {
 		{"over the limit", mk(p(10), p(21)), false, config.Limit{N: 30, IsSet: true}, report.ReasonLimitExceeded, "would re-consume 31 message(s), more than the 30"},
 		{"a limit of 0", mk(p(1)), false, config.Limit{N: 0, IsSet: true}, report.ReasonLimitExceeded, "more than the 0"},
 		{"a skip before the limit", mk(p(-1), p(50)), false, config.Limit{N: 1, IsSet: true}, report.ReasonWouldSkipMessages, "o/0 by 1"},
+		// Only messages still in the log count: a committed offset below
+		// the log start (retention deleted what it points at) or past the
+		// log end moves over fewer, or none.
+		{"ahead from below the log start, to it", bounds(mk(p(-70)), 100, 1000), false, none, "", ""},
+		{"ahead from below the log start, past it", bounds(mk(p(-70)), 90, 1000), false, none, report.ReasonWouldSkipMessages, "o/0 by 10"},
+		{"back from past the log end", bounds(mk(p(500)), 0, 120), false, config.Limit{N: 20, IsSet: true}, "", ""},
+		{"back from past the log end, over the limit", bounds(mk(p(500)), 0, 121), false, config.Limit{N: 20, IsSet: true}, report.ReasonLimitExceeded, "would re-consume 21 message(s), more than the 20"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

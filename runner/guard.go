@@ -18,15 +18,38 @@ type refusal struct {
 // guardsNamed is how many partitions a refusal names before it counts.
 const guardsNamed = 5
 
+// skippedBy is how many messages a partition's move ahead of its committed
+// offset passes over that are still in the log: a committed offset below
+// the log start points at records retention has deleted, which no consumer
+// can read any more (it would fall back to its auto.offset.reset), so
+// moving from there to the log start skips nothing.
+func skippedBy(rp *report.Partition) int64 {
+	if rp.PreviousOffset == nil {
+		return 0
+	}
+	return max(rp.NewOffset-max(*rp.PreviousOffset, rp.LogStartOffset), 0)
+}
+
+// reconsumedBy is how many messages still in the log a partition's move
+// back makes its consumers read again: from the new offset up to the
+// committed one, or to the log end if the committed offset is past it.
+func reconsumedBy(rp *report.Partition) int64 {
+	if rp.PreviousOffset == nil {
+		return 0
+	}
+	return max(min(*rp.PreviousOffset, rp.LogEndOffset)-rp.NewOffset, 0)
+}
+
 // judgePlan decides whether a plan may be committed, before anything is:
 //   - a stale partition (a plan: target's plan no longer holds) refuses it
 //     with PlanStale;
-//   - a partition that moves ahead of its committed offset (a negative
-//     delta) refuses it with WouldSkipMessages, unless allowSkip: those
-//     messages are lost to the consumers. An undo's forward move back to
-//     where the consumers were before the replay (Plan.Exempt) is no skip;
-//   - more messages to re-consume, all partitions together, than limit
-//     refuses it with LimitExceeded.
+//   - a partition that moves ahead of its committed offset over messages
+//     still in the log (skippedBy) refuses it with WouldSkipMessages,
+//     unless allowSkip: those messages are lost to the consumers. An
+//     undo's forward move back to where the consumers were before the
+//     replay (Plan.Exempt) is no skip;
+//   - more messages to re-consume (reconsumedBy), all partitions together,
+//     than limit refuses it with LimitExceeded.
 //
 // Only the partitions the plan commits count: one already applied by this
 // run ID (a retry) or left alone by an undo moves nothing now. The
@@ -47,10 +70,10 @@ func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
 		var skipped int64
 		for i := range p.Partitions {
 			rp := &p.Partitions[i]
-			if !p.Commit[i] || p.Exempt[i] || rp.Delta == nil || *rp.Delta >= 0 {
+			n := skippedBy(rp)
+			if !p.Commit[i] || p.Exempt[i] || n == 0 {
 				continue
 			}
-			n := -*rp.Delta
 			skipped += n
 			rp.Error = fmt.Sprintf("would skip %d message(s): the target %d is ahead of the committed offset %d", n, rp.NewOffset, *rp.PreviousOffset)
 			names.add(func() string { return fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, n) })
@@ -60,9 +83,9 @@ func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
 		}
 	}
 	var total int64
-	for i, rp := range p.Partitions {
-		if p.Commit[i] && rp.Delta != nil && *rp.Delta > 0 {
-			total += *rp.Delta
+	for i := range p.Partitions {
+		if p.Commit[i] {
+			total += reconsumedBy(&p.Partitions[i])
 		}
 	}
 	if limit.Allows(total) {
@@ -71,9 +94,9 @@ func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
 	names := newNames(guardsNamed)
 	for i := range p.Partitions {
 		rp := &p.Partitions[i]
-		if p.Commit[i] && rp.Delta != nil && *rp.Delta > 0 {
-			rp.Error = fmt.Sprintf("would re-consume %d message(s), of %d in all, more than the %d allowed", *rp.Delta, total, limit.N)
-			names.add(func() string { return fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, *rp.Delta) })
+		if n := reconsumedBy(rp); p.Commit[i] && n > 0 {
+			rp.Error = fmt.Sprintf("would re-consume %d message(s), of %d in all, more than the %d allowed", n, total, limit.N)
+			names.add(func() string { return fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, n) })
 		}
 	}
 	return &refusal{report.ReasonLimitExceeded, fmt.Sprintf("would re-consume %d message(s), more than the %d %s allows, on %d partition(s): %s; nothing was committed", total, limit.N, config.Ref(config.FlagMaxMessagesToReconsume), names.n, names.list())}

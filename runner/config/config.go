@@ -391,7 +391,7 @@ func (c *Config) checkFileTarget(errs *Errors, toFlag, toEnv string) {
 	var err error
 	switch {
 	case t.Kind == KindFile:
-		err = checkRowGroups(t.rowGroups, c.Group)
+		err = t.fileGroup.check(c.Group)
 	case t.Result == nil:
 	case t.Kind == KindPlan:
 		err = CheckPlanFile(t.Result, c.Group)

@@ -32,15 +32,24 @@ const fieldGroup = "group"
 // are skipped (Kafka's own export ends with one). A first line that names
 // the columns exactly is a header, and is skipped; Kafka writes none.
 //
-// It returns each row's offset, its line, and, for the four-column form,
-// the group each row names; the caller checks those against the group
-// being repositioned, which this parser does not know.
-func decodeOffsetsCSV(b []byte) (offs []PartitionOffset, lines []int, groups []rowGroup, err error) {
+// In the four-column form every row names the same group: Kafka's tool
+// writes several groups' rows into one file (--all-groups, or --group
+// given twice) and applies a group's own rows only, but a file that moves
+// one group's offsets should say nothing about another's, and such a file
+// is likelier the wrong file. It returns that group, and the line that
+// first names it; the caller checks it against the group being
+// repositioned, which this parser does not know.
+//
+// It returns each row's offset and its line.
+func decodeOffsetsCSV(b []byte) (offs []PartitionOffset, lines []int, group rowGroup, err error) {
 	r := csv.NewReader(bytes.NewReader(b))
 	r.FieldsPerRecord = -1 // checked here, to say what was expected
 	r.ReuseRecord = true
 	var columns []string
 	firstLine := 0
+	fail := func(format string, a ...any) ([]PartitionOffset, []int, rowGroup, error) {
+		return nil, nil, rowGroup{}, fmt.Errorf(format, a...)
+	}
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -48,10 +57,10 @@ func decodeOffsetsCSV(b []byte) (offs []PartitionOffset, lines []int, groups []r
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return nil, nil, nil, fmt.Errorf("line %d, column %d: %v; want %s", pe.Line, pe.Column, pe.Err, csvShape)
+			return fail("line %d, column %d: %v; want %s", pe.Line, pe.Column, pe.Err, csvShape)
 		}
 		if err != nil {
-			return nil, nil, nil, err
+			return fail("%w", err)
 		}
 		line, _ := r.FieldPos(0)
 		if columns == nil {
@@ -61,35 +70,39 @@ func decodeOffsetsCSV(b []byte) (offs []PartitionOffset, lines []int, groups []r
 			case len(csvColumnsWithGroup):
 				columns = csvColumnsWithGroup
 			default:
-				return nil, nil, nil, fmt.Errorf("line %d has %d field(s); want %s", line, len(rec), csvShape)
+				return fail("line %d has %d field(s); want %s", line, len(rec), csvShape)
 			}
 			firstLine = line
 			if slices.Equal(rec, columns) {
 				continue // a header
 			}
 		} else if len(rec) != len(columns) {
-			return nil, nil, nil, fmt.Errorf("line %d has %d field(s), but line %d has %d (%s): every line has the same fields", line, len(rec), firstLine, len(columns), strings.Join(columns, ","))
+			return fail("line %d has %d field(s), but line %d has %d (%s): every line has the same fields", line, len(rec), firstLine, len(columns), strings.Join(columns, ","))
 		}
 		if len(columns) == len(csvColumnsWithGroup) {
-			if err := ValidateGroup(rec[0]); err != nil {
-				return nil, nil, nil, fmt.Errorf("line %d: group %w", line, err)
+			switch err := ValidateGroup(rec[0]); {
+			case err != nil:
+				return fail("line %d: group %w", line, err)
+			case group.line == 0:
+				group = rowGroup{line: line, group: rec[0]}
+			case rec[0] != group.group:
+				return fail("line %d: group %q is not line %d's %q: the file may hold one group's rows", line, rec[0], group.line, group.group)
 			}
-			groups = append(groups, rowGroup{line: line, group: rec[0]})
 			rec = rec[1:]
 		}
 		o := PartitionOffset{Topic: rec[0]}
 		p, err := csvNumber(rec[1], 32)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("line %d: partition %w", line, err)
+			return fail("line %d: partition %w", line, err)
 		}
 		o.Partition = int32(p)
 		if o.Offset, err = csvNumber(rec[2], 64); err != nil {
-			return nil, nil, nil, fmt.Errorf("line %d: offset %w", line, err)
+			return fail("line %d: offset %w", line, err)
 		}
 		offs = append(offs, o)
 		lines = append(lines, line)
 	}
-	return offs, lines, groups, nil
+	return offs, lines, group, nil
 }
 
 // csvNumber reads a whole number that fits in bits, written as Kafka writes
@@ -107,28 +120,11 @@ func csvNumber(s string, bits int) (int64, error) {
 	return n, nil
 }
 
-// checkRowGroups refuses a CSV offsets file with rows of a group other than
-// the one being repositioned. Kafka's tool would apply only the rows of its
-// --group and ignore the others; a file that holds another group's offsets
-// is more likely the wrong file, so the runner refuses it, naming the first
-// such row.
-func checkRowGroups(rows []rowGroup, group string) error {
-	var first *rowGroup
-	n := 0
-	for i := range rows {
-		if rows[i].group != group {
-			if first == nil {
-				first = &rows[i]
-			}
-			n++
-		}
-	}
-	if first == nil {
+// check refuses the group column of a CSV offsets file (if it has one)
+// that is not the group being repositioned.
+func (g rowGroup) check(group string) error {
+	if g.line == 0 || g.group == group {
 		return nil
 	}
-	more := ""
-	if n > 1 {
-		more = fmt.Sprintf(" (and %d more row(s) of other groups)", n-1)
-	}
-	return fmt.Errorf("line %d: group %q is not the group being repositioned, %q%s: the file may hold that group's rows only", first.line, first.group, group, more)
+	return fmt.Errorf("line %d: group %q is not the group being repositioned, %q: the file holds another group's offsets", g.line, g.group, group)
 }

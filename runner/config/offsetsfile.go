@@ -23,12 +23,13 @@ func ReadOffsetsFile(path string) ([]PartitionOffset, error) {
 // offsetsFile is a file target's content, validated.
 type offsetsFile struct {
 	offsets []PartitionOffset
-	// rowGroups is the group column of a CSV that has one, row by row:
-	// Config.Validate checks it against the group being repositioned.
-	rowGroups []rowGroup
+	// group is the group column of a CSV that has one: Config.Validate
+	// checks it against the group being repositioned.
+	group rowGroup
 }
 
-// rowGroup is the group a CSV row names, and where.
+// rowGroup is the group a CSV's rows name, and the first line that does;
+// line 0 for a file without a group column.
 type rowGroup struct {
 	line  int
 	group string
@@ -51,7 +52,7 @@ func decodeOffsetsFile(b []byte, where string) (offsetsFile, error) {
 		f.offsets, err = DecodeOffsets(bytes.NewReader(b))
 	default:
 		var lines []int
-		f.offsets, lines, f.rowGroups, err = decodeOffsetsCSV(b)
+		f.offsets, lines, f.group, err = decodeOffsetsCSV(b)
 		label = func(i int) string { return fmt.Sprintf("line %d", lines[i]) }
 	}
 	if err != nil {

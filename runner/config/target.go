@@ -59,9 +59,9 @@ type Target struct {
 	// File is the path of a file target, and Offsets its parsed content.
 	File    string
 	Offsets []PartitionOffset
-	// rowGroups is the group column of a CSV file target (see
-	// checkRowGroups).
-	rowGroups []rowGroup
+	// fileGroup is the group column of a CSV file target, if it has one
+	// (see decodeOffsetsCSV).
+	fileGroup rowGroup
 	// Group is the source group of a group target.
 	Group string
 	// FileDigest is the FileDigestOf the bytes of a file:, plan: or undo:
@@ -182,7 +182,7 @@ func parseTarget(s, digest string) (Target, error) {
 		if err != nil {
 			return t, err
 		}
-		t.Offsets, t.rowGroups = f.offsets, f.rowGroups
+		t.Offsets, t.fileGroup = f.offsets, f.group
 	case KindPlan, KindUndo:
 		t.File = arg
 		b, err := readTargetFile(t.Kind, arg)
