@@ -202,6 +202,76 @@ func TestOracleKafkaConsumerGroups(t *testing.T) {
 	for _, oc := range cases {
 		t.Run(oc.name, func(t *testing.T) { w.check(t, oc) })
 	}
+	t.Run("round trips", func(t *testing.T) { w.roundTrips(t, at(2500*time.Millisecond)) })
+}
+
+// roundTrips: the CSV each tool exports, given to the other, plans the
+// same offsets; and Kafka's tool applies the runner's CSV as planned.
+func (w *oracleWorld) roundTrips(t *testing.T, when string) {
+	target := []string{"--to-datetime", when}
+	// Not the empty partition: for it Kafka's tool prints a warning among
+	// the CSV it exports, which its own --from-file then refuses, as the
+	// runner does.
+	scope := []string{"--topic", oMixed + ":0,2", "--topic", oOOO, "--topic", oTxn, "--topic", oCompact}
+	const partitions = 5
+	// Kafka's --export, to the runner's file: target.
+	code, out := w.tool.run(t, append([]string{"--bootstrap-server", w.bootstrap, "--group", gFull, "--reset-offsets", "--dry-run", "--export"}, append(scope, target...)...)...)
+	kafka, _, ok := w.kafkaPlans(t, oracleCase{groups: []string{gFull}, scope: scope, target: target})
+	if code != 0 || !ok || len(kafka[gFull]) != partitions {
+		t.Fatalf("Kafka's tool: exit %d, plan %v\n%s", code, kafka[gFull], out)
+	}
+	fromKafka := w.file(t, "from-kafka.csv", out)
+	r, res := w.runnerPlan(t, gFull, oracleCase{target: []string{"--from-file", fromKafka}}, true)
+	if res.ExitCode != report.ExitOK || !maps.Equal(r, kafka[gFull]) {
+		t.Errorf("Kafka's export through the runner's --from-file: exit %d (%s)\n%s", res.ExitCode, res.Error, planDiff(kafka[gFull], r))
+	}
+
+	// The runner's --export, to Kafka's --from-file: planned, then applied
+	// to a group that never committed (a group of its own, which no case
+	// uses), and read back.
+	const gApplied = "oracle-applied"
+	for _, g := range []string{gFull, gApplied} {
+		args := append([]string{"--bootstrap-servers", w.bootstrap, "--group", g, "--dry-run", "--allow-skip", "--export"}, append(scope, target...)...)
+		var stdout, stderr bytes.Buffer
+		if code := runner.Main(context.Background(), args, &stdout, &stderr); code != 0 {
+			t.Fatalf("runner --export: exit %d\n%s", code, stderr.String())
+		}
+		r, _ := w.runnerPlan(t, g, oracleCase{scope: scope, target: target}, true)
+		fromRunner := w.file(t, "from-runner-"+g+".csv", stdout.String())
+		k, out, ok := w.kafkaPlans(t, oracleCase{groups: []string{g}, target: []string{"--from-file", fromRunner}})
+		if !ok || len(r) != partitions || !maps.Equal(k[g], r) {
+			t.Errorf("the runner's export through Kafka's --from-file, %s:\n%s%s", g, planDiff(k[g], r), out)
+		}
+		if g != gApplied {
+			continue
+		}
+		code, out := w.tool.run(t, "--bootstrap-server", w.bootstrap, "--group", g, "--reset-offsets", "--execute", "--from-file", fromRunner)
+		if code != 0 || strings.Contains(out, "Error") {
+			t.Fatalf("Kafka's tool --execute: exit %d\n%s", code, out)
+		}
+		got := w.committedOffsets(t, g)
+		if !maps.Equal(got, r) {
+			t.Errorf("Kafka's tool committed the runner's CSV as\n%s", planDiff(r, got))
+		}
+	}
+}
+
+// committedOffsets reads a group's committed offsets with the independent
+// client.
+func (w *oracleWorld) committedOffsets(t *testing.T, g string) plan {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(w.bootstrap, ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).FetchOffsets(testCtx(t), g)
+	if err != nil || resp.Error() != nil {
+		t.Fatalf("fetch %s's offsets: %v %v", g, err, resp.Error())
+	}
+	out := plan{}
+	resp.Each(func(o kadm.OffsetResponse) { out[tp{o.Topic, o.Partition}] = o.At })
+	return out
 }
 
 // check is the one comparison: it asks both tools the case's question and
