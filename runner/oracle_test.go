@@ -113,6 +113,7 @@ type plan map[tp]int64
 
 // oracleWorld is the cluster, Kafka's tool, and what the test put there.
 type oracleWorld struct {
+	cluster   *kafkatest.Cluster
 	bootstrap string
 	tool      *consumerGroupTool
 	dir       string
@@ -260,17 +261,16 @@ func (w *oracleWorld) roundTrips(t *testing.T, when string) {
 // client.
 func (w *oracleWorld) committedOffsets(t *testing.T, g string) plan {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(w.bootstrap, ",")...))
+	offs, err := w.cluster.Committed(testCtx(t), g)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	resp, err := kadm.NewClient(cl).FetchOffsets(testCtx(t), g)
-	if err != nil || resp.Error() != nil {
-		t.Fatalf("fetch %s's offsets: %v %v", g, err, resp.Error())
+		t.Fatalf("fetch %s's offsets: %v", g, err)
 	}
 	out := plan{}
-	resp.Each(func(o kadm.OffsetResponse) { out[tp{o.Topic, o.Partition}] = o.At })
+	for topic, ps := range offs {
+		for p, o := range ps {
+			out[tp{topic, p}] = o.Offset
+		}
+	}
 	return out
 }
 
@@ -583,7 +583,7 @@ func newOracleWorld(t *testing.T, c *kafkatest.Cluster, libs string) *oracleWorl
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	w := &oracleWorld{bootstrap: c.Bootstrap(), dir: t.TempDir(), t0: time.Now().Add(-3 * time.Hour).Truncate(time.Second)}
+	w := &oracleWorld{cluster: c, bootstrap: c.Bootstrap(), dir: t.TempDir(), t0: time.Now().Add(-3 * time.Hour).Truncate(time.Second)}
 	w.tool = startConsumerGroupTool(t, libs) // its JVM starts while the data is written
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(w.bootstrap, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -622,10 +622,8 @@ func newOracleWorld(t *testing.T, c *kafkatest.Cluster, libs string) *oracleWorl
 		produce(cl, oMixed, 0, "", stamp(i))
 		produce(cl, oMixed, 2, "", stamp(i))
 	}
-	var del kadm.Offsets
-	del.Add(kadm.Offset{Topic: oMixed, Partition: 2, At: 4})
-	if resp, err := adm.DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
-		t.Fatalf("delete records: %v %v", err, resp.Error())
+	if err := c.DeleteRecords(ctx, oMixed, 2, 4); err != nil {
+		t.Fatalf("delete records: %v", err)
 	}
 
 	create(oOOO, 1, nil)
@@ -688,15 +686,14 @@ func newOracleWorld(t *testing.T, c *kafkatest.Cluster, libs string) *oracleWorl
 		gPartial: {{oMixed, 0}: 5, {oOOO, 0}: 6},
 	}
 	for g, offs := range w.committed {
-		var os kadm.Offsets
+		commit := kafkatest.Offsets{}
 		for p, o := range offs {
-			os.Add(kadm.Offset{Topic: p.topic, Partition: p.partition, At: o, LeaderEpoch: -1})
+			if commit[p.topic] == nil {
+				commit[p.topic] = map[int32]int64{}
+			}
+			commit[p.topic][p.partition] = o
 		}
-		resp, err := adm.CommitOffsets(ctx, g, os)
-		if err == nil {
-			err = resp.Error()
-		}
-		if err != nil {
+		if err := c.Commit(ctx, g, commit, ""); err != nil {
 			t.Fatalf("commit %s: %v", g, err)
 		}
 	}
