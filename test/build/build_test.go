@@ -114,7 +114,8 @@ func dryRun(t *testing.T, dir, makefile, target, home, root string) []string {
 	}
 	// HOME too: a Makefile that ignored CACHE_DIR would still find an
 	// empty cache at its default under HOME.
-	cmd.Env = append(env, "HOME="+home)
+	env = append(env, "HOME="+home)
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("make -n %s: %v\n%s", target, err, out)
