@@ -89,6 +89,7 @@ func RecordResult(rec *v1alpha1.ReplayRecord) (*report.Result, error) {
 		Schema:     report.Schema,
 		Group:      rec.Group,
 		RunID:      rec.RunID,
+		ClusterID:  rec.ClusterID,
 		Target:     report.Target{Given: rec.Target, Resolved: rec.Target},
 		DryRun:     rec.DryRun,
 		Reason:     report.Reason(rec.Outcome.Reason),

@@ -28,6 +28,7 @@ func dryRunRecord(t *testing.T, n int) (*v1alpha1.ReplayRecord, *report.Result) 
 	r := testutil.Result("orders", report.ExitOK)
 	r.DryRun, r.Reason = true, report.ReasonDryRun
 	r.Target = report.Target{Given: "shift:-10", Resolved: "shift:-10"}
+	r.ClusterID = "4L6g3nShT-eMCtK--X86sw"
 	for i := range n {
 		prev := int64(1000 + i)
 		d := int64(10)
@@ -55,6 +56,10 @@ func TestUnitRecordResult(t *testing.T) {
 	}
 	if got.Plan != want.Plan {
 		t.Errorf("digest %s, want the runner's %s", got.Plan, want.Plan)
+	}
+	// The runner refuses the plan on any other cluster than its own.
+	if got.ClusterID != want.ClusterID {
+		t.Errorf("cluster %q, want the runner's %q", got.ClusterID, want.ClusterID)
 	}
 	if got.Schema != report.Schema || got.Group != "orders" || !got.DryRun || got.ExitCode != report.ExitOK || got.Reason != report.ReasonDryRun || got.Target.Resolved != "shift:-10" {
 		t.Errorf("result %+v", got)

@@ -30,6 +30,37 @@ func relativePlan(resolved string) bool {
 	return true
 }
 
+// checkCluster refuses a plan: or undo: file made on another Kafka
+// cluster than the one the run reads (Metadata's cluster ID): the same
+// topic and group names there are other partitions, and the same instant
+// other offsets. A plan must say its cluster; an undo: file of an older
+// runner, or of a launcher record made before records kept the cluster,
+// need not, since the undone run's commit metadata, which only its own
+// cluster holds, vouches for it (checkUndone).
+func checkCluster(t config.Target, cluster string) error {
+	if t.Kind != config.KindPlan && t.Kind != config.KindUndo {
+		return nil
+	}
+	was := t.Result.ClusterID
+	field := config.Ref(config.RefPlan)
+	if t.Kind == config.KindUndo {
+		field = config.Ref(config.RefUndo)
+	}
+	switch {
+	case was == cluster:
+		return nil
+	case t.Kind == config.KindUndo && was == "":
+		return nil
+	case was == "":
+		return &inputError{field, fmt.Sprintf("the plan does not say which Kafka cluster it was made on (an older runner's), so it cannot be checked against this one (cluster %s); nothing was committed: plan again", cluster)}
+	}
+	now := cluster
+	if now == "" {
+		now = "one that gives no cluster ID"
+	}
+	return &inputError{field, fmt.Sprintf("was made on Kafka cluster %s, and this is cluster %s: the same names there are other partitions and offsets; nothing was committed: plan again on this cluster", was, now)}
+}
+
 // relativeTarget reports whether a target moves from the committed offsets
 // (shift:, undo:, or a plan: of such a target), so that applying it twice
 // moves the group twice.

@@ -426,3 +426,32 @@ func TestPlanUndoClampsAboveTheLogEnd(t *testing.T) {
 		t.Errorf("restore above the log end: commit %t %+v", pl.Commit[0], rp)
 	}
 }
+
+// TestCheckCluster: a plan: is refused on any cluster but its own, and
+// without one; an undo: file without one is let through (its run's commit
+// metadata vouches for it), with another one refused.
+func TestCheckCluster(t *testing.T) {
+	file := func(kind config.TargetKind, cluster string) config.Target {
+		return config.Target{Kind: kind, Result: &report.Result{ClusterID: cluster}}
+	}
+	for _, tc := range []struct {
+		t       config.Target
+		cluster string
+		err     string
+	}{
+		{file(config.KindPlan, "a"), "a", ""},
+		{file(config.KindPlan, "a"), "b", "was made on Kafka cluster a, and this is cluster b"},
+		{file(config.KindPlan, "a"), "", "this is cluster one that gives no cluster ID"},
+		{file(config.KindPlan, ""), "b", "does not say which Kafka cluster"},
+		{file(config.KindPlan, ""), "", ""},
+		{file(config.KindUndo, "a"), "a", ""},
+		{file(config.KindUndo, "a"), "b", "was made on Kafka cluster a"},
+		{file(config.KindUndo, ""), "b", ""},
+		{config.Target{Kind: config.KindShift}, "b", ""},
+	} {
+		err := checkCluster(tc.t, tc.cluster)
+		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s on %q: %v, want %q", tc.t.Kind, tc.cluster, err, tc.err)
+		}
+	}
+}

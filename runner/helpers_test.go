@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+
 	"github.com/kafka-replay/kafka-replay/runner"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
@@ -32,7 +34,13 @@ var base = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 func seeded(t *testing.T) *kafkatest.Cluster {
 	t.Helper()
-	c := kafkatest.New(t, 3)
+	return seededWith(t)
+}
+
+// seededWith is seeded, with kfake options for the embedded cluster.
+func seededWith(t *testing.T, opts ...kfake.Opt) *kafkatest.Cluster {
+	t.Helper()
+	c := kafkatest.New(t, 3, opts...)
 	ctx := testCtx(t)
 	if err := c.Seed(ctx, topic, partitions, records, base, time.Second); err != nil {
 		t.Fatalf("seed: %v", err)

@@ -660,6 +660,20 @@ func requestTimeout(ctx context.Context) time.Duration {
 	return 60 * time.Second
 }
 
+// clusterID is the ID of the Kafka cluster the client is connected to,
+// from Metadata (which librdkafka has read by the time the topics are
+// described); empty if the brokers give none.
+func (k *kafkaClient) clusterID(ctx context.Context) string {
+	timeout := requestTimeout(ctx)
+	if k.rk != nil {
+		return clusterIDDirect(k.rk, timeout)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id, _ := k.admin.ClusterID(cctx)
+	return id
+}
+
 func toKafkaTPs(tps []TP) []kafka.TopicPartition {
 	if tps == nil {
 		return nil

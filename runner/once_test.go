@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -278,4 +279,52 @@ func TestUndoOfAnEditedFile(t *testing.T) {
 	if got := offsetsOf(t, c, group); got["orders/0"] != committed {
 		t.Errorf("orders/0 at %d, want %d", got["orders/0"], committed)
 	}
+}
+
+// TestPlanFromAnotherCluster (issue 25, class 10): a dry run's plan made on
+// cluster A does not apply on cluster B, whose topic and group have the
+// same names; nor does an undo: of a run on A. Every result names its
+// cluster, and a plan that names none is refused.
+func TestPlanFromAnotherCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	a := seededWith(t, kfake.ClusterID("cluster-a"))
+	a.RequireFake(t)
+	b := seededWith(t, kfake.ClusterID("cluster-b"))
+	dry := run(t, a, "--group", group, "--topic", topic, "--to", "time:"+base.Add(10*time.Second).Format(time.RFC3339), "--dry-run").mustCode(t, report.ExitOK)
+	if dry.result.ClusterID != "cluster-a" {
+		t.Fatalf("the plan says cluster %q, want cluster-a", dry.result.ClusterID)
+	}
+	plan := saveResult(t, dry, false)
+	applied := run(t, a, "--group", group, "--topic", topic, "--to", "shift:-5", "--run-id", "on-a").mustCode(t, report.ExitOK)
+	undo := saveResult(t, applied, true)
+	for _, to := range []string{"plan:" + plan, "undo:" + undo} {
+		o := run(t, b, "--group", group, "--to", to, "--run-id", "on-b").mustCode(t, report.ExitInvalidInput)
+		if !strings.Contains(o.result.Error, "was made on Kafka cluster cluster-a, and this is cluster cluster-b") || o.result.ClusterID != "cluster-b" {
+			t.Errorf("%s: cluster %q, error %q", to[:4], o.result.ClusterID, o.result.Error)
+		}
+		for k, v := range offsetsOf(t, b, group) {
+			if v != committed {
+				t.Errorf("%s: %s moved to %d on cluster B", to[:4], k, v)
+			}
+		}
+	}
+	// Without its cluster, a plan cannot be checked: refused; an undo:
+	// file without one (an older runner's) is vouched for by the undone
+	// run's commit, which only its own cluster holds.
+	var r report.Result
+	if err := json.Unmarshal([]byte(dry.resultRaw), &r); err != nil {
+		t.Fatal(err)
+	}
+	r.ClusterID = ""
+	raw, _ := json.Marshal(&r)
+	noCluster := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(noCluster, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if o := run(t, a, "--group", group, "--to", "plan:"+noCluster, "--run-id", "no-cluster").mustCode(t, report.ExitInvalidInput); !strings.Contains(o.result.Error, "does not say which Kafka cluster") {
+		t.Errorf("error %q", o.result.Error)
+	}
+	run(t, a, "--group", group, "--to", "plan:"+plan, "--run-id", "on-a-plan").mustCode(t, report.ExitOK)
 }

@@ -328,6 +328,9 @@ func MakePlan(s *Snapshot, target config.Target, id runIdent) (*Plan, error) {
 	if err := checkSource(s, target); err != nil {
 		return nil, err
 	}
+	if err := checkCluster(target, s.ClusterID); err != nil {
+		return nil, err
+	}
 	var p *Plan
 	switch target.Kind {
 	case config.KindPlan:

@@ -54,6 +54,18 @@ func adminHandle(a *kafka.AdminClient) rdHandle {
 	return rdHandle(unsafe.Pointer(rk.Pointer()))
 }
 
+// clusterIDDirect is the cluster ID of the metadata librdkafka holds for
+// rk, waiting up to timeout for some; empty when the brokers give none (or
+// none came). AdminClient.ClusterID would wait out its whole context then.
+func clusterIDDirect(rk rdHandle, timeout time.Duration) string {
+	c := C.rd_kafka_clusterid(rk, C.int(timeout.Milliseconds()))
+	if c == nil {
+		return ""
+	}
+	defer C.rd_kafka_mem_free(rk, unsafe.Pointer(c))
+	return C.GoString(c)
+}
+
 // listOffsetsDirect is one ListOffsets call of asked (sorted, no
 // duplicates) for spec, answered in asked's order. Its errors are those of
 // AdminClient.ListOffsets: a kafka.Error of the whole call, or a

@@ -114,4 +114,7 @@ void rd_kafka_AlterConsumerGroupOffsets(rd_kafka_t *rk, rd_kafka_AlterConsumerGr
 const rd_kafka_AlterConsumerGroupOffsets_result_t *rd_kafka_event_AlterConsumerGroupOffsets_result(rd_kafka_event_t *rkev);
 const rd_kafka_group_result_t **rd_kafka_AlterConsumerGroupOffsets_result_groups(const rd_kafka_AlterConsumerGroupOffsets_result_t *result, size_t *cntp);
 
+char *rd_kafka_clusterid(rd_kafka_t *rk, int timeout_ms);
+void rd_kafka_mem_free(rd_kafka_t *rk, void *ptr);
+
 #endif

@@ -155,6 +155,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		r.recordTarget(res)
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s was resolved to %s by this run ID's first attempt; reused, so the retry covers the same window", cfg.Target.Given, cfg.Target.Time.UTC().Format(time.RFC3339Nano)))
 	}
+	res.ClusterID = snap.ClusterID
 	plan, err := MakePlan(snap, cfg.Target, r.id)
 	if err != nil {
 		return r.fail(res, err)
@@ -357,6 +358,7 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	s.ClusterID = k.clusterID(ctx)
 	r.log.Info("group described", "group", cfg.Group, "state", s.Group.State, "members", len(s.Group.Members), "committedPartitions", len(s.Committed))
 	if err := checkSource(s, cfg.Target); err != nil {
 		return nil, err

@@ -14,6 +14,9 @@ type TP = config.TopicPartition
 // the Kafka reader and consumed by the pure planner, so the planning rules
 // can be tested without a cluster.
 type Snapshot struct {
+	// ClusterID is the Kafka cluster's ID (Metadata), empty if the
+	// brokers give none.
+	ClusterID string
 	// Group is the state of the group being repositioned.
 	Group GroupInfo
 	// Committed holds the group's committed offsets (all of them, not only

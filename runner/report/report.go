@@ -179,6 +179,10 @@ type Result struct {
 	Group string `json:"group"`
 	// RunID is the idempotency key recorded in every committed offset's metadata.
 	RunID string `json:"runId"`
+	// ClusterID is the ID of the Kafka cluster the run read (from
+	// Metadata); absent when it never got that far, or the brokers gave
+	// none. A plan: or undo: of this result is refused on another cluster.
+	ClusterID string `json:"clusterId,omitempty"`
 	// Target is the target as given and as resolved.
 	Target Target `json:"target"`
 	// DryRun is true when the plan was only printed.

@@ -62,6 +62,12 @@ type ReplayRecord struct {
 	// +optional
 	RunID string `json:"runId,omitempty"`
 
+	// clusterId is the ID of the Kafka cluster the run read (from
+	// Metadata), as its result gave it: an undo or an approved plan built
+	// from this record is refused on another cluster.
+	// +optional
+	ClusterID string `json:"clusterId,omitempty"`
+
 	// target is the target as the runner resolved it (time:<RFC3339>,
 	// offset:<N>, ...).
 	// +optional
