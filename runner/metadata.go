@@ -181,7 +181,7 @@ func parseMark(md string) (m commitMark, ok bool) {
 		case "set":
 			m.Set = v
 		case "time", "at":
-			t, err := time.Parse(time.RFC3339Nano, v)
+			t, err := config.ParseRFC3339(v)
 			if err != nil {
 				return commitMark{}, false
 			}

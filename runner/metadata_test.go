@@ -251,6 +251,10 @@ func TestParseMarkFields(t *testing.T) {
 		{good + " n=0 set=0123456789abcdef", false},
 		{good + " n=-1 set=0123456789abcdef", false},
 		{good + " n=x set=0123456789abcdef", false},
+		// A time only Go's parser takes is no time (config.ParseRFC3339).
+		{"kafka-replay/2 run=r plan=p at=2026-03-01T09:00:00+18:00", true},
+		{"kafka-replay/2 run=r plan=p at=2026-03-01T09:00:00+24:00", false},
+		{"kafka-replay/2 run=r plan=p at=2026-03-01T09:00:00Z time=2026-03-01T08:00:00-18:30", false},
 	} {
 		if _, ok := parseMark(tc.md); ok != tc.want {
 			t.Errorf("parseMark(%q) ok = %v, want %v", tc.md, ok, tc.want)

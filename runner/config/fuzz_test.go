@@ -77,6 +77,9 @@ func FuzzParseTarget(f *testing.F) {
 				if zonelessTime.MatchString(arg) {
 					t.Fatalf("%q accepted though it has no zone", in)
 				}
+				if _, off := tg.Time.Zone(); time.Duration(max(off, -off))*time.Second > MaxZoneOffset {
+					t.Fatalf("%q accepted with a zone offset beyond ±18:00", in)
+				}
 			}
 		case KindAgo:
 			if tg.Ago <= 0 {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
@@ -120,6 +121,16 @@ func DecodeResultFile(b []byte) (*report.Result, error) {
 	r, err := report.Decode(b)
 	if err != nil {
 		return nil, fmt.Errorf("is not a runner result (the JSON of --%s or --%s %s): %w", FlagResultFile, FlagOutput, OutputJSON, err)
+	}
+	for _, f := range []struct {
+		name string
+		t    *time.Time
+	}{{"target.time", r.Target.Time}, {"startedAt", &r.StartedAt}, {"finishedAt", &r.FinishedAt}} {
+		if f.t != nil {
+			if err := CheckZone(*f.t); err != nil {
+				return nil, fmt.Errorf("%s: %w", f.name, err)
+			}
+		}
 	}
 	return r, nil
 }

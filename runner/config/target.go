@@ -265,7 +265,10 @@ func ParseTime(s string) (time.Time, error) {
 	if zonelessTime.MatchString(s) {
 		return time.Time{}, fmt.Errorf("time: %q has no time zone; add Z for UTC or an offset such as +02:00 (the runner never assumes one)", s)
 	}
-	tm, err := time.Parse(time.RFC3339Nano, s)
+	tm, err := ParseRFC3339(s)
+	if errors.Is(err, errZoneOffset) {
+		return time.Time{}, fmt.Errorf("time: %q: %w", s, err)
+	}
 	if err != nil {
 		return time.Time{}, fmt.Errorf("time: %q is neither RFC3339 with a zone (2026-03-01T09:30:00Z) nor Unix milliseconds", s)
 	}
@@ -273,6 +276,46 @@ func ParseTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("time: %q is before 1970", s)
 	}
 	return tm, nil
+}
+
+// MaxZoneOffset is the largest zone offset a time may carry, either way:
+// the range of Java's ZoneOffset, which Kafka's own tools parse times with,
+// and of every zone there is. Go's RFC3339 parser takes any two-digit hour
+// and minute (+24:00, +99:59, and +00:60 as +01:00), which names no zone.
+const MaxZoneOffset = 18 * time.Hour
+
+// errZoneOffset marks a zone offset that is not one.
+var errZoneOffset = errors.New("zone offset")
+
+// ParseRFC3339 parses an RFC3339 time as time.Parse does, and refuses what
+// Go's parser lets through but RFC3339 and Kafka's tools do not: a zone
+// offset whose minutes exceed 59 or that lies beyond ±18:00 (MaxZoneOffset).
+// Every time the runner reads as text goes through it: a time: target, the
+// at= and time= of commit metadata.
+func ParseRFC3339(s string) (time.Time, error) {
+	tm, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return tm, err
+	}
+	if last := s[len(s)-1]; last == 'Z' || last == 'z' {
+		return tm, nil
+	}
+	// A parsed time without Z ends in ±hh:mm.
+	zone := s[len(s)-6:]
+	h, m := int(zone[1]-'0')*10+int(zone[2]-'0'), int(zone[4]-'0')*10+int(zone[5]-'0')
+	if m > 59 || time.Duration(h)*time.Hour+time.Duration(m)*time.Minute > MaxZoneOffset {
+		return time.Time{}, fmt.Errorf("%w %s is not a zone offset: offsets run from -18:00 to +18:00, minutes from 00 to 59", errZoneOffset, zone)
+	}
+	return tm, nil
+}
+
+// CheckZone refuses a decoded time (from JSON, whose decoder is Go's RFC3339
+// parser) whose zone offset lies beyond ±18:00: see ParseRFC3339.
+func CheckZone(t time.Time) error {
+	if _, off := t.Zone(); time.Duration(max(off, -off))*time.Second > MaxZoneOffset {
+		return fmt.Errorf("%w %s is not a zone offset: offsets run from -18:00 to +18:00", errZoneOffset, t.Format("-07:00"))
+	}
+	return nil
 }
 
 // digitsHint guesses what an implausible digit string was meant to be.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
 // writeFile writes content to name inside a fresh temporary directory and
@@ -451,5 +454,50 @@ func TestReadOffsetsFileIsStrict(t *testing.T) {
 	want := []PartitionOffset{{"orders", 1, 9}, {"orders", 0, 0}}
 	if !slices.Equal(offs, want) {
 		t.Errorf("got %+v, want %+v", offs, want)
+	}
+}
+
+// TestZoneOffsetsBeyondEighteenHoursAreRefused: Go's RFC3339 parser takes
+// any two-digit zone hour and minute; a time: target, the result files a
+// plan: or undo: target reads, and (in package runner) commit metadata take
+// only real offsets, -18:00 to +18:00 with minutes below 60.
+func TestZoneOffsetsBeyondEighteenHoursAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		zone string
+		ok   bool
+	}{
+		{"Z", true}, {"+00:00", true}, {"-00:00", true}, {"+18:00", true}, {"-18:00", true},
+		{"+14:00", true}, {"-09:30", true}, {"+05:45", true}, {"+17:59", true},
+		{"+24:00", false}, {"-24:00", false}, {"+18:01", false}, {"-18:01", false},
+		{"+23:59", false}, {"+19:00", false}, {"+00:60", false}, {"-01:99", false}, {"+17:60", false},
+	} {
+		s := "2026-01-01T00:00:03" + tc.zone
+		_, err := ParseTarget("time:" + s)
+		if (err == nil) != tc.ok {
+			t.Errorf("time:%s: error %v, want ok=%v", s, err, tc.ok)
+		}
+		_, goErr := time.Parse(time.RFC3339, s)
+		if err != nil && goErr == nil && !strings.Contains(err.Error(), "not a zone offset") {
+			t.Errorf("time:%s: error %q does not say the zone offset is wrong", s, err)
+		}
+		if _, err := ParseRFC3339(s); (err == nil) != tc.ok {
+			t.Errorf("ParseRFC3339(%s): error %v, want ok=%v", s, err, tc.ok)
+		}
+		// A result file's times come through JSON; the minutes were
+		// normalised by then (+00:60 is +01:00), the range is checked.
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			continue // Go refuses it itself
+		}
+		_, off := tm.Zone()
+		beyond := off > 18*3600 || off < -18*3600
+		if got := CheckZone(tm) != nil; got != beyond {
+			t.Errorf("CheckZone(%s) refused=%v, want %v", s, got, beyond)
+		}
+		js := fmt.Sprintf(`{"schema":%q,"group":"g","runId":"r","target":{"given":"time:%s","resolved":"time:%s","time":%q},"dryRun":true,"alreadyApplied":false,"exitCode":0,"reason":"DryRun","partitions":[{"topic":"t","partition":0,"previousOffset":1,"newOffset":0,"delta":1,"logStartOffset":0,"logEndOffset":5,"applied":false}],"totals":{"partitions":1,"applied":0,"messagesToReconsume":1,"messagesSkipped":0},"startedAt":"2026-01-01T00:00:00Z","finishedAt":"2026-01-01T00:00:00Z"}`, report.Schema, s, s, s)
+		_, err = DecodeResultFile([]byte(js))
+		if (err != nil) != beyond {
+			t.Errorf("result file with target.time %s: error %v, want refused=%v", s, err, beyond)
+		}
 	}
 }
