@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,10 @@ func runCtx(t *testing.T, ctx context.Context, c *kafkatest.Cluster, args ...str
 	resultFile := filepath.Join(dir, "result.json")
 	termFile := filepath.Join(dir, "termination-log")
 	t.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", termFile)
-	full := []string{"--result-file", resultFile, "--timeout", "20s"}
+	full := []string{"--result-file", resultFile}
+	if !slices.Contains(args, "--timeout") {
+		full = append(full, "--timeout", "20s")
+	}
 	if c != nil {
 		full = append(full, "--bootstrap-servers", c.Bootstrap())
 	}

@@ -144,7 +144,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 
 	// Reading is bounded by --timeout; waiting for the group to empty by
 	// --wait-for-empty on top of it.
-	ctx, cancel := context.WithTimeout(sigCtx, cfg.Timeout+cfg.WaitForEmpty)
+	ctx, cancel := context.WithTimeout(sigCtx, config.AddDurations(cfg.Timeout, cfg.WaitForEmpty))
 	defer cancel()
 
 	snap, err := r.snapshot(ctx, client)

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -568,4 +569,15 @@ func ValidateBootstrapServers(s string) error {
 // read-back, each bounded by timeout. A signal does not cut this short (the
 // outcome must be known), so whatever stops a runner from outside (a pod's
 // termination grace period, say) must wait at least this long.
-func CommitBound(timeout time.Duration) time.Duration { return 2 * timeout }
+func CommitBound(timeout time.Duration) time.Duration { return AddDurations(timeout, timeout) }
+
+// AddDurations is a + b for durations that are not negative (validated
+// settings), saturating at the longest duration: a sum that wrapped around
+// to a negative one would be a deadline already passed, and a run given
+// more time than it can use would end at once.
+func AddDurations(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -1014,5 +1015,35 @@ func TestValidateBootstrapServers(t *testing.T) {
 		if err := ValidateBootstrapServers(bad); err == nil {
 			t.Errorf("ValidateBootstrapServers(%q) = nil, want an error", bad)
 		}
+	}
+}
+
+// TestDurationSumsSaturate: --timeout and --wait-for-empty may each be as
+// long as a duration goes; their sums saturate instead of wrapping around
+// to a negative duration, a deadline already passed.
+func TestDurationSumsSaturate(t *testing.T) {
+	const longest = time.Duration(math.MaxInt64)
+	for _, tc := range []struct{ a, b, want time.Duration }{
+		{0, 0, 0},
+		{time.Minute, time.Hour, time.Hour + time.Minute},
+		{longest, 0, longest},
+		{0, longest, longest},
+		{longest, 1, longest},
+		{longest - time.Second, time.Second, longest},
+		{longest - time.Second, 2 * time.Second, longest},
+		{longest, longest, longest},
+	} {
+		if got := AddDurations(tc.a, tc.b); got != tc.want {
+			t.Errorf("AddDurations(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if got := CommitBound(longest / 2); got != longest-1 {
+		t.Errorf("CommitBound(longest/2) = %d", got)
+	}
+	if got := CommitBound(longest/2 + 1); got != longest {
+		t.Errorf("CommitBound(longest/2+1) = %d, want the longest duration", got)
+	}
+	if got := CommitBound(2 * time.Minute); got != 4*time.Minute {
+		t.Errorf("CommitBound(2m) = %s", got)
 	}
 }
