@@ -392,6 +392,45 @@ func TestJudgePlan(t *testing.T) {
 			}
 		})
 	}
+	// Messages are counted against the log: a committed offset below the
+	// log start or past its end moves over nothing there, and the sum
+	// saturates rather than wrap around under a limit.
+	const maxInt = int64(^uint64(0) >> 1)
+	outside := func(prev, next, start, end int64) *Plan {
+		pl := &Plan{}
+		pl.add(report.Partition{Topic: "o", PreviousOffset: p(prev), NewOffset: next, Delta: p(prev - next), LogStartOffset: start, LogEndOffset: end}, true, false)
+		return pl
+	}
+	for _, tc := range []struct {
+		name   string
+		plan   *Plan
+		limit  config.Limit
+		reason report.Reason
+	}{
+		{"earliest from below the log start", outside(5, 40, 40, 100), none, ""},
+		{"latest from below the log start skips the log", outside(5, 100, 40, 100), none, report.ReasonWouldSkipMessages},
+		{"latest from past the log end", outside(500, 100, 0, 100), config.Limit{N: 0, IsSet: true}, ""},
+		{"a rewind from past the log end counts the log", outside(500, 90, 0, 100), config.Limit{N: 10, IsSet: true}, ""},
+		{"a rewind from past the log end, over the limit", outside(500, 89, 0, 100), config.Limit{N: 10, IsSet: true}, report.ReasonLimitExceeded},
+		{"near the largest offset", func() *Plan {
+			pl := &Plan{}
+			for i := range 3 {
+				pl.add(report.Partition{Topic: "o", Partition: int32(i), PreviousOffset: p(maxInt - 5), NewOffset: 0, Delta: p(maxInt - 5), LogEndOffset: maxInt - 5}, true, false)
+			}
+			return pl
+		}(), config.Limit{N: 10, IsSet: true}, report.ReasonLimitExceeded},
+	} {
+		ref := judgePlan(tc.plan, false, tc.limit)
+		switch {
+		case tc.reason == "" && ref != nil:
+			t.Errorf("%s: refused: %+v", tc.name, ref)
+		case tc.reason != "" && (ref == nil || ref.Reason != tc.reason):
+			t.Errorf("%s: refusal %+v, want %s", tc.name, ref, tc.reason)
+		case ref != nil && strings.Contains(ref.Error, " -"):
+			t.Errorf("%s: a negative count: %s", tc.name, ref.Error)
+		}
+	}
+
 	// Partitions not committed (already applied, left alone) are not weighed.
 	pl := mk(p(-5))
 	pl.Commit[0] = false

@@ -18,38 +18,21 @@ type refusal struct {
 // guardsNamed is how many partitions a refusal names before it counts.
 const guardsNamed = 5
 
-// skippedBy is how many messages a partition's move ahead of its committed
-// offset passes over that are still in the log: a committed offset below
-// the log start points at records retention has deleted, which no consumer
-// can read any more (it would fall back to its auto.offset.reset), so
-// moving from there to the log start skips nothing.
-func skippedBy(rp *report.Partition) int64 {
-	if rp.PreviousOffset == nil {
-		return 0
-	}
-	return max(rp.NewOffset-max(*rp.PreviousOffset, rp.LogStartOffset), 0)
-}
-
-// reconsumedBy is how many messages still in the log a partition's move
-// back makes its consumers read again: from the new offset up to the
-// committed one, or to the log end if the committed offset is past it.
-func reconsumedBy(rp *report.Partition) int64 {
-	if rp.PreviousOffset == nil {
-		return 0
-	}
-	return max(min(*rp.PreviousOffset, rp.LogEndOffset)-rp.NewOffset, 0)
-}
-
 // judgePlan decides whether a plan may be committed, before anything is:
 //   - a stale partition (a plan: target's plan no longer holds) refuses it
 //     with PlanStale;
 //   - a partition that moves ahead of its committed offset over messages
-//     still in the log (skippedBy) refuses it with WouldSkipMessages,
-//     unless allowSkip: those messages are lost to the consumers. An
-//     undo's forward move back to where the consumers were before the
-//     replay (Plan.Exempt) is no skip;
-//   - more messages to re-consume (reconsumedBy), all partitions together,
-//     than limit refuses it with LimitExceeded.
+//     of the log refuses it with WouldSkipMessages, unless allowSkip: those
+//     messages are lost to the consumers. An undo's forward move back to
+//     where the consumers were before the replay (Plan.Exempt) is no skip;
+//   - more messages to re-consume, all partitions together, than limit
+//     refuses it with LimitExceeded.
+//
+// Messages are counted against the log (report.Partition.Messages): a
+// committed offset below the log start or past its end moves over no
+// message there, so a move from it to the log's bounds neither skips nor
+// re-consumes what does not exist; and the sum saturates, so a count
+// never wraps around to pass a limit.
 //
 // Only the partitions the plan commits count: one already applied by this
 // run ID (a retry) or left alone by an undo moves nothing now. The
@@ -70,11 +53,11 @@ func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
 		var skipped int64
 		for i := range p.Partitions {
 			rp := &p.Partitions[i]
-			n := skippedBy(rp)
+			_, n := rp.Messages()
 			if !p.Commit[i] || p.Exempt[i] || n == 0 {
 				continue
 			}
-			skipped += n
+			skipped = report.AddCounts(skipped, n)
 			rp.Error = fmt.Sprintf("would skip %d message(s): the target %d is ahead of the committed offset %d", n, rp.NewOffset, *rp.PreviousOffset)
 			names.add(func() string { return fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, n) })
 		}
@@ -83,9 +66,9 @@ func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
 		}
 	}
 	var total int64
-	for i := range p.Partitions {
-		if p.Commit[i] {
-			total += reconsumedBy(&p.Partitions[i])
+	for i, rp := range p.Partitions {
+		if again, _ := rp.Messages(); p.Commit[i] {
+			total = report.AddCounts(total, again)
 		}
 	}
 	if limit.Allows(total) {
@@ -94,9 +77,9 @@ func judgePlan(p *Plan, allowSkip bool, limit config.Limit) *refusal {
 	names := newNames(guardsNamed)
 	for i := range p.Partitions {
 		rp := &p.Partitions[i]
-		if n := reconsumedBy(rp); p.Commit[i] && n > 0 {
-			rp.Error = fmt.Sprintf("would re-consume %d message(s), of %d in all, more than the %d allowed", n, total, limit.N)
-			names.add(func() string { return fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, n) })
+		if again, _ := rp.Messages(); p.Commit[i] && again > 0 {
+			rp.Error = fmt.Sprintf("would re-consume %d message(s), of %d in all, more than the %d allowed", again, total, limit.N)
+			names.add(func() string { return fmt.Sprintf("%s/%d by %d", rp.Topic, rp.Partition, again) })
 		}
 	}
 	return &refusal{report.ReasonLimitExceeded, fmt.Sprintf("would re-consume %d message(s), more than the %d %s allows, on %d partition(s): %s; nothing was committed", total, limit.N, config.Ref(config.FlagMaxMessagesToReconsume), names.n, names.list())}

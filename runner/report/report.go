@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"time"
 )
@@ -237,9 +238,12 @@ type Partition struct {
 	PreviousOffset *int64 `json:"previousOffset"`
 	// NewOffset is the offset the group is (or, in a dry run, would be) at.
 	NewOffset int64 `json:"newOffset"`
-	// Delta is PreviousOffset minus NewOffset: positive means that many
-	// messages will be consumed again, negative means they are skipped.
-	// Null when there was no previous offset.
+	// Delta is PreviousOffset minus NewOffset, the move in offsets:
+	// positive moves back (re-consumes), negative moves ahead (skips).
+	// Null when there was no previous offset. The messages a move
+	// re-consumes or skips are those of the log between the two offsets
+	// (see [Partition.Messages]), which the totals and the guards count:
+	// fewer, where the previous offset lay outside the log.
 	Delta *int64 `json:"delta"`
 	// LogStartOffset and LogEndOffset bound the partition at planning time.
 	LogStartOffset int64 `json:"logStartOffset"`
@@ -263,6 +267,36 @@ type Partition struct {
 	LeftAlone string `json:"leftAlone,omitempty"`
 }
 
+// Messages counts the messages that p's move re-consumes and skips: the
+// offsets of the log [LogStartOffset, LogEndOffset) between PreviousOffset
+// and NewOffset. An offset outside the log is no message: a committed
+// offset below the log start (records deleted since) or past the log end
+// (a topic recreated, a forged commit) moves over nothing there. Both are 0
+// without a previous offset. They cannot overflow: each is at most the
+// log's length.
+func (p Partition) Messages() (reconsume, skip int64) {
+	if p.PreviousOffset == nil {
+		return 0, 0
+	}
+	start, end := max(p.LogStartOffset, 0), max(p.LogEndOffset, 0)
+	in := func(o int64) int64 { return max(min(o, end), start, 0) }
+	prev, next := in(*p.PreviousOffset), in(p.NewOffset)
+	if prev >= next {
+		return prev - next, 0
+	}
+	return 0, next - prev
+}
+
+// AddCounts is a + b for message counts (not negative), saturating at the
+// largest int64 instead of wrapping around to a negative count, which a
+// limit would let through.
+func AddCounts(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
 // Totals summarise a result's partitions.
 //
 // The message counts are of what actually moved: the deltas of the applied
@@ -278,9 +312,10 @@ type Totals struct {
 	// Planned is true when the message counts are a dry run's plan rather
 	// than what moved.
 	Planned bool `json:"planned,omitempty"`
-	// MessagesToReconsume is the sum of the positive deltas.
+	// MessagesToReconsume is the messages the partitions' moves re-consume
+	// ([Partition.Messages]), summed without overflowing ([AddCounts]).
 	MessagesToReconsume int64 `json:"messagesToReconsume"`
-	// MessagesSkipped is the sum of the negative deltas, as a positive number.
+	// MessagesSkipped is the messages the partitions' moves skip, likewise.
 	MessagesSkipped int64 `json:"messagesSkipped"`
 	// Clamped counts partitions whose target was clamped to the log bounds.
 	Clamped int `json:"clamped,omitempty"`
@@ -301,12 +336,10 @@ func (r *Result) Summarize() {
 		if p.Applied {
 			t.Applied++
 		}
-		if p.Delta != nil && (p.Applied || r.DryRun) {
-			if *p.Delta > 0 {
-				t.MessagesToReconsume += *p.Delta
-			} else {
-				t.MessagesSkipped -= *p.Delta
-			}
+		if p.Applied || r.DryRun {
+			again, skip := p.Messages()
+			t.MessagesToReconsume = AddCounts(t.MessagesToReconsume, again)
+			t.MessagesSkipped = AddCounts(t.MessagesSkipped, skip)
 		}
 		if p.Clamped {
 			t.Clamped++

@@ -21,6 +21,7 @@ func part(topic string, p int32, prev *int64, next int64) Partition {
 	pp := Partition{Topic: topic, Partition: p, PreviousOffset: prev, NewOffset: next, LogEndOffset: next + 10, Applied: true}
 	if prev != nil {
 		pp.Delta = ptr(*prev - next)
+		pp.LogEndOffset = max(*prev, next) + 10
 	}
 	return pp
 }
@@ -651,5 +652,49 @@ func TestCompactAsBefore(t *testing.T) {
 		for limit := 100; limit <= 4200; limit++ {
 			check(ri, results[ri], limit)
 		}
+	}
+}
+
+// TestMessagesCountTheLog: a move re-consumes or skips the messages of the
+// log between its two offsets, never offsets outside the log; totals of
+// them saturate instead of wrapping around.
+func TestMessagesCountTheLog(t *testing.T) {
+	const maxInt = int64(^uint64(0) >> 1)
+	for _, tc := range []struct {
+		name                string
+		prev                *int64
+		next, start, end    int64
+		wantAgain, wantSkip int64
+	}{
+		{"back inside the log", ptr(80), 20, 0, 100, 60, 0},
+		{"ahead inside the log", ptr(20), 80, 0, 100, 0, 60},
+		{"no move", ptr(50), 50, 0, 100, 0, 0},
+		{"no previous offset", nil, 50, 0, 100, 0, 0},
+		{"committed below the log start, to earliest", ptr(5), 40, 40, 100, 0, 0},
+		{"committed below the log start, shift:-1 clamped", ptr(5), 40, 40, 100, 0, 0},
+		{"committed below the log start, to latest", ptr(5), 100, 40, 100, 0, 60},
+		{"committed past the log end, to latest", ptr(500), 100, 0, 100, 0, 0},
+		{"committed past the log end, to earliest", ptr(500), 0, 0, 100, 100, 0},
+		{"committed near the largest offset", ptr(maxInt - 1), 0, 0, 100, 100, 0},
+		{"committed at the largest offset, to a middle", ptr(maxInt), 30, 10, 100, 70, 0},
+		{"log bounds unknown (negative)", ptr(10), 0, -1001, -1001, 0, 0},
+	} {
+		p := Partition{PreviousOffset: tc.prev, NewOffset: tc.next, LogStartOffset: tc.start, LogEndOffset: tc.end}
+		if again, skip := p.Messages(); again != tc.wantAgain || skip != tc.wantSkip {
+			t.Errorf("%s: Messages() = %d, %d; want %d, %d", tc.name, again, skip, tc.wantAgain, tc.wantSkip)
+		}
+	}
+	// The totals of a result whose every partition re-consumes the most
+	// there can be: the largest count, never a negative one.
+	r := &Result{}
+	for i := range 3 {
+		r.Partitions = append(r.Partitions, Partition{Topic: "t", Partition: int32(i), PreviousOffset: ptr(maxInt), NewOffset: 0, LogEndOffset: maxInt, Delta: ptr(maxInt), Applied: true})
+	}
+	r.Summarize()
+	if r.Totals.MessagesToReconsume != maxInt {
+		t.Errorf("MessagesToReconsume = %d, want the largest int64", r.Totals.MessagesToReconsume)
+	}
+	if AddCounts(maxInt, maxInt) != maxInt || AddCounts(1, 2) != 3 || AddCounts(maxInt-1, 1) != maxInt {
+		t.Error("AddCounts does not saturate")
 	}
 }
