@@ -40,8 +40,9 @@ type PlanTotals struct {
 
 // PlanRows turns partitions into rows sorted by the largest move first
 // (|delta|, then topic and partition; partitions without a delta last),
-// and sums them. The totals count every partition's planned move, as the
-// runner's dry-run totals do.
+// and sums them. The totals count the messages of every partition's
+// planned move (report.Partition.Messages), as the runner's dry-run totals
+// do.
 func PlanRows(parts []report.Partition) ([]PlanRow, PlanTotals) {
 	rows := make([]PlanRow, 0, len(parts))
 	var tot PlanTotals
@@ -53,10 +54,10 @@ func PlanRows(parts []report.Partition) ([]PlanRow, PlanTotals) {
 			tot.LeftAlone++
 		case p.Delta == nil:
 			tot.NoPreviousOffset++
-		case *p.Delta > 0:
-			tot.MessagesToReconsume += *p.Delta
-		case *p.Delta < 0:
-			tot.MessagesSkipped -= *p.Delta
+		default:
+			again, skip := p.Messages()
+			tot.MessagesToReconsume = report.AddCounts(tot.MessagesToReconsume, again)
+			tot.MessagesSkipped = report.AddCounts(tot.MessagesSkipped, skip)
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b PlanRow) int {

@@ -66,6 +66,25 @@ func TestGoldenPlanTable(t *testing.T) {
 	golden(t, "plan.golden", PlanTable(Palette{}, rows, tot))
 }
 
+// The totals count the log's messages between the two offsets, as the
+// runner's do: none for offsets outside the log, and never a wrapped sum.
+func TestPlanTotalsCountTheLog(t *testing.T) {
+	const maxInt = int64(^uint64(0) >> 1)
+	_, tot := PlanRows([]report.Partition{
+		part("o", 0, ptr.To[int64](5), 40, 40, 100),       // below the log start, to earliest
+		part("o", 1, ptr.To[int64](500), 90, 0, 100),      // past the log end, back 10 in the log
+		part("o", 2, ptr.To[int64](maxInt), 0, 0, maxInt), // the largest there is
+		part("o", 3, ptr.To[int64](maxInt), 0, 0, maxInt),
+	})
+	if tot.MessagesToReconsume != maxInt || tot.MessagesSkipped != 0 {
+		t.Errorf("totals = %+v", tot)
+	}
+	_, tot = PlanRows([]report.Partition{part("o", 0, ptr.To[int64](5), 40, 40, 100), part("o", 1, ptr.To[int64](500), 90, 0, 100)})
+	if tot.MessagesToReconsume != 10 || tot.MessagesSkipped != 0 {
+		t.Errorf("totals = %+v, want 10 re-consumed and none skipped", tot)
+	}
+}
+
 func TestBar(t *testing.T) {
 	cases := []struct {
 		name             string
