@@ -48,7 +48,7 @@ func TestUnitPlanSummary(t *testing.T) {
 	for i := range 30 {
 		prev := int64(1000)
 		d := int64(i)
-		plan.Partitions = append(plan.Partitions, report.Partition{Topic: "orders", Partition: int32(i), PreviousOffset: &prev, NewOffset: prev - d, Delta: &d})
+		plan.Partitions = append(plan.Partitions, report.Partition{Topic: "orders", Partition: int32(i), PreviousOffset: &prev, NewOffset: prev - d, Delta: &d, LogEndOffset: 2000})
 	}
 	plan.Summarize()
 	plan.Plan = report.PlanDigest(plan.Group, plan.Target.Resolved, plan.Partitions)
