@@ -63,6 +63,8 @@ type difference string
 const (
 	// same: the runner plans exactly what Kafka's tool plans.
 	same difference = ""
+	// bothRefuse: neither tool plans anything (the runner exits 2).
+	bothRefuse difference = "both refuse"
 	// diffShiftOverflow: a shift past the largest offset lands on the log
 	// end; Kafka's tool wraps around to a negative offset and clamps that
 	// to the log start.
@@ -98,6 +100,8 @@ type oracleCase struct {
 	// Kafka's names.
 	target []string
 	differ difference
+	// kafkaOnly are flags for Kafka's tool alone.
+	kafkaOnly []string
 }
 
 // tp is a partition as both tools' outputs name it.
@@ -137,6 +141,7 @@ func TestOracleKafkaConsumerGroups(t *testing.T) {
 	fileFull := w.file(t, "full.csv", "oracle-full,mixed,0,3\noracle-full,mixed,2,9\noracle-full,txn,0,4\n")
 	fileTwoGroups := w.file(t, "two-groups.csv", "oracle-full,mixed,0,3\noracle-partial,ooo,0,5\n")
 	fileTwice := w.file(t, "twice.csv", "mixed,0,3\nmixed,0,5\n")
+	fileMissing := w.file(t, "missing.csv", "mixed,0,3\nmixed,3,5\n")
 
 	var cases []oracleCase
 	// Every target kind over the list of topics, for every kind of group.
@@ -149,6 +154,8 @@ func TestOracleKafkaConsumerGroups(t *testing.T) {
 		{"to-datetime before the first record", []string{"--to-datetime", at(-time.Hour)}},
 		{"to-datetime at a record", []string{"--to-datetime", at(2 * time.Second)}},
 		{"to-datetime between records", []string{"--to-datetime", at(2500 * time.Millisecond)}},
+		// ooo's records are stamped 5, 1, 9, 3, 7, 2, 8, 4 s after t0.
+		{"to-datetime amid out-of-order timestamps", []string{"--to-datetime", at(6 * time.Second)}},
 		{"to-datetime between the two clusters", []string{"--to-datetime", at(time.Hour)}},
 		{"to-datetime after the last record", []string{"--to-datetime", at(2*time.Hour + time.Minute)}},
 		{"to-datetime in another zone", []string{"--to-datetime", w.t0.Add(3 * time.Second).In(time.FixedZone("", -5*3600-30*60)).Format("2006-01-02T15:04:05.000Z07:00")}},
@@ -187,6 +194,13 @@ func TestOracleKafkaConsumerGroups(t *testing.T) {
 	}
 	cases = append(cases,
 		oracleCase{name: "from-file of the group", groups: []string{gFull}, target: []string{"--from-file", fileFull}},
+
+		// What neither tool plans.
+		oracleCase{name: "a topic that does not exist", groups: []string{gFull}, scope: []string{"--topic", "nosuch"}, target: []string{"--to-earliest"}, differ: bothRefuse},
+		oracleCase{name: "a partition that does not exist", groups: []string{gFull}, scope: []string{"--topic", oMixed + ":0,7"}, target: []string{"--to-earliest"}, differ: bothRefuse},
+		// Kafka's tool asks for the missing partition's offsets until its
+		// --timeout (30 s by default); the runner refuses at once.
+		oracleCase{name: "from-file naming a partition that does not exist", groups: []string{gFull}, target: []string{"--from-file", fileMissing}, differ: bothRefuse, kafkaOnly: []string{"--timeout", "1000"}},
 
 		// The deliberate differences.
 		oracleCase{name: "shift-by overflowing", groups: []string{gFull}, scope: scopeList, target: []string{"--shift-by", "9223372036854775807"}, differ: diffShiftOverflow},
@@ -295,6 +309,13 @@ func (w *oracleWorld) check(t *testing.T, oc oracleCase) {
 				t.Errorf("%s: plans differ\n%s", g, planDiff(want, r))
 			}
 			w.checkSkipGuard(t, g, oc, want)
+		case bothRefuse:
+			if kafkaOK {
+				t.Errorf("Kafka's tool planned %v\n%s", want, kafkaOut)
+			}
+			if res.ExitCode != report.ExitInvalidInput || !strings.Contains(res.Error, "does not exist") {
+				t.Errorf("%s: exit %d (%s), want 2: does not exist", g, res.ExitCode, res.Error)
+			}
 		case diffShiftOverflow:
 			// Kafka's tool lands on the log start, the runner on the log end.
 			if !kafkaOK || res.ExitCode != report.ExitOK {
@@ -417,7 +438,7 @@ func (w *oracleWorld) kafkaPlans(t *testing.T, oc oracleCase) (map[string]plan, 
 	for _, g := range oc.groups {
 		args = append(args, "--group", g)
 	}
-	args = append(append(args, oc.scope...), oc.target...)
+	args = append(append(append(args, oc.scope...), oc.target...), oc.kafkaOnly...)
 	code, out := w.tool.run(t, args...)
 	plans := map[string]plan{}
 	for _, g := range oc.groups {
