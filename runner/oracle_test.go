@@ -87,6 +87,9 @@ const (
 	// diffFileWithTopic: --from-file with --topic is refused (exit 2);
 	// Kafka's tool ignores --topic and applies the file.
 	diffFileWithTopic difference = "--from-file with --topic"
+	// diffScopeTwice: a scope naming a partition twice (orders:0 and
+	// orders) plans it once; Kafka's tool fails (a duplicate key).
+	diffScopeTwice difference = "a partition twice in the scope"
 	// diffZonelessTime: a --to-datetime without a zone is refused (exit 2);
 	// Kafka's tool reads it in the JVM's local zone.
 	diffZonelessTime difference = "a time without a zone"
@@ -102,6 +105,8 @@ type oracleCase struct {
 	differ difference
 	// kafkaOnly are flags for Kafka's tool alone.
 	kafkaOnly []string
+	// plain is, for diffScopeTwice, the scope naming each partition once.
+	plain []string
 }
 
 // tp is a partition as both tools' outputs name it.
@@ -210,6 +215,8 @@ func TestOracleKafkaConsumerGroups(t *testing.T) {
 		oracleCase{name: "from-file with another group's rows", groups: []string{gFull}, target: []string{"--from-file", fileTwoGroups}, differ: diffFileOtherGroup},
 		oracleCase{name: "from-file naming a partition twice", groups: []string{gFull}, target: []string{"--from-file", fileTwice}, differ: diffFileTwice},
 		oracleCase{name: "from-file with --topic", groups: []string{gFull}, scope: []string{"--topic", oOOO}, target: []string{"--from-file", fileNoGroup}, differ: diffFileWithTopic},
+		oracleCase{name: "a partition twice in the scope", groups: []string{gFull, gPartial}, scope: []string{"--topic", oMixed + ":0", "--topic", oMixed, "--topic", oTxn + ":0,0"}, target: []string{"--to-offset", "5"}, differ: diffScopeTwice,
+			plain: []string{"--topic", oMixed, "--topic", oTxn + ":0"}},
 		oracleCase{name: "to-datetime without a zone", groups: []string{gFull}, scope: scopeList, target: []string{"--to-datetime", w.t0.Add(3 * time.Second).UTC().Format("2006-01-02T15:04:05.000")}, differ: diffZonelessTime},
 	)
 
@@ -315,6 +322,14 @@ func (w *oracleWorld) check(t *testing.T, oc oracleCase) {
 			}
 			if res.ExitCode != report.ExitInvalidInput || !strings.Contains(res.Error, "does not exist") {
 				t.Errorf("%s: exit %d (%s), want 2: does not exist", g, res.ExitCode, res.Error)
+			}
+		case diffScopeTwice:
+			if kafkaOK || !strings.Contains(kafkaOut, "Duplicate key") {
+				t.Errorf("Kafka's tool did not fail on the repeated partition:\n%s", kafkaOut)
+			}
+			plain, out, ok := w.kafkaPlans(t, oracleCase{groups: []string{g}, scope: oc.plain, target: oc.target})
+			if !ok || res.ExitCode != report.ExitOK || !maps.Equal(r, plain[g]) {
+				t.Errorf("%s: exit %d (%s); plans differ from Kafka's with each partition once\n%s%s", g, res.ExitCode, res.Error, planDiff(plain[g], r), out)
 			}
 		case diffShiftOverflow:
 			// Kafka's tool lands on the log start, the runner on the log end.
