@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -627,13 +628,27 @@ func newOracleWorld(t *testing.T, c *kafkatest.Cluster, libs string) *oracleWorl
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
+	// kafkatest creates a topic and waits until every broker knows it;
+	// the compacted topic gets its settings once it exists.
 	create := func(topic string, parts int32, configs map[string]*string) {
-		resp, err := adm.CreateTopic(ctx, parts, 1, configs, topic)
+		if err := c.CreateTopic(ctx, topic, parts); err != nil {
+			t.Fatalf("create %s: %v", topic, err)
+		}
+		var alter []kadm.AlterConfig
+		for k, v := range configs {
+			alter = append(alter, kadm.AlterConfig{Name: k, Value: v})
+		}
+		if len(alter) == 0 {
+			return
+		}
+		resp, err := adm.AlterTopicConfigs(ctx, alter, topic)
 		if err == nil {
-			err = resp.Err
+			for _, r := range resp {
+				err = errors.Join(err, r.Err)
+			}
 		}
 		if err != nil {
-			t.Fatalf("create %s: %v", topic, err)
+			t.Fatalf("configure %s: %v", topic, err)
 		}
 	}
 	produce := func(cl *kgo.Client, topic string, part int32, key string, ts time.Time) {
