@@ -569,26 +569,36 @@ type commitOffset struct {
 }
 
 // alter commits offsets for the group in one OffsetCommit request and
-// returns the per-partition errors of the last attempt. Neither those nor a
-// top-level error say what was committed: an earlier attempt may have been
-// applied. Only a read-back does.
+// returns what the broker answered: the per-partition errors of the last
+// attempt, or an error of the whole commit, and whether any attempt went
+// unanswered (see mayHaveApplied). None of it says what was committed: an
+// earlier attempt may have been applied, even after the last one was
+// answered. Only a read-back does, and only of that moment.
 //
 // offsets come in the plan's (sorted) order and are passed on in it: the
 // request librdkafka writes, and so the response it searches, are then in
 // the list's own order, which is what lets rdkafka_find.c's hint answer
 // each of the response's lookups at once (without the wrapper, it makes
 // librdkafka's linear search about 10% cheaper than a random order).
-func (k *kafkaClient) alter(ctx context.Context, group string, offsets []commitOffset) (map[TP]error, error) {
+func (k *kafkaClient) alter(ctx context.Context, group string, offsets []commitOffset) commitAnswer {
 	call := k.alterAdmin
 	if k.rk != nil {
 		call = func(ctx context.Context, group string, offsets []commitOffset) (map[TP]error, error) {
 			return alterDirect(ctx, k.rk, group, offsets)
 		}
 	}
-	return retry(ctx, k, "commit offsets", func(ctx context.Context) (map[TP]error, error) {
+	var ans commitAnswer
+	ans.Failed, ans.Err = retry(ctx, k, "commit offsets", func(ctx context.Context) (map[TP]error, error) {
 		failed, err := call(ctx, group, offsets)
 		if err != nil {
+			ans.Unanswered = ans.Unanswered || mayHaveApplied(err)
 			return nil, err
+		}
+		for _, e := range failed {
+			if mayHaveApplied(e) {
+				ans.Unanswered = true
+				break
+			}
 		}
 		// If every partition failed with the same retriable error (the
 		// coordinator moved, say), the whole commit can be retried: the
@@ -603,6 +613,33 @@ func (k *kafkaClient) alter(ctx context.Context, group string, offsets []commitO
 		}
 		return failed, nil
 	})
+	return ans
+}
+
+// mayHaveApplied reports whether a commit attempt that failed with err may
+// still have been written, or be written later: anything but a broker's
+// answer that proves it was refused before the coordinator wrote it. A
+// lost connection, a timeout or a cancelled wait leave the request with a
+// broker that may apply it after the read-back; COORDINATOR_NOT_AVAILABLE,
+// NOT_COORDINATOR and REQUEST_TIMED_OUT are also what a coordinator
+// answers when its write was appended but not replicated in time, which a
+// later coordinator replays.
+func mayHaveApplied(err error) bool {
+	var ke kafka.Error
+	if !errors.As(err, &ke) {
+		return true
+	}
+	switch ke.Code() {
+	case kafka.ErrInvalidArg, // the request was never made (rdkafka_admin.go)
+		// The coordinator's checks before it writes anything.
+		kafka.ErrGroupAuthorizationFailed, kafka.ErrTopicAuthorizationFailed, kafka.ErrInvalidGroupID,
+		kafka.ErrUnknownTopicOrPart, kafka.ErrUnknownTopicID, kafka.ErrOffsetMetadataTooLarge,
+		kafka.ErrInvalidCommitOffsetSize, kafka.ErrCoordinatorLoadInProgress, kafka.ErrGroupIDNotFound,
+		kafka.ErrUnsupportedVersion, kafka.ErrInvalidRequest, kafka.ErrGroupMaxSizeReached:
+		return false
+	}
+	// The group's members refusing it (isGroupActiveErr) is a check too.
+	return !isGroupActiveErr(err)
 }
 
 // alterAdmin is one attempt of alter's through confluent-kafka-go's

@@ -45,9 +45,8 @@ func TestCommitKeepsNoCopy(t *testing.T) {
 		offsets[i] = commitOffset{TP: TP{Topic: "leak", Partition: int32(i)}, Offset: 1, Metadata: fmt.Sprintf("m%d", i)}
 	}
 	commit := func() {
-		failed, err := k.alter(ctx, "leak-group", offsets)
-		if err != nil || len(failed) > 0 {
-			t.Fatalf("commit: %v %v", err, failed)
+		if ans := k.alter(ctx, "leak-group", offsets); ans.Err != nil || len(ans.Failed) > 0 {
+			t.Fatalf("commit: %v %v", ans.Err, ans.Failed)
 		}
 	}
 	commit() // librdkafka's own caches and connections, once

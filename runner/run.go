@@ -512,32 +512,29 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 	// which the launcher's grace period is derived from.
 	cctx, ccancel := context.WithTimeout(ctx, cfg.Timeout)
 	r.committing = true
-	failed, commitErr := k.alter(cctx, cfg.Group, offsets)
+	ans := k.alter(cctx, cfg.Group, offsets)
 	ccancel()
 	hook(hookCommitted)
-	if commitErr != nil {
-		r.log.Warn("the commit failed; reading the offsets back to see what changed", "error", errString(commitErr))
+	if ans.Err != nil {
+		r.log.Warn("the commit failed; reading the offsets back to see what changed", "error", errString(ans.Err))
 	}
 
 	// Whatever the commit answered, the read-back decides.
 	vctx, vcancel := context.WithTimeout(ctx, cfg.Timeout)
 	after, readErr := k.committed(vctx, cfg.Group, tps)
 	vcancel()
-	v := verifyCommit(res.Partitions, plan.Commit, r.id, commitAnswer{Failed: failed, Err: commitErr}, after, readErr)
+	v := verifyCommit(res.Partitions, plan.Commit, r.id, ans, after, readErr)
 	res.Warnings = append(res.Warnings, v.Warnings...)
 	for _, w := range v.Warnings {
 		r.log.Warn(w)
 	}
-	res.ExitCode, res.Error = v.Code, v.Error
+	res.ExitCode, res.Reason, res.Error = v.Code, v.Reason, v.Error
 	switch v.Code {
 	case report.ExitOK:
-		res.Reason = report.ReasonApplied
 		r.log.Info("committed and verified", "partitions", len(offsets))
 	case report.ExitPartiallyApplied:
-		res.Reason = report.ReasonPartiallyApplied
-		r.log.Error(res.Error)
+		r.log.Error(res.Error, "reason", res.Reason)
 	default:
-		res.Reason = report.ReasonForExitCode(v.Code)
 		r.log.Error("nothing was changed", "reason", res.Reason, "error", res.Error)
 	}
 	return res

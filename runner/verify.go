@@ -16,6 +16,11 @@ type commitAnswer struct {
 	Failed map[TP]error
 	// Err is a failure of the commit as a whole.
 	Err error
+	// Unanswered is set when some attempt may have been written without
+	// the runner hearing so (mayHaveApplied): a broker may apply it after
+	// the read-back, so a read-back that shows nothing moved proves
+	// nothing.
+	Unanswered bool
 }
 
 // of is the error the commit answered for one partition, if any.
@@ -29,6 +34,7 @@ func (a commitAnswer) of(tp TP) error {
 // verification is the outcome of a commit, decided from the read-back.
 type verification struct {
 	Code     report.ExitCode
+	Reason   report.Reason
 	Error    string
 	Warnings []string
 }
@@ -48,8 +54,14 @@ type verification struct {
 //   - unverified: the read-back failed.
 //
 // Exit 0 needs every partition applied. Exit 3 or 4 ("nothing changed") need
-// every partition unchanged and none applied by an earlier attempt either.
-// Anything else is exit 5, naming the partitions that are not applied.
+// every partition unchanged, none applied by an earlier attempt either, and
+// a broker's answer that proves the commit was refused: an unanswered
+// attempt may still be applied after the read-back, and an acknowledged
+// commit that reads back as nothing did take, then was undone. Anything
+// else is exit 5, naming the partitions that are not applied: OutcomeUnknown
+// where no partition is known to be applied and the runner cannot know
+// what the commit did (the read-back failed, or it shows nothing moved
+// while the commit may yet apply), PartiallyApplied otherwise.
 func verifyCommit(parts []report.Partition, commit []bool, id runIdent, ans commitAnswer, after map[TP]Committed, readErr error) verification {
 	var n, applied, unchanged, earlier int
 	var answeredBadly error // an error answered for a partition that took
@@ -99,39 +111,49 @@ func verifyCommit(parts []report.Partition, commit []bool, id runIdent, ans comm
 			}
 		}
 	}
-	var v verification
+	v := verification{Reason: report.ReasonApplied}
+	// The first error the commit was answered with, for the message.
+	cause := ans.Err
+	for i := range parts {
+		if cause != nil {
+			break
+		}
+		if commit[i] {
+			cause = ans.Failed[TP{Topic: parts[i].Topic, Partition: parts[i].Partition}]
+		}
+	}
 	switch {
 	case readErr == nil && applied == n:
 		if answeredBadly != nil {
 			v.Warnings = append(v.Warnings, "the commit was answered with "+errString(answeredBadly)+", but the read-back shows that it took on every partition")
 		}
 		return v
-	case readErr == nil && unchanged == n && earlier == 0:
-		// The read-back proves nothing changed: the plain failure.
-		cause := ans.Err
-		for i := range parts {
-			if cause != nil {
-				break
-			}
-			if commit[i] {
-				cause = ans.Failed[TP{Topic: parts[i].Topic, Partition: parts[i].Partition}]
-			}
-		}
-		switch {
-		case cause == nil:
-			v.Code, v.Error = report.ExitKafkaError, "the commit was acknowledged, but the read-back shows that no partition moved"
-		case isGroupActiveErr(cause):
+	case readErr == nil && unchanged == n && earlier == 0 && cause != nil && !ans.Unanswered:
+		// The broker refused it, and the read-back shows nothing moved:
+		// the plain failure.
+		v.Code, v.Error = report.ExitKafkaError, "commit: "+errString(cause)+"; the read-back shows that nothing changed"
+		if isGroupActiveErr(cause) {
 			v.Code, v.Error = report.ExitGroupActive, "the broker refused the commit because the group became active ("+errString(cause)+"); the read-back shows that nothing changed"
-		default:
-			v.Code, v.Error = report.ExitKafkaError, "commit: "+errString(cause)+"; the read-back shows that nothing changed"
 		}
+		v.Reason = report.ReasonForExitCode(v.Code)
 		return v
 	}
-	v.Code = report.ExitPartiallyApplied
+	v.Code, v.Reason = report.ExitPartiallyApplied, report.ReasonPartiallyApplied
 	notApplied := n - applied
-	if readErr != nil {
+	const retry = "; retry with the same run ID, which finds this run's commit or makes it"
+	switch {
+	case readErr != nil && applied == 0 && earlier == 0:
+		v.Reason = report.ReasonOutcomeUnknown
+		v.Error = fmt.Sprintf("the commit may have applied: its outcome could not be read back for %d partition(s): %s%s", notApplied, errString(readErr), retry)
+	case readErr != nil:
 		v.Error = fmt.Sprintf("the commit's outcome could not be verified for %d partition(s): %s", notApplied, errString(readErr))
-	} else {
+	case unchanged == n && earlier == 0 && cause == nil:
+		v.Reason = report.ReasonOutcomeUnknown
+		v.Error = "the commit was acknowledged, but the read-back shows that no partition moved: it took and was undone, or the read-back is not of it" + retry
+	case unchanged == n && earlier == 0:
+		v.Reason = report.ReasonOutcomeUnknown
+		v.Error = "the commit may have applied: an attempt went unanswered (" + errString(cause) + "), and a broker may still apply it though the read-back shows no partition moved yet" + retry
+	default:
 		v.Error = fmt.Sprintf("%d of %d partition(s) are not at this run's commit: %s", notApplied, n, failedList(parts))
 	}
 	return v

@@ -44,15 +44,18 @@ const (
 	// become empty ran out), or the broker refused the commit because members
 	// joined, and the read-back shows no partition moved. Nothing was changed.
 	ExitGroupActive ExitCode = 3
-	// ExitKafkaError means Kafka could not be read, or the commit failed and
-	// the read-back shows every partition unchanged. Nothing was changed; a
+	// ExitKafkaError means Kafka could not be read, or the broker refused
+	// the commit with an answer that proves it was not written, and the
+	// read-back shows every partition unchanged. Nothing was changed; a
 	// retry may succeed.
 	ExitKafkaError ExitCode = 4
-	// ExitPartiallyApplied means that after a commit attempt the read-back did
-	// not show this run's commit on every partition while something may have
-	// moved: some partitions took and others did not, another client
-	// overwrote some, or the read-back failed. The result names each one
-	// and marks the applied ones.
+	// ExitPartiallyApplied means that after a commit attempt the group may
+	// have moved, and not every partition is known to be at this run's
+	// commit: some partitions took and others did not, or another client
+	// overwrote some (PartiallyApplied), or the runner cannot know what the
+	// commit did (OutcomeUnknown). The result names each partition that is
+	// not applied and marks the applied ones. A retry with the same run ID
+	// settles it: it finds this run's commit, or makes it.
 	ExitPartiallyApplied ExitCode = 5
 	// ExitInterrupted means the runner was stopped by a signal before it
 	// committed anything. Nothing was changed.
@@ -80,7 +83,13 @@ const (
 	ReasonGroupActive      Reason = "GroupActive"
 	ReasonKafkaError       Reason = "KafkaError"
 	ReasonPartiallyApplied Reason = "PartiallyApplied"
-	ReasonInterrupted      Reason = "Interrupted"
+	// ReasonOutcomeUnknown (exit 5): the commit may have applied, and the
+	// runner cannot know: its answer was lost (a dropped connection, a
+	// timeout) and a broker may still apply it after the read-back showed
+	// nothing moved, or the read-back itself failed. Never "nothing
+	// changed": a retry with the same run ID settles it.
+	ReasonOutcomeUnknown Reason = "OutcomeUnknown"
+	ReasonInterrupted    Reason = "Interrupted"
 	// ReasonCredentialsNotBound is an invalid input (exit 2) of its own
 	// kind: the run would have presented a Secret's credentials to servers
 	// the Secret does not name, or let the config directory change how they
@@ -121,6 +130,7 @@ var reasonExitCodes = map[Reason]ExitCode{
 	ReasonGroupActive:         ExitGroupActive,
 	ReasonKafkaError:          ExitKafkaError,
 	ReasonPartiallyApplied:    ExitPartiallyApplied,
+	ReasonOutcomeUnknown:      ExitPartiallyApplied,
 	ReasonInterrupted:         ExitInterrupted,
 	ReasonPlanStale:           ExitRefused,
 	ReasonLimitExceeded:       ExitRefused,

@@ -246,7 +246,10 @@ func TestReasonsAreAFixedSet(t *testing.T) {
 			t.Errorf("%s exit code = %d, %v; want %d", r, code, ok, ExitRefused)
 		}
 	}
-	if len(rs) != 14 || !slices.IsSorted(rs) || !slices.Contains(rs, ReasonCredentialsNotBound) {
+	if code, ok := ReasonOutcomeUnknown.ExitCode(); !ok || code != ExitPartiallyApplied || !code.Retryable() {
+		t.Errorf("OutcomeUnknown exit code = %d, %v; want %d, retryable", code, ok, ExitPartiallyApplied)
+	}
+	if len(rs) != 15 || !slices.IsSorted(rs) || !slices.Contains(rs, ReasonCredentialsNotBound) || !slices.Contains(rs, ReasonOutcomeUnknown) {
 		t.Errorf("Reasons() = %q", rs)
 	}
 }
