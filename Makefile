@@ -39,6 +39,14 @@ KUBEBUILDER_ASSETS := $(KUBE_ASSETS)
 # test/tools/argo/build.sh (~6 min cold). Must match test/e2e's argoVersion.
 ARGO_VERSION := v4.0.5
 ARGO_BIN_DIR := $(TOOLS)/argo-$(ARGO_VERSION)
+# Apache Kafka's broker and tools (test/kafka/apache/pom.xml), copied with
+# every dependency into KAFKA_LIBS by Maven, whose own repository is in the
+# cache root too. The directory is keyed by version: after any other change
+# to the pom, delete it.
+KAFKA_VERSION ?= 4.4.0
+KAFKA_LIBS    := $(CACHE_DIR)/kafka-$(KAFKA_VERSION)/libs
+KAFKA_JARS    := $(KAFKA_LIBS)/kafka_2.13-$(KAFKA_VERSION).jar
+MVN           ?= mvn
 
 # The runner links librdkafka (bundled, static) through cgo.
 RUNNER_LDFLAGS ?= -s -w
@@ -84,8 +92,17 @@ test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no clus
 	$(GO) test -short -count=1 ./...
 
 .PHONY: test-runner
-test-runner: ## Runner: unit tests, then integration tests on a 3-broker kfake cluster through real librdkafka.
+test-runner: $(KAFKA_JARS) ## Runner: unit tests, then integration tests on a 3-broker kfake cluster through real librdkafka; the Apache Kafka harness.
 	$(GO) test -count=1 -timeout 15m ./runner/... ./test/kafka/...
+	KAFKA_REPLAY_TEST_APACHE=$(KAFKA_LIBS) $(GO) test -count=1 -timeout 15m -run 'Apache' ./test/kafka/
+
+.PHONY: kafka-jars
+kafka-jars: $(KAFKA_JARS) ## Fetch (once, cached) Apache Kafka's broker and tools jars from Maven Central into KAFKA_LIBS.
+
+# Copied into a fresh directory then renamed, so that an interrupted fetch
+# never leaves a classpath that looks complete.
+$(KAFKA_JARS):
+	rm -rf $(KAFKA_LIBS).tmp && $(MVN) -q -B -Dstyle.color=never -f test/kafka/apache/pom.xml -Dkafka.version=$(KAFKA_VERSION) -Dmaven.repo.local=$(CACHE_DIR)/m2 dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(KAFKA_LIBS).tmp && rm -rf $(KAFKA_LIBS) && mv $(KAFKA_LIBS).tmp $(KAFKA_LIBS)
 
 .PHONY: bench
 bench: ## Benchmarks: plan+commit for 1,000 and 10,000 partitions; requests by kind, wall time, peak memory.

@@ -211,12 +211,15 @@ func equalMaps(a, b map[string]int64) bool {
 var runnerBin string
 
 // TestMain builds the runner binary once, for the tests that need a real
-// process (signals, stdout/stderr of the whole program, peak memory).
+// process (signals, stdout/stderr of the whole program, peak memory). Under
+// KAFKA_REPLAY_TEST_APACHE all tests share one 3-node Apache Kafka cluster
+// that each test finds empty.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
 		os.Exit(m.Run()) // unit tests only: no binary needed
 	}
+	run := func() int { return kafkatest.RunShared(m, 3) } // one Apache Kafka for all tests
 	dir, err := os.MkdirTemp("", "kafka-replay-runner-bin")
 	if err != nil {
 		panic(err)
@@ -232,7 +235,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "build runner:", err)
 			return 1
 		}
-		return m.Run()
+		return run()
 	}()
 	os.Exit(code)
 }

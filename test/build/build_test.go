@@ -38,6 +38,8 @@ var tools = []tool{
 	{"envtest assets", regexp.MustCompile(`test/tools/build\.sh .*\betcd\b.*\bkube-apiserver\b`), []string{"KUBEBUILDER_ASSETS=ROOT/kube-"}},
 	{"cluster binaries", regexp.MustCompile(`test/tools/build\.sh .*\bkubelet\b`), []string{"KUBE_ASSETS=ROOT/kube-"}},
 	{"argo binaries", regexp.MustCompile(`test/tools/argo/build\.sh`), []string{"ARGO_BIN_DIR=ROOT/tools/argo-"}},
+	// Apache Kafka's jars (and Maven's own repository) for the tests on a real broker.
+	{"kafka jars", regexp.MustCompile(`dependency:copy-dependencies`), []string{"ROOT/kafka-", "ROOT/m2"}},
 }
 
 // problem is a line of `make -n` that breaks the rule.

@@ -6,9 +6,12 @@
 // The independent client is franz-go, not librdkafka, so tests of the runner
 // (which uses librdkafka) never check librdkafka against itself.
 //
-// Set KAFKA_REPLAY_TEST_BOOTSTRAP to run the same tests against a real
-// cluster; tests that need kfake's hooks (request counts, injected faults)
-// say so and are skipped there.
+// Set KAFKA_REPLAY_TEST_APACHE to the directory of Apache Kafka's jars
+// (make kafka-jars) to run the same tests on a real Apache Kafka KRaft
+// cluster that the harness starts (apache.go), or KAFKA_REPLAY_TEST_BOOTSTRAP
+// to run them against a cluster of your own; tests that need kfake's hooks
+// (request counts, injected faults, SASL and TLS listeners) say so and are
+// skipped there.
 package kafkatest
 
 import (
@@ -35,7 +38,11 @@ const ExternalEnv = "KAFKA_REPLAY_TEST_BOOTSTRAP"
 // Cluster is a Kafka cluster for tests: embedded kfake by default.
 type Cluster struct {
 	// Fake is the embedded cluster; nil when testing an external one.
-	Fake       *kfake.Cluster
+	Fake *kfake.Cluster
+	// Apache is the Apache Kafka cluster under KAFKA_REPLAY_TEST_APACHE
+	// (shared by the test binary when its TestMain uses RunShared).
+	Apache     *Apache
+	ownApache  bool // started for this Cluster alone: Close stops it
 	bootstrap  []string
 	clientOpts []kgo.Opt
 	client     *kgo.Client
@@ -67,6 +74,15 @@ func StartWith(o Options) (*Cluster, error) {
 	c := &Cluster{counts: map[string]int{}, clientOpts: o.Client}
 	if ext := os.Getenv(ExternalEnv); ext != "" {
 		c.bootstrap = strings.Split(ext, ",")
+	} else if libs := os.Getenv(ApacheEnv); libs != "" {
+		if len(o.Fake) > 0 {
+			return nil, errNeedsFake
+		}
+		a, own, err := apacheFor(libs, o.Brokers)
+		if err != nil {
+			return nil, err
+		}
+		c.Apache, c.ownApache, c.bootstrap = a, own, a.Bootstrap()
 	} else {
 		fake, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(o.Brokers)}, o.Fake...)...)
 		if err != nil {
@@ -82,8 +98,22 @@ func StartWith(o Options) (*Cluster, error) {
 		return nil, err
 	}
 	c.client, c.admin = cl, kadm.NewClient(cl)
+	if c.Apache != nil && !c.ownApache {
+		// A shared cluster still holds the topics and groups of the tests
+		// before; every test starts from an empty cluster, as on kfake.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := c.empty(ctx); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("empty the shared apache kafka cluster: %w", err)
+		}
+	}
 	return c, nil
 }
+
+// errNeedsFake: kfake options (SASL, TLS, listeners) have no counterpart on
+// the Apache cluster the harness starts.
+var errNeedsFake = errors.New("kafkatest: kfake options (SASL, TLS, listeners) need the embedded cluster")
 
 // New starts a cluster for one test and closes it when the test ends.
 func New(t testing.TB, brokers int, opts ...kfake.Opt) *Cluster {
@@ -95,6 +125,9 @@ func New(t testing.TB, brokers int, opts ...kfake.Opt) *Cluster {
 func NewWith(t testing.TB, o Options) *Cluster {
 	t.Helper()
 	c, err := StartWith(o)
+	if errors.Is(err, errNeedsFake) {
+		t.Skipf("needs the embedded cluster's own listeners (%d kfake options); %s selects Apache Kafka", len(o.Fake), ApacheEnv)
+	}
 	if err != nil {
 		t.Fatalf("start kafka: %v", err)
 	}
@@ -115,6 +148,9 @@ func (c *Cluster) Close() {
 	if c.Fake != nil {
 		c.Fake.Close()
 	}
+	if c.ownApache {
+		c.Apache.Stop()
+	}
 }
 
 // Bootstrap is the comma-separated bootstrap list.
@@ -125,7 +161,7 @@ func (c *Cluster) Bootstrap() string { return strings.Join(c.bootstrap, ",") }
 func (c *Cluster) RequireFake(t testing.TB) {
 	t.Helper()
 	if c.Fake == nil {
-		t.Skipf("needs the embedded cluster's control hooks; %s points at an external cluster", ExternalEnv)
+		t.Skipf("needs the embedded cluster's control hooks; this run is on a real Kafka (%s or %s)", ApacheEnv, ExternalEnv)
 	}
 }
 
@@ -186,12 +222,74 @@ func (c *Cluster) ResetRequests() {
 }
 
 // CreateTopic creates a topic with the given partitions.
+// It returns once every broker knows the topic and a leader for each
+// partition: a real broker learns of a new topic from the metadata log a
+// moment after the controller has created it, and a test must not see that
+// moment as a missing topic.
 func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int32) error {
 	resp, err := c.admin.CreateTopic(ctx, partitions, 1, nil, topic)
 	if err != nil {
 		return err
 	}
-	return resp.Err
+	if resp.Err != nil {
+		return resp.Err
+	}
+	return c.waitTopics(ctx, func(known map[string]int32) bool { return known[topic] == partitions })
+}
+
+// waitTopics waits until done accepts what every broker reports: topic →
+// partitions with a leader (a topic is absent while a broker reports an
+// error for it).
+func (c *Cluster) waitTopics(ctx context.Context, done func(map[string]int32) bool) error {
+	for {
+		ids, err := brokerIDs(ctx, c.client)
+		if err != nil {
+			return err
+		}
+		all := true
+		for _, id := range ids {
+			known, err := c.brokerTopics(ctx, id)
+			if err != nil {
+				return err
+			}
+			if !done(known) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("brokers disagree on the topics: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// brokerTopics asks one broker which non-internal topics it knows, with
+// how many of their partitions have a leader.
+func (c *Cluster) brokerTopics(ctx context.Context, broker int32) (map[string]int32, error) {
+	req := kmsg.NewPtrMetadataRequest() // nil Topics: all of them
+	resp, err := req.RequestWith(ctx, c.client.Broker(int(broker)))
+	if err != nil {
+		return nil, fmt.Errorf("metadata from broker %d: %w", broker, err)
+	}
+	out := map[string]int32{}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || t.IsInternal || t.ErrorCode != 0 {
+			continue
+		}
+		led := int32(0)
+		for _, p := range t.Partitions {
+			if p.ErrorCode == 0 && p.Leader >= 0 {
+				led++
+			}
+		}
+		out[*t.Topic] = led
+	}
+	return out, nil
 }
 
 // AddPartitions grows topic to total partitions.
