@@ -80,17 +80,6 @@ func exists(s *Snapshot, tp TP) bool {
 	return ok && tp.Partition < n
 }
 
-// forcedNote starts the note of a partition an undo restored only because
-// of force; a plan of such an undo (its dry run's result, or a ReplayRecord
-// of it, which keeps notes) keeps it, so that applying the plan weighs the
-// move as the undo did (Plan.Exempt: a forced forward move is a skip).
-const forcedNote = "forced"
-
-// againNote starts the note of an undo's forward move that is a skip
-// because the run it undoes was itself an undo (see planUndo); a plan of
-// it keeps it, as it keeps forcedNote.
-const againNote = "skips again"
-
 // planFromFile is the plan of a plan: target: exactly the plan's new
 // offsets, for exactly its partitions, or stale partitions with an Error
 // saying what differs:
@@ -150,7 +139,7 @@ func planFromFile(s *Snapshot, t config.Target, id runIdent) *Plan {
 				rp.Delta = ptr(c.Offset - pp.NewOffset)
 			}
 			commit = true
-			exempt = undo && !strings.HasPrefix(pp.Note, forcedNote) && !strings.HasPrefix(pp.Note, againNote) && !strings.HasPrefix(pp.Note, unvouchedNote)
+			exempt = undo && !report.WeighedAsSkip(pp.Note)
 		}
 		p.add(rp, commit, exempt)
 	}
@@ -296,7 +285,7 @@ func planUndo(s *Snapshot, t config.Target, id runIdent) (*Plan, error) {
 		want := *up.PreviousOffset
 		addNote(&rp, fmt.Sprintf("restores %d, its offset before the undone run", want))
 		if d.Forced {
-			rp.Note = forcedNote + " (the undo rules would leave it alone: it " + d.LeftAlone + "); " + rp.Note
+			rp.Note = report.NoteForced + " (the undo rules would leave it alone: it " + d.LeftAlone + "); " + rp.Note
 		}
 		switch {
 		case want < start:
@@ -319,11 +308,11 @@ func planUndo(s *Snapshot, t config.Target, id runIdent) (*Plan, error) {
 		// back: a skip again, which takes allowSkip as the first one did.
 		exempt := !d.Forced
 		if again && exempt && rp.Delta != nil && *rp.Delta < 0 {
-			rp.Note = againNote + " (the undone run was an undo: its previous offset is where an earlier replay had put the group, not where the consumers had got to); " + rp.Note
+			rp.Note = report.NoteSkipsAgain + " (the undone run was an undo: its previous offset is where an earlier replay had put the group, not where the consumers had got to); " + rp.Note
 			exempt = false
 		}
 		if exempt && !vouched.all && !vouched.partitions[tp] && rp.Delta != nil && *rp.Delta < 0 {
-			rp.Note = unvouchedNote + " (the group no longer records the undone run's commit, so its previous offset comes from the file alone); " + rp.Note
+			rp.Note = report.NoteUnverified + " (the group no longer records the undone run's commit, so its previous offset comes from the file alone); " + rp.Note
 			exempt = false
 		}
 		p.add(rp, true, exempt)
@@ -339,12 +328,6 @@ func planUndo(s *Snapshot, t config.Target, id runIdent) (*Plan, error) {
 	}
 	return p, nil
 }
-
-// unvouchedNote starts the note of an undo's forward move whose previous
-// offset the group's commit metadata no longer vouches for (checkUndone):
-// it is weighed as a skip, and a plan of it keeps that, as it keeps
-// forcedNote.
-const unvouchedNote = "unverified"
 
 // vouched is what the undone run's commit, as the group still records it,
 // vouches for in an undo: file.

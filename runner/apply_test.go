@@ -146,7 +146,7 @@ func TestPlanUndo(t *testing.T) {
 	forced := undoTarget(true, at("o", 0, p(100), 150, true), at("o", 1, p(100), 50, true))
 	fb := newSnap().partition("o", 0, 0, 200).committed("o", 0, 170, "").partition("o", 1, 0, 200).committed("o", 1, 40, "")
 	fp := mustPlan(t, fb.s, forced)
-	if !fp.Commit[0] || !fp.Commit[1] || fp.Exempt[1] || !strings.HasPrefix(fp.Partitions[1].Note, forcedNote) {
+	if !fp.Commit[0] || !fp.Commit[1] || fp.Exempt[1] || !strings.HasPrefix(fp.Partitions[1].Note, report.NoteForced) {
 		t.Errorf("forced: commit %v exempt %v notes %q, %q", fp.Commit, fp.Exempt, fp.Partitions[0].Note, fp.Partitions[1].Note)
 	}
 	ref := judgePlan(fp, false, config.Limit{})
@@ -312,7 +312,7 @@ func TestUndoChecksTheUndoneRunsCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !pl.Commit[0] || pl.Exempt[0] != tc.exempt || strings.HasPrefix(pl.Partitions[0].Note, unvouchedNote) == tc.exempt {
+			if !pl.Commit[0] || pl.Exempt[0] != tc.exempt || strings.HasPrefix(pl.Partitions[0].Note, report.NoteUnverified) == tc.exempt {
 				t.Errorf("o/0: commit %t exempt %t note %q, want exempt %t", pl.Commit[0], pl.Exempt[0], pl.Partitions[0].Note, tc.exempt)
 			}
 			ref := judgePlan(pl, false, config.Limit{})

@@ -222,7 +222,8 @@ func TestFinishedRunIgnoresWhatCameLater(t *testing.T) {
 // committed over all of it, the forward move to 95 is a skip, refused
 // without --allow-skip. The unedited file, in the same state, needs it too
 // (nothing vouches for it any more), and not while a partition still
-// carries the rewind's commit.
+// carries the rewind's commit; so does a plan of it, which cannot be edited
+// into one whose move is not weighed.
 func TestUndoOfAnEditedFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
@@ -275,6 +276,32 @@ func TestUndoOfAnEditedFile(t *testing.T) {
 		}
 		unchanged()
 	}
+	// Its plan keeps the move weighed, and cannot be edited into one that
+	// is not: the note that says so is part of the plan's digest.
+	dry := run(t, c, "--group", group, "--to", "undo:"+genuine, "--dry-run", "--allow-skip").mustCode(t, report.ExitOK)
+	var pr report.Result
+	if err := json.Unmarshal([]byte(dry.resultRaw), &pr); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pr.Partitions {
+		note := pr.Partitions[i].Note
+		if !strings.HasPrefix(note, report.NoteUnverified) {
+			t.Fatalf("%d: note %q", pr.Partitions[i].Partition, note)
+		}
+		pr.Partitions[i].Note = note[strings.Index(note, "; ")+2:]
+	}
+	b, _ = json.Marshal(&pr)
+	unweighed := filepath.Join(t.TempDir(), "unweighed.json")
+	if err := os.WriteFile(unweighed, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if o = run(t, c, "--group", group, "--to", "plan:"+unweighed, "--run-id", "undo-plan-edited").mustCode(t, report.ExitInvalidInput); !strings.Contains(o.result.Error, "plan digest") {
+		t.Errorf("an edited plan of the undo: %q", o.result.Error)
+	}
+	if o = run(t, c, "--group", group, "--to", "plan:"+saveResult(t, dry, false), "--run-id", "undo-plan").mustCode(t, report.ExitRefused); o.result.Reason != report.ReasonWouldSkipMessages {
+		t.Errorf("the plan of the undo: %s", o.result.Reason)
+	}
+	unchanged()
 	o = run(t, c, "--group", group, "--to", "undo:"+genuine, "--run-id", "undo-allowed", "--allow-skip").mustCode(t, report.ExitOK)
 	if got := offsetsOf(t, c, group); got["orders/0"] != committed {
 		t.Errorf("orders/0 at %d, want %d", got["orders/0"], committed)
@@ -284,47 +311,65 @@ func TestUndoOfAnEditedFile(t *testing.T) {
 // TestPlanFromAnotherCluster (issue 25, class 10): a dry run's plan made on
 // cluster A does not apply on cluster B, whose topic and group have the
 // same names; nor does an undo: of a run on A. Every result names its
-// cluster, and a plan that names none is refused.
+// cluster, and a plan that names none is refused. Two clusters need kfake
+// (each with its own cluster ID); on any Kafka, a plan whose clusterId
+// names another cluster stands for one made there.
 func TestPlanFromAnotherCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
 	}
 	a := seededWith(t, kfake.ClusterID("cluster-a"))
-	a.RequireFake(t)
-	b := seededWith(t, kfake.ClusterID("cluster-b"))
 	dry := run(t, a, "--group", group, "--topic", topic, "--to", "time:"+base.Add(10*time.Second).Format(time.RFC3339), "--dry-run").mustCode(t, report.ExitOK)
-	if dry.result.ClusterID != "cluster-a" {
-		t.Fatalf("the plan says cluster %q, want cluster-a", dry.result.ClusterID)
+	clusterA := dry.result.ClusterID
+	if clusterA == "" || a.Fake != nil && clusterA != "cluster-a" {
+		t.Fatalf("the plan says cluster %q", clusterA)
 	}
 	plan := saveResult(t, dry, false)
-	applied := run(t, a, "--group", group, "--topic", topic, "--to", "shift:-5", "--run-id", "on-a").mustCode(t, report.ExitOK)
-	undo := saveResult(t, applied, true)
-	for _, to := range []string{"plan:" + plan, "undo:" + undo} {
-		o := run(t, b, "--group", group, "--to", to, "--run-id", "on-b").mustCode(t, report.ExitInvalidInput)
-		if !strings.Contains(o.result.Error, "was made on Kafka cluster cluster-a, and this is cluster cluster-b") || o.result.ClusterID != "cluster-b" {
-			t.Errorf("%s: cluster %q, error %q", to[:4], o.result.ClusterID, o.result.Error)
+	withCluster := func(id string) string {
+		var r report.Result
+		if err := json.Unmarshal([]byte(dry.resultRaw), &r); err != nil {
+			t.Fatal(err)
 		}
-		for k, v := range offsetsOf(t, b, group) {
+		r.ClusterID = id
+		raw, _ := json.Marshal(&r)
+		p := filepath.Join(t.TempDir(), "plan.json")
+		if err := os.WriteFile(p, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unmoved := func(c *kafkatest.Cluster, what string) {
+		t.Helper()
+		for k, v := range offsetsOf(t, c, group) {
 			if v != committed {
-				t.Errorf("%s: %s moved to %d on cluster B", to[:4], k, v)
+				t.Errorf("%s: %s moved to %d", what, k, v)
 			}
 		}
 	}
-	// Without its cluster, a plan cannot be checked: refused; an undo:
-	// file without one (an older runner's) is vouched for by the undone
-	// run's commit, which only its own cluster holds.
-	var r report.Result
-	if err := json.Unmarshal([]byte(dry.resultRaw), &r); err != nil {
-		t.Fatal(err)
+	// Planned elsewhere, or without its cluster (an older runner's plan):
+	// refused, nothing moved.
+	for file, want := range map[string]string{
+		withCluster("elsewhere"): "was made on Kafka cluster elsewhere, and this is cluster " + clusterA,
+		withCluster(""):          "does not say which Kafka cluster",
+	} {
+		if o := run(t, a, "--group", group, "--to", "plan:"+file, "--run-id", "forged").mustCode(t, report.ExitInvalidInput); !strings.Contains(o.result.Error, want) {
+			t.Errorf("error %q, want %q", o.result.Error, want)
+		}
+		unmoved(a, "a refused plan")
 	}
-	r.ClusterID = ""
-	raw, _ := json.Marshal(&r)
-	noCluster := filepath.Join(t.TempDir(), "plan.json")
-	if err := os.WriteFile(noCluster, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if o := run(t, a, "--group", group, "--to", "plan:"+noCluster, "--run-id", "no-cluster").mustCode(t, report.ExitInvalidInput); !strings.Contains(o.result.Error, "does not say which Kafka cluster") {
-		t.Errorf("error %q", o.result.Error)
+
+	if a.Fake != nil {
+		b := seededWith(t, kfake.ClusterID("cluster-b"))
+		applied := run(t, a, "--group", group, "--topic", topic, "--to", "shift:-5", "--run-id", "on-a").mustCode(t, report.ExitOK)
+		undo := saveResult(t, applied, true)
+		for _, to := range []string{"plan:" + plan, "undo:" + undo} {
+			o := run(t, b, "--group", group, "--to", to, "--run-id", "on-b").mustCode(t, report.ExitInvalidInput)
+			if !strings.Contains(o.result.Error, "was made on Kafka cluster cluster-a, and this is cluster cluster-b") || o.result.ClusterID != "cluster-b" {
+				t.Errorf("%s: cluster %q, error %q", to[:4], o.result.ClusterID, o.result.Error)
+			}
+			unmoved(b, "cluster B")
+		}
+		commitAll(t, a, group, topic, partitions, committed)
 	}
 	run(t, a, "--group", group, "--to", "plan:"+plan, "--run-id", "on-a-plan").mustCode(t, report.ExitOK)
 }

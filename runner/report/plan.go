@@ -17,12 +17,41 @@ const PlanDigestLength = 16
 // digested can never make an old approval match a new plan.
 const planDigestVersion = "kafka-replay plan v2\n"
 
+// An undo's forward moves back to where the consumers were before the
+// undone run are no skips for the guard, unless its note starts with one of
+// these: the move is weighed like any other, as it may pass over messages
+// the consumers never handled. A plan of the undo (its dry run's result, or
+// a ReplayRecord of it, which keeps notes) keeps the note, and PlanDigest
+// binds it, so that applying the plan weighs the move as the undo did.
+const (
+	// NoteForced: restored only because of force.
+	NoteForced = "forced"
+	// NoteSkipsAgain: the undone run was itself an undo, so its previous
+	// offset is where an earlier replay put the group.
+	NoteSkipsAgain = "skips again"
+	// NoteUnverified: the group no longer records the undone run's commit,
+	// which alone vouches for its previous offset.
+	NoteUnverified = "unverified"
+)
+
+// WeighedAsSkip reports whether a partition's note marks an undo's forward
+// move as one the skip guard weighs.
+func WeighedAsSkip(note string) bool {
+	for _, p := range []string{NoteForced, NoteSkipsAgain, NoteUnverified} {
+		if strings.HasPrefix(note, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // PlanDigest is the short digest of a plan: the group, the target it was
 // resolved for (result.target.resolved: whether a plan: run holds the plan
 // to the committed offsets it started from depends on it, so an edited
 // target is an edited plan) and, for every partition in the plan, its
 // topic, partition, the committed offset the plan starts from ("-" for
-// none), the offset it moves to, and whether an undo leaves it alone. The
+// none), the offset it moves to, whether an undo leaves it alone, and
+// whether its note makes the guard weigh an undo's move (WeighedAsSkip). The
 // order of ps does not matter. It ties an approval to the exact plan the
 // approver saw: the launcher shows it in status.plan.digest and accepts
 // kafkareplay.dev/approve only with it, and the runner's plan: target
@@ -42,6 +71,9 @@ func PlanDigest(group, target string, ps []Partition) string {
 		left := ""
 		if p.LeftAlone != "" {
 			left = "\tleft-alone"
+		}
+		if WeighedAsSkip(p.Note) {
+			left += "\tweighed"
 		}
 		lines = append(lines, line{p.Topic, p.Partition, strconv.Quote(p.Topic) + "\t" + strconv.FormatInt(int64(p.Partition), 10) + "\t" + prev + "\t" + strconv.FormatInt(p.NewOffset, 10) + left + "\n"})
 	}

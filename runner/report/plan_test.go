@@ -39,6 +39,12 @@ func TestPlanDigest(t *testing.T) {
 		"topic":    func(ps []Partition) (string, []Partition) { ps[0].Topic = "orders2"; return "billing", ps },
 		"left":     func(ps []Partition) (string, []Partition) { ps[0].LeftAlone = "moved"; return "billing", ps },
 		"dropped":  func(ps []Partition) (string, []Partition) { return "billing", ps[:1] },
+		// A note that makes the guard weigh an undo's forward move is
+		// part of the plan: without it the move would pass unweighed.
+		"weighed": func(ps []Partition) (string, []Partition) {
+			ps[0].Note = NoteUnverified + " (...)"
+			return "billing", ps
+		},
 		// A topic name cannot smuggle a field separator into the text.
 		"tab": func(ps []Partition) (string, []Partition) {
 			return "billing", []Partition{{Topic: "orders\t1", Partition: 0, NewOffset: 5}}
@@ -49,6 +55,21 @@ func TestPlanDigest(t *testing.T) {
 		g, ps := change(ps)
 		if got := PlanDigest(g, "shift:-5", ps); got == d {
 			t.Errorf("%s: digest unchanged", name)
+		}
+	}
+}
+
+func TestWeighedAsSkip(t *testing.T) {
+	for note, want := range map[string]bool{
+		"":                                  false,
+		"restores 100, its offset before":   false,
+		NoteForced + " (the undo rules...":  true,
+		NoteSkipsAgain + " (...); restores": true,
+		NoteUnverified + " (...); restores": true,
+		"clamped; " + NoteForced:            false,
+	} {
+		if got := WeighedAsSkip(note); got != want {
+			t.Errorf("%q: %t, want %t", note, got, want)
 		}
 	}
 }
