@@ -318,11 +318,11 @@ func TestPlanFromAnotherCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
 	}
-	a := seededWith(t, kfake.ClusterID("cluster-a"))
+	a := seeded(t)
 	dry := run(t, a, "--group", group, "--topic", topic, "--to", "time:"+base.Add(10*time.Second).Format(time.RFC3339), "--dry-run").mustCode(t, report.ExitOK)
 	clusterA := dry.result.ClusterID
-	if clusterA == "" || a.Fake != nil && clusterA != "cluster-a" {
-		t.Fatalf("the plan says cluster %q", clusterA)
+	if clusterA == "" {
+		t.Fatal("the plan names no cluster")
 	}
 	plan := saveResult(t, dry, false)
 	withCluster := func(id string) string {
@@ -358,18 +358,20 @@ func TestPlanFromAnotherCluster(t *testing.T) {
 		unmoved(a, "a refused plan")
 	}
 
-	if a.Fake != nil {
-		b := seededWith(t, kfake.ClusterID("cluster-b"))
-		applied := run(t, a, "--group", group, "--topic", topic, "--to", "shift:-5", "--run-id", "on-a").mustCode(t, report.ExitOK)
-		undo := saveResult(t, applied, true)
-		for _, to := range []string{"plan:" + plan, "undo:" + undo} {
-			o := run(t, b, "--group", group, "--to", to, "--run-id", "on-b").mustCode(t, report.ExitInvalidInput)
-			if !strings.Contains(o.result.Error, "was made on Kafka cluster cluster-a, and this is cluster cluster-b") || o.result.ClusterID != "cluster-b" {
-				t.Errorf("%s: cluster %q, error %q", to[:4], o.result.ClusterID, o.result.Error)
-			}
-			unmoved(b, "cluster B")
-		}
-		commitAll(t, a, group, topic, partitions, committed)
-	}
 	run(t, a, "--group", group, "--to", "plan:"+plan, "--run-id", "on-a-plan").mustCode(t, report.ExitOK)
+
+	// Two clusters with the same names, each its own ID.
+	if a.Fake == nil {
+		return
+	}
+	a, b := seededWith(t, kfake.ClusterID("cluster-a")), seededWith(t, kfake.ClusterID("cluster-b"))
+	plan = saveResult(t, run(t, a, "--group", group, "--topic", topic, "--to", "time:"+base.Add(10*time.Second).Format(time.RFC3339), "--dry-run").mustCode(t, report.ExitOK), false)
+	undo := saveResult(t, run(t, a, "--group", group, "--topic", topic, "--to", "shift:-5", "--run-id", "on-a").mustCode(t, report.ExitOK), true)
+	for _, to := range []string{"plan:" + plan, "undo:" + undo} {
+		o := run(t, b, "--group", group, "--to", to, "--run-id", "on-b").mustCode(t, report.ExitInvalidInput)
+		if !strings.Contains(o.result.Error, "was made on Kafka cluster cluster-a, and this is cluster cluster-b") || o.result.ClusterID != "cluster-b" {
+			t.Errorf("%s: cluster %q, error %q", to[:4], o.result.ClusterID, o.result.Error)
+		}
+		unmoved(b, "cluster B")
+	}
 }
