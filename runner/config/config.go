@@ -473,7 +473,13 @@ func (c *Config) Validate() error {
 		bad(FlagForce, EnvForce, "only applies to an undo target (%s), whose rules it overrides", c.Names().Name(RefUndo))
 	}
 	switch c.Output {
-	case OutputTable, OutputJSON, OutputCSV:
+	case OutputTable, OutputJSON:
+	case OutputCSV:
+		// The CSV is a file another tool reads; a frame in it would be a
+		// bad row there.
+		if c.EmitRecord {
+			bad(FlagEmitRecord, EnvEmitRecord, "writes its frame to stdout, which --%s %s keeps for the CSV alone; use --%s or --%s %s", FlagOutput, OutputCSV, FlagResultFile, FlagOutput, OutputJSON)
+		}
 	default:
 		bad(FlagOutput, EnvOutput, "%q is not one of table, json, csv", c.Output)
 	}

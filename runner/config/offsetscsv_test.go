@@ -175,4 +175,9 @@ func TestExportIsOutputCSV(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `conflicting flags: --output "json", --export`) {
 		t.Errorf("--output json --export: %v, want a conflict naming both", err)
 	}
+	// The record frame would be a bad row in the CSV.
+	_, err = load(t, args("--export", "--emit-record")...)
+	if err == nil || !strings.HasPrefix(err.Error(), "--emit-record (REPLAY_EMIT_RECORD): writes its frame to stdout, which --output csv keeps") {
+		t.Errorf("--export --emit-record: %v, want it refused", err)
+	}
 }
