@@ -137,7 +137,7 @@ type oracleWorld struct {
 func TestOracleKafkaConsumerGroups(t *testing.T) {
 	libs := os.Getenv("KAFKA_REPLAY_TEST_APACHE")
 	if testing.Short() || libs == "" {
-		t.Skip("needs Apache Kafka's jars and a broker: KAFKA_REPLAY_TEST_APACHE (make test-runner-apache)")
+		t.Skip("needs Apache Kafka's jars and a broker: KAFKA_REPLAY_TEST_APACHE (make test-runner sets it)")
 	}
 	c := kafkatest.New(t, 1)
 	w := newOracleWorld(t, c, libs)
