@@ -92,9 +92,10 @@ test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no clus
 	$(GO) test -short -count=1 ./...
 
 .PHONY: test-runner
-test-runner: $(KAFKA_JARS) ## Runner: unit tests, then integration tests on a 3-broker kfake cluster through real librdkafka; the Apache Kafka harness.
+test-runner: $(KAFKA_JARS) ## Runner: unit tests, then integration tests on a 3-broker kfake cluster through real librdkafka; the Apache Kafka harness; the runner against kafka-consumer-groups.sh on Apache Kafka.
 	$(GO) test -count=1 -timeout 15m ./runner/... ./test/kafka/...
 	KAFKA_REPLAY_TEST_APACHE=$(KAFKA_LIBS) $(GO) test -count=1 -timeout 15m -run 'Apache' ./test/kafka/
+	KAFKA_REPLAY_TEST_APACHE=$(KAFKA_LIBS) $(GO) test -count=1 -timeout 15m -run 'TestOracle' ./runner/
 
 .PHONY: kafka-jars
 kafka-jars: $(KAFKA_JARS) ## Fetch (once, cached) Apache Kafka's broker and tools jars from Maven Central into KAFKA_LIBS.

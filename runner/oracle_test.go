@@ -135,7 +135,7 @@ type oracleWorld struct {
 }
 
 func TestOracleKafkaConsumerGroups(t *testing.T) {
-	libs := os.Getenv("KAFKA_REPLAY_TEST_APACHE")
+	libs := os.Getenv(kafkatest.ApacheEnv)
 	if testing.Short() || libs == "" {
 		t.Skip("needs Apache Kafka's jars and a broker: KAFKA_REPLAY_TEST_APACHE (make test-runner sets it)")
 	}
