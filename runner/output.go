@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,10 +21,16 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
-// emit writes the result everywhere it is wanted: stdout (as a table or
-// JSON, and as a record frame with --emit-record), the result file (always,
-// even on failure, because Argo collects output files whatever the exit code)
-// and the termination message.
+// emit writes the result everywhere it is wanted: the result file
+// (always, even on failure, because Argo collects output files whatever the
+// exit code), the termination message, and stdout (as a table, JSON or CSV,
+// and as a record frame with --emit-record).
+//
+// The files come first: stdout may be a pipe whose reader has gone (the
+// write fails with EPIPE; SIGPIPE is caught, see cmd/runner) or that
+// blocks, and neither may keep the outcome from the places that record it.
+// A place that cannot be written is logged, and the others are still
+// written.
 //
 // Secret values are removed from the result's values before it is encoded
 // (redactResult), never from the encoded bytes: replacing a secret such as
@@ -32,30 +39,33 @@ import (
 // base64.
 func emit(cfg *config.Config, res *report.Result, stdout io.Writer, log *slog.Logger, red *config.Redactor) {
 	redactResult(res, red)
-	output, resultFile, termPath, record := config.OutputTable, "", config.DefaultTerminationMessagePath, false
+	output, record := config.OutputTable, false
 	if cfg != nil {
-		output, resultFile, termPath, record = cfg.Output, cfg.ResultFile, cfg.TerminationMessagePath, cfg.EmitRecord
+		output, record = cfg.Output, cfg.EmitRecord
 	}
-	// The indented JSON is encoded only where it is written: for a table
-	// on stdout and no result file it was a third of the writing's CPU (about
-	// 0.7 ms at 1,000 partitions), for nothing.
-	var full []byte
-	if output == config.OutputJSON || resultFile != "" {
-		var err error
-		if full, err = report.Marshal(res); err != nil {
-			log.Error("cannot encode the result", "error", err.Error())
-			return
-		}
+	full, err := writeRecorded(cfg, res)
+	if err != nil {
+		log.Error("cannot write the result", "error", config.FieldNamesFlags.Expand(err.Error()))
 	}
 	switch output {
 	case config.OutputJSON:
-		_, _ = stdout.Write(full)
-	case config.OutputCSV:
-		if err := writeCSV(stdout, res); err != nil {
-			log.Error("cannot write the CSV", "error", err.Error())
+		// The indented JSON is encoded only where it is written: for a
+		// table on stdout and no result file it was a third of the
+		// writing's CPU (about 0.7 ms at 1,000 partitions), for nothing.
+		if full == nil {
+			if full, err = report.Marshal(res); err != nil {
+				log.Error("cannot encode the result", "error", err.Error())
+				return
+			}
 		}
+		_, err = stdout.Write(full)
+	case config.OutputCSV:
+		err = writeCSV(stdout, res)
 	default:
-		writeTable(stdout, res)
+		err = writeTable(stdout, res)
+	}
+	if err != nil {
+		log.Error("cannot write the result to stdout", "output", output, "error", err.Error())
 	}
 	if record {
 		// After the human or jq output, as one write: the launcher finds it
@@ -64,9 +74,27 @@ func emit(cfg *config.Config, res *report.Result, stdout io.Writer, log *slog.Lo
 			log.Error("cannot write the record frame", "error", err.Error())
 		}
 	}
+}
+
+// writeRecorded writes res (redacted already) to the result file and the
+// termination message, each that is configured, and returns the result
+// file's JSON (nil without a result file). Its error names the setting of
+// each place that could not be written (a config.Ref); outside a pod, the
+// default termination message path does not exist, which is normal.
+func writeRecorded(cfg *config.Config, res *report.Result) ([]byte, error) {
+	resultFile, termPath := "", config.DefaultTerminationMessagePath
+	if cfg != nil {
+		resultFile, termPath = cfg.ResultFile, cfg.TerminationMessagePath
+	}
+	var full []byte
+	var errs []error
 	if resultFile != "" {
-		if err := writeFileAtomic(resultFile, full); err != nil {
-			log.Error("cannot write the result file", "path", resultFile, "error", err.Error())
+		var err error
+		if full, err = report.Marshal(res); err == nil {
+			err = writeFileAtomic(resultFile, full)
+		}
+		if err != nil {
+			errs = append(errs, &placeError{config.Ref(config.FlagResultFile), err})
 		}
 	}
 	if termPath != "" {
@@ -74,13 +102,23 @@ func emit(cfg *config.Config, res *report.Result, stdout io.Writer, log *slog.Lo
 		if err == nil {
 			err = writeTerminationMessage(termPath, compact)
 		}
-		// Outside a pod the default path does not exist; that is normal.
 		outsidePod := termPath == config.DefaultTerminationMessagePath && os.IsNotExist(err)
 		if err != nil && !outsidePod {
-			log.Warn("cannot write the termination message", "path", termPath, "error", err.Error())
+			errs = append(errs, &placeError{config.EnvTerminationMessagePath, err})
 		}
 	}
+	return full, errors.Join(errs...)
 }
+
+// placeError is a place the result could not be written to, by the
+// setting that names it.
+type placeError struct {
+	setting string
+	err     error
+}
+
+func (e *placeError) Error() string { return e.setting + ": " + e.err.Error() }
+func (e *placeError) Unwrap() error { return e.err }
 
 func writeTerminationMessage(path string, b []byte) error {
 	// The kubelet provides the file; never create one elsewhere by accident
@@ -89,6 +127,11 @@ func writeTerminationMessage(path string, b []byte) error {
 	if path != config.DefaultTerminationMessagePath {
 		flags |= os.O_CREATE
 	}
+	return writeFlags(path, b, flags)
+}
+
+// writeFlags writes b to path, opened with flags.
+func writeFlags(path string, b []byte, flags int) error {
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		return err
@@ -101,8 +144,16 @@ func writeTerminationMessage(path string, b []byte) error {
 }
 
 // writeFileAtomic replaces path in one step, so a reader (Argo's wait
-// container) never sees half a result.
+// container) never sees half a result. A path that exists and is not a
+// regular file (/dev/stdout, a FIFO, a device) is written in place: renaming
+// over it would replace the device or the link itself.
 func writeFileAtomic(path string, b []byte) error {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		return writeFlags(path, b, os.O_WRONLY|os.O_TRUNC)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".result-*")
 	if err != nil {
 		// Some mounts forbid extra files; fall back to a plain write.
@@ -158,12 +209,11 @@ func writeCSV(w io.Writer, res *report.Result) error {
 
 // writeTable prints the plan or outcome the way kafka-consumer-groups.sh
 // does, plus the delta and any note.
-func writeTable(w io.Writer, res *report.Result) {
+func writeTable(w io.Writer, res *report.Result) error {
 	// tabwriter hands every cell and padding run to w on its own: written
 	// straight to stdout, a 1,000-partition table was some 18,000 write
 	// system calls, a tenth of the run's CPU.
 	bw := bufio.NewWriterSize(w, 64<<10)
-	defer func() { _ = bw.Flush() }()
 	w = bw
 	mode := "APPLIED"
 	switch {
@@ -205,6 +255,8 @@ func writeTable(w io.Writer, res *report.Result) {
 	if res.Error != "" {
 		_, _ = fmt.Fprintf(w, "ERROR (exit %d, %s): %s\n", res.ExitCode, res.Reason, res.Error)
 	}
+	// The buffer keeps its first write error and returns it here.
+	return bw.Flush()
 }
 
 // tableHeader names the table's columns. Every column but the last is

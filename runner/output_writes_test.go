@@ -200,3 +200,22 @@ func TestEmitWritesEveryOutputAsked(t *testing.T) {
 		})
 	}
 }
+
+// TestResultIsNeverRenamedOverWhatIsNotAFile: a result file path that is a
+// link to a device, or the device itself, is written in place; renaming a
+// temporary file over it would replace the link or, as root, the device.
+func TestResultIsNeverRenamedOverWhatIsNotAFile(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "stdout")
+	if err := os.Symlink("/dev/null", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFileAtomic(link, []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", st, err)
+	}
+	if err := writeFileAtomic(t.TempDir(), []byte("{}\n")); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Fatalf("a directory: %v", err)
+	}
+}

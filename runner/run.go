@@ -42,7 +42,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// result's (emit); stdout and stderr themselves are written as they are.
 	log := slog.New(newRedactingHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}), red))
 
-	r := &run{cfg: cfg, log: log, now: time.Now}
+	r := &run{cfg: cfg, log: log, now: time.Now, stdout: stdout, red: red}
 	res := r.result()
 	forgetGoroutinePanics()
 	func() {
@@ -105,6 +105,10 @@ type run struct {
 	// committing is set just before the first commit request: from then on
 	// a crash may have changed offsets (see crashed).
 	committing bool
+	// stdout and red are where, and how redacted, the result is written
+	// (see checkOutputs).
+	stdout io.Writer
+	red    *config.Redactor
 }
 
 func (r *run) result() *report.Result {
@@ -227,6 +231,11 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	// planning still stops the run with nothing changed.
 	if sigCtx.Err() != nil {
 		return r.fail(res, fmt.Errorf("%w before the commit (%w)", errInterrupted, context.Cause(sigCtx)))
+	}
+	// Every place the result goes must be writable before the commit,
+	// and holds the pending outcome during it.
+	if err := r.checkOutputs(res, plan); err != nil {
+		return r.fail(res, err)
 	}
 	// From here on, a signal must not cut the commit or its verification
 	// short: the outcome has to be known and reported.

@@ -37,7 +37,12 @@ func main() {
 	// the commit it aborts the run cleanly, after it the run finishes. SIGHUP
 	// and SIGQUIT mean the same here: by default Go would exit with status 2
 	// on SIGQUIT, and a terminal's SIGHUP would kill the run mid-commit.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt, syscall.SIGHUP, syscall.SIGQUIT)
+	// SIGPIPE too: a stdout or stderr whose reader has gone would otherwise
+	// kill the process at its first write there (exit 141), after the
+	// commit as well, before the result reached any place. Caught, the
+	// write fails with EPIPE instead, and the result file and the
+	// termination message, written first, still get it.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
 	code := runner.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -86,8 +86,10 @@ const (
 	// ReasonOutcomeUnknown (exit 5): the commit may have applied, and the
 	// runner cannot know: its answer was lost (a dropped connection, a
 	// timeout) and a broker may still apply it after the read-back showed
-	// nothing moved, or the read-back itself failed. Never "nothing
-	// changed": a retry with the same run ID settles it.
+	// nothing moved, or the read-back itself failed, or the runner ended
+	// (killed, crashed) after its commit began and before it read the
+	// outcome back: the result it writes before it commits says so. Never
+	// "nothing changed": a retry with the same run ID settles it.
 	ReasonOutcomeUnknown Reason = "OutcomeUnknown"
 	ReasonInterrupted    Reason = "Interrupted"
 	// ReasonCredentialsNotBound is an invalid input (exit 2) of its own
