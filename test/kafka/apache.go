@@ -279,7 +279,7 @@ func (a *Apache) waitReady(ctx context.Context) error {
 		for _, n := range a.nodes {
 			select {
 			case <-n.exited:
-				return fmt.Errorf("apache kafka node %d exited during start (%v); its log:\n%s", n.id, n.waitErr, tail(n.log, 40)+tail(filepath.Join(n.dir, "stdout.log"), 20))
+				return fmt.Errorf("apache kafka node %d exited during start (%w); its log:\n%s", n.id, n.waitErr, tail(n.log, 40)+tail(filepath.Join(n.dir, "stdout.log"), 20))
 			default:
 			}
 		}
@@ -289,7 +289,7 @@ func (a *Apache) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("apache kafka not ready: %w (last: %v); the nodes' logs:\n%s", ctx.Err(), last, a.Logs(25))
+			return fmt.Errorf("apache kafka not ready: %w (last: %w); the nodes' logs:\n%s", ctx.Err(), last, a.Logs(25))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
