@@ -687,7 +687,10 @@ func newOracleWorld(t *testing.T, c *kafkatest.Cluster, libs string) *oracleWorl
 	// before them); each commit or abort adds a control record.
 	create(oTxn, 1, nil)
 	txn, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(w.bootstrap, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.TransactionalID("oracle-txn"), kgo.TransactionTimeout(5*time.Minute))
+		// Open until the test ends: the broker would abort it after the
+		// timeout, moving the log end between two questions. Its default
+		// transaction.max.timeout.ms is 15 minutes.
+		kgo.TransactionalID("oracle-txn"), kgo.TransactionTimeout(14*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,13 +720,23 @@ func newOracleWorld(t *testing.T, c *kafkatest.Cluster, libs string) *oracleWorl
 	// older value, so that the offsets have holes.
 	one, zero, dirty := "1", "0", "0.01"
 	create(oCompact, 1, map[string]*string{"cleanup.policy": ptrTo("compact"), "segment.ms": &one, "min.compaction.lag.ms": &zero, "min.cleanable.dirty.ratio": &dirty})
-	if resp, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.cleaner.backoff.ms", Value: ptrTo("200")}}); err != nil || resp[0].Err != nil {
+	if resp, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.cleaner.backoff.ms", Value: ptrTo("200")}}); err != nil || len(resp) == 0 || resp[0].Err != nil {
 		t.Logf("cannot make the log cleaner eager (%v %v); compaction may take the default 15 s", err, resp)
 	}
 	for i := range 10 {
 		produce(cl, oCompact, 0, "k"+strconv.Itoa(i%3), stamp(i))
 	}
 	w.awaitCompaction(ctx, t, cl)
+	// Then no more cleaning: a cleaner pass between the two tools'
+	// answers (a time's offset that a later value of its key replaced)
+	// would be a difference of the test's making. The holes stay.
+	resp, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "cleanup.policy", Value: ptrTo("delete")}}, oCompact)
+	if err == nil && len(resp) > 0 {
+		err = resp[0].Err
+	}
+	if err != nil {
+		t.Fatalf("stop compacting %s: %v", oCompact, err)
+	}
 
 	w.committed = map[string]plan{
 		gFull: {
