@@ -292,13 +292,17 @@ func (c *Cluster) brokerTopics(ctx context.Context, broker int32) (map[string]in
 	return out, nil
 }
 
-// AddPartitions grows topic to total partitions.
+// AddPartitions grows topic to total partitions, and returns once every
+// broker knows them (as CreateTopic).
 func (c *Cluster) AddPartitions(ctx context.Context, topic string, total int) error {
 	resp, err := c.admin.UpdatePartitions(ctx, total, topic)
 	if err != nil {
 		return err
 	}
-	return resp.Error()
+	if err := resp.Error(); err != nil {
+		return err
+	}
+	return c.waitTopics(ctx, func(known map[string]int32) bool { return known[topic] == int32(total) })
 }
 
 // Seed creates topic with partitions and produces perPartition records to
