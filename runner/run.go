@@ -183,7 +183,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	// exactly moves nothing more (settlePrior), in a dry run too.
 	if plan.Unsettled > 0 {
 		res.ExitCode, res.Reason = report.ExitPartiallyApplied, report.ReasonPartiallyApplied
-		res.Error = fmt.Sprintf("run %s is applied on %d partition(s) of the group and not on %s it would commit; it cannot tell whether its commit did not take there or something committed over it since, so nothing was committed: read those partitions' offsets, and move the ones that need it with explicit offsets and a new run ID", cfg.RunID, plan.PriorMarks, plan.UnsettledNames)
+		res.Error = fmt.Sprintf("run %s is applied on %d partition(s) of the group, and not on %s; the runner cannot tell whether its commit did not take there or something committed over it since, so nothing was committed: read those partitions' offsets, and move the ones that need it with explicit offsets and a new run ID", cfg.RunID, plan.PriorMarks, plan.UnsettledNames)
 		r.log.Error(res.Error)
 		return res
 	}
