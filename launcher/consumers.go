@@ -36,6 +36,10 @@ const (
 	ReasonNotRestored = "NotRestored"
 	// ReasonRestoreFailed: a restore call failed; the launcher retries.
 	ReasonRestoreFailed = "RestoreFailed"
+	// ReasonWaitingForRunner: the request has ended, and a runner pod of
+	// it is still alive (stopping, say): the consumers are restored once
+	// it has ended, as it may still commit.
+	ReasonWaitingForRunner = "WaitingForRunner"
 )
 
 // PausesConsumers reports whether a request pauses consumers: it names some

@@ -397,17 +397,11 @@ func executeKnativeTemplate(tmpl string, obj *unstructured.Unstructured) (string
 	return b.String(), nil
 }
 
-// normaliseKnativeServers splits and trims a Knative bootstrap list
-// (control-plane/pkg/kafka/topic.go BootstrapServersArray) and joins it in
-// the runner's syntax.
+// normaliseKnativeServers joins a Knative bootstrap list
+// (control-plane/pkg/kafka/topic.go BootstrapServersArray) in the runner's
+// syntax, split as every bootstrap list is (replay.ServerList).
 func normaliseKnativeServers(s string) string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, ",")
+	return strings.Join(replay.ServerList(s), ",")
 }
 
 var knativeTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)

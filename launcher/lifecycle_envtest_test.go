@@ -211,8 +211,14 @@ func TestEnvtestDeletedRequestHoldsGroupUntilPodGone(t *testing.T) {
 				err := k8s.Get(ctx, client.ObjectKeyFromObject(first), &cur)
 				switch {
 				case c.name == "Job deleted with --cascade=orphan":
-					if err != nil || !launcher.IsFinished(&cur) {
+					// Issue 27, cases 3 and 4: the request says its Job
+					// is gone, and waits for the pod, which may still
+					// commit, before it ends.
+					if err != nil || launcher.IsFinished(&cur) {
 						return fmt.Errorf("request (%w): %+v", err, cur.Status)
+					}
+					if rc := condition(&cur, v1alpha1.ConditionRunning); rc == nil || rc.Reason != launcher.ReasonJobDeleted || !strings.Contains(rc.Message, pod.Name) {
+						return fmt.Errorf("Running = %+v", rc)
 					}
 				case c.requestGoes:
 					if err == nil && controllerutil.ContainsFinalizer(&cur, launcher.Finalizer) {
@@ -233,13 +239,14 @@ func TestEnvtestDeletedRequestHoldsGroupUntilPodGone(t *testing.T) {
 			// and still waits, for the old pod.
 			touch(t, next)
 			expectWaiting(t, next)
+
+			endPod(t, pod)
 			if c.name == "Job deleted with --cascade=orphan" {
-				if sc := condition(getRR(t, first), v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobDeleted {
+				// The pod left no result: JobDeleted, once it is gone.
+				if sc := condition(waitPhase(t, first, v1alpha1.PhaseFailed), v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobDeleted {
 					t.Fatalf("Succeeded = %+v", sc)
 				}
 			}
-
-			endPod(t, pod)
 			if c.name == "request deleted with --cascade=orphan" {
 				// The orphaned Job itself still runs until its pod ends; in
 				// a real cluster the Job controller then marks it failed.

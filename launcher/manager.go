@@ -78,6 +78,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 	rec := mgr.GetEventRecorder(EventSource)
 	requestsWaiting.setReader(mgr.GetCache())
 	q := newGroupQueue()
+	var now func() time.Time
+	if opts.Clock != nil {
+		now = opts.Clock.Now
+	}
 	records := NewRecordCollector(mgr.GetClient(), mgr.GetAPIReader(), logs)
 	records.TailLines, records.TailBytes = opts.LogTailLines, opts.LogTailBytes
 	if err := (&ReplayRequestReconciler{
@@ -87,6 +91,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 		Logs:      logs,
 		Records:   records,
 		Options:   opts,
+		Now:       now,
 		queue:     q,
 	}).SetupWithManager(ctx, mgr, workers); err != nil {
 		return err
@@ -97,6 +102,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 		Recorder:  rec,
 		Records:   records,
 		Options:   opts,
+		Now:       now,
 		queue:     q,
 	}).SetupWithManager(mgr)
 }

@@ -19,6 +19,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/clock"
 )
 
 // Options are the launcher's defaults for the Jobs it creates and its own
@@ -102,6 +103,9 @@ type Options struct {
 	// WatchNamespaces limits the launcher to these namespaces' requests
 	// and Jobs; empty watches every namespace.
 	WatchNamespaces []string
+	// Clock is the launcher's clock (start timeouts, approval expiry);
+	// nil is the real one. Tests step a fake one instead of sleeping.
+	Clock clock.PassiveClock
 }
 
 // DefaultOptions are sensible defaults for a small runner.

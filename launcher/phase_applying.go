@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // Reasons of the Applying phase.
@@ -103,10 +104,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	rr, job := p.rr, p.job
 	if job == nil || job.DeletionTimestamp != nil && !IsRecorded(job) {
 		// Gone, or going, before it finished.
-		return false, r.finish(ctx, p, nil, Outcome{
-			Reason:  ReasonJobDeleted,
-			Message: fmt.Sprintf("the runner Job %s was deleted before it finished", valueOrString(rr.Status.JobName, JobName(rr, StageApply))),
-		})
+		return false, r.jobDeleted(ctx, p)
 	}
 	if !IsStarted(rr) {
 		// The Job exists but status does not say so: this pass (or a
@@ -270,4 +268,84 @@ func recordedOutcome(job *batchv1.Job) Outcome {
 	}
 	o.Message = fmt.Sprintf("the runner Job %s ended: %s", job.Name, o.Reason)
 	return o
+}
+
+// jobDeleted follows a request whose runner Job was deleted before it
+// finished (by a tenant, a TTL controller, a cleanup script): it waits while
+// a runner pod of that Job is alive, since it may still commit and the
+// request's paused consumers must not come back under it, then finishes with
+// what the pods said (DeletedJobOutcome).
+func (r *ReplayRequestReconciler) jobDeleted(ctx context.Context, p *pass) error {
+	rr := p.rr
+	name := valueOrString(rr.Status.JobName, JobName(rr, StageApply))
+	pods, err := runnerPodsNamed(ctx, r.Client, rr.Namespace, name)
+	if err != nil {
+		return err
+	}
+	alive, o := DeletedJobOutcome(rr, name, pods)
+	if alive != nil {
+		msg := fmt.Sprintf("the runner Job %s was deleted before it finished; its runner pod %s is still stopping and may still commit: the outcome is read from it once it has ended", name, alive.Name)
+		if ConsumersHeld(rr) {
+			msg += ", and the consumers stay paused until then"
+		}
+		if SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobDeleted, msg) {
+			p.event(nil, corev1.EventTypeWarning, ReasonJobDeleted, "Run", msg)
+		}
+		rr.Status.Message = msg
+		rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+		return nil // the pod's events bring it back
+	}
+	r.logReads.forget(pods)
+	return r.finish(ctx, p, nil, o)
+}
+
+// runnerPodsNamed lists the runner pods of the Job called job, from the
+// cache, whether or not that Job still exists (its pods carry its name).
+func runnerPodsNamed(ctx context.Context, c client.Client, namespace, job string) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{batchv1.JobNameLabel: job}); err != nil {
+		return nil, fmt.Errorf("list pods of Job %s: %w", job, err)
+	}
+	return list.Items, nil
+}
+
+// DeletedJobOutcome decides for a request whose runner Job, named job, was
+// deleted before it finished, from the pods of that Job that are left. While
+// one is alive (not Succeeded or Failed, deleted or not) it is returned, and
+// the request waits: it may still commit. Then, when a pod's termination
+// message holds the runner's result, the outcome is what it says, read as a
+// finished Job's would be (the last attempt's exit code standing for the
+// Job's condition). Else it is JobDeleted, which says whether offsets may
+// have changed, and how to find out. It is pure.
+func DeletedJobOutcome(rr *v1alpha1.ReplayRequest, job string, pods []corev1.Pod) (*corev1.Pod, Outcome) {
+	for i := range pods {
+		if podActive(&pods[i]) {
+			return &pods[i], Outcome{}
+		}
+	}
+	attempts := AttemptsOf(pods, nil)
+	if n := len(attempts); n > 0 && attempts[n-1].Result != nil {
+		last := &attempts[n-1]
+		cond := batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Time{Time: last.FinishedAt}}
+		if last.ExitCode == 0 {
+			cond.Type = batchv1.JobComplete
+		}
+		o := MergeAttempts(&batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{cond}}}, attempts)
+		o.Message = truncate(o.Message+" (the runner Job "+job+" was deleted before it finished; this is what its pod "+last.Pod+" reported)", 1024)
+		return nil, o
+	}
+	o := Outcome{Reason: ReasonJobDeleted, OffsetsChanged: v1alpha1.OffsetsChangedUnknown, Attempts: attempts}
+	if n := len(attempts); n > 0 {
+		o.PodName = attempts[n-1].Pod
+	}
+	running := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning)
+	if len(attempts) == 0 && running != nil && running.Reason == ReasonPodWaiting {
+		o.OffsetsChanged = v1alpha1.OffsetsChangedNo
+		o.Message = fmt.Sprintf("the runner Job %s was deleted before it finished, while its pod had not started: nothing was run", job)
+		return nil, o
+	}
+	o.Message = fmt.Sprintf("the runner Job %s was deleted before it finished, and no runner pod is left that says what it did: offsets may have changed. "+
+		"Find out with `kubectl replay describe %s -n %s`, or read group %q's committed offsets and their commit metadata (run ID %s)",
+		job, rr.Name, rr.Namespace, replay.Group(rr), RequestRunID(rr))
+	return nil, o
 }

@@ -58,12 +58,11 @@ func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 		}
 	} else if rr.Status.JobName != "" {
 		// The Job is gone; its pods may not be (--cascade=orphan on the
-		// Job). They carry its name.
-		var list corev1.PodList
-		if err := r.Client.List(ctx, &list, client.InNamespace(rr.Namespace), client.MatchingLabels{batchv1.JobNameLabel: rr.Status.JobName}); err != nil {
+		// Job).
+		var err error
+		if pods, err = runnerPodsNamed(ctx, r.Client, rr.Namespace, rr.Status.JobName); err != nil {
 			return err
 		}
-		pods = list.Items
 	}
 	orphan := slices.Contains(rr.Finalizers, metav1.FinalizerOrphanDependents)
 	if job != nil && jobRuns(job) && !orphan {

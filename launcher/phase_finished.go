@@ -24,9 +24,10 @@ import (
 // (AlreadyRan). A failure part-way is retried by the next reconcile.
 func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) error {
 	logTail := ""
-	if job != nil {
+	if job != nil || o.PodName != "" {
 		// The collector read the whole log and kept its end without the
-		// result frame; otherwise read the end.
+		// result frame; otherwise read the end (also of the pod of a
+		// deleted Job, while it is there).
 		logTail = o.LogTail
 		if logTail == "" && o.PodName != "" && r.Logs != nil {
 			t, err := r.Logs.Tail(ctx, p.rr.Namespace, o.PodName, ContainerName, r.Options.LogTailLines, r.Options.LogTailBytes)

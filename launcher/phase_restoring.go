@@ -15,6 +15,16 @@ import (
 // pass (Finished) drops the finalizer, so the record outlives a launcher
 // stopped in between, and the group stays held until it is written.
 func (r *ReplayRequestReconciler) restoringConsumers(ctx context.Context, p *pass) error {
+	alive, err := r.runnerAlive(ctx, p.rr)
+	if err != nil {
+		return err
+	}
+	if alive != "" {
+		// Not under a runner that may still commit, whatever ended the
+		// request; the pod's events bring it back.
+		SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionFalse, ReasonWaitingForRunner, "the consumers are restored once runner pod "+alive+" has ended")
+		return nil
+	}
 	if err := r.restoreAll(ctx, p.rr); err != nil {
 		SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionFalse, ReasonRestoreFailed, "restoring the consumers: "+err.Error())
 		return err
@@ -43,4 +53,23 @@ func (r *ReplayRequestReconciler) restoreAll(ctx context.Context, rr *v1alpha1.R
 		}
 	}
 	return nil
+}
+
+// runnerAlive names a runner pod of the request's Job that is alive (not
+// Succeeded or Failed, deleted or not), whether or not the Job still exists;
+// "" when there is none.
+func (r *ReplayRequestReconciler) runnerAlive(ctx context.Context, rr *v1alpha1.ReplayRequest) (string, error) {
+	if rr.Status.JobName == "" {
+		return "", nil
+	}
+	pods, err := runnerPodsNamed(ctx, r.Client, rr.Namespace, rr.Status.JobName)
+	if err != nil {
+		return "", err
+	}
+	for i := range pods {
+		if podActive(&pods[i]) {
+			return pods[i].Name, nil
+		}
+	}
+	return "", nil
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,21 +18,17 @@ import (
 )
 
 // QueueKey identifies the consumer group a request moves, across namespaces:
-// the bootstrap servers (normalised: trimmed, lower-cased, sorted) and the
-// group. At most one replay per key runs at a time. Two different bootstrap
-// lists for the same cluster are, unavoidably, two keys.
+// the bootstrap servers, as the one server normaliser spells them
+// (replay.ServersKey: case, order, duplicates, protocol prefixes and the
+// default port do not matter), and the group. At most one replay per key
+// runs at a time. Two lists that reach the same cluster through different
+// servers are, unavoidably, two keys.
 func QueueKey(rr *v1alpha1.ReplayRequest) string {
 	return queueKey(replay.BootstrapServers(rr), replay.Group(rr))
 }
 
 func queueKey(bootstrapServers, group string) string {
-	servers := strings.Split(bootstrapServers, ",")
-	for i, s := range servers {
-		servers[i] = strings.ToLower(strings.TrimSpace(s))
-	}
-	slices.Sort(servers)
-	servers = slices.Compact(servers)
-	return strings.Join(servers, ",") + "|" + group
+	return replay.ServersKey(bootstrapServers) + "|" + group
 }
 
 // PodSpecQueueKey is the QueueKey of whatever a runner pod spec replays,
@@ -86,7 +81,19 @@ type Entry struct {
 	Created time.Time
 	// Since is, for a holder, since when it holds the group.
 	Since time.Time
+	// Holds is, for a holder, how it holds the group (HoldRuns, ...), so
+	// that a waiting message says what actually holds it.
+	Holds string
 }
+
+// How a holder holds its group (Entry.Holds).
+const (
+	HoldRuns        = "its runner runs"
+	HoldPodStopping = "its runner pod is still stopping"
+	HoldConsumers   = "its paused consumers are not restored yet"
+	HoldJobNotShown = "it has started and its Job is not shown yet"
+	HoldStarting    = "it is starting"
+)
 
 func (e Entry) key() types.NamespacedName {
 	return types.NamespacedName{Namespace: e.Namespace, Name: e.Name}
@@ -176,12 +183,12 @@ func WaitingMessage(namespace, group string, d Decision) string {
 		}
 		verb := "is queued first"
 		if d.Running {
-			verb = "replays it first"
+			verb = "holds it (" + valueOrString(b.Holds, HoldRuns) + ")"
 		}
 		return fmt.Sprintf("waiting for %s %s/%s, which %s: group %q on the same Kafka cluster", what, b.Namespace, b.Name, verb, group)
 	}
 	if d.Running {
-		return fmt.Sprintf("waiting: another replay of group %q on the same Kafka cluster is in progress since %s", group, b.Since.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("waiting: another replay of group %q on the same Kafka cluster holds it since %s (%s)", group, b.Since.UTC().Format(time.RFC3339), valueOrString(b.Holds, HoldRuns))
 	}
 	return fmt.Sprintf("waiting: another replay of group %q on the same Kafka cluster is queued first, since %s", group, b.Created.UTC().Format(time.RFC3339))
 }
@@ -235,13 +242,23 @@ func Holders(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job, pods []corev
 			activePods[j.UID] = p
 			continue
 		}
-		out = append(out, Entry{Kind: EntryPod, Namespace: p.Namespace, Name: p.Name, Created: p.CreationTimestamp.Time, Since: p.CreationTimestamp.Time})
+		holds := HoldRuns
+		if p.DeletionTimestamp != nil {
+			holds = HoldPodStopping
+		}
+		out = append(out, Entry{Kind: EntryPod, Namespace: p.Namespace, Name: p.Name, Created: p.CreationTimestamp.Time, Since: p.CreationTimestamp.Time, Holds: holds})
 	}
 	for i := range jobs {
 		j := &jobs[i]
-		if jobRuns(j) || activePods[j.UID] != nil {
-			out = append(out, Entry{Kind: EntryJob, Namespace: j.Namespace, Name: j.Name, Created: j.CreationTimestamp.Time, Since: jobSince(j)})
+		holds := HoldRuns
+		switch {
+		case jobRuns(j):
+		case activePods[j.UID] != nil:
+			holds = HoldPodStopping
+		default:
+			continue
 		}
+		out = append(out, Entry{Kind: EntryJob, Namespace: j.Namespace, Name: j.Name, Created: j.CreationTimestamp.Time, Since: jobSince(j), Holds: holds})
 	}
 	for i := range requests {
 		rr := &requests[i]
@@ -256,7 +273,11 @@ func Holders(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job, pods []corev
 		if rr.Status.StartTime != nil {
 			since = rr.Status.StartTime.Time
 		}
-		out = append(out, Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time, Since: since})
+		holds := HoldJobNotShown
+		if held {
+			holds = HoldConsumers
+		}
+		out = append(out, Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time, Since: since, Holds: holds})
 	}
 	return out
 }
@@ -291,6 +312,26 @@ func Waiting(requests []v1alpha1.ReplayRequest, runbookJobs []batchv1.Job) []Ent
 		}
 	}
 	return out
+}
+
+// HoldSettled says whether the cache shows a start the launcher made, so
+// that Holders judges it from then on and the in-memory hold may end,
+// whatever became of the start since: kind is the started entry's, cached
+// its Job as the cache shows it (nil when the cache has none). A request's
+// Job is shown once the cache has it at all: suspended at its start
+// timeout, finished or being deleted, it holds the group exactly as long as
+// Holders says. A runbook Job the launcher unsuspended is shown once the
+// cache has the started version (its started-at annotation), which every
+// later version keeps. It is pure.
+func HoldSettled(kind EntryKind, cached *batchv1.Job) bool {
+	if cached == nil {
+		return false
+	}
+	if kind != EntryJob {
+		return true
+	}
+	_, started := cached.Annotations[v1alpha1.AnnotationStartedAt]
+	return started || cached.DeletionTimestamp != nil || cached.Spec.Suspend == nil || !*cached.Spec.Suspend
 }
 
 // hold is a start the launcher made that its cache may not show yet.
@@ -364,14 +405,14 @@ func (q *groupQueue) leave(key string, kq *keyQueue) {
 // may, TryStart takes the hold, runs start outside the lock, and keeps the
 // hold if start reports that it started (until the cache shows the Job:
 // settled), or drops it. The decision's Start is whether it started.
-func (q *groupQueue) TryStart(key string, job types.NamespacedName, self Entry, settled func(job types.NamespacedName) bool, decide func(pending *Entry) Decision, start func() (bool, error)) (Decision, error) {
+func (q *groupQueue) TryStart(key string, job types.NamespacedName, self Entry, settled func(kind EntryKind, job types.NamespacedName) bool, decide func(pending *Entry) Decision, start func() (bool, error)) (Decision, error) {
 	kq := q.enter(key)
 	defer q.leave(key, kq)
 
 	kq.mu.Lock()
 	var pending *Entry
 	if h := kq.hold; h != nil {
-		if !h.starting && settled(h.job) {
+		if !h.starting && settled(h.entry.Kind, h.job) {
 			kq.hold = nil
 		} else {
 			pending = &h.entry
@@ -382,6 +423,7 @@ func (q *groupQueue) TryStart(key string, job types.NamespacedName, self Entry, 
 		kq.mu.Unlock()
 		return d, nil
 	}
+	self.Holds = HoldStarting
 	mine := &hold{entry: self, job: job, starting: true}
 	kq.hold = mine
 	kq.mu.Unlock()

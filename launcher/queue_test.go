@@ -145,25 +145,31 @@ func TestUnitHoldersFromTheCluster(t *testing.T) {
 		jobs []batchv1.Job
 		pods []corev1.Pod
 		want []string
+		// holds is how each holder holds the group (Entry.Holds).
+		holds string
 	}{
-		{"nothing", nil, nil, nil, nil},
-		{"a running Job", nil, []batchv1.Job{running}, nil, []string{"Job/" + base.Name}},
-		{"a finished Job with no live pod", nil, []batchv1.Job{finished}, []corev1.Pod{pod(corev1.PodSucceeded, false)}, nil},
-		{"a finished Job whose pod still terminates", nil, []batchv1.Job{finished}, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Job/" + base.Name}},
-		{"a deleted Job's terminating pod", nil, []batchv1.Job{deleting}, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Job/" + base.Name}},
-		{"a deleted Job with its pods gone", nil, []batchv1.Job{deleting}, nil, nil},
-		{"an orphaned pod, Job gone", nil, nil, []corev1.Pod{pod(corev1.PodRunning, false)}, []string{"Pod/pod"}},
-		{"a suspended Job whose pod is being removed", nil, []batchv1.Job{suspended}, []corev1.Pod{pod(corev1.PodPending, true)}, []string{"Job/" + base.Name}},
-		{"a suspended Job, no pod", nil, []batchv1.Job{suspended}, nil, nil},
-		{"a started request whose Job the cache lacks", []v1alpha1.ReplayRequest{*started}, nil, nil, []string{"ReplayRequest/a"}},
-		{"a started request and its Job: one holder", []v1alpha1.ReplayRequest{*started}, []batchv1.Job{running}, nil, []string{"Job/" + base.Name}},
-		{"a request not started", []v1alpha1.ReplayRequest{*rr}, nil, nil, nil},
+		{"nothing", nil, nil, nil, nil, ""},
+		{"a running Job", nil, []batchv1.Job{running}, nil, []string{"Job/" + base.Name}, HoldRuns},
+		{"a finished Job with no live pod", nil, []batchv1.Job{finished}, []corev1.Pod{pod(corev1.PodSucceeded, false)}, nil, ""},
+		{"a finished Job whose pod still terminates", nil, []batchv1.Job{finished}, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Job/" + base.Name}, HoldPodStopping},
+		{"a deleted Job's terminating pod", nil, []batchv1.Job{deleting}, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Job/" + base.Name}, HoldPodStopping},
+		{"a deleted Job with its pods gone", nil, []batchv1.Job{deleting}, nil, nil, ""},
+		{"an orphaned pod, Job gone", nil, nil, []corev1.Pod{pod(corev1.PodRunning, false)}, []string{"Pod/pod"}, HoldRuns},
+		{"an orphaned pod stopping", nil, nil, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Pod/pod"}, HoldPodStopping},
+		{"a suspended Job whose pod is being removed", nil, []batchv1.Job{suspended}, []corev1.Pod{pod(corev1.PodPending, true)}, []string{"Job/" + base.Name}, HoldPodStopping},
+		{"a suspended Job, no pod", nil, []batchv1.Job{suspended}, nil, nil, ""},
+		{"a started request whose Job the cache lacks", []v1alpha1.ReplayRequest{*started}, nil, nil, []string{"ReplayRequest/a"}, HoldJobNotShown},
+		{"a started request and its Job: one holder", []v1alpha1.ReplayRequest{*started}, []batchv1.Job{running}, nil, []string{"Job/" + base.Name}, HoldRuns},
+		{"a request not started", []v1alpha1.ReplayRequest{*rr}, nil, nil, nil, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
 			for _, h := range Holders(c.rrs, c.jobs, c.pods) {
 				got = append(got, string(h.Kind)+"/"+h.Name)
+				if h.Holds != c.holds {
+					t.Fatalf("%s/%s holds the group as %q, want %q", h.Kind, h.Name, h.Holds, c.holds)
+				}
 			}
 			if !slices.Equal(got, c.want) {
 				t.Fatalf("holders %v, want %v", got, c.want)
@@ -176,7 +182,7 @@ func TestUnitGroupQueueStartsOncePerKey(t *testing.T) {
 	q := newGroupQueue()
 	var started atomic.Int32
 	var wg sync.WaitGroup
-	notSeen := func(types.NamespacedName) bool { return false }
+	notSeen := func(EntryKind, types.NamespacedName) bool { return false }
 	release := make(chan struct{})
 	for i := range 20 {
 		wg.Add(1)
@@ -210,7 +216,7 @@ func TestUnitGroupQueueStartsOncePerKey(t *testing.T) {
 		t.Fatal("no hold after a start")
 	}
 	// Once the cache shows the Job, the hold ends: the cluster speaks.
-	seen := func(j types.NamespacedName) bool { return j == job }
+	seen := func(_ EntryKind, j types.NamespacedName) bool { return j == job }
 	var pending *Entry
 	_, _ = q.TryStart("k", job, Entry{Name: "late"}, seen, func(p *Entry) Decision { pending = p; return Decision{} }, nil)
 	if pending != nil {
@@ -223,7 +229,7 @@ func TestUnitGroupQueueStartsOncePerKey(t *testing.T) {
 
 func TestUnitGroupQueueFailedStartHoldsNothing(t *testing.T) {
 	q := newGroupQueue()
-	never := func(types.NamespacedName) bool { return false }
+	never := func(EntryKind, types.NamespacedName) bool { return false }
 	free := func(*Entry) Decision { return Decision{Start: true} }
 	d, err := q.TryStart("k", types.NamespacedName{Name: "job"}, Entry{Name: "a"}, never, free, func() (bool, error) { return false, nil })
 	if err != nil || d.Start {
@@ -237,7 +243,7 @@ func TestUnitGroupQueueFailedStartHoldsNothing(t *testing.T) {
 func TestUnitGroupQueueGroupsDoNotWaitForEachOther(t *testing.T) {
 	q := newGroupQueue()
 	free := func(*Entry) Decision { return Decision{Start: true} }
-	never := func(types.NamespacedName) bool { return false }
+	never := func(EntryKind, types.NamespacedName) bool { return false }
 	inStart, release := make(chan struct{}), make(chan struct{})
 	go func() {
 		_, _ = q.TryStart("a", types.NamespacedName{Name: "job-a"}, Entry{Name: "a"}, never, free, func() (bool, error) {
@@ -260,5 +266,58 @@ func TestUnitGroupQueueGroupsDoNotWaitForEachOther(t *testing.T) {
 	close(release)
 	if _, ok := q.Pending("b"); !ok {
 		t.Fatal("no hold for b")
+	}
+}
+
+// Issue 27, case 1: a start's hold ends once the cache shows its Job,
+// whatever became of it since, so that one start that never ran cannot hold
+// its group until the launcher restarts.
+func TestUnitHoldSettledByWhatTheCacheShows(t *testing.T) {
+	job := func(suspend *bool, started, deleting bool) *batchv1.Job {
+		j := &batchv1.Job{Spec: batchv1.JobSpec{Suspend: suspend}}
+		if started {
+			j.Annotations = map[string]string{v1alpha1.AnnotationStartedAt: "2026-03-01T09:00:00Z"}
+		}
+		if deleting {
+			j.DeletionTimestamp = &metav1.Time{Time: t0}
+		}
+		return j
+	}
+	cases := []struct {
+		name   string
+		kind   EntryKind
+		cached *batchv1.Job
+		want   bool
+	}{
+		{"a request's Job not in the cache yet", EntryRequest, nil, false},
+		{"a request's Job shown, running", EntryRequest, job(nil, false, false), true},
+		{"a request's Job suspended at its start timeout", EntryRequest, job(ptr.To(true), false, false), true},
+		{"a request's Job being deleted", EntryRequest, job(nil, false, true), true},
+		{"a runbook Job not in the cache", EntryJob, nil, false},
+		{"a runbook Job shown still suspended, before the start", EntryJob, job(ptr.To(true), false, false), false},
+		{"a runbook Job shown started", EntryJob, job(ptr.To(false), true, false), true},
+		{"a runbook Job suspended again after its start", EntryJob, job(ptr.To(true), true, false), true},
+		{"a runbook Job being deleted", EntryJob, job(ptr.To(true), false, true), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := HoldSettled(c.kind, c.cached); got != c.want {
+				t.Fatalf("HoldSettled = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// A waiting message says how its blocker holds the group, in either
+// namespace, rather than that a replay "is in progress" when none is.
+func TestUnitWaitingMessageSaysHowTheGroupIsHeld(t *testing.T) {
+	since := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for _, holds := range []string{HoldRuns, HoldPodStopping, HoldConsumers, HoldJobNotShown, HoldStarting} {
+		for _, ns := range []string{"team-a", "team-b"} {
+			d := Decision{Blocker: &Entry{Kind: EntryJob, Namespace: ns, Name: "j", Since: since, Holds: holds}, Running: true}
+			if m := WaitingMessage("team-a", "orders", d); !strings.Contains(m, holds) {
+				t.Fatalf("blocker in %s holding as %q: message %q does not say so", ns, holds, m)
+			}
+		}
 	}
 }

@@ -325,12 +325,10 @@ func groupState(ctx context.Context, c client.Client, key string) (holders, wait
 // the cache does not show yet counted as a holder.
 func decideStart(ctx context.Context, q *groupQueue, c client.Client, api client.Reader, key string, self Entry, job types.NamespacedName, start func() (bool, error)) (Decision, error) {
 	var readErr error
-	settled := func(job types.NamespacedName) bool {
+	settled := func(kind EntryKind, job types.NamespacedName) bool {
 		var j batchv1.Job
 		if err := c.Get(ctx, job, &j); err == nil {
-			// A created Job is shown; an unsuspended runbook Job is shown
-			// once the cache has the unsuspended version.
-			return j.Spec.Suspend == nil || !*j.Spec.Suspend || j.DeletionTimestamp != nil
+			return HoldSettled(kind, &j)
 		}
 		// Not in the cache: settled only if the API server has no such
 		// Job either (it was deleted before the cache ever saw it)...

@@ -94,7 +94,7 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, job *batchv1.Job, rec *v1alp
 	if g := replay.Group(undone); g != group {
 		return refuseUndo("%s moved group %q, not %q: an undo restores the same group", name, g, group)
 	}
-	if a, b := replay.BootstrapServers(undone), replay.BootstrapServers(rr); !SameServers(a, b) {
+	if a, b := replay.BootstrapServers(undone), replay.BootstrapServers(rr); !replay.SameServers(a, b) {
 		return refuseUndo("%s ran against kafka.bootstrapServers %q, not %q: an undo restores the same Kafka cluster", name, a, b)
 	}
 	jobName := undone.Status.JobName
@@ -380,28 +380,6 @@ func ownedBy(rec *v1alpha1.ReplayRecord, job *batchv1.Job) bool {
 		}
 	}
 	return false
-}
-
-// SameServers reports whether two bootstrap lists name the same servers: as
-// sets of host:port, in any order, spaces, case and protocol prefixes
-// (SSL://) ignored.
-func SameServers(a, b string) bool {
-	return slices.Equal(serverSet(a), serverSet(b))
-}
-
-func serverSet(s string) []string {
-	var out []string
-	for _, hp := range strings.Split(s, ",") {
-		hp = strings.ToLower(strings.TrimSpace(hp))
-		if i := strings.Index(hp, "://"); i >= 0 {
-			hp = hp[i+3:]
-		}
-		if hp != "" {
-			out = append(out, hp)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // undoManifest is the ReplayRequest the undo command creates.

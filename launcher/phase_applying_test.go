@@ -1,0 +1,88 @@
+package launcher
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// Issue 27, cases 3 and 4: a request whose Job was deleted waits for its
+// runner pods, then takes what they reported, else says that offsets may
+// have changed (unless its runner never started) and how to find out.
+func TestUnitDeletedJobOutcome(t *testing.T) {
+	rr := testutil.MakeRequest("shop", "rewind").Group("orders").Resolved("earliest").Obj()
+	job, err := BuildJob(rr, StageApply, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(name string, mod func(*corev1.Pod)) corev1.Pod {
+		p := testutil.PodFor(job, name)
+		p.CreationTimestamp = metav1.Time{Time: t0}
+		mod(p)
+		return *p
+	}
+	running := func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }
+	stopping := func(p *corev1.Pod) { running(p); p.DeletionTimestamp = &metav1.Time{Time: t0} }
+	ended := func(code report.ExitCode) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			testutil.Terminated(p, int32(code), testutil.Compact(testutil.Result("orders", code, 5)), t0.Add(time.Minute))
+		}
+	}
+	killed := func(p *corev1.Pod) { testutil.Terminated(p, 137, "", t0.Add(time.Minute)) }
+	waiting := rr.DeepCopy()
+	SetCondition(waiting, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodWaiting, "ImagePullBackOff")
+
+	cases := []struct {
+		name      string
+		rr        *v1alpha1.ReplayRequest
+		pods      []corev1.Pod
+		wait      string // the pod it waits for
+		reason    string
+		succeeded bool
+		changed   v1alpha1.OffsetsChanged
+		says      []string
+	}{
+		{name: "a pod still running", rr: rr, pods: []corev1.Pod{pod("p0", running)}, wait: "p0"},
+		{name: "a pod stopping in its grace period", rr: rr, pods: []corev1.Pod{pod("p0", ended(report.ExitKafkaError)), pod("p1", stopping)}, wait: "p1"},
+		{name: "committed in its grace period", rr: rr, pods: []corev1.Pod{pod("p0", ended(report.ExitOK))},
+			reason: string(report.ReasonApplied), succeeded: true, changed: v1alpha1.OffsetsChangedYes, says: []string{"deleted before it finished", "p0"}},
+		{name: "interrupted before the commit", rr: rr, pods: []corev1.Pod{pod("p0", ended(report.ExitInterrupted))},
+			reason: string(report.ReasonInterrupted), changed: v1alpha1.OffsetsChangedNo, says: []string{"deleted before it finished"}},
+		{name: "killed without a result", rr: rr, pods: []corev1.Pod{pod("p0", killed)},
+			reason: ReasonJobDeleted, changed: v1alpha1.OffsetsChangedUnknown, says: []string{"offsets may have changed", "kubectl replay describe rewind -n shop", RequestRunID(rr)}},
+		{name: "no pod left", rr: rr,
+			reason: ReasonJobDeleted, changed: v1alpha1.OffsetsChangedUnknown, says: []string{"deleted before it finished", "offsets may have changed", `group "orders"`}},
+		{name: "no pod left, and it never started", rr: waiting,
+			reason: ReasonJobDeleted, changed: v1alpha1.OffsetsChangedNo, says: []string{"nothing was run"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			alive, o := DeletedJobOutcome(c.rr, job.Name, c.pods)
+			if c.wait != "" {
+				if alive == nil || alive.Name != c.wait {
+					t.Fatalf("waits for %v, want %s", alive, c.wait)
+				}
+				return
+			}
+			if alive != nil {
+				t.Fatalf("waits for %s, with no pod alive", alive.Name)
+			}
+			if o.Reason != c.reason || o.Succeeded != c.succeeded || o.OffsetsChanged != c.changed {
+				t.Fatalf("outcome %s succeeded=%v changed=%s, want %s %v %s (%s)", o.Reason, o.Succeeded, o.OffsetsChanged, c.reason, c.succeeded, c.changed, o.Message)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(o.Message, s) {
+					t.Fatalf("message %q does not say %q", o.Message, s)
+				}
+			}
+		})
+	}
+}
