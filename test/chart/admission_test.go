@@ -293,6 +293,74 @@ func TestAdmissionPolicies(t *testing.T) {
 		}
 	})
 
+	// Issue 27, case 5: the launcher's finalizer is what restores the
+	// consumers a request paused. While status records one paused and not
+	// restored, nobody but the launcher removes it: not a tenant who may
+	// edit requests, not an admin (Argo CD's Replace=true is such an
+	// update); once they are restored, anyone may.
+	t.Run("finalizer", func(t *testing.T) {
+		var launcherSA string
+		for _, u := range byKind(objs, "ServiceAccount") {
+			if strings.HasSuffix(u.GetName(), "-launcher") {
+				launcherSA = u.GetName()
+			}
+		}
+		launcherClient := asUser(t, cfg, "system:serviceaccount:"+releaseNamespace+":"+launcherSA, "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace)
+		grant(ctx, t, admin, ns, "edit-requests", user, rbacv1.PolicyRule{
+			APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"replayrequests"}, Verbs: []string{"get", "update", "patch"},
+		})
+		state := func(rr *v1alpha1.ReplayRequest, st v1alpha1.ConsumerState) {
+			t.Helper()
+			rr.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: v1alpha1.ConsumerDeployment, Name: "orders-consumer", Method: v1alpha1.PauseScale, Replicas: ptr.To[int32](2), State: st}}
+			if err := admin.Status().Update(ctx, rr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		strip := func(c client.Client, rr *v1alpha1.ReplayRequest) error {
+			return c.Patch(ctx, rr.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`)))
+		}
+		paused := func(name string, st v1alpha1.ConsumerState) *v1alpha1.ReplayRequest {
+			rr := testutil.MakeRequest(ns, name).Obj()
+			rr.Finalizers = []string{launcher.Finalizer}
+			if err := admin.Create(ctx, rr); err != nil {
+				t.Fatal(err)
+			}
+			state(rr, st)
+			return rr
+		}
+		for _, st := range []v1alpha1.ConsumerState{v1alpha1.ConsumerPaused, v1alpha1.ConsumerRecorded} {
+			rr := paused("paused-"+strings.ToLower(string(st)), st)
+			for who, c := range map[string]client.Client{user: alice, "an admin": admin} {
+				err := strip(c, rr)
+				if err == nil || !strings.Contains(err.Error(), "may not remove "+launcher.Finalizer) {
+					t.Fatalf("%s stripped the finalizer of a request whose consumers are %s: %v", who, st, err)
+				}
+			}
+			// A replace without it (Argo CD's Replace=true) is refused too.
+			var cur v1alpha1.ReplayRequest
+			if err := admin.Get(ctx, client.ObjectKeyFromObject(rr), &cur); err != nil {
+				t.Fatal(err)
+			}
+			cur.Finalizers = nil
+			if err := alice.Update(ctx, &cur); err == nil {
+				t.Fatalf("a replace without the finalizer was admitted while the consumers are %s", st)
+			}
+			// Other edits, and deleting it, are not this rule's business.
+			if err := alice.Patch(ctx, rr.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"note":"kept"}}}`))); err != nil {
+				t.Fatalf("an edit that keeps the finalizer: %v", err)
+			}
+			// The launcher removes it once it has restored them; here,
+			// at once, as its identity.
+			if err := strip(launcherClient, rr); err != nil {
+				t.Fatalf("the launcher removing its own finalizer: %v", err)
+			}
+		}
+		restored := paused("restored", v1alpha1.ConsumerRestored)
+		if err := strip(alice, restored); err != nil {
+			t.Fatalf("the finalizer of a request whose consumers are restored: %v", err)
+		}
+	})
+
 	t.Run("launcher Jobs", func(t *testing.T) {
 		var launcherSA string
 		for _, u := range byKind(objs, "ServiceAccount") {

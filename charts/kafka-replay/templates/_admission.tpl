@@ -8,6 +8,16 @@ launcher/api/v1alpha1 AnnotationRequestedBy and AnnotationRequestedByGroups
 {{- define "kafka-replay.annotation.requestedByGroups" -}}kafkareplay.dev/requested-by-groups{{- end }}
 
 {{/*
+The launcher's finalizer on a ReplayRequest: launcher.Finalizer.
+*/}}
+{{- define "kafka-replay.finalizer" -}}kafkareplay.dev/runner{{- end }}
+
+{{/*
+The launcher's ServiceAccount, as the API server names its requests.
+*/}}
+{{- define "kafka-replay.launcher.username" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "kafka-replay.launcher.serviceAccountName" . }}{{- end }}
+
+{{/*
 The annotations that approve or reject a plan (approval: Manual), and the
 one the approver is stamped into: launcher/api/v1alpha1 AnnotationApprove,
 AnnotationReject and AnnotationApprovedBy.
