@@ -94,7 +94,8 @@ func TestEnvtestNeverStartedRunnerReleasesTheGroup(t *testing.T) {
 }
 
 // removePod plays the Job controller and the kubelet once a deleted pod's
-// containers have stopped: the tracking finalizer goes, then the pod.
+// containers have stopped: the tracking finalizer goes, then the pod (the
+// kubelet's confirmation, a deletion with no grace period).
 func removePod(t testing.TB, pod *corev1.Pod) {
 	t.Helper()
 	eventually(t, 10*time.Second, "pod "+pod.Name+" gone", func() error {

@@ -145,21 +145,7 @@ func TestEnvtestDeadlineKeepsLogTail(t *testing.T) {
 		return nil
 	})
 	logs.gone(pod.Name)
-	eventually(t, 10*time.Second, "pod gone", func() error {
-		var cur corev1.Pod
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), &cur); err != nil {
-			return client.IgnoreNotFound(err)
-		}
-		cur.Finalizers = nil
-		if err := k8s.Update(context.Background(), &cur); err != nil {
-			return err
-		}
-		// The kubelet's confirmation that the container has stopped.
-		if err := k8s.Delete(context.Background(), &cur, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-		return fmt.Errorf("finalizer removed, waiting for the pod to go")
-	})
+	removePod(t, pod)
 	finishJob(t, job, batchv1.JobReasonDeadlineExceeded)
 	got := waitPhase(t, rr, v1alpha1.PhaseFailed)
 	if c := condition(got, v1alpha1.ConditionSucceeded); c == nil || c.Reason != launcher.ReasonDeadlineExceeded {
