@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -107,11 +108,13 @@ func jobFinishedAt(job *batchv1.Job) time.Time {
 }
 
 // ExpiredJobs returns the finished, recorded, launcher-made Jobs that no
-// request owns any more, beyond the newest limit, the oldest first. Runbook
-// Jobs are left to their CronJob's own history limits, and a Job a request
-// still owns goes with that request.
+// request owns any more, beyond the newest limit, the oldest first: limit
+// apply Jobs, and apart from them limit planning and dry-run Jobs
+// (DryRunJob), so that plans never push a replay that moved offsets out of
+// the history. Runbook Jobs are left to their CronJob's own history limits,
+// and a Job a request still owns goes with that request.
 func ExpiredJobs(items []batchv1.Job, limit int) []*batchv1.Job {
-	var done []*batchv1.Job
+	var applied, dry []*batchv1.Job
 	for i := range items {
 		j := &items[i]
 		if _, launcherMade := j.Labels[v1alpha1.LabelRequest]; !launcherMade || j.DeletionTimestamp != nil {
@@ -120,9 +123,32 @@ func ExpiredJobs(items []batchv1.Job, limit int) []*batchv1.Job {
 		if metav1.GetControllerOf(j) != nil || !IsRecorded(j) {
 			continue
 		}
-		done = append(done, j)
+		if DryRunJob(j) {
+			dry = append(dry, j)
+		} else {
+			applied = append(applied, j)
+		}
 	}
-	return expired(done, limit, jobFinishedAt)
+	return append(expired(applied, limit, jobFinishedAt), expired(dry, limit, jobFinishedAt)...)
+}
+
+// DryRunJob reports whether a runner Job changes no offsets: a request's
+// planning Job, or a dry run (its runner's REPLAY_DRY_RUN). It is pure.
+func DryRunJob(j *batchv1.Job) bool {
+	if j.Labels[v1alpha1.LabelStage] == string(StagePlan) {
+		return true
+	}
+	for _, c := range j.Spec.Template.Spec.Containers {
+		if c.Name != ContainerName {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.Name == config.EnvDryRun && e.Value == "true" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func expired[T metav1.Object](done []T, limit int, at func(T) time.Time) []T {

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -103,5 +104,47 @@ func TestUnitResultGrace(t *testing.T) {
 	}
 	if resultGraceLeft(Outcome{Reason: ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(time.Minute)) > 0 {
 		t.Fatal("waited past the grace")
+	}
+}
+
+// Issue 27: plans and dry runs do not push apply Jobs out of the history;
+// they have a limit of their own, the same number.
+func TestUnitExpiredJobsCountsApplyJobsApart(t *testing.T) {
+	rr := testutil.MakeRequest("ns", "r").Resolved("earliest").Obj()
+	mk := func(name string, stage Stage, dry bool, finished time.Time) batchv1.Job {
+		r := rr.DeepCopy()
+		r.Spec.DryRun = dry
+		j, err := BuildJob(r, stage, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Name = name
+		j.Annotations[v1alpha1.AnnotationOutcome] = OutcomeSucceeded
+		j.Annotations[v1alpha1.AnnotationFinishedAt] = finished.Format(time.RFC3339)
+		j.OwnerReferences = nil // released
+		return *j
+	}
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	jobs := []batchv1.Job{
+		mk("apply-old", StageApply, false, at(0)),
+		mk("apply-new", StageApply, false, at(1)),
+		mk("plan-1", StagePlan, false, at(2)),
+		mk("dry-2", StageApply, true, at(3)),
+		mk("plan-3", StagePlan, false, at(4)),
+	}
+	var got []string
+	for _, j := range ExpiredJobs(jobs, 2) {
+		got = append(got, j.Name)
+	}
+	if want := []string{"plan-1"}; !slices.Equal(got, want) {
+		t.Fatalf("expired %v, want %v: two apply Jobs and two plans or dry runs kept", got, want)
+	}
+	for _, c := range []struct {
+		job  batchv1.Job
+		want bool
+	}{{jobs[0], false}, {jobs[2], true}, {jobs[3], true}} {
+		if got := DryRunJob(&c.job); got != c.want {
+			t.Errorf("DryRunJob(%s) = %v", c.job.Name, got)
+		}
 	}
 }

@@ -58,8 +58,9 @@ type Options struct {
 	// ActiveDeadline bounds a Job, retries included, unless a request sets
 	// runner.activeDeadlineSeconds. A request's waitTimeout is added to it.
 	ActiveDeadline time.Duration
-	// HistoryLimit is how many finished launcher-made Jobs are kept per
-	// (namespace, group); the oldest go first. 0 keeps all. Requests are
+	// HistoryLimit is how many finished launcher-made apply Jobs are kept
+	// per (namespace, group), and apart from them how many planning and
+	// dry-run Jobs (ExpiredJobs); the oldest go first. 0 keeps all. Requests are
 	// never deleted: they are the users' objects. The kept Jobs are what
 	// recognises a request re-created with the same name and spec
 	// (AlreadyRan).

@@ -111,7 +111,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&s.RunnerServiceAccount, "runner-service-account", s.RunnerServiceAccount, "ServiceAccount of runner pods; default: the namespace's default"+env("RUNNER_SERVICE_ACCOUNT"))
 	fs.IntVar(&s.BackoffLimit, "backoff-limit", s.BackoffLimit, "retries of a retryable runner failure (never for invalid input or an active group)"+env("BACKOFF_LIMIT"))
 	fs.DurationVar(&s.ActiveDeadline, "active-deadline", s.ActiveDeadline, "bound on a runner Job, retries included; a request's waitTimeout is added"+env("ACTIVE_DEADLINE"))
-	fs.IntVar(&s.HistoryLimit, "history-limit", s.HistoryLimit, "finished runner Jobs kept per namespace and group, oldest deleted first (requests are never deleted); 0 keeps all"+env("HISTORY_LIMIT"))
+	fs.IntVar(&s.HistoryLimit, "history-limit", s.HistoryLimit, "finished apply Jobs kept per namespace and group, and as many planning and dry-run Jobs, oldest deleted first (requests are never deleted); 0 keeps all"+env("HISTORY_LIMIT"))
 	fs.DurationVar(&s.StartTimeout, "start-timeout", s.StartTimeout, "bound on a replay's start: its Job accepted by the API server and its runner pod started, else the request fails (JobNotCreated, PodNotStarted) and the group moves on"+env("START_TIMEOUT"))
 	fs.BoolVar(&s.KEDA, "keda", s.KEDA, "pause consumers scaled by KEDA through their ScaledObject; false fails requests naming a ScaledObject"+env("KEDA"))
 	fs.BoolVar(&s.Knative, "knative", s.Knative, "resolve spec.consumerRef (KafkaSource, Trigger, Subscription); false fails requests with a consumerRef"+env("KNATIVE"))
