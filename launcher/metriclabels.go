@@ -22,6 +22,7 @@ var outcomeReasons = func() map[string]bool {
 	for _, r := range []string{
 		ReasonCompleted, ReasonOOMKilled, ReasonDeadlineExceeded, ReasonJobFailed, ReasonJobDeleted,
 		ReasonJobInvalid, ReasonJobCreateFailed, ReasonJobNotCreated, ReasonPodNotStarted,
+		ReasonImagePullFailed, ReasonUnschedulable, ReasonConfigMissing,
 		ReasonAlreadyRan, ReasonJobConflict, ReasonInvalidTarget,
 		ReasonUndoRefused,
 		ReasonRejected, ReasonExpired, ReasonPlanNotRecorded,

@@ -70,6 +70,12 @@ type Options struct {
 	// PodNotStarted, naming what the pod waited for). Either way the group
 	// goes to the next replay.
 	StartTimeout time.Duration
+	// StartFailAfter is how long a runner pod may fail to start in a way
+	// waiting does not mend (an image that cannot be pulled, no node for
+	// it, a missing Secret or ConfigMap: EarlyStartFailure) before the
+	// request fails with that reason, without waiting for StartTimeout. 0
+	// waits for StartTimeout.
+	StartFailAfter time.Duration
 	// LogTailLines and LogTailBytes bound the log tail copied into status.
 	LogTailLines int64
 	LogTailBytes int64
@@ -128,6 +134,7 @@ func DefaultOptions() Options {
 		ActiveDeadline: 10 * time.Minute,
 		HistoryLimit:   10,
 		StartTimeout:   5 * time.Minute,
+		StartFailAfter: time.Minute,
 		LogTailLines:   40,
 		LogTailBytes:   4096,
 		PodResultGrace: 10 * time.Second,

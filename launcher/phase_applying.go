@@ -34,7 +34,88 @@ const (
 	// removes its pod, and the group goes to the next replay once the pod
 	// is gone.
 	ReasonPodNotStarted = "PodNotStarted"
+	// ReasonImagePullFailed: the runner's image could not be pulled
+	// (ErrImagePull, ImagePullBackOff, InvalidImageName) for
+	// Options.StartFailAfter; nothing was run.
+	ReasonImagePullFailed = "ImagePullFailed"
+	// ReasonUnschedulable: no node could take the runner pod for
+	// Options.StartFailAfter; nothing was run.
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonConfigMissing: the runner container could not be created from
+	// its configuration (CreateContainerConfigError: a missing Secret or
+	// ConfigMap, or key) for Options.StartFailAfter; nothing was run.
+	ReasonConfigMissing = "ConfigMissing"
 )
+
+// startFailures are the waiting reasons of a runner container that waiting
+// does not mend by itself, and the request's reason for each.
+var startFailures = map[string]string{
+	"ErrImagePull":               ReasonImagePullFailed,
+	"ImagePullBackOff":           ReasonImagePullFailed,
+	"InvalidImageName":           ReasonImagePullFailed,
+	"ErrImageNeverPull":          ReasonImagePullFailed,
+	"CreateContainerConfigError": ReasonConfigMissing,
+}
+
+// StartFailure is a runner that has not started and will not by itself.
+type StartFailure struct {
+	// Reason is the request's reason (ReasonImagePullFailed, ...); empty
+	// when the runner may still start.
+	Reason string
+	// Message says what the pod waits for.
+	Message string
+	// Due is when the request fails for it: failAfter after the pod was
+	// made (an image pull) or became unschedulable.
+	Due time.Time
+}
+
+// StartVerdict says, for a runner (what) that has not started since since,
+// whether it is stopped and with which outcome, or when to look again: at
+// the start timeout it fails PodNotStarted; before it, a failure waiting
+// does not mend (EarlyStartFailure) fails it with that reason once due. It
+// is pure.
+func StartVerdict(what string, since time.Time, pods []corev1.Pod, start PodStart, now time.Time, opts Options) (*Outcome, time.Duration) {
+	deadline := since.Add(opts.StartTimeout)
+	if !now.Before(deadline) {
+		return &Outcome{Reason: ReasonPodNotStarted, FinishedAt: now,
+			Message: fmt.Sprintf("the %s did not start within the start timeout (%s): %s", what, opts.StartTimeout, start.Waiting)}, 0
+	}
+	again := deadline.Sub(now)
+	if early := EarlyStartFailure(pods, opts.StartFailAfter); early.Reason != "" {
+		if !now.Before(early.Due) {
+			return &Outcome{Reason: early.Reason, FinishedAt: now,
+				Message: fmt.Sprintf("the %s pod could not start for %s, and will not by itself: %s; nothing was run", what, opts.StartFailAfter, early.Message)}, 0
+		}
+		again = min(again, early.Due.Sub(now))
+	}
+	return nil, again
+}
+
+// EarlyStartFailure says whether a runner that has not started (the newest
+// of its Job's pods) has failed in a way that waiting will not mend: an
+// image that cannot be pulled, a pod no node can take, a container whose
+// configuration names a missing Secret or ConfigMap. Each counts failAfter
+// after it began (a registry's hiccup, an autoscaler adding a node or a
+// Secret made a moment late get that long), well within the start timeout,
+// so that such a request gives its group to the next replay early. It is
+// pure.
+func EarlyStartFailure(pods []corev1.Pod, failAfter time.Duration) StartFailure {
+	if len(pods) == 0 || failAfter <= 0 {
+		return StartFailure{}
+	}
+	p := slices.MaxFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; cs.Name == ContainerName && w != nil && startFailures[w.Reason] != "" {
+			return StartFailure{Reason: startFailures[w.Reason], Message: joinReason(w.Reason, w.Message), Due: p.CreationTimestamp.Add(failAfter)}
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return StartFailure{Reason: ReasonUnschedulable, Message: joinReason(c.Reason, c.Message), Due: c.LastTransitionTime.Add(failAfter)}
+		}
+	}
+	return StartFailure{}
+}
 
 // PodStart is how far a Job's runner got towards starting.
 type PodStart struct {
@@ -182,18 +263,14 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		return false, nil
 	}
 	deadline := job.CreationTimestamp.Add(r.Options.StartTimeout)
-	if !p.now.Before(deadline) {
-		o := Outcome{
-			Reason:     ReasonPodNotStarted,
-			Message:    fmt.Sprintf("the runner did not start within the start timeout (%s): %s", r.Options.StartTimeout, start.Waiting),
-			FinishedAt: p.now,
-		}
+	o, again := StartVerdict("runner", job.CreationTimestamp.Time, pods, start, p.now, r.Options)
+	if o != nil {
 		if err := stopJob(ctx, r.Client, job); err != nil {
 			return false, err
 		}
-		return false, r.finish(ctx, p, job, o)
+		return false, r.finish(ctx, p, job, *o)
 	}
-	p.requeueAfter(deadline.Sub(p.now))
+	p.requeueAfter(again)
 	if start.Pod == "" {
 		// No pod yet, normally for a moment only: the status keeps
 		// saying the Job was created. Should no pod ever come, the start

@@ -86,3 +86,64 @@ func TestUnitDeletedJobOutcome(t *testing.T) {
 		})
 	}
 }
+
+// Issue 27: a runner that cannot start, in a way waiting does not mend,
+// fails with its own reason after StartFailAfter, well within the start
+// timeout; anything else waits for the start timeout.
+func TestUnitStartVerdict(t *testing.T) {
+	opts := DefaultOptions() // start timeout 5m, fail after 1m
+	rr := testutil.MakeRequest("shop", "rewind").Resolved("earliest").Obj()
+	job, err := BuildJob(rr, StageApply, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitingFor := func(reason string) []corev1.Pod {
+		p := testutil.PodFor(job, "p0")
+		p.CreationTimestamp = metav1.Time{Time: t0}
+		p.Status.Phase = corev1.PodPending
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "details"}}}}
+		return []corev1.Pod{*p}
+	}
+	unschedulable := func(since time.Time) []corev1.Pod {
+		p := testutil.PodFor(job, "p0")
+		p.CreationTimestamp = metav1.Time{Time: t0}
+		p.Status.Phase = corev1.PodPending
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available", LastTransitionTime: metav1.Time{Time: since}}}
+		return []corev1.Pod{*p}
+	}
+	cases := []struct {
+		name   string
+		pods   []corev1.Pod
+		now    time.Time
+		reason string        // "" waits
+		again  time.Duration // when it waits
+	}{
+		{"no pod yet", nil, t0.Add(time.Minute), "", 4 * time.Minute},
+		{"creating its container", waitingFor("ContainerCreating"), t0.Add(2 * time.Minute), "", 3 * time.Minute},
+		{"an image pull failing, not for long", waitingFor("ErrImagePull"), t0.Add(20 * time.Second), "", 40 * time.Second},
+		{"an image pull failing for a minute", waitingFor("ImagePullBackOff"), t0.Add(time.Minute), ReasonImagePullFailed, 0},
+		{"an invalid image name", waitingFor("InvalidImageName"), t0.Add(2 * time.Minute), ReasonImagePullFailed, 0},
+		{"a missing Secret key", waitingFor("CreateContainerConfigError"), t0.Add(time.Minute), ReasonConfigMissing, 0},
+		{"unschedulable, since a moment", unschedulable(t0.Add(2 * time.Minute)), t0.Add(2*time.Minute + 10*time.Second), "", 50 * time.Second},
+		{"unschedulable for a minute", unschedulable(t0.Add(time.Minute)), t0.Add(2 * time.Minute), ReasonUnschedulable, 0},
+		{"anything at the start timeout", waitingFor("ContainerCreating"), t0.Add(5 * time.Minute), ReasonPodNotStarted, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, again := StartVerdict("runner", t0, c.pods, StartProgress(c.pods), c.now, opts)
+			switch {
+			case c.reason == "" && o != nil:
+				t.Fatalf("stopped with %s: %s", o.Reason, o.Message)
+			case c.reason == "" && again != c.again:
+				t.Fatalf("looks again in %s, want %s", again, c.again)
+			case c.reason != "" && (o == nil || o.Reason != c.reason || o.Succeeded || !o.FinishedAt.Equal(c.now)):
+				t.Fatalf("outcome %+v, want %s", o, c.reason)
+			}
+		})
+	}
+	// 0 turns early failures off: only the start timeout stops a runner.
+	opts.StartFailAfter = 0
+	if o, _ := StartVerdict("runner", t0, waitingFor("ImagePullBackOff"), StartProgress(waitingFor("ImagePullBackOff")), t0.Add(4*time.Minute), opts); o != nil {
+		t.Fatalf("failed early with StartFailAfter 0: %+v", o)
+	}
+}

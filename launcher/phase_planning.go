@@ -181,18 +181,14 @@ func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next b
 		r.followRunner(ctx, p, job, pods)
 		return false, nil
 	}
-	deadline := job.CreationTimestamp.Add(r.Options.StartTimeout)
-	if !p.now.Before(deadline) {
+	o, again := StartVerdict("planning runner", job.CreationTimestamp.Time, pods, start, p.now, r.Options)
+	if o != nil {
 		if err := stopJob(ctx, r.Client, job); err != nil {
 			return false, err
 		}
-		return false, r.planFailed(ctx, p, job, Outcome{
-			Reason:     ReasonPodNotStarted,
-			Message:    fmt.Sprintf("the planning runner did not start within the start timeout (%s): %s", r.Options.StartTimeout, start.Waiting),
-			FinishedAt: p.now,
-		})
+		return false, r.planFailed(ctx, p, job, *o)
 	}
-	p.requeueAfter(deadline.Sub(p.now))
+	p.requeueAfter(again)
 	return false, nil
 }
 

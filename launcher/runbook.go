@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -199,25 +198,22 @@ func (r *RunbookJobReconciler) startOrWait(ctx context.Context, job *batchv1.Job
 }
 
 // bound fails a started runbook Job whose pod has not started within the
-// start timeout: it is recorded PodNotStarted and suspended again, which
+// start timeout, or fails to start in a way waiting does not mend
+// (StartVerdict): it is recorded with that reason and suspended again, which
 // removes its pod.
 func (r *RunbookJobReconciler) bound(ctx context.Context, job *batchv1.Job, pods []corev1.Pod, now time.Time) (reconcile.Result, error) {
 	start := StartProgress(pods)
 	if start.Started {
 		return reconcile.Result{}, nil
 	}
-	deadline := jobSince(job).Add(r.Options.StartTimeout)
-	if now.Before(deadline) {
-		return reconcile.Result{RequeueAfter: deadline.Sub(now)}, nil
+	o, again := StartVerdict("runner", jobSince(job), pods, start, now, r.Options)
+	if o == nil {
+		return reconcile.Result{RequeueAfter: again}, nil
 	}
 	if err := stopJob(ctx, r.Client, job); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.record(ctx, job, Outcome{
-		Reason:     ReasonPodNotStarted,
-		Message:    fmt.Sprintf("the runner did not start within the start timeout (%s): %s", r.Options.StartTimeout, start.Waiting),
-		FinishedAt: now,
-	})
+	return reconcile.Result{}, r.record(ctx, job, *o)
 }
 
 func (r *RunbookJobReconciler) record(ctx context.Context, job *batchv1.Job, o Outcome) error {

@@ -46,6 +46,7 @@ type settings struct {
 	ActiveDeadline          time.Duration `envconfig:"ACTIVE_DEADLINE" default:"10m"`
 	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
 	StartTimeout            time.Duration `envconfig:"START_TIMEOUT" default:"5m"`
+	StartFailAfter          time.Duration `envconfig:"START_FAIL_AFTER" default:"1m"`
 	Workers                 int           `envconfig:"WORKERS" default:"8"`
 	KEDA                    bool          `envconfig:"KEDA" default:"true"`
 	Knative                 bool          `envconfig:"KNATIVE" default:"true"`
@@ -113,6 +114,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&s.ActiveDeadline, "active-deadline", s.ActiveDeadline, "bound on a runner Job, retries included; a request's waitTimeout is added"+env("ACTIVE_DEADLINE"))
 	fs.IntVar(&s.HistoryLimit, "history-limit", s.HistoryLimit, "finished apply Jobs kept per namespace and group, and as many planning and dry-run Jobs, oldest deleted first (requests are never deleted); 0 keeps all"+env("HISTORY_LIMIT"))
 	fs.DurationVar(&s.StartTimeout, "start-timeout", s.StartTimeout, "bound on a replay's start: its Job accepted by the API server and its runner pod started, else the request fails (JobNotCreated, PodNotStarted) and the group moves on"+env("START_TIMEOUT"))
+	fs.DurationVar(&s.StartFailAfter, "start-fail-after", s.StartFailAfter, "how long a runner pod may fail to start in a way waiting does not mend (image pull, unschedulable, missing Secret or ConfigMap) before the request fails with that reason (ImagePullFailed, Unschedulable, ConfigMissing), within --start-timeout; 0 waits for --start-timeout"+env("START_FAIL_AFTER"))
 	fs.BoolVar(&s.KEDA, "keda", s.KEDA, "pause consumers scaled by KEDA through their ScaledObject; false fails requests naming a ScaledObject"+env("KEDA"))
 	fs.BoolVar(&s.Knative, "knative", s.Knative, "resolve spec.consumerRef (KafkaSource, Trigger, Subscription); false fails requests with a consumerRef"+env("KNATIVE"))
 	fs.BoolVar(&s.KnativeScale, "knative-scale", s.KnativeScale, "pause a KafkaSource through its scale subresource; false fails requests that would pause one"+env("KNATIVE_SCALE"))
@@ -147,6 +149,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.ActiveDeadline = s.ActiveDeadline
 	c.opts.HistoryLimit = s.HistoryLimit
 	c.opts.StartTimeout = s.StartTimeout
+	c.opts.StartFailAfter = s.StartFailAfter
 	c.opts.NoKEDA = !s.KEDA
 	c.opts.NoKnative = !s.Knative
 	c.opts.NoKnativeScale = !s.KnativeScale
@@ -285,6 +288,9 @@ func validate(s *settings) error {
 	}
 	if s.StartTimeout < time.Second {
 		errs = append(errs, "--start-timeout: must be at least 1s")
+	}
+	if s.StartFailAfter < 0 {
+		errs = append(errs, "--start-fail-after: must not be negative")
 	}
 	if s.HistoryLimit < 0 {
 		errs = append(errs, "--history-limit: must not be negative")
