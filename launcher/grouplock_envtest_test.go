@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -249,4 +250,39 @@ func TestEnvtestDeletedJobWaitsForItsRunner(t *testing.T) {
 			removePod(t, pod)
 		})
 	}
+}
+
+// Case 3, whatever ended the request: a Job that ran out of its deadline is
+// Failed while its pod still stops (a Job controller that marks it before
+// the pod is gone); the request ends DeadlineExceeded, and its consumers
+// come back only once the pod has ended.
+func TestEnvtestConsumersNotRestoredUnderALiveRunner(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+	startLauncher(t, testOptions(), 2)
+
+	d := makeDeployment(t, ns, "consumer", 2, nil)
+	rr := consumerRequest(ns, "deadline", "g-deadline", deploymentRef("consumer"))
+	create(t, rr)
+	_, job := waitPaused(t, rr)
+	pod := startNodePod(t, job, job.Name+"-0")
+	if err := k8s.Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, job, batchv1.JobReasonDeadlineExceeded)
+	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
+	eventually(t, 20*time.Second, "the restore waits for the runner", func() error {
+		cur = getRR(t, rr)
+		if c := condition(cur, v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != launcher.ReasonWaitingForRunner || !strings.Contains(c.Message, pod.Name) {
+			return fmt.Errorf("ConsumersRestored = %+v", c)
+		}
+		return nil
+	})
+	if n := replicasOf(t, d); n != 0 {
+		t.Fatalf("consumers restored to %d while the runner pod is alive", n)
+	}
+	removePod(t, pod)
+	waitRestored(t, rr, launcher.ReasonRestored)
+	waitReplicas(t, d, 2)
 }
