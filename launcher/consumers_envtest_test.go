@@ -563,9 +563,13 @@ func denyScaleChanges(t *testing.T, ns string) func() {
 	}
 	create(t, binding)
 	probe := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "consumer"}}
+	// The probe is a dry run: admission judges it, nothing is written. A
+	// real write of 0 replicas, once the refusal is lifted, could land
+	// after the launcher's restore and undo it.
+	probeOpts := &client.SubResourcePatchOptions{PatchOptions: client.PatchOptions{DryRun: []string{metav1.DryRunAll}}, SubResourceBody: &autoscalingv1.Scale{}}
 	eventually(t, 30*time.Second, "scale changes refused", func() error {
 		patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":0}}`))
-		err := k8s.SubResource("scale").Patch(ctx, probe, patch, &client.SubResourcePatchOptions{SubResourceBody: &autoscalingv1.Scale{}})
+		err := k8s.SubResource("scale").Patch(ctx, probe, patch, probeOpts)
 		if err == nil || !strings.Contains(err.Error(), "frozen") {
 			return fmt.Errorf("scale patch: %w", err)
 		}
@@ -582,7 +586,7 @@ func denyScaleChanges(t *testing.T, ns string) func() {
 		}
 		_ = k8s.Delete(ctx, policy)
 		eventually(t, 30*time.Second, "scale changes allowed", func() error {
-			return k8s.SubResource("scale").Patch(ctx, probe, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":0}}`)), &client.SubResourcePatchOptions{SubResourceBody: &autoscalingv1.Scale{}})
+			return k8s.SubResource("scale").Patch(ctx, probe, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":0}}`)), probeOpts)
 		})
 	}
 	t.Cleanup(lift)
