@@ -113,27 +113,27 @@ type Decision struct {
 
 // Decide says whether self may start, given what holds the group (see
 // Holders) and the entries that wait for it (self may be among them). It is
-// pure. The queue is: first the holders, then the waiting entries, first in
-// first out by creation time, then kind, namespace and name, so that every
-// reconcile agrees on one order.
+// pure. The queue is: first the holders, then the waiting entries in turns
+// by namespace (fairOrder): every namespace's first, first in first out,
+// then every namespace's second, and so on, so that one namespace's many
+// requests do not hold another's one back for all of theirs.
 //
 // Self starts when nothing holds the group and nothing waits ahead of it.
 // Otherwise its blocker is the entry just ahead of it: the one it waits for.
-// That one does not change as the queue advances, so a waiting request's
-// status is written once, not once per replay that finishes before it.
+// That one changes only when an entry comes in ahead of it (another
+// namespace's turn), so a waiting request's status is not written once per
+// replay that finishes before it.
 func Decide(self Entry, holders, waiting []Entry) Decision {
-	var ahead []Entry
+	queue := []Entry{self}
 	for _, w := range waiting {
 		if w.Kind == self.Kind && w.key() == self.key() {
 			continue
 		}
-		if before(w, self) {
-			ahead = append(ahead, w)
-		}
+		queue = append(queue, w)
 	}
-	sortEntries(ahead)
-	if len(ahead) > 0 {
-		return Decision{Blocker: &ahead[len(ahead)-1]}
+	fairOrder(queue)
+	if i := slices.IndexFunc(queue, func(e Entry) bool { return e.Kind == self.Kind && e.key() == self.key() }); i > 0 {
+		return Decision{Blocker: &queue[i-1]}
 	}
 	var held []Entry
 	for _, h := range holders {
@@ -153,17 +153,41 @@ func Decide(self Entry, holders, waiting []Entry) Decision {
 	return Decision{Blocker: &held[len(held)-1], Running: true}
 }
 
+// fairOrder sorts waiting entries into the queue's order: by their turn
+// (the how-manieth of their namespace they are, first in first out), then
+// first in first out across namespaces. Within one namespace it is first in
+// first out. A namespace's entries that never start each hold the group for
+// at most the start bound (StartVerdict), and those of n namespaces take
+// turns, so one namespace holds another's next request back by at most one
+// such bound per namespace ahead of it, not one per request it queued.
+func fairOrder(es []Entry) {
+	sortEntries(es)
+	type turned struct {
+		turn int
+		e    Entry
+	}
+	ts := make([]turned, len(es))
+	seen := map[string]int{}
+	for i, e := range es {
+		ts[i] = turned{seen[e.Namespace], e}
+		seen[e.Namespace]++
+	}
+	slices.SortStableFunc(ts, func(a, b turned) int { return cmp.Compare(a.turn, b.turn) })
+	for i := range ts {
+		es[i] = ts[i].e
+	}
+}
+
 func sortEntries(es []Entry) {
 	slices.SortFunc(es, compareEntries)
 }
 
+// compareEntries is first in first out: creation time, then kind, namespace
+// and name, so that every reconcile agrees on one order.
 func compareEntries(a, b Entry) int {
 	return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Kind, b.Kind),
 		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
-
-// before is the queue's order: creation time, then kind, namespace, name.
-func before(a, b Entry) bool { return compareEntries(a, b) < 0 }
 
 // WaitingMessage is what a waiting request's status says. It names the
 // blocker only when it is in the same namespace: a tenant learns nothing

@@ -321,3 +321,33 @@ func TestUnitWaitingMessageSaysHowTheGroupIsHeld(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27: namespaces take turns. One namespace's many waiting requests
+// do not hold another's first one back for all of theirs; within a
+// namespace the queue is first in first out.
+func TestUnitDecideGivesNamespacesTurns(t *testing.T) {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	req := func(ns, name string, s int) Entry {
+		return Entry{Kind: EntryRequest, Namespace: ns, Name: name, Created: at(s)}
+	}
+	a1, a2, a3 := req("busy", "a1", 0), req("busy", "a2", 1), req("busy", "a3", 2)
+	b1, b2 := req("quiet", "b1", 3), req("quiet", "b2", 4)
+	c1 := req("late", "c1", 5)
+	waiting := []Entry{a1, a2, a3, b1, b2, c1}
+	// The order: a1, b1, c1 (every namespace's first), a2, b2, a3.
+	cases := []struct {
+		self    Entry
+		blocker string
+	}{
+		{a1, ""}, {b1, "a1"}, {c1, "b1"}, {a2, "c1"}, {b2, "a2"}, {a3, "b2"},
+	}
+	for _, c := range cases {
+		d := Decide(c.self, nil, waiting)
+		switch {
+		case c.blocker == "" && !d.Start:
+			t.Fatalf("%s: waits for %+v, want it to start", c.self.Name, d.Blocker)
+		case c.blocker != "" && (d.Start || d.Blocker.Name != c.blocker):
+			t.Fatalf("%s: %+v, want it to wait for %s", c.self.Name, d, c.blocker)
+		}
+	}
+}
