@@ -437,7 +437,13 @@ func (k *kafkaClient) describeTopicsAdmin(ctx context.Context, topics []string) 
 		return topicInfo{}, err
 	}
 	out := topicInfo{Partitions: map[string]int32{}, Leaders: map[TP]int32{}}
+	answered := map[string]bool{}
+	ids := map[string][]int32{}
 	for _, d := range res.TopicDescriptions {
+		answered[d.Name] = true
+		for _, p := range d.Partitions {
+			ids[d.Name] = append(ids[d.Name], int32(p.Partition))
+		}
 		switch d.Error.Code() {
 		case kafka.ErrNoError:
 			out.Partitions[d.Name] = int32(len(d.Partitions))
@@ -451,6 +457,9 @@ func (k *kafkaClient) describeTopicsAdmin(ctx context.Context, topics []string) 
 		default:
 			return topicInfo{}, fmt.Errorf("topic %s: %w", d.Name, d.Error)
 		}
+	}
+	if err := checkTopicsAnswered(topics, answered, out.Partitions, func(t string) []int32 { return ids[t] }); err != nil {
+		return topicInfo{}, err
 	}
 	return out, nil
 }
@@ -518,8 +527,56 @@ func (k *kafkaClient) listOffsets(ctx context.Context, what string, tps []TP, sp
 		}
 	}
 	return retry(ctx, k, what, func(ctx context.Context) ([]tpOffset, error) {
-		return call(ctx, what, asked, spec)
+		got, err := call(ctx, what, asked, spec)
+		if err == nil {
+			err = checkOffsets(got, spec)
+		}
+		return got, err
 	})
+}
+
+// checkOffsets refuses offsets no broker answers: a log bound below 0, or
+// for a time anything below 0 but -1 (no message at or after it). The one
+// a mangled answer leaves is OFFSET_INVALID (-1001): librdkafka fills
+// every partition of a call with it and replaces it with the partition's
+// answer, so a partition the answer left out keeps it, without an error.
+func checkOffsets(got []tpOffset, spec kafka.OffsetSpec) error {
+	lowest := int64(0)
+	if spec >= 0 { // a timestamp
+		lowest = -1
+	}
+	for _, o := range got {
+		switch {
+		case o.offset == int64(kafka.OffsetInvalid):
+			return fmt.Errorf("no answer for %s", o.tp)
+		case o.offset < lowest:
+			return fmt.Errorf("%s answered with offset %d, which no broker answers", o.tp, o.offset)
+		}
+	}
+	return nil
+}
+
+// checkTopicsAnswered refuses a DescribeTopics answer that left out a
+// topic asked for (a topic that does not exist is answered, with an
+// error), or whose partitions of a topic are not exactly 0 to its count
+// minus 1: either would plan from partitions that are not the topic's.
+// ids(topic) lists a topic's partitions as answered.
+func checkTopicsAnswered(asked []string, answered map[string]bool, partitions map[string]int32, ids func(topic string) []int32) error {
+	for _, t := range asked {
+		if !answered[t] {
+			return fmt.Errorf("no answer for topic %q", t)
+		}
+	}
+	for t, n := range partitions {
+		seen := make([]bool, n)
+		for _, id := range ids(t) {
+			if id < 0 || id >= n || seen[id] {
+				return fmt.Errorf("topic %q is answered with %d partitions, but partition %d is not one of 0-%d once", t, n, id, n-1)
+			}
+			seen[id] = true
+		}
+	}
+	return nil
 }
 
 // listOffsetsAdmin is one call of listOffsetsDirect's, through

@@ -193,8 +193,12 @@ func describeTopicsDirect(ctx context.Context, rk rdHandle, topics []string) (to
 		break
 	}
 	out := topicInfo{Partitions: make(map[string]int32, nt), Leaders: make(map[TP]int32, np)}
+	answered := make(map[string]bool, nt)
+	first := make(map[string]C.kr_dt_topic, nt)
 	for _, d := range descs[:nt] {
 		name := C.GoString(d.name)
+		answered[name] = true
+		first[name] = d
 		switch code := kafka.ErrorCode(d.err); code {
 		case kafka.ErrNoError:
 			out.Partitions[name] = int32(d.count)
@@ -208,6 +212,17 @@ func describeTopicsDirect(ctx context.Context, rk rdHandle, topics []string) (to
 		default:
 			return topicInfo{}, fmt.Errorf("topic %s: %w", name, kafka.NewError(code, C.GoString(d.errstr), false))
 		}
+	}
+	err := checkTopicsAnswered(topics, answered, out.Partitions, func(t string) []int32 {
+		d := first[t]
+		ids := make([]int32, d.count)
+		for i, p := range parts[d.first : d.first+d.count] {
+			ids[i] = int32(p.partition)
+		}
+		return ids
+	})
+	if err != nil {
+		return topicInfo{}, err
 	}
 	return out, nil
 }
