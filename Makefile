@@ -47,6 +47,9 @@ KAFKA_VERSION ?= 4.4.0
 KAFKA_LIBS    := $(CACHE_DIR)/kafka-$(KAFKA_VERSION)/libs
 KAFKA_JARS    := $(KAFKA_LIBS)/kafka_2.13-$(KAFKA_VERSION).jar
 MVN           ?= mvn
+# make demo runs on embedded kfake; KAFKA=apache runs it on Apache Kafka
+# (the tests' harness, from KAFKA_LIBS).
+KAFKA ?= kfake
 
 # The runner links librdkafka (bundled, static) through cgo.
 RUNNER_LDFLAGS ?= -s -w
@@ -106,8 +109,9 @@ $(KAFKA_JARS):
 	rm -rf $(KAFKA_LIBS).tmp && $(MVN) -q -B -Dstyle.color=never -f test/kafka/apache/pom.xml -Dkafka.version=$(KAFKA_VERSION) -Dmaven.repo.local=$(CACHE_DIR)/m2 dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(KAFKA_LIBS).tmp && rm -rf $(KAFKA_LIBS) && mv $(KAFKA_LIBS).tmp $(KAFKA_LIBS)
 
 .PHONY: bench
-bench: ## Benchmarks: plan+commit for 1,000 and 10,000 partitions; requests by kind, wall time, peak memory.
+bench: $(KAFKA_JARS) ## Benchmarks: plan+commit for 1,000 and 10,000 partitions on kfake; then on Apache Kafka the runner against kafka-consumer-groups and a franz-go tool, in alternating rounds; requests by kind, wall time, CPU, peak memory.
 	$(GO) test -run '^$$' -bench BenchmarkReplay -benchtime 5x -timeout 30m ./runner/
+	KAFKA_REPLAY_TEST_APACHE=$(KAFKA_LIBS) $(GO) test -run '^$$' -bench BenchmarkCompareTools -benchtime 5x -timeout 60m ./runner/
 
 .PHONY: fuzz
 fuzz: ## Fuzz the target, scope and result-file parsers for 30s each.
@@ -116,9 +120,10 @@ fuzz: ## Fuzz the target, scope and result-file parsers for 30s each.
 	$(GO) test -run '^$$' -fuzz FuzzDecodeResultFile -fuzztime 30s ./runner/config/
 
 .PHONY: demo
-demo: ## Embedded 3-broker Kafka, then the runner: dry run, the plan applied, idempotent rerun, a skip refused, undo.
+demo: $(if $(filter apache,$(KAFKA)),$(KAFKA_JARS)) ## Embedded 3-broker Kafka (KAFKA=apache: Apache Kafka 4.4), then the runner: dry run, the plan applied, idempotent rerun, a skip refused, undo.
+	@case '$(KAFKA)' in kfake|apache) ;; *) echo 'KAFKA=$(KAFKA): want kfake or apache' >&2; exit 2;; esac
 	$(GO) build -o $(BIN)/runner ./cmd/runner
-	$(GO) run ./test/demo --runner $(BIN)/runner
+	$(if $(filter apache,$(KAFKA)),KAFKA_REPLAY_TEST_APACHE=$(KAFKA_LIBS)) $(GO) run ./test/demo --runner $(BIN)/runner
 
 .PHONY: test-gitops
 test-gitops: ## The Argo CD (Lua) and Flux (CEL) health checks of charts/kafka-replay/files/health, run as Argo CD and Flux run them (envtest: test-envtest).

@@ -2,7 +2,7 @@
 // dry run to a point in time, that exact plan applied (plan:), the same run
 // again (recognised as already applied), a skip refused by the guard, and
 // the replay undone (undo:) with one partition left alone. It needs nothing
-// but Go: `make demo`.
+// but Go: `make demo`. `make demo KAFKA=apache` runs it on Apache Kafka.
 package main
 
 import (
@@ -41,7 +41,13 @@ func demo(runnerBin string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	step("starting an embedded 3-broker Kafka cluster (kfake)")
+	// make demo KAFKA=apache sets KAFKA_REPLAY_TEST_APACHE: the same demo
+	// on Apache Kafka, started by the tests' harness.
+	kind := "an embedded 3-broker Kafka cluster (kfake)"
+	if libs := os.Getenv(kafkatest.ApacheEnv); libs != "" {
+		kind = "a 3-node Apache Kafka cluster (KRaft, on loopback, from " + libs + ")"
+	}
+	step("starting " + kind)
 	c, err := kafkatest.Start(3)
 	if err != nil {
 		return err

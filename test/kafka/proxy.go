@@ -37,6 +37,9 @@ type Proxy struct {
 	held [][]byte // held requests' frames, with their upstream
 	to   []string
 	wg   sync.WaitGroup
+	// counts are the requests the proxy saw, by kind, whatever their
+	// fate: a benchmark puts every tool it compares behind one proxy.
+	counts RequestCounts
 }
 
 // Verdict is what a Hook decides for one request.
@@ -69,7 +72,7 @@ func NewProxy(t testing.TB, c *Cluster) *Proxy {
 	if err != nil {
 		t.Fatalf("proxy: list brokers: %v", err)
 	}
-	p := &Proxy{t: t, upstream: brokers, addr: map[string]string{}}
+	p := &Proxy{t: t, upstream: brokers, addr: map[string]string{}, counts: RequestCounts{}}
 	for _, b := range brokers {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -114,6 +117,24 @@ func (p *Proxy) SetHook(h Hook) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.hook = h
+}
+
+// Requests returns the requests seen since the last ResetRequests.
+func (p *Proxy) Requests() RequestCounts {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := RequestCounts{}
+	for k, v := range p.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// ResetRequests zeroes the request counts.
+func (p *Proxy) ResetRequests() {
+	p.mu.Lock()
+	p.counts = RequestCounts{}
+	p.mu.Unlock()
 }
 
 // Release sends every held request to its broker, each on a connection of
@@ -214,6 +235,7 @@ func (p *Proxy) serve(client net.Conn, upstream string) {
 		}
 		p.mu.Lock()
 		h := p.hook
+		p.counts[kmsg.NameForKey(req.Key())]++
 		p.mu.Unlock()
 		if h != nil && h(req, nil) == Hold {
 			p.mu.Lock()
