@@ -50,7 +50,8 @@ func BenchmarkCompareTools(b *testing.B) {
 		b.Fatalf("build the benchmark's tools: %v\n%s", err, out)
 	}
 	rusage, franzseek := filepath.Join(bin, "rusage"), filepath.Join(bin, "franzseek")
-	floor := measure(b, rusage, "true").rssMiB
+	floorRun, _ := measure(b, rusage, "true")
+	floor := floorRun.rssMiB
 	java := "java"
 	if home := os.Getenv("JAVA_HOME"); home != "" {
 		java = filepath.Join(home, "bin", "java")
@@ -103,9 +104,11 @@ func BenchmarkCompareTools(b *testing.B) {
 				for i, tool := range tools {
 					resetGroup(b, c, topics, size.parts, 10)
 					px.ResetRequests()
-					f := measure(b, rusage, tool.argv(r)...)
+					f, output := measure(b, rusage, tool.argv(r)...)
 					got := px.Requests()
-					checkGroup(b, c, tool.name, n, 5)
+					if err := checkGroup(c, n, 5); err != nil {
+						b.Fatalf("%s: %v; its output:\n%s", tool.name, err, output)
+					}
 					if f.rssMiB <= floor {
 						b.Fatalf("%s: peak RSS %.1f MiB is not above the wrapper's own %.1f MiB", tool.name, f.rssMiB, floor)
 					}
@@ -149,7 +152,7 @@ func BenchmarkCompareTools(b *testing.B) {
 
 // measure runs argv under test/bench/rusage: the process's own wall time,
 // CPU and peak RSS.
-func measure(b *testing.B, rusage string, argv ...string) processFigures {
+func measure(b *testing.B, rusage string, argv ...string) (processFigures, string) {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "rusage")
 	cmd := exec.Command(rusage, append([]string{"-o", out}, argv...)...)
@@ -166,7 +169,7 @@ func measure(b *testing.B, rusage string, argv ...string) processFigures {
 	if _, err := fmt.Sscanf(string(raw), "%f %f %f %f", &wallUs, &userUs, &sysUs, &rssKiB); err != nil {
 		b.Fatalf("rusage wrote %q: %v", raw, err)
 	}
-	return processFigures{wallMs: wallUs / 1000, cpuMs: (userUs + sysUs) / 1000, rssMiB: rssKiB / 1024}
+	return processFigures{wallMs: wallUs / 1000, cpuMs: (userUs + sysUs) / 1000, rssMiB: rssKiB / 1024}, output.String()
 }
 
 // resetGroup commits the group at off on every partition, directly (not
@@ -187,27 +190,28 @@ func resetGroup(b *testing.B, c *kafkatest.Cluster, topics []string, parts int32
 	}
 }
 
-// checkGroup fails unless all n partitions are committed at want.
-func checkGroup(b *testing.B, c *kafkatest.Cluster, tool string, n int, want int64) {
-	b.Helper()
+// checkGroup says how the group differs from all n partitions committed
+// at want.
+func checkGroup(c *kafkatest.Cluster, n int, want int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	offs, err := c.Committed(ctx, group)
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
 	got := 0
 	for t, ps := range offs {
 		for p, o := range ps {
 			if o.Offset != want {
-				b.Fatalf("%s: %s/%d committed at %d, want %d", tool, t, p, o.Offset, want)
+				return fmt.Errorf("%s/%d committed at %d, want %d", t, p, o.Offset, want)
 			}
 			got++
 		}
 	}
 	if got != n {
-		b.Fatalf("%s: %d partitions committed, want %d", tool, got, n)
+		return fmt.Errorf("%d partitions committed, want %d", got, n)
 	}
+	return nil
 }
 
 // pairedRatio is the median over rounds of a's figure over b's in the same

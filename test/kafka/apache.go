@@ -177,6 +177,11 @@ func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
 			// Tests seed records stamped in the past and the future; 4.x
 			// refuses timestamps more than an hour ahead by default.
 			"log.message.timestamp.after.max.ms": strconv.FormatInt(1<<62, 10),
+			// Tests seed records stamped months ago (the runner's: March
+			// 2026). The default 7-day time retention deletes them at the
+			// next retention check, every 5 minutes: in the middle of a
+			// test, or of a benchmark's rounds.
+			"log.retention.ms": "-1",
 			// Classic groups would wait 3 s for more members on every
 			// first join.
 			"group.initial.rebalance.delay.ms": "0",
@@ -398,11 +403,17 @@ func freePorts(n int) ([]int, error) {
 }
 
 // newClusterID makes a KRaft cluster ID as kafka-storage.sh random-uuid
-// does: 16 random bytes, URL-safe base64 without padding.
+// does: 16 random bytes, URL-safe base64 without padding, drawn again when
+// it starts with '-' (as Kafka's Uuid.randomUuid does): the storage tool
+// would read such an ID as an option and fail the start, one time in 64.
 func newClusterID() string {
 	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+	for {
+		_, _ = rand.Read(b)
+		if id := base64.RawURLEncoding.EncodeToString(b); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 func writeProperties(path string, props map[string]string) error {

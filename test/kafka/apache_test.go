@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestApacheStartStop: the harness starts a real cluster that serves
@@ -39,6 +42,10 @@ func TestApacheStartStop(t *testing.T) {
 			a.Stop()
 			t.Fatalf("%d processes for %d nodes", len(pids), nodes)
 		}
+		if err := retentionOff(a); err != nil {
+			a.Stop()
+			t.Fatal(err)
+		}
 		a.Stop()
 		for _, pid := range pids {
 			if processAlive(pid) {
@@ -47,6 +54,58 @@ func TestApacheStartStop(t *testing.T) {
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("%s outlived Stop (%v)", dir, err)
+		}
+	}
+}
+
+// retentionOff: every broker keeps records however old their timestamps
+// (log.retention.ms -1), so that records stamped months ago, as tests seed
+// them, are not deleted at the next retention check.
+func retentionOff(a *Apache) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(a.Bootstrap()...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ids, err := brokerIDs(ctx, cl)
+	if err != nil {
+		return err
+	}
+	configs, err := kadm.NewClient(cl).DescribeBrokerConfigs(ctx, ids...)
+	if err != nil {
+		return err
+	}
+	if len(configs) != len(ids) {
+		return fmt.Errorf("configs of %d brokers, want %d", len(configs), len(ids))
+	}
+	for _, rc := range configs {
+		if rc.Err != nil {
+			return fmt.Errorf("broker %s: %w", rc.Name, rc.Err)
+		}
+		found := false
+		for _, c := range rc.Configs {
+			if c.Key == "log.retention.ms" {
+				found = true
+				if c.MaybeValue() != "-1" {
+					return fmt.Errorf("broker %s: log.retention.ms %q: records stamped long ago would be deleted", rc.Name, c.MaybeValue())
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("broker %s: no log.retention.ms", rc.Name)
+		}
+	}
+	return nil
+}
+
+// TestClusterIDIsNoOption: the storage tool takes a cluster ID that starts
+// with '-' for an option and fails the start; one in 64 random IDs would.
+func TestClusterIDIsNoOption(t *testing.T) {
+	for range 5000 {
+		if id := newClusterID(); strings.HasPrefix(id, "-") || len(id) != 22 {
+			t.Fatalf("cluster ID %q", id)
 		}
 	}
 }
