@@ -432,11 +432,52 @@ type Member struct {
 	client *kgo.Client
 }
 
-// Join starts a consumer in group on topics and waits until the group is
-// stable with it as a member.
+// The two consumer group protocols of Kafka 4: the classic one
+// (JoinGroup, SyncGroup, Heartbeat) and KIP-848's (ConsumerGroupHeartbeat,
+// the broker assigns), whose groups have type "consumer".
+const (
+	ProtocolClassic  = "classic"
+	ProtocolConsumer = "consumer"
+)
+
+// JoinOptions describe a member.
+type JoinOptions struct {
+	Group, ClientID string
+	Topics          []string
+	// Protocol is ProtocolClassic (the default) or ProtocolConsumer.
+	Protocol string
+	// InstanceID makes the member static (KIP-345): when it closes it does
+	// not leave, and keeps its place until its session expires.
+	InstanceID string
+}
+
+// Join starts a classic consumer in group on topics and waits until the
+// group is stable with it as a member.
 func (c *Cluster) Join(ctx context.Context, group, clientID string, topics ...string) (*Member, error) {
-	cl, err := c.newClient(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...),
-		kgo.ClientID(clientID), kgo.DisableAutoCommit(), kgo.SessionTimeout(6*time.Second), kgo.HeartbeatInterval(500*time.Millisecond))
+	return c.JoinWith(ctx, JoinOptions{Group: group, ClientID: clientID, Topics: topics})
+}
+
+// JoinWith starts a member and waits until the group is stable, of the
+// member's protocol, with the member in it.
+func (c *Cluster) JoinWith(ctx context.Context, o JoinOptions) (*Member, error) {
+	if o.Protocol == "" {
+		o.Protocol = ProtocolClassic
+	}
+	opts := []kgo.Opt{kgo.ConsumerGroup(o.Group), kgo.ConsumeTopics(o.Topics...),
+		kgo.ClientID(o.ClientID), kgo.DisableAutoCommit(), kgo.SessionTimeout(6 * time.Second), kgo.HeartbeatInterval(500 * time.Millisecond)}
+	switch o.Protocol {
+	case ProtocolClassic:
+	case ProtocolConsumer:
+		// The broker assigns; its group.consumer.* settings set the
+		// session and heartbeat.
+		opts = append(opts, kgo.ServerSideBalancer())
+	default:
+		return nil, fmt.Errorf("unknown group protocol %q", o.Protocol)
+	}
+	if o.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(o.InstanceID))
+	}
+	cl, err := c.newClient(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -451,23 +492,85 @@ func (c *Cluster) Join(ctx context.Context, group, clientID string, topics ...st
 		}
 	}()
 	for {
-		groups, err := c.admin.DescribeGroups(ctx, group)
-		if err == nil {
-			if g, ok := groups[group]; ok && g.State == "Stable" && len(g.Members) > 0 {
-				return m, nil
-			}
+		g, err := c.Group(ctx, o.Group)
+		if err == nil && g.State == "Stable" && g.Type == o.Protocol && g.HasMember(o.ClientID) {
+			return m, nil
 		}
 		select {
 		case <-ctx.Done():
 			cl.Close()
-			return nil, fmt.Errorf("member %s did not join %s: %w", clientID, group, ctx.Err())
+			return nil, fmt.Errorf("member %s did not join %s (%s): %w (last: %+v, %v)", o.ClientID, o.Group, o.Protocol, ctx.Err(), g, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
-// Leave makes the member leave the group (a clean LeaveGroup).
+// Leave closes the member: a dynamic member leaves the group at once, a
+// static one keeps its place until its session expires.
 func (m *Member) Leave() { m.client.Close() }
+
+// GroupInfo is a group as the independent client sees it.
+type GroupInfo struct {
+	// Type is "classic" or "consumer" ("" when the group does not exist).
+	Type  string
+	State string
+	// Members are the members' client IDs.
+	Members []string
+}
+
+// HasMember says whether a member with this client ID is in the group.
+func (g GroupInfo) HasMember(clientID string) bool {
+	for _, m := range g.Members {
+		if m == clientID {
+			return true
+		}
+	}
+	return false
+}
+
+// Group lists and describes a group with the API of its type: a consumer
+// group through ConsumerGroupDescribe, a classic one through
+// DescribeGroups. A group that does not exist has no type.
+func (c *Cluster) Group(ctx context.Context, group string) (GroupInfo, error) {
+	listed, err := c.admin.ListGroups(ctx)
+	if err != nil {
+		return GroupInfo{}, err
+	}
+	l, ok := listed[group]
+	if !ok {
+		return GroupInfo{State: "Dead"}, nil
+	}
+	g := GroupInfo{Type: l.GroupType, State: l.State}
+	if g.Type == "" {
+		g.Type = ProtocolClassic // brokers before KIP-848 (and kfake) have no types
+	}
+	if g.Type == ProtocolConsumer {
+		d, err := c.admin.DescribeConsumerGroups(ctx, group)
+		if err != nil {
+			return GroupInfo{}, err
+		}
+		if err := d[group].Err; err != nil {
+			return GroupInfo{}, err
+		}
+		g.State = d[group].State
+		for _, m := range d[group].Members {
+			g.Members = append(g.Members, m.ClientID)
+		}
+		return g, nil
+	}
+	d, err := c.admin.DescribeGroups(ctx, group)
+	if err != nil {
+		return GroupInfo{}, err
+	}
+	if err := d[group].Err; err != nil {
+		return GroupInfo{}, err
+	}
+	g.State = d[group].State
+	for _, m := range d[group].Members {
+		g.Members = append(g.Members, m.ClientID)
+	}
+	return g, nil
+}
 
 // GroupState describes a group with the independent client.
 func (c *Cluster) GroupState(ctx context.Context, group string) (string, int, error) {
