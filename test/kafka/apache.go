@@ -174,10 +174,6 @@ func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
 			"controller.quorum.election.timeout.ms": "2000",
 			"controller.quorum.request.timeout.ms":  "20000",
 			"broker.session.timeout.ms":             "30000",
-			// Tests seed records stamped months ago: with the default 7-day
-			// retention the broker would delete them all a few minutes into
-			// the run. Tests move the log start themselves (DeleteRecords).
-			"log.retention.ms": "-1",
 			// Tests seed records stamped in the past and the future; 4.x
 			// refuses timestamps more than an hour ahead by default.
 			"log.message.timestamp.after.max.ms": strconv.FormatInt(1<<62, 10),

@@ -499,7 +499,7 @@ func (c *Cluster) JoinWith(ctx context.Context, o JoinOptions) (*Member, error) 
 		select {
 		case <-ctx.Done():
 			cl.Close()
-			return nil, fmt.Errorf("member %s did not join %s (%s): %w (last: %+v, %v)", o.ClientID, o.Group, o.Protocol, ctx.Err(), g, err)
+			return nil, fmt.Errorf("member %s did not join %s (%s): %w (last: %+v, %w)", o.ClientID, o.Group, o.Protocol, ctx.Err(), g, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
