@@ -7,7 +7,7 @@
 //	target.go   spec.target → the runner's REPLAY_TO, resolved once on acceptance
 //	job.go      ReplayRequest → Job; the one place that knows the runner's environment
 //	status.go   Job + pods → outcome, result, conditions and phase
-//	queue.go    one running replay per (bootstrap servers, group), first in first out
+//	queue.go    one running replay per (bootstrap servers, group), namespaces taking turns
 //	history.go  result annotations on Jobs (also runbook-made ones) and retention
 //	metrics.go  Prometheus metrics
 //
