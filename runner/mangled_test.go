@@ -62,7 +62,7 @@ func TestMangledAnswersAreErrorsNotCrashes(t *testing.T) {
 		{"ListOffsets: a partition repeated", listOffsets(func(r *kmsg.ListOffsetsResponse) {
 			for i := range r.Topics {
 				if ps := r.Topics[i].Partitions; len(ps) > 0 {
-					r.Topics[i].Partitions = append(ps, ps[0])
+					r.Topics[i].Partitions = append(r.Topics[i].Partitions, ps[0])
 				}
 			}
 		}), report.ExitOK},
@@ -71,7 +71,7 @@ func TestMangledAnswersAreErrorsNotCrashes(t *testing.T) {
 				if ps := r.Topics[i].Partitions; len(ps) > 0 {
 					extra := ps[0]
 					extra.Partition = 99
-					r.Topics[i].Partitions = append(ps, extra)
+					r.Topics[i].Partitions = append(r.Topics[i].Partitions, extra)
 				}
 			}
 		}), report.ExitOK},
@@ -85,7 +85,7 @@ func TestMangledAnswersAreErrorsNotCrashes(t *testing.T) {
 		{"Metadata: a partition repeated", metadata(func(r *kmsg.MetadataResponse) {
 			for i := range r.Topics {
 				if ps := r.Topics[i].Partitions; len(ps) > 0 {
-					r.Topics[i].Partitions = append(ps, ps[0])
+					r.Topics[i].Partitions = append(r.Topics[i].Partitions, ps[0])
 				}
 			}
 		}), report.ExitKafkaError},
