@@ -24,7 +24,8 @@ import (
 func scaleWorld(tb testing.TB, topics int, parts int32, perPart int) (*kafkatest.Cluster, []string) {
 	tb.Helper()
 	c := kafkatest.New(tb, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Apache Kafka on a loaded machine creates 100 topics in minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	var args []string
 	offs := kafkatest.Offsets{}
