@@ -545,29 +545,24 @@ func (c *Cluster) Group(ctx context.Context, group string) (GroupInfo, error) {
 		g.Type = ProtocolClassic // brokers before KIP-848 (and kfake) have no types
 	}
 	if g.Type == ProtocolConsumer {
-		d, err := c.admin.DescribeConsumerGroups(ctx, group)
-		if err != nil {
-			return GroupInfo{}, err
+		var d kadm.DescribedConsumerGroups
+		if d, err = c.admin.DescribeConsumerGroups(ctx, group); err == nil {
+			g.State, err = d[group].State, d[group].Err
+			for _, m := range d[group].Members {
+				g.Members = append(g.Members, m.ClientID)
+			}
 		}
-		if err := d[group].Err; err != nil {
-			return GroupInfo{}, err
+	} else {
+		var d kadm.DescribedGroups
+		if d, err = c.admin.DescribeGroups(ctx, group); err == nil {
+			g.State, err = d[group].State, d[group].Err
+			for _, m := range d[group].Members {
+				g.Members = append(g.Members, m.ClientID)
+			}
 		}
-		g.State = d[group].State
-		for _, m := range d[group].Members {
-			g.Members = append(g.Members, m.ClientID)
-		}
-		return g, nil
 	}
-	d, err := c.admin.DescribeGroups(ctx, group)
 	if err != nil {
 		return GroupInfo{}, err
-	}
-	if err := d[group].Err; err != nil {
-		return GroupInfo{}, err
-	}
-	g.State = d[group].State
-	for _, m := range d[group].Members {
-		g.Members = append(g.Members, m.ClientID)
 	}
 	return g, nil
 }
