@@ -94,7 +94,7 @@ func TestCommitStillUnappliedIsSettledByTheRetry(t *testing.T) {
 	assertMatchesKafka(t, c, o.result)
 	for k, v := range offsetsOf(t, c, group) {
 		if v != committed-10 {
-			t.Errorf("%s at %d, want %d", k, v, committed-10)
+			t.Errorf("%s at %d, want %d: %+v", k, v, committed-10, committedOf(t, c, group))
 		}
 	}
 }
