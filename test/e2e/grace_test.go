@@ -35,26 +35,12 @@ func TestSIGTERMDuringTheCommitDoesNotCutIt(t *testing.T) {
 
 	var (
 		mu         sync.Mutex
-		held       = make(chan struct{})
-		release    = make(chan struct{})
 		releasedAt time.Time
 		readBack   = make(chan time.Time, 1)
-		once       sync.Once
 	)
+	held, release := f.holdFirstCommit(group)
+	defer release()
 	fk := f.kafka.Fake
-	fk.ControlKey(kmsg.OffsetCommit.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		fk.KeepControl()
-		if req.(*kmsg.OffsetCommitRequest).Group != group {
-			return nil, nil, false
-		}
-		first := false
-		once.Do(func() { first = true })
-		if first {
-			close(held)
-			fk.SleepControl(func() { <-release })
-		}
-		return nil, nil, false
-	})
 	fk.ControlKey(kmsg.OffsetFetch.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		fk.KeepControl()
 		r := req.(*kmsg.OffsetFetchRequest)
@@ -73,13 +59,6 @@ func TestSIGTERMDuringTheCommitDoesNotCutIt(t *testing.T) {
 		}
 		return nil, nil, false
 	})
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
 
 	f.apply(t, ctx, rrManifest(ns, "grace", group, f.kafka.Bootstrap(), "offset: 10", ""))
 	select {
@@ -116,7 +95,7 @@ func TestSIGTERMDuringTheCommitDoesNotCutIt(t *testing.T) {
 	mu.Lock()
 	releasedAt = time.Now()
 	mu.Unlock()
-	close(release)
+	release()
 
 	select {
 	case at := <-readBack:
