@@ -147,9 +147,12 @@ func TestApprovedReplayThenUndone(t *testing.T) {
 
 	// 3. The consumers ran a little (partition 1, within the replayed
 	// range) or a lot (partition 2, past where it was before the replay);
-	// partition 0 did not move.
+	// partition 0 did not move, so nothing committed over the replay's
+	// mark there, and that mark vouches for the whole undo file (issue 25:
+	// once consumers have committed over every partition, an undo's
+	// forward moves are weighed as skips).
 	moved := map[int32]int64{0: next[0], 1: next[1] + 5, 2: before[2] + 7}
-	if err := f.kafka.Commit(ctx, group, kafkatest.Offsets{topic: moved}, "consumer"); err != nil {
+	if err := f.kafka.Commit(ctx, group, kafkatest.Offsets{topic: {1: moved[1], 2: moved[2]}}, "consumer"); err != nil {
 		t.Fatal(err)
 	}
 

@@ -230,8 +230,8 @@ func planRecord(ns, name string) *v1alpha1.ReplayRecord {
 		Outcome: v1alpha1.RecordOutcome{Succeeded: true, Reason: "DryRun", OffsetsChanged: v1alpha1.OffsetsChangedNo, Attempts: 1},
 		Totals:  v1alpha1.ResultTotals{Partitions: 4, MessagesToReconsume: 650, MessagesSkipped: 0},
 		Topics: []v1alpha1.RecordTopic{
-			{Name: "orders", Partitions: []int32{0, 1, 2}, PreviousOffsets: []int64{1000, 1000, -1}, NewOffsets: []int64{900, 500, 40}},
-			{Name: "payments", Partitions: []int32{0}, PreviousOffsets: []int64{300}, NewOffsets: []int64{250}},
+			{Name: "orders", Partitions: []int32{0, 1, 2}, PreviousOffsets: []int64{1000, 1000, -1}, NewOffsets: []int64{900, 500, 40}, LogStartOffsets: []int64{0, 0, 0}, LogEndOffsets: []int64{2000, 2000, 2000}},
+			{Name: "payments", Partitions: []int32{0}, PreviousOffsets: []int64{300}, NewOffsets: []int64{250}, LogStartOffsets: []int64{0}, LogEndOffsets: []int64{400}},
 		},
 	}
 }
