@@ -206,11 +206,7 @@ func TestHangupAndQuitAbortLikeSIGTERM(t *testing.T) {
 			if res == nil || res.Reason != report.ReasonInterrupted || !strings.Contains(res.Error, "signal") {
 				t.Fatalf("result %+v", res)
 			}
-			for k, v := range offsetsOf(t, c, group) {
-				if v != committed {
-					t.Errorf("%s changed to %d", k, v)
-				}
-			}
+			assertUnchanged(t, c)
 		})
 	}
 }

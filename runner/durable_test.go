@@ -137,11 +137,7 @@ func TestStdoutClosedBeforeTheCommitIsAnInterruption(t *testing.T) {
 	if res == nil || res.Reason != report.ReasonInterrupted || !strings.Contains(res.Error, "stdout") {
 		t.Fatalf("result %+v", res)
 	}
-	for k, v := range offsetsOf(t, c, group) {
-		if v != committed {
-			t.Errorf("%s changed to %d", k, v)
-		}
-	}
+	assertUnchanged(t, c)
 }
 
 // TestUnwritableOutputIsRefusedBeforeTheCommit: a result file or a
@@ -180,11 +176,7 @@ func TestUnwritableOutputIsRefusedBeforeTheCommit(t *testing.T) {
 			if !strings.Contains(stdout.String(), tc.names) || !strings.Contains(stdout.String(), "nothing was committed") {
 				t.Errorf("the error does not name %s:\n%s", tc.names, stdout.String())
 			}
-			for k, v := range offsetsOf(t, c, group) {
-				if v != committed {
-					t.Errorf("%s changed to %d", k, v)
-				}
-			}
+			assertUnchanged(t, c)
 		})
 	}
 	// The device is still one behind its link: a result is never renamed

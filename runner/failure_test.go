@@ -294,11 +294,7 @@ func TestCommitRefusedEntirelyChangesNothing(t *testing.T) {
 			if o.result.Reason != tc.reason || !strings.Contains(strings.ToLower(o.result.Error), tc.msg) {
 				t.Errorf("reason %s, error %q", o.result.Reason, o.result.Error)
 			}
-			for k, v := range offsetsOf(t, c, group) {
-				if v != committed {
-					t.Errorf("%s changed to %d", k, v)
-				}
-			}
+			assertUnchanged(t, c)
 		})
 	}
 }
@@ -360,9 +356,5 @@ func TestSIGTERMBeforeCommitAbortsCleanly(t *testing.T) {
 	if res == nil || res.Reason != report.ReasonInterrupted {
 		t.Fatalf("result %+v", res)
 	}
-	for k, v := range offsetsOf(t, c, group) {
-		if v != committed {
-			t.Errorf("%s changed to %d", k, v)
-		}
-	}
+	assertUnchanged(t, c)
 }

@@ -50,6 +50,17 @@ func seededWith(t *testing.T, opts ...kfake.Opt) *kafkatest.Cluster {
 	return c
 }
 
+// assertUnchanged fails the test for each partition of the group that is
+// no longer at the offset seeded committed it at.
+func assertUnchanged(t *testing.T, c *kafkatest.Cluster) {
+	t.Helper()
+	for k, v := range offsetsOf(t, c, group) {
+		if v != committed {
+			t.Errorf("%s changed to %d", k, v)
+		}
+	}
+}
+
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
