@@ -625,10 +625,10 @@ type commitOffset struct {
 	Metadata string
 }
 
-// alter commits offsets for the group in one OffsetCommit request and
-// returns what the broker answered: the per-partition errors of the last
-// attempt, or an error of the whole commit, and whether any attempt went
-// unanswered (see mayHaveApplied). None of it says what was committed: an
+// alter commits offsets (one part of a commit, see commitParts) for the
+// group in one OffsetCommit request and returns what the broker answered:
+// the per-partition errors of the last attempt, or an error of the whole
+// commit, and whether any attempt went unanswered (see mayHaveApplied). None of it says what was committed: an
 // earlier attempt may have been applied, even after the last one was
 // answered. Only a read-back does, and only of that moment.
 //

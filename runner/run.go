@@ -494,8 +494,8 @@ func lookupMillis(t time.Time) int64 {
 	return ms
 }
 
-// commit applies the plan in one request, then reads it back and reports
-// what the read-back shows. ctx is not cancelled by signals; the commit and
+// commit applies the plan, in one request up to commitBatchBytes (see
+// commitParts), then reads it back and reports what the read-back shows. ctx is not cancelled by signals; the commit and
 // the read-back each get --timeout, so a commit that used up its time can
 // still be verified.
 func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *report.Result) *report.Result {
@@ -521,7 +521,9 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 	// which the launcher's grace period is derived from.
 	cctx, ccancel := context.WithTimeout(ctx, cfg.Timeout)
 	r.committing = true
-	ans := k.alter(cctx, cfg.Group, offsets)
+	ans := commitParts(cctx, cfg.Group, offsets, commitBatchBytes, func(ctx context.Context, part []commitOffset) commitAnswer {
+		return k.alter(ctx, cfg.Group, part)
+	})
 	ccancel()
 	hook(hookCommitted)
 	if ans.Err != nil {
