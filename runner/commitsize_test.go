@@ -141,7 +141,7 @@ func TestCommitParts(t *testing.T) {
 	// One part is sent and answered as it is.
 	whole := commitAnswer{Err: refused}
 	got := commitParts(context.Background(), "g", offs[:5], 10*one, func(context.Context, []commitOffset) commitAnswer { return whole })
-	if got.Err != refused || got.Failed != nil {
+	if !errors.Is(got.Err, refused) || got.Failed != nil {
 		t.Errorf("one part: %+v, want the answer itself", got)
 	}
 }
