@@ -246,12 +246,6 @@ func (r *ReplayRequestReconciler) acceptConsumerRef(ctx context.Context, rr *v1a
 	return res, nil
 }
 
-func init() {
-	// A request that fails resolution finishes with this reason; it is a
-	// launcher reason like InvalidTarget (metriclabels.go).
-	outcomeReasons[ReasonConsumerRefNotResolved] = true
-}
-
 // authorizeResolved checks again, before a consumerRef request's Job is
 // made, that its creator may use the Secret status.resolved names. The
 // Secret was checked at acceptance, but whoever may write status could

@@ -13,7 +13,9 @@ import (
 const ReasonOther = "Other"
 
 // outcomeReasons are the reasons a finished replay can have: the runner's
-// (runner/report, the one list of them) and the launcher's own.
+// (runner/report, the one list of them) and the launcher's own, the one list
+// of those (TestEveryOutcomeReasonIsALabel finds any reason the launcher
+// finishes with that is missing here).
 var outcomeReasons = func() map[string]bool {
 	m := map[string]bool{}
 	for _, r := range report.Reasons() {
@@ -24,7 +26,7 @@ var outcomeReasons = func() map[string]bool {
 		ReasonJobInvalid, ReasonJobCreateFailed, ReasonJobNotCreated, ReasonPodNotStarted,
 		ReasonImagePullFailed, ReasonUnschedulable, ReasonConfigMissing,
 		ReasonAlreadyRan, ReasonJobConflict, ReasonInvalidTarget,
-		ReasonUndoRefused,
+		ReasonConsumerRefNotResolved, ReasonUndoRefused, ReasonPauseFailed,
 		ReasonRejected, ReasonExpired, ReasonPlanNotRecorded,
 	} {
 		m[r] = true
