@@ -165,7 +165,14 @@ func (a *Attempt) describe(n int) string {
 	case v1alpha1.OffsetsChangedYes:
 		s += fmt.Sprintf(", committed %d of %d partitions", a.Result.Totals.Applied, a.Result.Totals.Partitions)
 	case v1alpha1.OffsetsChangedUnknown:
-		s += ", left no result: offsets may have changed"
+		if a.Result == nil {
+			s += ", left no result: offsets may have changed"
+		} else {
+			// It said so itself (OutcomeUnknown, or a read-back that
+			// failed): its commit went out and its answer did not come
+			// back. A run with the same run ID finds the commit or makes it.
+			s += ", the commit may have applied: retry with the same run ID to settle it"
+		}
 	}
 	if a.Result != nil && a.Result.Error != "" {
 		s += ": " + truncate(a.Result.Error, 200)

@@ -274,3 +274,42 @@ func TestUnitMergeAttemptsOfARetriedPlan(t *testing.T) {
 		t.Errorf("totals %+v, the last attempt's %+v", o.Full.Totals, last.Totals)
 	}
 }
+
+// An attempt's sentence says what it knows: one that left no result may
+// have done anything; one whose result says the commit's outcome is unknown
+// (exit 5, nothing confirmed) may have applied, and a retry with the same
+// run ID settles it.
+func TestUnitAttemptDescribe(t *testing.T) {
+	unknown := attemptResult(report.ExitPartiallyApplied, 3, nil, nil)
+	unknown.Reason = report.ReasonOutcomeUnknown
+	partial := attemptResult(report.ExitPartiallyApplied, 3, []int32{0, 1}, []int32{2})
+	cases := []struct {
+		name      string
+		a         Attempt
+		want, not []string
+	}{
+		{"outcome unknown", Attempt{Pod: "p1", ExitCode: 5, Result: unknown},
+			[]string{"attempt 1 (p1) OutcomeUnknown", "the commit may have applied", "retry with the same run ID"}, []string{"left no result"}},
+		{"no result", Attempt{Pod: "p1", ExitCode: 139},
+			[]string{"left no result: offsets may have changed"}, []string{"retry with the same run ID"}},
+		{"killed for memory", Attempt{Pod: "p1", ExitCode: 137, TerminationReason: ReasonOOMKilled},
+			[]string{"OOMKilled", "left no result"}, nil},
+		{"partly applied", Attempt{Pod: "p1", ExitCode: 5, Result: partial},
+			[]string{"committed 2 of 3 partitions"}, []string{"left no result", "may have applied"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.a.describe(1)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q does not say %q", got, w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("%q says %q", got, n)
+				}
+			}
+		})
+	}
+}

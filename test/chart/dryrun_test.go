@@ -290,7 +290,11 @@ func TestHelmInstall(t *testing.T) {
 		"kubectl -n " + ns + " rollout status deployment/kr-launcher",
 		"kind: ReplayRequest",
 		"kubectl -n " + ns + " get rr",
-		"--for=condition=Succeeded",
+		// Waits that return on failure too: a request's Finished condition,
+		// a runbook Job's recorded outcome (condition=Complete would wait
+		// out its timeout on a failed Job).
+		"wait rr/orders-rewind --for=condition=Finished",
+		"wait job/<job> --for=jsonpath='{.metadata.annotations.kafkareplay\\.dev/outcome}'",
 		"kubectl -n " + ns + " create job --from=cronjob/kr-orders-rewind-1h orders-rewind-1h-$(date +%s)",
 		"--from=cronjob/kr-to-a-time",
 		"-l kafkareplay.dev/runner=true",

@@ -144,8 +144,9 @@ type RecordOutcome struct {
 	// +optional
 	Succeeded bool `json:"succeeded"`
 	// reason is the one-word reason, as in the request's Succeeded
-	// condition: the runner's (Applied, PartiallyApplied, KafkaError, ...)
-	// or the launcher's (OOMKilled, DeadlineExceeded, JobFailed, ...).
+	// condition: the runner's (Applied, PartiallyApplied, OutcomeUnknown,
+	// KafkaError, ...) or the launcher's (OOMKilled, DeadlineExceeded,
+	// JobFailed, ...).
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// message explains the outcome, attempt by attempt when there were

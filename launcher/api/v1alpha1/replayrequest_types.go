@@ -510,8 +510,10 @@ type RunnerOverrides struct {
 type ReplayRequestStatus struct {
 	// conditions are Accepted, Running and, once finished, Succeeded (True
 	// or False, with a one-word reason such as GroupActive, InvalidInput,
-	// KafkaError, PartiallyApplied, AlreadyRan, JobDeleted, PodNotStarted or
-	// DeadlineExceeded) and Finished (True, with the same reason).
+	// KafkaError, PartiallyApplied, OutcomeUnknown (the commit may have
+	// applied: a retry with the same run ID settles it), AlreadyRan,
+	// JobDeleted, PodNotStarted or DeadlineExceeded) and Finished (True,
+	// with the same reason).
 	// `kubectl wait --for=condition=Succeeded` waits for success;
 	// `kubectl wait --for=condition=Finished` for any final outcome.
 	// +optional
