@@ -151,9 +151,17 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	ctx, cancel := context.WithTimeout(sigCtx, config.AddDurations(cfg.Timeout, cfg.WaitForEmpty))
 	defer cancel()
 
+	// A share or streams group is never planned as a consumer group.
+	kind := r.startKindCheck(ctx)
 	snap, err := r.snapshot(ctx, client)
 	if err != nil {
+		return r.failCtx(sigCtx, res, kind.explain(err))
+	}
+	if w, err := kind.wait(); err != nil {
 		return r.failCtx(sigCtx, res, err)
+	} else if w != "" {
+		res.Warnings = append(res.Warnings, w)
+		r.log.Warn(w)
 	}
 	if r.reused {
 		r.recordTarget(res)
@@ -583,8 +591,9 @@ func (r *run) fail(res *report.Result, err error) *report.Result {
 	var ie *inputError
 	var ae *authError
 	var ue *unreachableError
+	var ke *kindError
 	switch {
-	case config.IsInvalidInput(err), errors.As(err, &ie), errors.As(err, &ae),
+	case config.IsInvalidInput(err), errors.As(err, &ie), errors.As(err, &ae), errors.As(err, &ke),
 		// A Kafka that cannot be reached as configured (a name that does
 		// not resolve, a TLS handshake the brokers refuse) stays so.
 		errors.As(err, &ue) && !ue.retryable:
@@ -597,8 +606,11 @@ func (r *run) fail(res *report.Result, err error) *report.Result {
 		res.ExitCode = report.ExitKafkaError
 	}
 	res.Reason = report.ReasonForExitCode(res.ExitCode)
-	if errors.Is(err, config.ErrCredentialsNotBound) {
+	switch {
+	case errors.Is(err, config.ErrCredentialsNotBound):
 		res.Reason = report.ReasonCredentialsNotBound
+	case ke != nil:
+		res.Reason = report.ReasonUnsupportedGroupKind
 	}
 	res.Error = errString(err)
 	r.log.Error("nothing was changed", "reason", res.Reason, "error", res.Error)

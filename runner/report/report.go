@@ -99,6 +99,11 @@ const (
 	// that an operator can alert on it: it is what an attempt to take a
 	// credential looks like.
 	ReasonCredentialsNotBound Reason = "CredentialsNotBound"
+	// ReasonUnsupportedGroupKind is an invalid input (exit 2) of its own
+	// kind: the group is a share group or a streams group, which the
+	// runner does not reset (their offsets are not a consumer group's).
+	// The error names the kind and Kafka's tool for it. Nothing changed.
+	ReasonUnsupportedGroupKind Reason = "UnsupportedGroupKind"
 	// ReasonPlanStale (exit 7): a plan: target's plan no longer holds. A
 	// partition of a relative plan (shift:, undo:) has another committed
 	// offset than the plan started from, a planned offset is no longer
@@ -123,21 +128,22 @@ const (
 // goes with. Readers that need a fixed set of reasons (a metric's label)
 // take it from here.
 var reasonExitCodes = map[Reason]ExitCode{
-	ReasonApplied:             ExitOK,
-	ReasonAlreadyApplied:      ExitOK,
-	ReasonDryRun:              ExitOK,
-	ReasonInternalError:       ExitInternal,
-	ReasonInvalidInput:        ExitInvalidInput,
-	ReasonCredentialsNotBound: ExitInvalidInput,
-	ReasonGroupActive:         ExitGroupActive,
-	ReasonKafkaError:          ExitKafkaError,
-	ReasonPartiallyApplied:    ExitPartiallyApplied,
-	ReasonOutcomeUnknown:      ExitPartiallyApplied,
-	ReasonInterrupted:         ExitInterrupted,
-	ReasonPlanStale:           ExitRefused,
-	ReasonLimitExceeded:       ExitRefused,
-	ReasonWouldSkipMessages:   ExitRefused,
-	ReasonRefused:             ExitRefused,
+	ReasonApplied:              ExitOK,
+	ReasonAlreadyApplied:       ExitOK,
+	ReasonDryRun:               ExitOK,
+	ReasonInternalError:        ExitInternal,
+	ReasonInvalidInput:         ExitInvalidInput,
+	ReasonCredentialsNotBound:  ExitInvalidInput,
+	ReasonUnsupportedGroupKind: ExitInvalidInput,
+	ReasonGroupActive:          ExitGroupActive,
+	ReasonKafkaError:           ExitKafkaError,
+	ReasonPartiallyApplied:     ExitPartiallyApplied,
+	ReasonOutcomeUnknown:       ExitPartiallyApplied,
+	ReasonInterrupted:          ExitInterrupted,
+	ReasonPlanStale:            ExitRefused,
+	ReasonLimitExceeded:        ExitRefused,
+	ReasonWouldSkipMessages:    ExitRefused,
+	ReasonRefused:              ExitRefused,
 }
 
 // Reasons lists every reason the runner writes, sorted.

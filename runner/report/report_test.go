@@ -249,7 +249,10 @@ func TestReasonsAreAFixedSet(t *testing.T) {
 	if code, ok := ReasonOutcomeUnknown.ExitCode(); !ok || code != ExitPartiallyApplied || !code.Retryable() {
 		t.Errorf("OutcomeUnknown exit code = %d, %v; want %d, retryable", code, ok, ExitPartiallyApplied)
 	}
-	if len(rs) != 15 || !slices.IsSorted(rs) || !slices.Contains(rs, ReasonCredentialsNotBound) || !slices.Contains(rs, ReasonOutcomeUnknown) {
+	if code, ok := ReasonUnsupportedGroupKind.ExitCode(); !ok || code != ExitInvalidInput || code.Retryable() {
+		t.Errorf("UnsupportedGroupKind exit code = %d, %v; want %d, not retryable", code, ok, ExitInvalidInput)
+	}
+	if len(rs) != 16 || !slices.IsSorted(rs) || !slices.Contains(rs, ReasonCredentialsNotBound) || !slices.Contains(rs, ReasonOutcomeUnknown) || !slices.Contains(rs, ReasonUnsupportedGroupKind) {
 		t.Errorf("Reasons() = %q", rs)
 	}
 }

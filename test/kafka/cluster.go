@@ -430,6 +430,9 @@ func (c *Cluster) DeleteRecords(ctx context.Context, topic string, partition int
 // group and heartbeats until Leave.
 type Member struct {
 	client *kgo.Client
+	// leave, if set, leaves the group before the client closes (a
+	// streams member's own heartbeats).
+	leave func()
 }
 
 // The two consumer group protocols of Kafka 4: the classic one
@@ -507,7 +510,12 @@ func (c *Cluster) JoinWith(ctx context.Context, o JoinOptions) (*Member, error) 
 
 // Leave closes the member: a dynamic member leaves the group at once, a
 // static one keeps its place until its session expires.
-func (m *Member) Leave() { m.client.Close() }
+func (m *Member) Leave() {
+	if m.leave != nil {
+		m.leave()
+	}
+	m.client.Close()
+}
 
 // GroupInfo is a group as the independent client sees it.
 type GroupInfo struct {

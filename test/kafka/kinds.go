@@ -1,0 +1,166 @@
+package kafkatest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The two other kinds of group Kafka 4.x has beside consumer groups, as
+// ListGroups spells their types.
+const (
+	KindShare   = "share"
+	KindStreams = "streams"
+)
+
+// JoinShare starts a share consumer (KIP-932) in group on topics and
+// waits until the group lists it as a member. Kafka 4.2 and later have
+// share groups on by default; kfake has them too.
+func (c *Cluster) JoinShare(ctx context.Context, group, clientID string, topics ...string) (*Member, error) {
+	cl, err := c.newClient(kgo.ShareGroup(group), kgo.ConsumeTopics(topics...), kgo.ClientID(clientID))
+	if err != nil {
+		return nil, err
+	}
+	m := &Member{client: cl}
+	go func() {
+		for {
+			if cl.PollFetches(context.Background()).IsClientClosed() {
+				return
+			}
+		}
+	}()
+	for {
+		req := kmsg.NewPtrShareGroupDescribeRequest()
+		req.GroupIDs = []string{group}
+		resp, err := req.RequestWith(ctx, c.client)
+		if err == nil && len(resp.Groups) == 1 && resp.Groups[0].ErrorCode == 0 {
+			for _, mb := range resp.Groups[0].Members {
+				if mb.ClientID == clientID {
+					return m, nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			cl.Close()
+			return nil, fmt.Errorf("share member %s did not join %s: %w (last: %v)", clientID, group, ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// JoinStreams makes a streams-group member (KIP-1071) of group whose
+// topology reads topics, speaking the streams rebalance protocol itself
+// (StreamsGroupHeartbeat): the broker side of a Kafka Streams application
+// without a JVM. It heartbeats until Leave, which leaves the group. It
+// processes nothing; the group and its membership are real.
+func (c *Cluster) JoinStreams(ctx context.Context, group, clientID string, topics ...string) (*Member, error) {
+	coord, err := c.coordinator(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.newClient(kgo.ClientID(clientID))
+	if err != nil {
+		return nil, err
+	}
+	b := cl.Broker(int(coord))
+	idb := make([]byte, 16)
+	_, _ = rand.Read(idb)
+	memberID := base64.RawURLEncoding.EncodeToString(idb)
+	process := clientID + "-process"
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch = group, memberID, 0
+	req.RebalanceTimeoutMillis = 30000
+	req.ProcessID = &process
+	// Joining, the broker wants the tasks as empty lists, not absent.
+	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	req.Topology = &kmsg.StreamsGroupHeartbeatRequestTopology{Subtopologies: []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{SubtopologyID: "0", SourceTopics: topics}}}
+	resp, err := beat(ctx, b, req)
+	if err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("streams member %s did not join %s: %w", clientID, group, err)
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	go func() {
+		defer close(stopped)
+		epoch, interval := resp.MemberEpoch, time.Duration(resp.HeartbeatIntervalMillis)*time.Millisecond
+		for {
+			select {
+			case <-stop:
+				leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+				leave.Group, leave.MemberID, leave.MemberEpoch = group, memberID, -1
+				lctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, _ = beat(lctx, b, leave)
+				cancel()
+				return
+			case <-time.After(min(interval, time.Second)):
+			}
+			hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+			hb.Group, hb.MemberID, hb.MemberEpoch = group, memberID, epoch
+			hctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if r, err := beat(hctx, b, hb); err == nil {
+				epoch = r.MemberEpoch
+			}
+			cancel()
+		}
+	}()
+	return &Member{client: cl, leave: func() {
+		once.Do(func() { close(stop) })
+		<-stopped
+	}}, nil
+}
+
+// beat sends one StreamsGroupHeartbeat and reads its error.
+func beat(ctx context.Context, b *kgo.Broker, req *kmsg.StreamsGroupHeartbeatRequest) (*kmsg.StreamsGroupHeartbeatResponse, error) {
+	r, err := b.Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resp := r.(*kmsg.StreamsGroupHeartbeatResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		msg := ""
+		if resp.ErrorMessage != nil {
+			msg = ": " + *resp.ErrorMessage
+		}
+		return nil, fmt.Errorf("%w%s", err, msg)
+	}
+	return resp, nil
+}
+
+// coordinator finds group's coordinator (kgo does not route streams-group
+// requests itself).
+func (c *Cluster) coordinator(ctx context.Context, group string) (int32, error) {
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorKeys = []string{group}
+	for {
+		resp, err := req.RequestWith(ctx, c.client)
+		if err == nil && len(resp.Coordinators) == 1 {
+			if err = kerr.ErrorForCode(resp.Coordinators[0].ErrorCode); err == nil {
+				return resp.Coordinators[0].NodeID, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("find the coordinator of %s: %w (last: %v)", group, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Kind is the group's type as ListGroups gives it ("" when there is no
+// such group).
+func (c *Cluster) Kind(ctx context.Context, group string) (string, error) {
+	listed, err := c.admin.ListGroups(ctx)
+	if err != nil {
+		return "", err
+	}
+	return listed[group].GroupType, nil
+}
