@@ -646,7 +646,7 @@ func TestPlanAndUndoRequestsDoNotGrowWithPartitions(t *testing.T) {
 	}
 	small, large := counts(10), counts(50)
 	// Log start and log end per leader; no time lookup.
-	determined := map[string]int{"ConsumerGroupDescribe": 1, "DescribeGroups": 1, "OffsetFetch": 2, "OffsetCommit": 1, "ListOffsets": 2 * brokers}
+	determined := map[string]int{"ConsumerGroupDescribe": 1, "DescribeGroups": 1, "OffsetFetch": 2, "OffsetCommit": 1, "ShareGroupDescribe": 1, "StreamsGroupDescribe": 1, "ListOffsets": 2 * brokers}
 	timingSlack := map[string]int{"Metadata": 4, "FindCoordinator": 4, "ApiVersions": brokers}
 	for _, kind := range []string{"plan", "undo"} {
 		s, l := small[kind], large[kind]

@@ -86,11 +86,13 @@ func TestRequestsDoNotGrowWithPartitions(t *testing.T) {
 	t.Logf("500 partitions: %d requests: %s", l.Total(), l)
 	const brokers = 3
 	// The kinds a run makes, with a bound for those the run determines:
-	// describe (either API), committed offsets and their read-back, one
-	// commit, and per partition leader the log start, log end and
-	// offsets-for-time lookups.
+	// describe (either API), the kind check (groupkind: one describe of
+	// each other kind), committed offsets and their read-back, one commit,
+	// and per partition leader the log start, log end and offsets-for-time
+	// lookups.
 	determined := map[string]int{
 		"ConsumerGroupDescribe": 1, "DescribeGroups": 1, "OffsetFetch": 2, "OffsetCommit": 1,
+		"ShareGroupDescribe": 1, "StreamsGroupDescribe": 1,
 		"ListOffsets": 3 * brokers,
 	}
 	timingSlack := map[string]int{"Metadata": 4, "FindCoordinator": 4, "ApiVersions": brokers}

@@ -134,6 +134,7 @@ func TestSASLThroughConfigDirectory(t *testing.T) {
 			if got := offsetsOf(t, c, group); got["orders/0"] != 0 || got["orders/1"] != 0 {
 				t.Errorf("offsets %v", got)
 			}
+			assertKindChecked(t, o)
 			if strings.Contains(o.all(), canary) {
 				t.Fatal("the password appears in the runner's output")
 			}
@@ -188,6 +189,7 @@ func TestMutualTLSThroughConfigDirectory(t *testing.T) {
 	if got := offsetsOf(t, c, group); got["orders/0"] != 3 || got["orders/1"] != 3 {
 		t.Errorf("offsets %v", got)
 	}
+	assertKindChecked(t, o)
 	keyBody := strings.Split(strings.TrimSpace(pki.clientKeyPEM), "\n")[1]
 	if strings.Contains(o.all(), keyBody) {
 		t.Fatal("the private key appears in the output")
@@ -350,5 +352,14 @@ __attribute__((constructor)) static void loaded(void) {
 	runProcess(t, c, props, append(args, "--allow-unsafe-properties", "plugin.library.paths")...)
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("allowed by the operator, the plugin did not load (%v): this test no longer shows the refusal matters", err)
+	}
+}
+
+// assertKindChecked fails the test if the run's group-kind check could not
+// connect as the runner does (groupkind.Options) and was skipped.
+func assertKindChecked(t *testing.T, o procOutcome) {
+	t.Helper()
+	if strings.Contains(o.all(), "kind was not checked") {
+		t.Errorf("the group's kind was not checked with these credentials:\n%s", o.all())
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -88,7 +87,7 @@ func Options(clientID, bootstrap string, props map[string]string) ([]kgo.Opt, er
 			seeds = append(seeds, s)
 		}
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.DialTimeout(10 * time.Second)}
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID)}
 	proto := strings.ToUpper(props["security.protocol"])
 	switch proto {
 	case "", "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
@@ -115,14 +114,14 @@ func Options(clientID, bootstrap string, props map[string]string) ([]kgo.Opt, er
 			return nil, &UnsupportedError{"sasl.mechanism", "names a mechanism the group-kind check does not support (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)"}
 		}
 	}
+	var tc *tls.Config
 	if strings.HasSuffix(proto, "SSL") {
-		tc, err := tlsConfig(props)
-		if err != nil {
+		var err error
+		if tc, err = tlsConfig(props); err != nil {
 			return nil, err
 		}
-		opts = append(opts, kgo.DialTLSConfig(tc))
 	}
-	return opts, nil
+	return append(opts, dialer(tc)), nil
 }
 
 func tlsConfig(props map[string]string) (*tls.Config, error) {
