@@ -50,7 +50,7 @@ func (c *Cluster) JoinShare(ctx context.Context, group, clientID string, topics 
 		select {
 		case <-ctx.Done():
 			cl.Close()
-			return nil, fmt.Errorf("share member %s did not join %s: %w (last: %v)", clientID, group, ctx.Err(), err)
+			return nil, fmt.Errorf("share member %s did not join %s: %w (last: %w)", clientID, group, ctx.Err(), err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -149,7 +149,7 @@ func (c *Cluster) coordinator(ctx context.Context, group string) (int32, error) 
 		}
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("find the coordinator of %s: %w (last: %v)", group, ctx.Err(), err)
+			return 0, fmt.Errorf("find the coordinator of %s: %w (last: %w)", group, ctx.Err(), err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
