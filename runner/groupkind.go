@@ -12,31 +12,26 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/internal/groupkind"
 )
 
-// kindError refuses a group of a kind the runner does not reset: a share
-// group or a streams group through the consumer-group offset APIs would be
-// planned as a new, empty consumer group (librdkafka describes both as a
-// group that does not exist, whatever members they have).
+// kindError refuses a group of a kind the runner does not reset: a streams
+// group through the consumer-group offset APIs would be planned as a new,
+// empty consumer group (librdkafka describes it as a group that does not
+// exist, whatever members it has), on every topic in scope.
 type kindError struct {
 	group string
 	info  groupkind.Info
 }
 
 func (e *kindError) Error() string {
-	var how string
-	switch e.info.Kind {
-	case groupkind.Share:
-		how = "a share group (KIP-932) has start offsets, not committed offsets; reset it with kafka-share-groups.sh --reset-offsets"
-	case groupkind.Streams:
-		how = "a streams group (KIP-1071) is reset on its input topics only, with the application's local state; use kafka-streams-groups.sh --reset-offsets"
-		if len(e.info.SourceTopics) > 0 {
-			how += " --input-topic " + strings.Join(e.info.SourceTopics, ",")
-		}
+	// Only streams groups are refused (share groups: share.go).
+	how := "a streams group (KIP-1071) is reset on its input topics only, with the application's local state; use kafka-streams-groups.sh --reset-offsets"
+	if len(e.info.SourceTopics) > 0 {
+		how += " --input-topic " + strings.Join(e.info.SourceTopics, ",")
 	}
 	members := fmt.Sprintf("state %s, %d member(s)", e.info.State, len(e.info.Members))
 	if len(e.info.Members) > 0 {
 		members += ": " + strings.Join(capNames(e.info.Members), ", ")
 	}
-	return fmt.Sprintf("%s: group %s is a %s group (%s), and the runner resets consumer groups only: %s; nothing was changed",
+	return fmt.Sprintf("%s: group %s is a %s group (%s), and the runner resets consumer groups and share groups only: %s; nothing was changed",
 		config.Ref(config.FlagGroup), e.group, e.info.Kind, members, how)
 }
 
@@ -55,6 +50,7 @@ func capNames(names []string) []string {
 type kindCheck struct {
 	done    chan struct{}
 	cancel  context.CancelFunc
+	info    groupkind.Info
 	warning string
 	err     error
 }
@@ -65,7 +61,7 @@ func (r *run) startKindCheck(ctx context.Context) *kindCheck {
 	go func() {
 		defer close(k.done)
 		k.err = recovering(func() (err error) {
-			k.warning, err = r.checkKind(ctx)
+			k.info, k.warning, err = r.checkKind(ctx)
 			return err
 		})()
 	}()
@@ -73,10 +69,10 @@ func (r *run) startKindCheck(ctx context.Context) *kindCheck {
 }
 
 // wait returns the check's outcome; stop abandons it.
-func (k *kindCheck) wait() (string, error) {
+func (k *kindCheck) wait() (groupkind.Info, string, error) {
 	<-k.done
 	k.cancel()
-	return k.warning, k.err
+	return k.info, k.warning, k.err
 }
 
 func (k *kindCheck) stop() {
@@ -89,46 +85,59 @@ func (k *kindCheck) stop() {
 // no committed offsets to take a scope from, which is not what is wrong.
 // A Kafka that could not be reached or refused the credentials stops the
 // check instead of waiting for it.
-func (k *kindCheck) explain(err error) error {
+func (k *kindCheck) explain(err error, scopeless bool) error {
 	var ie *inputError
 	if !config.IsInvalidInput(err) && !errors.As(err, &ie) {
 		k.stop()
 		return err
 	}
 	var ke *kindError
-	if _, kerr := k.wait(); errors.As(kerr, &ke) {
+	info, _, kerr := k.wait()
+	if errors.As(kerr, &ke) {
 		return kerr
+	}
+	if info.Kind == groupkind.Share && scopeless {
+		return &inputError{config.Ref(config.FlagTopic), fmt.Sprintf("%s is a share group, which has no committed offsets to take the topics from: name them", info.Kind)}
 	}
 	return err
 }
 
-// checkKind refuses, before anything is planned, a group that is not a
-// consumer group. The kind is asked with a second, short-lived client
+// checkKind finds the group's kind before anything is planned, and refuses
+// a streams group. The kind is asked with a second, short-lived client
 // (franz-go: librdkafka has no API for these kinds, see package groupkind)
 // with the same servers and credentials. Properties that client cannot
 // reproduce leave the kind unchecked, which the result says: refusing
 // them would stop consumer-group replays that work today.
-func (r *run) checkKind(ctx context.Context) (warning string, err error) {
+func (r *run) checkKind(ctx context.Context) (info groupkind.Info, warning string, err error) {
 	cfg := r.cfg
-	opts, err := groupkind.Options(clientID, cfg.BootstrapServers, cfg.KafkaProperties)
+	cl, err := r.kindClient()
 	var unsupported *groupkind.UnsupportedError
 	if errors.As(err, &unsupported) {
-		return fmt.Sprintf("the group's kind was not checked (%v): the run treats %s as a consumer group; Kafka refuses the commit to a share group and to a streams group with members, but an empty streams group's offsets would be moved as a consumer group's, on every topic in scope", err, cfg.Group), nil
+		return groupkind.Info{Kind: groupkind.Consumer}, fmt.Sprintf("the group's kind was not checked (%v): the run treats %s as a consumer group; Kafka refuses the commit to a share group and to a streams group with members, but an empty streams group's offsets would be moved as a consumer group's, on every topic in scope", err, cfg.Group), nil
 	}
 	if err != nil {
-		return "", err
+		return info, "", err
+	}
+	defer cl.Close()
+	if info, err = groupkind.Describe(ctx, cl, cfg.Group); err != nil {
+		return info, "", err
+	}
+	if info.Kind == groupkind.Streams {
+		return info, "", &kindError{group: cfg.Group, info: info}
+	}
+	return info, "", nil
+}
+
+// kindClient is a franz-go client with the runner's servers and
+// credentials, for the requests librdkafka has no API for.
+func (r *run) kindClient() (*kgo.Client, error) {
+	opts, err := groupkind.Options(clientID, r.cfg.BootstrapServers, r.cfg.KafkaProperties)
+	if err != nil {
+		return nil, err
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return "", &inputError{config.Ref(config.FlagBootstrapServers), err.Error()}
+		return nil, &inputError{config.Ref(config.FlagBootstrapServers), err.Error()}
 	}
-	defer cl.Close()
-	info, err := groupkind.Describe(ctx, cl, cfg.Group)
-	if err != nil {
-		return "", err
-	}
-	if info.Kind != groupkind.Consumer {
-		return "", &kindError{group: cfg.Group, info: info}
-	}
-	return "", nil
+	return cl, nil
 }

@@ -8,15 +8,14 @@ import (
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
 )
 
-// TestOtherGroupKindsRefused: a share group (KIP-932) and a streams group
-// (KIP-1071) are never moved through the consumer-group offset APIs,
-// live or empty, planned or applied, with a topic or without. librdkafka
-// describes both as a group that does not exist, so before the kind check
-// the runner planned them as new consumer groups: it committed to an
-// empty streams group's topics as a consumer group's, and sent a live
-// share group a commit (refused by Kafka as exit 4, retryable). kfake has
-// share groups but no streams groups.
-func TestOtherGroupKindsRefused(t *testing.T) {
+// TestStreamsGroupRefused: a streams group (KIP-1071) is never moved
+// through the consumer-group offset APIs, live or empty, planned or
+// applied, with a topic or without. librdkafka describes it as a group
+// that does not exist, so before the kind check the runner planned it as a
+// new consumer group: it committed to an empty streams group's topics as a
+// consumer group's (exit 0), and sent a live one a commit that Kafka
+// refused (exit 3). kfake has no streams groups.
+func TestStreamsGroupRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
 	}
@@ -45,20 +44,6 @@ func TestOtherGroupKindsRefused(t *testing.T) {
 			t.Errorf("offsets changed: %v → %v", before, got)
 		}
 	}
-
-	t.Run("share group", func(t *testing.T) {
-		g := "kinds-share"
-		m, err := c.JoinShare(testCtx(t), g, g+"-worker", topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run("live", func(t *testing.T) { refused(t, g, kafkatest.KindShare, g+"-worker") })
-		m.Leave()
-		t.Run("empty", func(t *testing.T) { refused(t, g, kafkatest.KindShare, "0 member(s)") })
-		if kind, err := c.Kind(testCtx(t), g); err != nil || kind != kafkatest.KindShare {
-			t.Errorf("the group is now %q (%v), want still a share group", kind, err)
-		}
-	})
 
 	t.Run("streams group", func(t *testing.T) {
 		if c.Apache == nil {

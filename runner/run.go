@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/internal/groupkind"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
@@ -155,13 +157,27 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	kind := r.startKindCheck(ctx)
 	snap, err := r.snapshot(ctx, client)
 	if err != nil {
-		return r.failCtx(sigCtx, res, kind.explain(err))
+		return r.failCtx(sigCtx, res, kind.explain(err, cfg.Scope.Empty()))
 	}
-	if w, err := kind.wait(); err != nil {
+	info, w, err := kind.wait()
+	if err != nil {
 		return r.failCtx(sigCtx, res, err)
 	} else if w != "" {
 		res.Warnings = append(res.Warnings, w)
 		r.log.Warn(w)
+	}
+	// A share group: its start offsets stand for committed offsets, and
+	// share (its client) takes the commit (share.go).
+	var share *kgo.Client
+	if info.Kind == groupkind.Share {
+		if share, err = r.kindClient(); err != nil {
+			return r.failCtx(sigCtx, res, err)
+		}
+		defer share.Close()
+		if err := r.shareSnapshot(ctx, share, snap, info); err != nil {
+			return r.failCtx(sigCtx, res, err)
+		}
+		res.Warnings = append(res.Warnings, shareNote)
 	}
 	if r.reused {
 		r.recordTarget(res)
@@ -247,6 +263,9 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	}
 	// From here on, a signal must not cut the commit or its verification
 	// short: the outcome has to be known and reported.
+	if share != nil {
+		return r.commitShare(context.WithoutCancel(sigCtx), share, plan, res)
+	}
 	return r.commit(context.WithoutCancel(sigCtx), client, plan, res)
 }
 

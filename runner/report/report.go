@@ -100,8 +100,8 @@ const (
 	// credential looks like.
 	ReasonCredentialsNotBound Reason = "CredentialsNotBound"
 	// ReasonUnsupportedGroupKind is an invalid input (exit 2) of its own
-	// kind: the group is a share group or a streams group, which the
-	// runner does not reset (their offsets are not a consumer group's).
+	// kind: the group is a streams group, which the runner does not reset
+	// (its input topics, repartition topics and local state go together).
 	// The error names the kind and Kafka's tool for it. Nothing changed.
 	ReasonUnsupportedGroupKind Reason = "UnsupportedGroupKind"
 	// ReasonPlanStale (exit 7): a plan: target's plan no longer holds. A

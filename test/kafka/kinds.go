@@ -164,3 +164,26 @@ func (c *Cluster) Kind(ctx context.Context, group string) (string, error) {
 	}
 	return listed[group].GroupType, nil
 }
+
+// ShareStartOffsets reads a share group's start offsets with the
+// independent client: topic/partition to offset, -1 where none is set.
+func (c *Cluster) ShareStartOffsets(ctx context.Context, group string) (map[string]int64, error) {
+	ds, err := c.admin.DescribeShareGroupOffsets(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	d := ds[group]
+	if d.Err != nil {
+		return nil, d.Err
+	}
+	out := map[string]int64{}
+	for t, ps := range d.Offsets {
+		for p, o := range ps {
+			if o.Err != nil {
+				return nil, fmt.Errorf("%s/%d: %w", t, p, o.Err)
+			}
+			out[fmt.Sprintf("%s/%d", t, p)] = o.StartOffset
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,112 @@
+package runner_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kafka-replay/kafka-replay/runner/report"
+	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
+)
+
+// TestShareGroupReset: a share group (KIP-932) with a real share consumer
+// is refused while the consumer is in it (its plan still shown in a dry
+// run), and once empty its start offsets are set to each target, read back
+// by an independent client; the targets that need a run ID, and a run
+// without topics, are refused by name. Before the kind check the runner
+// planned it as a new consumer group and sent it a commit (refused by
+// Kafka, exit 4, retryable).
+func TestShareGroupReset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := seeded(t)
+	g := "share-reset"
+	starts := func(t *testing.T) map[string]int64 {
+		t.Helper()
+		s, err := c.ShareStartOffsets(testCtx(t), g)
+		if err != nil {
+			t.Fatalf("read start offsets: %v", err)
+		}
+		return s
+	}
+	m, err := c.JoinShare(testCtx(t), g, g+"-worker", topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("live: refused, and planned in a dry run", func(t *testing.T) {
+		before := starts(t)
+		o := run(t, c, "--group", g, "--topic", topic, "--to", "earliest").mustCode(t, report.ExitGroupActive)
+		if !strings.Contains(o.result.Error, g+"-worker") {
+			t.Errorf("error %q does not name the member", o.result.Error)
+		}
+		o = run(t, c, "--group", g, "--topic", topic, "--to", "earliest", "--dry-run").mustCode(t, report.ExitOK)
+		if len(o.result.Partitions) != partitions || !hasWarning(o.result, "the group is active") || !hasWarning(o.result, "share group") {
+			t.Errorf("dry run: %d partitions, warnings %q", len(o.result.Partitions), o.result.Warnings)
+		}
+		if got := starts(t); !equalMaps(got, before) {
+			t.Errorf("start offsets changed: %v → %v", before, got)
+		}
+	})
+	m.Leave()
+	for _, tc := range []struct {
+		args []string
+		want int64
+	}{
+		{[]string{"--to", "offset:10", "--allow-skip"}, 10},
+		{[]string{"--to", "earliest"}, 0},
+		{[]string{"--to", "time:" + base.Add(50e9).Format("2006-01-02T15:04:05Z"), "--allow-skip"}, 50},
+		{[]string{"--to", "latest", "--allow-skip"}, records},
+	} {
+		t.Run("empty: "+strings.Join(tc.args, " "), func(t *testing.T) {
+			before := starts(t)
+			o := run(t, c, append([]string{"--group", g, "--topic", topic}, tc.args...)...).mustCode(t, report.ExitOK)
+			if o.result.Reason != report.ReasonApplied || o.result.Totals.Applied != partitions {
+				t.Errorf("%s, %d applied\n%s", o.result.Reason, o.result.Totals.Applied, o.resultRaw)
+			}
+			got := starts(t)
+			for p := 0; p < partitions; p++ {
+				k := fmt.Sprintf("%s/%d", topic, p)
+				if got[k] != tc.want {
+					t.Errorf("%s: start offset %d, want %d (all: %v)", k, got[k], tc.want, got)
+				}
+			}
+			for _, p := range o.result.Partitions {
+				k := fmt.Sprintf("%s/%d", p.Topic, p.Partition)
+				if b, ok := before[k]; ok && b >= 0 && (p.PreviousOffset == nil || *p.PreviousOffset != b) {
+					t.Errorf("%s: previous offset %v in the result, the group had %d", k, p.PreviousOffset, b)
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name, field string
+		args        []string
+	}{
+		{"a target that needs a run ID", "--to", []string{"--topic", topic, "--to", "shift:-5"}},
+		{"no topics", "--topic", []string{"--to", "earliest"}},
+	} {
+		t.Run("refused: "+tc.name, func(t *testing.T) {
+			before := starts(t)
+			o := run(t, c, append([]string{"--group", g}, tc.args...)...).mustCode(t, report.ExitInvalidInput)
+			if !strings.Contains(o.result.Error, tc.field) || !strings.Contains(o.result.Error, "share group") {
+				t.Errorf("error %q does not name %s and the kind", o.result.Error, tc.field)
+			}
+			if got := starts(t); !equalMaps(got, before) {
+				t.Errorf("start offsets changed: %v → %v", before, got)
+			}
+		})
+	}
+	if kind, err := c.Kind(testCtx(t), g); err != nil || kind != kafkatest.KindShare {
+		t.Errorf("the group is now %q (%v), want still a share group", kind, err)
+	}
+}
+
+func hasWarning(r *report.Result, part string) bool {
+	for _, w := range r.Warnings {
+		if strings.Contains(w, part) {
+			return true
+		}
+	}
+	return false
+}
