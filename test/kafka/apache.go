@@ -46,14 +46,36 @@ type ApacheOptions struct {
 	Properties map[string]string
 	// Java is the java binary (default $JAVA_HOME/bin/java, else java).
 	Java string
+	// Host is the one address every node listens on (clients and
+	// controllers) and advertises (default 127.0.0.1). It must be an
+	// address the test made, such as a test cluster's node IP inside its
+	// own network namespace: a broker never listens anywhere else.
+	Host string
+	// Network, when set, is where Host exists: the nodes run in it, their
+	// ports are chosen in it, and the harness's own client dials into it.
+	// Nil: the test process's network namespace.
+	Network Network
 }
 
-// Apache is a running Apache Kafka KRaft cluster on loopback: processes
+// Network is a network namespace other than the test process's, as
+// test/cluster's NetNS gives one: pods of a test Kubernetes cluster reach
+// a broker that listens on its node IP.
+type Network interface {
+	Listen(network, address string) (net.Listener, error)
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+	// Command is an exec.Cmd that runs name inside the namespace with the
+	// PID of name itself (nsenter execs it), so that Stop's kill by PID
+	// reaches the JVM.
+	Command(ctx context.Context, name string, args ...string) *exec.Cmd
+}
+
+// Apache is a running Apache Kafka KRaft cluster on one address: processes
 // this test binary started, and a directory it alone owns.
 type Apache struct {
 	dir       string
 	nodes     []*apacheNode
 	bootstrap []string
+	network   Network
 }
 
 type apacheNode struct {
@@ -70,7 +92,7 @@ type apacheNode struct {
 var defaultJVMOpts = []string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-Djava.awt.headless=true"}
 
 // StartApache formats and starts a KRaft cluster of o.Nodes combined
-// broker+controller nodes on 127.0.0.1, each with its own data directory
+// broker+controller nodes on o.Host, each with its own data directory
 // and free ports, and returns once every broker is registered and the
 // group coordinator answers. Stop kills the processes and removes
 // everything StartApache made.
@@ -90,6 +112,9 @@ func StartApache(ctx context.Context, o ApacheOptions) (*Apache, error) {
 	if o.JVMOpts == nil {
 		o.JVMOpts = defaultJVMOpts
 	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
 	if o.Java == "" {
 		o.Java = "java"
 		if home := os.Getenv("JAVA_HOME"); home != "" {
@@ -107,7 +132,7 @@ func StartApache(ctx context.Context, o ApacheOptions) (*Apache, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	a := &Apache{dir: dir}
+	a := &Apache{dir: dir, network: o.Network}
 	if err := a.start(ctx, o); err != nil {
 		a.Stop()
 		return nil, err
@@ -132,14 +157,15 @@ func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
 	// Two ports per node: the client listener and the controller's. All
 	// are chosen before any node starts, because every node's config names
 	// every controller.
-	ports, err := freePorts(2 * o.Nodes)
+	ports, err := freePorts(a.listen, o.Host, 2*o.Nodes)
 	if err != nil {
 		return err
 	}
+	addr := func(port int) string { return net.JoinHostPort(o.Host, strconv.Itoa(port)) }
 	var voters []string
 	for i := 0; i < o.Nodes; i++ {
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[2*i+1]))
-		a.bootstrap = append(a.bootstrap, fmt.Sprintf("127.0.0.1:%d", ports[2*i]))
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, addr(ports[2*i+1])))
+		a.bootstrap = append(a.bootstrap, addr(ports[2*i]))
 	}
 	clusterID := newClusterID()
 	rf := strconv.Itoa(min(3, o.Nodes))
@@ -153,8 +179,8 @@ func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
 			"process.roles":                                    "broker,controller",
 			"node.id":                                          strconv.Itoa(n.id),
 			"controller.quorum.voters":                         strings.Join(voters, ","),
-			"listeners":                                        fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", ports[2*i], ports[2*i+1]),
-			"advertised.listeners":                             fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", ports[2*i]),
+			"listeners":                                        "PLAINTEXT://" + addr(ports[2*i]) + ",CONTROLLER://" + addr(ports[2*i+1]),
+			"advertised.listeners":                             "PLAINTEXT://" + addr(ports[2*i]),
 			"controller.listener.names":                        "CONTROLLER",
 			"inter.broker.listener.name":                       "PLAINTEXT",
 			"listener.security.protocol.map":                   "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
@@ -223,7 +249,7 @@ func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.CommandContext(ctx, o.Java, append(a.jvmArgs(n, o, 64),
+			cmd := a.command(ctx, o.Java, append(a.jvmArgs(n, o, 64),
 				"kafka.tools.StorageTool", "format", "--cluster-id", clusterID,
 				"--config", filepath.Join(n.dir, "server.properties"))...)
 			setProcessGroup(cmd)
@@ -243,7 +269,8 @@ func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
 		if err != nil {
 			return err
 		}
-		n.cmd = exec.Command(o.Java, append(a.jvmArgs(n, o, o.HeapMB), "kafka.Kafka", filepath.Join(n.dir, "server.properties"))...)
+		// The node outlives ctx: Stop ends it.
+		n.cmd = a.command(context.Background(), o.Java, append(a.jvmArgs(n, o, o.HeapMB), "kafka.Kafka", filepath.Join(n.dir, "server.properties"))...)
 		n.cmd.Stdout, n.cmd.Stderr = out, out
 		setProcessGroup(n.cmd)
 		n.exited = make(chan struct{})
@@ -261,6 +288,30 @@ func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
 	return a.waitReady(ctx)
 }
 
+// command runs a JVM in the cluster's network namespace.
+func (a *Apache) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	if a.network != nil {
+		return a.network.Command(ctx, name, args...)
+	}
+	return exec.CommandContext(ctx, name, args...)
+}
+
+func (a *Apache) listen(network, address string) (net.Listener, error) {
+	if a.network != nil {
+		return a.network.Listen(network, address)
+	}
+	return net.Listen(network, address)
+}
+
+// ClientOpts are what a franz-go client needs besides the bootstrap list
+// to reach the cluster: a dialer into its network namespace, if it has one.
+func (a *Apache) ClientOpts() []kgo.Opt {
+	if a.network == nil {
+		return nil
+	}
+	return []kgo.Opt{kgo.Dialer(a.network.DialContext)}
+}
+
 func (a *Apache) jvmArgs(n *apacheNode, o ApacheOptions, heapMB int) []string {
 	args := []string{fmt.Sprintf("-Xmx%dm", heapMB), fmt.Sprintf("-Xms%dm", min(heapMB, 64))}
 	args = append(args, o.JVMOpts...)
@@ -275,7 +326,7 @@ func (a *Apache) jvmArgs(n *apacheNode, o ApacheOptions, heapMB int) []string {
 // which also creates __consumer_offsets, so that the first test does not
 // pay for it inside its own timeouts.
 func (a *Apache) waitReady(ctx context.Context) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(a.bootstrap...), kgo.ClientID("kafkatest-apache-ready"))
+	cl, err := kgo.NewClient(append(a.ClientOpts(), kgo.SeedBrokers(a.bootstrap...), kgo.ClientID("kafkatest-apache-ready"))...)
 	if err != nil {
 		return err
 	}
@@ -383,9 +434,9 @@ func (a *Apache) Logs(lines int) string {
 	return b.String()
 }
 
-// freePorts reserves n distinct loopback ports by listening on port 0, then
+// freePorts reserves n distinct ports of host by listening on port 0, then
 // releases them for the nodes to bind.
-func freePorts(n int) ([]int, error) {
+func freePorts(listen func(network, address string) (net.Listener, error), host string, n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -394,7 +445,7 @@ func freePorts(n int) ([]int, error) {
 	}()
 	var ports []int
 	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			return nil, err
 		}

@@ -60,6 +60,12 @@ type Options struct {
 	Fake []kfake.Opt
 	// Client are options for every helper client (credentials, TLS).
 	Client []kgo.Opt
+	// Apache, when set, starts an Apache Kafka cluster of these options for
+	// this Cluster alone (Close stops it), whatever the environment says:
+	// the end-to-end tests put one inside a test cluster's network
+	// namespace. Brokers is then unused; the helper clients get the
+	// cluster's own dialer.
+	Apache *ApacheOptions
 }
 
 // Start starts an embedded cluster of brokers (or connects to the external
@@ -72,7 +78,19 @@ func Start(brokers int, opts ...kfake.Opt) (*Cluster, error) {
 // StartWith starts a cluster with full options.
 func StartWith(o Options) (*Cluster, error) {
 	c := &Cluster{counts: map[string]int{}, clientOpts: o.Client}
-	if ext := os.Getenv(ExternalEnv); ext != "" {
+	if o.Apache != nil {
+		if len(o.Fake) > 0 {
+			return nil, errNeedsFake
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		a, err := StartApache(ctx, *o.Apache)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		c.Apache, c.ownApache, c.bootstrap = a, true, a.Bootstrap()
+		c.clientOpts = append(a.ClientOpts(), c.clientOpts...)
+	} else if ext := os.Getenv(ExternalEnv); ext != "" {
 		c.bootstrap = strings.Split(ext, ",")
 	} else if libs := os.Getenv(ApacheEnv); libs != "" {
 		if len(o.Fake) > 0 {
