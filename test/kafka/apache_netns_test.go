@@ -52,54 +52,51 @@ func TestApacheInNetworkNamespace(t *testing.T) {
 
 	// One node, as the end-to-end tests run; the 3-node clusters of the
 	// other tests build their voters and listeners from Host the same way.
-	for _, nodes := range []int{1} {
-		c, err := StartWith(Options{Apache: &ApacheOptions{Libs: libs, Nodes: nodes, Host: host, Network: ns}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		func() {
-			defer c.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			for _, b := range c.Apache.Bootstrap() {
-				if h, _, _ := net.SplitHostPort(b); h != host {
-					t.Errorf("bootstrap %s is not on %s", b, host)
-				}
-			}
-			// The helper client dials into the namespace: a topic, a
-			// commit and its read-back go through it.
-			if err := c.Seed(ctx, "t", 2, 3, time.Unix(0, 0), time.Second); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Commit(ctx, "g", Offsets{"t": {0: 2, 1: 1}}, "m"); err != nil {
-				t.Fatal(err)
-			}
-			got, err := c.Committed(ctx, "g")
-			if err != nil || got["t"][0].Offset != 2 || got["t"][1].Offset != 1 {
-				t.Fatalf("committed %v, %v", got, err)
-			}
-
-			nsIno := inode(t, "/var/run/netns/"+ns.Name)
-			for _, pid := range c.Apache.PIDs() {
-				if ino := inode(t, fmt.Sprintf("/proc/%d/ns/net", pid)); ino != nsIno {
-					t.Errorf("node process %d is not in namespace %s", pid, ns.Name)
-				}
-			}
-			// Two listeners per node (clients, controller), all on host.
-			// The namespace holds nothing else, so its listening sockets
-			// are the nodes' own.
-			addrs := listening(t, c.Apache.PIDs()[0])
-			if len(addrs) != 2*nodes {
-				t.Errorf("%d node(s) listen on %v, want %d sockets", nodes, addrs, 2*nodes)
-			}
-			for _, a := range addrs {
-				if h, _, _ := net.SplitHostPort(a); h != host {
-					t.Errorf("a node listens on %s, which is not %s", a, host)
-				}
-			}
-			t.Logf("%d node(s) in %s listen on %v", nodes, ns.Name, addrs)
-		}()
+	const nodes = 1
+	c, err := StartWith(Options{Apache: &ApacheOptions{Libs: libs, Nodes: nodes, Host: host, Network: ns}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, b := range c.Apache.Bootstrap() {
+		if h, _, _ := net.SplitHostPort(b); h != host {
+			t.Errorf("bootstrap %s is not on %s", b, host)
+		}
+	}
+	// The helper client dials into the namespace: a topic, a commit and
+	// its read-back go through it.
+	if err := c.Seed(ctx, "t", 2, 3, time.Unix(0, 0), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(ctx, "g", Offsets{"t": {0: 2, 1: 1}}, "m"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Committed(ctx, "g")
+	if err != nil || got["t"][0].Offset != 2 || got["t"][1].Offset != 1 {
+		t.Fatalf("committed %v, %v", got, err)
+	}
+
+	nsIno := inode(t, "/var/run/netns/"+ns.Name)
+	for _, pid := range c.Apache.PIDs() {
+		if ino := inode(t, fmt.Sprintf("/proc/%d/ns/net", pid)); ino != nsIno {
+			t.Errorf("node process %d is not in namespace %s", pid, ns.Name)
+		}
+	}
+	// Two listeners per node (clients, controller), all on host. The
+	// namespace holds nothing else, so its listening sockets are the
+	// nodes' own.
+	addrs := listening(t, c.Apache.PIDs()[0])
+	if len(addrs) != 2*nodes {
+		t.Errorf("the node listens on %v, want %d sockets", addrs, 2*nodes)
+	}
+	for _, a := range addrs {
+		if h, _, _ := net.SplitHostPort(a); h != host {
+			t.Errorf("a node listens on %s, which is not %s", a, host)
+		}
+	}
+	t.Logf("in %s the node listens on %v", ns.Name, addrs)
 }
 
 func inode(t *testing.T, path string) uint64 {
