@@ -226,8 +226,8 @@ argo-binaries: ## Build (once, cached) Argo Workflows' workflow-controller and a
 .PHONY: e2e
 # -p 1: the harness's own teardown tests and the scenarios each bring a
 # cluster up; one at a time keeps the 2-core machine's timings honest.
-e2e: cluster-binaries argo-binaries $(HELM) ## End-to-end on a real single-node cluster: teardown checks, smoke test, images, chart, scenarios, Argo.
-	HELM=$(HELM) KUBE_ASSETS=$(KUBE_ASSETS) ARGO_BIN_DIR=$(ARGO_BIN_DIR) $(GO) test -count=1 -p 1 -v -timeout 60m ./test/cluster/ ./test/e2e/
+e2e: cluster-binaries argo-binaries $(HELM) $(KAFKA_JARS) ## End-to-end on a real single-node cluster: teardown checks, smoke test, images, chart, scenarios on kfake and some also on Apache Kafka 4.4 (test/e2e/README.md), Argo.
+	HELM=$(HELM) KUBE_ASSETS=$(KUBE_ASSETS) ARGO_BIN_DIR=$(ARGO_BIN_DIR) KAFKA_REPLAY_E2E_APACHE=$(KAFKA_LIBS) $(GO) test -count=1 -p 1 -v -timeout 60m ./test/cluster/ ./test/e2e/
 
 .PHONY: demo-cluster
 demo-cluster: cluster-binaries $(HELM) ## Full demo: real cluster, chart, a ReplayRequest against embedded Kafka, then teardown.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/test/cluster"
+	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
 )
 
 // consumedLine is what test/e2e/internal/consumer prints for each record.
@@ -28,13 +29,24 @@ var consumedLine = regexp.MustCompile(`(?m)^consumed partition=(\d+) offset=(\d+
 // its pod gone, the group Empty), rewinds the group, and restores it. The
 // restored consumer's new pod re-reads exactly the replayed messages, each
 // once, which the test counts against the ReplayRecord and the request's
-// totals; the group ends back at the end of the topic.
+// totals; the group ends back at the end of the topic. On kfake the
+// consumer is a member of a classic group; on Apache Kafka, of a KIP-848
+// consumer group, the group type Kafka 4 made the default (the consumer
+// is franz-go, not librdkafka, so that the runner's client is not checked
+// against itself).
 func TestConsumersPausedReplayedRestored(t *testing.T) {
-	f := needFlow(t)
+	onKafkas(t, consumersPausedReplayedRestored)
+}
+
+func consumersPausedReplayedRestored(t *testing.T, f *flowEnv) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	ns := f.ns("team-consumers")
+	protocol := kafkatest.ProtocolClassic
+	if f.on == onApache {
+		protocol = kafkatest.ProtocolConsumer
+	}
 	const (
-		ns     = "team-consumers"
 		group  = "svc-consumers"
 		deploy = "consumer"
 		rewind = 7
@@ -71,6 +83,7 @@ func TestConsumersPausedReplayedRestored(t *testing.T) {
 							{Name: "BOOTSTRAP", Value: f.kafka.Bootstrap()},
 							{Name: "GROUP", Value: group},
 							{Name: "TOPIC", Value: topic},
+							{Name: "GROUP_PROTOCOL", Value: protocol},
 						},
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr.To(false),
@@ -93,7 +106,10 @@ func TestConsumersPausedReplayedRestored(t *testing.T) {
 	if len(first) != 1 {
 		t.Fatalf("consumer pods before the replay: %v, want 1", first)
 	}
-	t.Logf("consumer %s committed %s at the end (%d per partition)", first[0], group, perPart)
+	if g, err := f.kafka.Group(ctx, group); err != nil || g.Type != protocol {
+		t.Fatalf("group %s is %+v (%v), want a %s group", group, g, err, protocol)
+	}
+	t.Logf("consumer %s committed %s, a %s group, at the end (%d per partition)", first[0], group, protocol, perPart)
 
 	f.apply(t, ctx, rrManifest(ns, "rewind", group, f.kafka.Bootstrap(), fmt.Sprintf("shiftBy: -%d", rewind),
 		"  whenGroupActive: Wait\n  waitTimeout: 5m\n  consumers:\n  - kind: Deployment\n    name: "+deploy+"\n"))

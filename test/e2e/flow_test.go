@@ -47,13 +47,48 @@ type flowEnv struct {
 	c     *cluster.Cluster
 	cl    client.Client
 	kafka *kafkatest.Cluster
+	// on is the Kafka: onKfake, or onApache for a scenario that also runs
+	// on Apache Kafka (onKafkas).
+	on string
 }
+
+const (
+	onKfake  = "kfake"
+	onApache = "apache"
+)
 
 var (
 	flow     *flowEnv
 	flowErr  error
 	flowOnce sync.Once
+
+	apacheFlow     *flowEnv
+	apacheFlowErr  error
+	apacheFlowOnce sync.Once
 )
+
+// apacheLibsEnv names the directory of Apache Kafka's jars for the
+// scenarios that also run on Apache Kafka (make e2e sets it to the
+// Makefile's KAFKA_LIBS). It is not kafkatest.ApacheEnv, which would make
+// every kafkatest cluster of this binary, kfake's flow too, Apache Kafka.
+const apacheLibsEnv = "KAFKA_REPLAY_E2E_APACHE"
+
+// onKafkas runs a scenario on kfake and then on Apache Kafka 4.4, each as
+// a subtest of that name (-run 'TestX/apache').
+func onKafkas(t *testing.T, scenario func(t *testing.T, f *flowEnv)) {
+	t.Run(onKfake, func(t *testing.T) { scenario(t, needFlow(t)) })
+	t.Run(onApache, func(t *testing.T) { scenario(t, needApacheFlow(t)) })
+}
+
+// ns is a Kubernetes namespace of the scenario's own: the scenarios
+// on Apache Kafka share the cluster with those on kfake, and their
+// requests, Deployments and sources must not meet.
+func (f *flowEnv) ns(base string) string {
+	if f.on == onKfake {
+		return base
+	}
+	return base + "-" + f.on
+}
 
 func needFlow(t *testing.T) *flowEnv {
 	t.Helper()
@@ -112,7 +147,43 @@ func setupFlow(c *cluster.Cluster) (*flowEnv, error) {
 		k.Close()
 		return nil, err
 	}
-	return &flowEnv{c: c, cl: cl, kafka: k}, nil
+	return &flowEnv{c: c, cl: cl, kafka: k, on: onKfake}, nil
+}
+
+// needApacheFlow is needFlow's cluster and chart with Apache Kafka 4.4
+// instead of kfake: one KRaft node that listens on the node IP inside the
+// cluster's network namespace, and nowhere else, seeded as kfake is.
+func needApacheFlow(t *testing.T) *flowEnv {
+	t.Helper()
+	kf := needFlow(t)
+	apacheFlowOnce.Do(func() {
+		libs := os.Getenv(apacheLibsEnv)
+		if libs == "" {
+			apacheFlowErr = fmt.Errorf("%s is not set: it names the directory of Apache Kafka's jars (make kafka-jars; make e2e sets it)", apacheLibsEnv)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		t0 := time.Now()
+		k, err := kafkatest.StartWith(kafkatest.Options{Apache: &kafkatest.ApacheOptions{
+			Libs: libs, Nodes: 1, Host: kf.c.NodeIP(), Network: kf.c.NetNS(),
+		}})
+		if err != nil {
+			apacheFlowErr = fmt.Errorf("apache kafka in the cluster's namespace: %w", err)
+			return
+		}
+		log.Printf("e2e: kafka (Apache Kafka, 1 node) at %s inside %s, ready in %s", k.Bootstrap(), kf.c.NetNS().Name, time.Since(t0).Round(10*time.Millisecond))
+		if err := k.Seed(ctx, topic, parts, perPart, base, time.Second); err != nil {
+			k.Close()
+			apacheFlowErr = err
+			return
+		}
+		apacheFlow = &flowEnv{c: kf.c, cl: kf.cl, kafka: k, on: onApache}
+	})
+	if apacheFlowErr != nil {
+		t.Fatalf("set up the flow on Apache Kafka: %v", apacheFlowErr)
+	}
+	return apacheFlow
 }
 
 // commitAtEnd commits group at the end of every partition.
@@ -232,16 +303,21 @@ func median(ds []time.Duration) time.Duration {
 
 // Scenario 1 and 7: `kubectl apply` of a time target reaches Succeeded; the
 // committed offsets equal status.result; the Job carries the result
-// annotations. Repeated with fresh groups for the median apply→Succeeded.
-func TestApplyTimeTarget(t *testing.T) {
-	f := needFlow(t)
+// annotations. On kfake, repeated with fresh groups for the median
+// apply→Succeeded; on Apache Kafka, once.
+func TestApplyTimeTarget(t *testing.T) { onKafkas(t, applyTimeTarget) }
+
+func applyTimeTarget(t *testing.T, f *flowEnv) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	const ns = "team-a"
+	ns := f.ns("team-a")
 	ensureNamespace(t, ctx, f, ns)
 	target := fmt.Sprintf("time: %q", base.Add(40*time.Second).Format(time.RFC3339))
 
-	const runs = 5
+	runs := 5
+	if f.on != onKfake {
+		runs = 1
+	}
 	var took []time.Duration
 	for i := 0; i < runs; i++ {
 		group := fmt.Sprintf("svc-time-%d", i)
@@ -286,7 +362,7 @@ func TestApplyTimeTarget(t *testing.T) {
 			t.Logf("kubectl get rr:\n%s", out)
 		}
 	}
-	t.Logf("SCENARIO 7: kubectl apply -> Succeeded, median of %d runs: %s (all: %v)", runs, median(took).Round(10*time.Millisecond), took)
+	t.Logf("SCENARIO 7 on %s: kubectl apply -> Succeeded, median of %d runs: %s (all: %v)", f.on, runs, median(took).Round(10*time.Millisecond), took)
 }
 
 // Scenario 2: `kubectl create job --from=cronjob/<runbook>` moves the

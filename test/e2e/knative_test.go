@@ -20,17 +20,18 @@ var kafkaSourceGVK = schema.GroupVersionKind{Group: "sources.knative.dev", Versi
 
 // Issue 13 on the real cluster: a KafkaSource (its CRD only, no Knative
 // controllers: the test writes its Ready status as eventing-kafka-broker's
-// controller would) names kfake and a group; a request with consumerRef,
+// controller would) names the Kafka and a group; a request with consumerRef,
 // written as a user writes it, resolves it, pauses the source through its
 // scale subresource (spec.consumers 1 -> 0), replays that group and
 // restores the source. The offsets an independent franz-go client reads
 // are the ones the request's status and its ReplayRecord say.
-func TestKnativeKafkaSourceReplayed(t *testing.T) {
-	f := needFlow(t)
+func TestKnativeKafkaSourceReplayed(t *testing.T) { onKafkas(t, knativeKafkaSourceReplayed) }
+
+func knativeKafkaSourceReplayed(t *testing.T, f *flowEnv) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	ns := f.ns("team-knative")
 	const (
-		ns     = "team-knative"
 		group  = "knative-kafka-source-e2e"
 		name   = "rewind-source"
 		source = "orders-source"

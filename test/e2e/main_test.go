@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	if flow != nil {
 		flow.kafka.Close()
 	}
+	if apacheFlow != nil {
+		apacheFlow.kafka.Close() // before the cluster: the broker runs in its namespace
+	}
 	if shared != nil {
 		if err := shared.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "stop cluster: %v\n", err)

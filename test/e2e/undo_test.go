@@ -79,16 +79,17 @@ var createdName = regexp.MustCompile(`(?m)^replayrequest\.kafkareplay\.dev/(\S+)
 // one untouched is restored; a forced undo then restores the one left
 // alone too. At each step the offsets an independent franz-go client reads
 // are the ones the ReplayRecords say.
-func TestApprovedReplayThenUndone(t *testing.T) {
-	f := needFlow(t)
+func TestApprovedReplayThenUndone(t *testing.T) { onKafkas(t, approvedReplayThenUndone) }
+
+func approvedReplayThenUndone(t *testing.T, f *flowEnv) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	const (
-		ns    = "team-undo"
 		group = "svc-undo"
 		name  = "rewind"
 		shift = 20
 	)
+	ns := f.ns("team-undo")
 	ensureNamespace(t, ctx, f, ns)
 	before := map[int32]int64{0: 60, 1: 70, 2: 80}
 	if err := f.kafka.Commit(ctx, group, kafkatest.Offsets{topic: before}, "e2e"); err != nil {

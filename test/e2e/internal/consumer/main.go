@@ -1,5 +1,7 @@
 // Command consumer is the end-to-end suite's consumer workload: a real
-// franz-go group member of $GROUP on $TOPIC at $BOOTSTRAP. It prints one
+// franz-go group member of $GROUP on $TOPIC at $BOOTSTRAP, of a classic
+// group, or of a KIP-848 consumer group with $GROUP_PROTOCOL=consumer (the
+// broker assigns, as Kafka 4's group.protocol=consumer). It prints one
 // line per record it consumes, "consumed partition=P offset=O", before it
 // commits that record, so a committed offset is never ahead of the log the
 // test counts. On SIGTERM (its Deployment scaled to 0) it commits what it
@@ -30,7 +32,7 @@ func run() error {
 	if bootstrap == "" || group == "" || topic == "" {
 		return fmt.Errorf("BOOTSTRAP, GROUP and TOPIC are required")
 	}
-	cl, err := kgo.NewClient(
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(strings.Split(bootstrap, ",")...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
@@ -38,7 +40,15 @@ func run() error {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		// Commits are explicit, after the records are printed.
 		kgo.DisableAutoCommit(),
-	)
+	}
+	switch p := os.Getenv("GROUP_PROTOCOL"); p {
+	case "", "classic":
+	case "consumer":
+		opts = append(opts, kgo.ServerSideBalancer())
+	default:
+		return fmt.Errorf("GROUP_PROTOCOL %q: want classic or consumer", p)
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return err
 	}
