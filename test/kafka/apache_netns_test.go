@@ -26,10 +26,7 @@ import (
 // socket of the namespace is theirs, on Host); clients reach them through
 // the Network's dialer, as the end-to-end tests' pods reach the node IP.
 func TestApacheInNetworkNamespace(t *testing.T) {
-	libs := os.Getenv(ApacheEnv)
-	if libs == "" {
-		t.Skipf("needs Apache Kafka's jars: set %s (make test-runner does)", ApacheEnv)
-	}
+	libs := apacheLibs(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to make a network namespace")
 	}

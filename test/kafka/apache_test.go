@@ -15,10 +15,7 @@ import (
 // TestApacheStartStop: the harness starts a real cluster that serves
 // clients, and Stop leaves no process and no file behind.
 func TestApacheStartStop(t *testing.T) {
-	libs := os.Getenv(ApacheEnv)
-	if libs == "" {
-		t.Skipf("needs Apache Kafka's jars: set %s (make test-runner does)", ApacheEnv)
-	}
+	libs := apacheLibs(t)
 	for _, nodes := range []int{1, 3} {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		start := time.Now()
@@ -56,6 +53,17 @@ func TestApacheStartStop(t *testing.T) {
 			t.Errorf("%s outlived Stop (%v)", dir, err)
 		}
 	}
+}
+
+// apacheLibs is the jars' directory for the harness's own tests, which
+// skip without it: they test the harness, not the code the suites run.
+func apacheLibs(t *testing.T) string {
+	t.Helper()
+	libs := os.Getenv(ApacheEnv)
+	if libs == "" {
+		t.Skipf("needs Apache Kafka's jars: set %s (make test-runner does)", ApacheEnv)
+	}
+	return libs
 }
 
 // retentionOff: every broker keeps records however old their timestamps
