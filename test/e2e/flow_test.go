@@ -335,16 +335,12 @@ func applyTimeTarget(t *testing.T, f *flowEnv) {
 		f.checkResultMatchesKafka(t, ctx, rr, 40)
 
 		if i == 0 {
-			var job batchv1.Job
-			if err := f.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: rr.Status.JobName}, &job); err != nil {
-				t.Fatal(err)
-			}
-			a := job.Annotations
+			a := f.recordedJob(t, ctx, ns, rr.Status.JobName).Annotations
 			// Every partition goes back from 100 to 40: 60 messages each.
 			want := fmt.Sprint(parts * (perPart - 40))
 			if a[v1alpha1.AnnotationOutcome] != "Succeeded" || a[v1alpha1.AnnotationResult] == "" || a[v1alpha1.AnnotationFinishedAt] == "" ||
 				a[v1alpha1.AnnotationMessagesReconsumed] != want {
-				t.Fatalf("Job %s annotations (want %s messages re-consumed): %v", job.Name, want, a)
+				t.Fatalf("Job %s annotations (want %s messages re-consumed): %v", rr.Status.JobName, want, a)
 			}
 			if got := rr.Status.Result.Totals.MessagesToReconsume; fmt.Sprint(got) != want {
 				t.Fatalf("status.result.totals.messagesToReconsume %d, want %s", got, want)
@@ -365,6 +361,28 @@ func applyTimeTarget(t *testing.T, f *flowEnv) {
 	t.Logf("SCENARIO 7 on %s: kubectl apply -> Succeeded, median of %d runs: %s (all: %v)", f.on, runs, median(took).Round(10*time.Millisecond), took)
 }
 
+// recordedJob waits until the launcher has recorded an outcome on a Job
+// (its annotations) and returns the Job. A request's status says it has
+// finished first, and the Job is recorded after (launcher/phase_finished.go),
+// so a Job read the moment its request is Succeeded may not carry it yet.
+func (f *flowEnv) recordedJob(t *testing.T, ctx context.Context, ns, name string) *batchv1.Job {
+	t.Helper()
+	var job batchv1.Job
+	for {
+		if err := f.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &job); err != nil {
+			t.Fatal(err)
+		}
+		if job.Annotations[v1alpha1.AnnotationOutcome] != "" {
+			return &job
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no outcome recorded on Job %s/%s: %v; %+v", ns, name, job.Annotations, job.Status)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 // Scenario 2: `kubectl create job --from=cronjob/<runbook>` moves the
 // offsets, and the launcher records the result on that Job.
 func TestRunbookJob(t *testing.T) {
@@ -380,20 +398,7 @@ func TestRunbookJob(t *testing.T) {
 	if _, err := f.c.Kubectl(ctx, "-n", releaseNS, "create", "job", "--from=cronjob/"+cj, "rewind-now"); err != nil {
 		t.Fatal(err)
 	}
-	var job batchv1.Job
-	for {
-		if err := f.cl.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: "rewind-now"}, &job); err != nil {
-			t.Fatal(err)
-		}
-		if job.Annotations[v1alpha1.AnnotationOutcome] != "" {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no outcome recorded on Job rewind-now: %v", job.Annotations)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	job := f.recordedJob(t, ctx, releaseNS, "rewind-now")
 	if job.Annotations[v1alpha1.AnnotationOutcome] != "Succeeded" || job.Annotations[v1alpha1.AnnotationResult] == "" {
 		t.Fatalf("Job annotations: %v", job.Annotations)
 	}

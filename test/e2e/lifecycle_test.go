@@ -112,19 +112,7 @@ func TestRunbookJobWaitsForRunningRequest(t *testing.T) {
 	if rr.Status.Phase != v1alpha1.PhaseSucceeded {
 		t.Fatalf("request: %s: %s", rr.Status.Phase, rr.Status.Message)
 	}
-	for {
-		if err := f.cl.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: jobName}, &job); err != nil {
-			t.Fatal(err)
-		}
-		if job.Annotations[v1alpha1.AnnotationOutcome] != "" {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the runbook Job never finished: %+v", job.Status)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	job = *f.recordedJob(t, ctx, releaseNS, jobName)
 	if job.Annotations[v1alpha1.AnnotationOutcome] != "Succeeded" || job.Annotations[v1alpha1.AnnotationStartedAt] == "" {
 		t.Fatalf("runbook Job: %v", job.Annotations)
 	}
