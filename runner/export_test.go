@@ -1,4 +1,4 @@
 package runner
 
-// OffsetFetchLimit is how the read-back is split, for the external tests.
-var OffsetFetchLimit = offsetFetchLimit
+// MaxPartitionsPerCall is how the read-back is split, for the external tests.
+const MaxPartitionsPerCall = maxPartitionsPerCall

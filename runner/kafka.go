@@ -15,24 +15,16 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/internal/rdkafka"
 )
 
-// kafkaClient wraps one librdkafka admin client. Every call is a single
-// batched admin request (librdkafka fans it out per broker at most), so the
-// number of Kafka requests a run makes does not grow with partitions.
+// kafkaClient is the runner's Kafka client (internal/rdkafka). Every call
+// is a single batched admin request (librdkafka fans it out per broker at
+// most), so the number of Kafka requests a run makes does not grow with
+// partitions.
 type kafkaClient struct {
-	// The admin client is derived from a producer because only producers and
-	// consumers can hand librdkafka's log lines to Go. Nothing is produced.
-	producer *kafka.Producer
-	admin    *kafka.AdminClient
-	// rk is admin's librdkafka handle, for the calls the runner makes
-	// through librdkafka's C API itself (rdkafka_admin.go); nil if
-	// it could not be had, and those calls go through admin.
-	rk       rdHandle
+	rd       *rdkafka.Client
 	log      *slog.Logger
-	logs     chan kafka.LogEvent
-	events   chan kafka.Event
-	done     sync.WaitGroup
 	released atomic.Bool
 	// auth is cancelled, with an *authError as its cause, when the brokers
 	// refuse the credentials; every request in flight then stops at once
@@ -50,50 +42,33 @@ type kafkaClient struct {
 const clientID = "kafka-replay-runner"
 
 func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) {
-	// librdkafka's log lines, for forwardLogs. Without a channel of ours,
-	// confluent-kafka-go makes one of 10,000 slots (784 KB of Go heap, live
-	// and scanned by every GC for the whole run) for the few dozen lines a
-	// run logs; a full channel only makes its log poller wait for
-	// forwardLogs, which never blocks. The library does not close a channel
-	// it was given: Close does.
-	logs := make(chan kafka.LogEvent, 64)
-	cm := kafka.ConfigMap{
+	props := map[string]string{
 		"bootstrap.servers": cfg.BootstrapServers,
 		"client.id":         clientID,
-		// Route librdkafka's own log lines through our (redacting) logger
-		// instead of letting the C library write to stderr directly.
-		"go.logs.channel.enable": true,
-		"go.logs.channel":        logs,
-		"go.delivery.reports":    false,
-		// The producer's Go channels default to a million slots each (24 MB
-		// allocated up front); nothing is ever produced through them.
-		"go.events.channel.size":  16,
-		"go.produce.channel.size": 16,
+		// librdkafka's log lines come to the client's event queue, and so
+		// through our (redacting) logger; the C library never writes to
+		// stderr itself.
+		"log.queue": "true",
 		// A one-shot run has no use for KIP-714 client metrics; pushing
 		// them costs two requests. The config directory can turn it back on.
-		"enable.metrics.push": false,
+		"enable.metrics.push": "false",
 	}
 	for k, v := range cfg.KafkaProperties {
-		cm[k] = v
+		props[k] = v
 	}
-	producer, err := kafka.NewProducer(&cm)
+	k := &kafkaClient{log: log}
+	k.auth, k.authFailed = context.WithCancelCause(context.Background())
+	k.unreached, k.gaveUp = context.WithCancelCause(context.Background())
+	rd, err := rdkafka.New(props, rdkafka.Handlers{Log: k.logLine, Error: k.errorEvent, TokenRefresh: k.noToken,
+		Panic: recordPanic}) // Main makes the run an InternalError
 	if err != nil {
+		k.authFailed(nil)
+		k.gaveUp(nil)
 		// librdkafka's message names the property; the redactor removes any
 		// value it might quote.
 		return nil, &inputError{config.Ref(config.FlagKafkaConfigDir), err.Error()}
 	}
-	admin, err := kafka.NewAdminClientFromProducer(producer)
-	if err != nil {
-		producer.Close()
-		close(logs)
-		return nil, err
-	}
-	k := &kafkaClient{producer: producer, admin: admin, rk: adminHandle(admin), log: log, logs: logs, events: producer.Events()}
-	k.auth, k.authFailed = context.WithCancelCause(context.Background())
-	k.unreached, k.gaveUp = context.WithCancelCause(context.Background())
-	k.done.Add(2)
-	go k.forwardLogs()
-	go k.watchEvents()
+	k.rd = rd
 	return k, nil
 }
 
@@ -108,78 +83,51 @@ func (e *authError) Error() string {
 
 func (e *authError) Unwrap() error { return e.err }
 
-// watchEvents reads the client's events: librdkafka reports a refused
-// authentication only there, while the request waiting on that broker
-// just times out ("Local: Timed out"). The channel must be drained anyway.
-func (k *kafkaClient) watchEvents() {
-	defer k.done.Done()
-	defer func() {
-		if v := recover(); v != nil {
-			recordPanic(v) // Main makes the run an InternalError
-			for range k.events {
-				// Keep draining: librdkafka must never block on its queue.
-			}
-		}
-	}()
-	for ev := range k.events {
-		switch e := ev.(type) {
-		case kafka.Error:
-			if e.Code() == kafka.ErrAuthentication {
-				k.authFailed(&authError{e})
-			}
-			if u := k.connect.observe(e); u != nil {
-				k.gaveUp(u)
-			}
-		case kafka.OAuthBearerTokenRefresh:
-			// librdkafka asks the application for a token unless it can get
-			// one itself; a one-shot runner has none to give.
-			msg := "OAUTHBEARER needs a token the runner cannot make; set sasl.oauthbearer.method=oidc with its token endpoint"
-			_ = k.producer.SetOAuthBearerTokenFailure(msg)
-			k.authFailed(&authError{kafka.NewError(kafka.ErrAuthentication, msg, false)})
-		}
+// errorEvent takes the client's error events: librdkafka reports a
+// refused authentication only there, while the request waiting on that
+// broker just times out ("Local: Timed out").
+func (k *kafkaClient) errorEvent(e kafka.Error) {
+	if e.Code() == kafka.ErrAuthentication {
+		k.authFailed(&authError{e})
+	}
+	if u := k.connect.observe(e); u != nil {
+		k.gaveUp(u)
 	}
 }
 
-func (k *kafkaClient) forwardLogs() {
-	defer k.done.Done()
-	defer func() {
-		if v := recover(); v != nil {
-			recordPanic(v) // Main makes the run an InternalError
-			for range k.logs {
-				// Keep draining: librdkafka must never block on its log queue.
-			}
-		}
-	}()
-	for ev := range k.logs {
-		if k.released.Load() {
-			continue // drain, but the caller's writers are no longer ours
-		}
-		// syslog levels: 0-3 are errors, 4 warnings; the rest is debug noise.
-		lvl := slog.LevelDebug
-		switch {
-		case ev.Level <= 3:
-			lvl = slog.LevelError
-		case ev.Level == 4:
-			lvl = slog.LevelWarn
-		}
-		k.log.Log(context.Background(), lvl, "librdkafka: "+ev.Message, "tag", ev.Tag)
+// noToken answers librdkafka's request for an OAUTHBEARER token, which it
+// makes unless it can get one itself: a one-shot runner has none to give.
+func (k *kafkaClient) noToken() string {
+	msg := "OAUTHBEARER needs a token the runner cannot make; set sasl.oauthbearer.method=oidc with its token endpoint"
+	k.authFailed(&authError{kafka.NewError(kafka.ErrAuthentication, msg, false)})
+	return msg
+}
+
+// logLine forwards one of librdkafka's log lines to the run's log.
+func (k *kafkaClient) logLine(level int, tag, message string) {
+	if k.released.Load() {
+		return // the caller's writers are no longer ours
 	}
+	// syslog levels: 0-3 are errors, 4 warnings; the rest is debug noise.
+	lvl := slog.LevelDebug
+	switch {
+	case level <= 3:
+		lvl = slog.LevelError
+	case level == 4:
+		lvl = slog.LevelWarn
+	}
+	k.log.Log(context.Background(), lvl, "librdkafka: "+message, "tag", tag)
 }
 
 func (k *kafkaClient) Close() {
-	k.admin.Close()
-	// Closes the event channel, and returns once the library's log poller
-	// has stopped: nothing sends on k.logs any more.
-	k.producer.Close()
-	close(k.logs)
-	k.done.Wait()
+	k.rd.Close()
 	k.authFailed(nil)
 	k.gaveUp(nil)
 }
 
 // Release lets go of the client without waiting for its teardown, which
-// waits out the Go pollers' 100 ms poll timeouts: pure latency for a one-shot
-// process whose result is known. Log lines that arrive afterwards are dropped.
+// waits out librdkafka's threads: pure latency for a one-shot process whose
+// result is known. Log lines that arrive afterwards are dropped.
 func (k *kafkaClient) Release() {
 	k.released.Store(true)
 	go func() {
@@ -272,20 +220,16 @@ func (e *groupActiveError) Error() string {
 
 func (k *kafkaClient) describeGroup(ctx context.Context, group string) (GroupInfo, error) {
 	return retry(ctx, k, "describe group", func(ctx context.Context) (GroupInfo, error) {
-		res, err := k.admin.DescribeConsumerGroups(ctx, []string{group}, kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+		d, err := k.rd.DescribeGroup(ctx, group)
 		if err != nil {
 			return GroupInfo{}, err
 		}
-		if len(res.ConsumerGroupDescriptions) != 1 {
-			return GroupInfo{}, fmt.Errorf("describe group: got %d descriptions", len(res.ConsumerGroupDescriptions))
-		}
-		d := res.ConsumerGroupDescriptions[0]
-		switch d.Error.Code() {
+		switch d.Err.Code() {
 		case kafka.ErrNoError:
 		case kafka.ErrGroupIDNotFound:
 			return GroupInfo{State: "Dead"}, nil // never existed: safe to create
 		default:
-			return GroupInfo{}, d.Error
+			return GroupInfo{}, d.Err
 		}
 		info := GroupInfo{State: groupState(d.State)}
 		for _, m := range d.Members {
@@ -315,14 +259,13 @@ func groupState(s kafka.ConsumerGroupState) string {
 }
 
 // committed lists a group's committed offsets: all of them when tps is nil
-// (one request), else those of tps, in one request where librdkafka's
-// handling of the response is linear (rdkafka_find.c), else in calls of at
-// most maxPartitionsPerCall partitions, concurrently (see there).
+// (one request), else those of tps, in calls of at most
+// maxPartitionsPerCall partitions, concurrently (see there).
 func (k *kafkaClient) committed(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
 	if tps == nil {
 		return k.committedCall(ctx, group, nil)
 	}
-	parts := chunk(tps, offsetFetchLimit())
+	parts := chunk(tps, maxPartitionsPerCall)
 	if len(parts) == 1 {
 		return k.committedCall(ctx, group, parts[0])
 	}
@@ -349,14 +292,8 @@ func (k *kafkaClient) committed(ctx context.Context, group string, tps []TP) (ma
 // committedCall is one ListConsumerGroupOffsets call: all of the group's
 // offsets when tps is nil.
 func (k *kafkaClient) committedCall(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
-	call := k.committedAdmin
-	if k.rk != nil {
-		call = func(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
-			return committedDirect(ctx, k.rk, group, tps)
-		}
-	}
 	return retry(ctx, k, "list committed offsets of "+group, func(ctx context.Context) (map[TP]Committed, error) {
-		out, err := call(ctx, group, tps)
+		out, err := k.committedOnce(ctx, group, tps)
 		var ke kafka.Error
 		if errors.As(err, &ke) && ke.Code() == kafka.ErrGroupIDNotFound {
 			// Newer brokers say so instead of listing nothing: a group
@@ -367,37 +304,20 @@ func (k *kafkaClient) committedCall(ctx context.Context, group string, tps []TP)
 	})
 }
 
-// committedAdmin is one call of committedCall's through confluent-kafka-go's
-// AdminClient.ListConsumerGroupOffsets: for a client whose librdkafka
-// handle could not be had (see committedDirect).
-func (k *kafkaClient) committedAdmin(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
-	req := kafka.ConsumerGroupTopicPartitions{Group: group, Partitions: toKafkaTPs(tps)}
-	// Stable offsets only: a transactional commit still pending would
-	// otherwise be read as the previous offset and then overwritten.
-	res, err := k.admin.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{req},
-		kafka.SetAdminRequestTimeout(requestTimeout(ctx)), kafka.SetAdminRequireStableOffsets(true))
+// committedOnce is one attempt of committedCall's.
+func (k *kafkaClient) committedOnce(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
+	out := make(map[TP]Committed, max(len(tps), 16))
+	err := k.rd.Committed(ctx, group, tps, func(tp TP, offset int64, md string, code kafka.ErrorCode) error {
+		if code != kafka.ErrNoError {
+			return fmt.Errorf("%s/%d: %w", tp.Topic, tp.Partition, kafka.NewError(code, "", false))
+		}
+		if offset >= 0 { // else OffsetInvalid: asked for, never committed
+			out[tp] = Committed{Offset: offset, Metadata: md}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	n := 0
-	for _, g := range res.ConsumerGroupsTopicPartitions {
-		n += len(g.Partitions)
-	}
-	out := make(map[TP]Committed, n)
-	for _, g := range res.ConsumerGroupsTopicPartitions {
-		for _, p := range g.Partitions {
-			if p.Error != nil {
-				return nil, fmt.Errorf("%s/%d: %w", *p.Topic, p.Partition, p.Error)
-			}
-			if p.Offset < 0 { // OffsetInvalid: asked for, never committed
-				continue
-			}
-			c := Committed{Offset: int64(p.Offset)}
-			if p.Metadata != nil {
-				c.Metadata = *p.Metadata
-			}
-			out[TP{Topic: *p.Topic, Partition: p.Partition}] = c
-		}
 	}
 	return out, nil
 }
@@ -416,49 +336,47 @@ func (k *kafkaClient) describeTopics(ctx context.Context, topics []string) (topi
 	if len(topics) == 0 {
 		return topicInfo{Partitions: map[string]int32{}, Leaders: map[TP]int32{}}, nil
 	}
-	call := k.describeTopicsAdmin
-	if k.rk != nil {
-		call = func(ctx context.Context, topics []string) (topicInfo, error) {
-			return describeTopicsDirect(ctx, k.rk, topics)
-		}
-	}
 	return retry(ctx, k, "describe topics", func(ctx context.Context) (topicInfo, error) {
-		return call(ctx, topics)
+		return k.describeTopicsOnce(ctx, topics)
 	})
 }
 
-// describeTopicsAdmin is one call of describeTopics's through
-// confluent-kafka-go's AdminClient.DescribeTopics: for a client whose
-// librdkafka handle could not be had (see describeTopicsDirect).
-func (k *kafkaClient) describeTopicsAdmin(ctx context.Context, topics []string) (topicInfo, error) {
-	res, err := k.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(topics),
-		kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+// describeTopicsOnce is one attempt of describeTopics's.
+func (k *kafkaClient) describeTopicsOnce(ctx context.Context, topics []string) (topicInfo, error) {
+	descs, err := k.rd.DescribeTopics(ctx, topics)
 	if err != nil {
 		return topicInfo{}, err
 	}
-	out := topicInfo{Partitions: map[string]int32{}, Leaders: map[TP]int32{}}
-	answered := map[string]bool{}
-	ids := map[string][]int32{}
-	for _, d := range res.TopicDescriptions {
+	out := topicInfo{Partitions: make(map[string]int32, len(descs)), Leaders: map[TP]int32{}}
+	answered := make(map[string]bool, len(descs))
+	first := make(map[string][]rdkafka.Partition, len(descs))
+	for _, d := range descs {
 		answered[d.Name] = true
-		for _, p := range d.Partitions {
-			ids[d.Name] = append(ids[d.Name], int32(p.Partition))
+		if _, seen := first[d.Name]; !seen {
+			first[d.Name] = d.Partitions
 		}
-		switch d.Error.Code() {
+		switch d.Err.Code() {
 		case kafka.ErrNoError:
 			out.Partitions[d.Name] = int32(len(d.Partitions))
 			for _, p := range d.Partitions {
-				if p.Leader != nil {
-					out.Leaders[TP{Topic: d.Name, Partition: int32(p.Partition)}] = int32(p.Leader.ID)
+				if p.Leader >= 0 {
+					out.Leaders[TP{Topic: d.Name, Partition: p.ID}] = p.Leader
 				}
 			}
 		case kafka.ErrUnknownTopicOrPart:
 			// absent from the map: the planner names it
 		default:
-			return topicInfo{}, fmt.Errorf("topic %s: %w", d.Name, d.Error)
+			return topicInfo{}, fmt.Errorf("topic %s: %w", d.Name, d.Err)
 		}
 	}
-	if err := checkTopicsAnswered(topics, answered, out.Partitions, func(t string) []int32 { return ids[t] }); err != nil {
+	err = checkTopicsAnswered(topics, answered, out.Partitions, func(t string) []int32 {
+		ids := make([]int32, len(first[t]))
+		for i, p := range first[t] {
+			ids[i] = p.ID
+		}
+		return ids
+	})
+	if err != nil {
 		return topicInfo{}, err
 	}
 	return out, nil
@@ -520,19 +438,26 @@ type tpOffset struct {
 func (k *kafkaClient) listOffsets(ctx context.Context, what string, tps []TP, spec kafka.OffsetSpec) ([]tpOffset, error) {
 	asked := slices.Clone(tps)
 	sortTPs(asked)
-	call := k.listOffsetsAdmin
-	if k.rk != nil {
-		call = func(ctx context.Context, what string, asked []TP, spec kafka.OffsetSpec) ([]tpOffset, error) {
-			return listOffsetsDirect(ctx, k.rk, what, asked, spec)
-		}
-	}
 	return retry(ctx, k, what, func(ctx context.Context) ([]tpOffset, error) {
-		got, err := call(ctx, what, asked, spec)
+		got, err := k.listOffsetsOnce(ctx, what, asked, spec)
 		if err == nil {
 			err = checkOffsets(got, spec)
 		}
 		return got, err
 	})
+}
+
+// listOffsetsOnce is one call of listOffsets's, of asked (sorted).
+func (k *kafkaClient) listOffsetsOnce(ctx context.Context, what string, asked []TP, spec kafka.OffsetSpec) ([]tpOffset, error) {
+	offsets, err := k.rd.ListOffsets(ctx, what, asked, spec)
+	if err != nil {
+		return nil, err
+	}
+	got := make([]tpOffset, len(asked))
+	for i, tp := range asked {
+		got[i] = tpOffset{tp, offsets[i]}
+	}
+	return got, nil
 }
 
 // checkOffsets refuses offsets no broker answers: a log bound below 0, or
@@ -579,45 +504,6 @@ func checkTopicsAnswered(asked []string, answered map[string]bool, partitions ma
 	return nil
 }
 
-// listOffsetsAdmin is one call of listOffsetsDirect's, through
-// confluent-kafka-go's AdminClient.ListOffsets: for a client whose
-// librdkafka handle could not be had. asked is sorted; the answer is
-// checked by sorting it too, which needs no map.
-func (k *kafkaClient) listOffsetsAdmin(ctx context.Context, what string, asked []TP, spec kafka.OffsetSpec) ([]tpOffset, error) {
-	req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(asked))
-	var topic *string
-	for i := range asked {
-		if topic == nil || *topic != asked[i].Topic {
-			// One name per topic, not a copy per partition:
-			// confluent-kafka-go copies it to C for each anyway.
-			topic = &asked[i].Topic
-		}
-		req[kafka.TopicPartition{Topic: topic, Partition: asked[i].Partition}] = spec
-	}
-	res, err := k.admin.ListOffsets(ctx, req, kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
-	if err != nil {
-		return nil, err
-	}
-	got := make([]tpOffset, 0, len(res.ResultInfos))
-	for ktp, info := range res.ResultInfos {
-		tp := TP{Topic: *ktp.Topic, Partition: ktp.Partition}
-		if info.Error.Code() != kafka.ErrNoError {
-			return nil, fmt.Errorf("%s: %w", tp, info.Error)
-		}
-		got = append(got, tpOffset{tp, int64(info.Offset)})
-	}
-	slices.SortFunc(got, func(a, b tpOffset) int { return compareTPs(a.tp, b.tp) })
-	for i, tp := range asked {
-		if i >= len(got) || got[i].tp != tp {
-			return nil, fmt.Errorf("%s: no answer for %s", what, tp)
-		}
-	}
-	if len(got) != len(asked) {
-		return nil, fmt.Errorf("%s: an answer for %s, which was not asked for", what, got[len(asked)].tp)
-	}
-	return got, nil
-}
-
 // commitOffset is one offset to commit, with its metadata.
 type commitOffset struct {
 	TP       TP
@@ -634,19 +520,12 @@ type commitOffset struct {
 //
 // offsets come in the plan's (sorted) order and are passed on in it: the
 // request librdkafka writes, and so the response it searches, are then in
-// the list's own order, which is what lets rdkafka_find.c's hint answer
-// each of the response's lookups at once (without the wrapper, it makes
-// librdkafka's linear search about 10% cheaper than a random order).
+// the list's own order, which makes librdkafka's linear search of the
+// response's partitions about 10% cheaper than a random order.
 func (k *kafkaClient) alter(ctx context.Context, group string, offsets []commitOffset) commitAnswer {
-	call := k.alterAdmin
-	if k.rk != nil {
-		call = func(ctx context.Context, group string, offsets []commitOffset) (map[TP]error, error) {
-			return alterDirect(ctx, k.rk, group, offsets)
-		}
-	}
 	var ans commitAnswer
 	ans.Failed, ans.Err = retry(ctx, k, "commit offsets", func(ctx context.Context) (map[TP]error, error) {
-		failed, err := call(ctx, group, offsets)
+		failed, err := k.alterOnce(ctx, group, offsets)
 		if err != nil {
 			ans.Unanswered = ans.Unanswered || mayHaveApplied(err)
 			return nil, err
@@ -687,7 +566,7 @@ func mayHaveApplied(err error) bool {
 		return true
 	}
 	switch ke.Code() {
-	case kafka.ErrInvalidArg, // the request was never made (rdkafka_admin.go)
+	case kafka.ErrInvalidArg, // the request was never made (internal/rdkafka)
 		// The coordinator's checks before it writes anything.
 		kafka.ErrGroupAuthorizationFailed, kafka.ErrTopicAuthorizationFailed, kafka.ErrInvalidGroupID,
 		kafka.ErrUnknownTopicOrPart, kafka.ErrUnknownTopicID, kafka.ErrOffsetMetadataTooLarge,
@@ -699,29 +578,15 @@ func mayHaveApplied(err error) bool {
 	return !isGroupActiveErr(err)
 }
 
-// alterAdmin is one attempt of alter's through confluent-kafka-go's
-// AdminClient.AlterConsumerGroupOffsets: for a client whose librdkafka
-// handle could not be had (see alterDirect). confluent-kafka-go v2.11.1
-// keeps a C copy of the partitions per call until the process ends.
-func (k *kafkaClient) alterAdmin(ctx context.Context, group string, offsets []commitOffset) (map[TP]error, error) {
-	parts := make([]kafka.TopicPartition, len(offsets))
-	for i, o := range offsets {
-		topic, md := o.TP.Topic, o.Metadata
-		parts[i] = kafka.TopicPartition{Topic: &topic, Partition: o.TP.Partition, Offset: kafka.Offset(o.Offset), Metadata: &md}
-	}
-	res, err := k.admin.AlterConsumerGroupOffsets(ctx,
-		[]kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}},
-		kafka.SetAdminRequestTimeout(requestTimeout(ctx)))
+// alterOnce is one attempt of alter's: the partitions' errors, or the
+// commit's.
+func (k *kafkaClient) alterOnce(ctx context.Context, group string, offsets []commitOffset) (map[TP]error, error) {
+	failed := map[TP]error{}
+	err := k.rd.Commit(ctx, group, len(offsets), func(i int) (TP, int64, string) {
+		return offsets[i].TP, offsets[i].Offset, offsets[i].Metadata
+	}, func(tp TP, code kafka.ErrorCode) { failed[tp] = kafka.NewError(code, "", false) })
 	if err != nil {
 		return nil, err
-	}
-	failed := map[TP]error{}
-	for _, g := range res.ConsumerGroupsTopicPartitions {
-		for _, p := range g.Partitions {
-			if p.Error != nil {
-				failed[TP{Topic: *p.Topic, Partition: p.Partition}] = p.Error
-			}
-		}
 	}
 	return failed, nil
 }
@@ -742,42 +607,11 @@ func isGroupActiveErr(err error) bool {
 	return false
 }
 
-// requestTimeout gives each admin request the time left in ctx (librdkafka
-// otherwise applies its own, shorter default).
-func requestTimeout(ctx context.Context) time.Duration {
-	if dl, ok := ctx.Deadline(); ok {
-		if d := time.Until(dl); d > 0 {
-			return d
-		}
-		return time.Millisecond
-	}
-	return 60 * time.Second
-}
-
 // clusterID is the ID of the Kafka cluster the client is connected to,
 // from Metadata (which librdkafka has read by the time the topics are
 // described); empty if the brokers give none.
 func (k *kafkaClient) clusterID(ctx context.Context) string {
-	timeout := requestTimeout(ctx)
-	if k.rk != nil {
-		return clusterIDDirect(k.rk, timeout)
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	id, _ := k.admin.ClusterID(cctx)
-	return id
-}
-
-func toKafkaTPs(tps []TP) []kafka.TopicPartition {
-	if tps == nil {
-		return nil
-	}
-	out := make([]kafka.TopicPartition, len(tps))
-	for i, tp := range tps {
-		topic := tp.Topic
-		out[i] = kafka.TopicPartition{Topic: &topic, Partition: tp.Partition}
-	}
-	return out
+	return k.rd.ClusterID(ctx)
 }
 
 // errString renders an error on one line.

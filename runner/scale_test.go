@@ -117,9 +117,9 @@ func TestRequestsDoNotGrowWithPartitions(t *testing.T) {
 
 // TestSplitReadsCoverEveryPartition runs past maxPartitionsPerListOffsets
 // (250) and maxPartitionsPerCall (1,000) on every leader: ListOffsets is
-// split in five calls per leader and lookup (and the read-back in four
-// OffsetFetch calls without the search wrapper), the commit is not, and
-// every partition is still planned, committed and verified.
+// split in five calls per leader and lookup and the read-back in four
+// OffsetFetch calls, the commit is not, and every partition is still
+// planned, committed and verified.
 func TestSplitReadsCoverEveryPartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
@@ -134,12 +134,8 @@ func TestSplitReadsCoverEveryPartition(t *testing.T) {
 		t.Errorf("%d OffsetCommit requests: the commit must be one request", got["OffsetCommit"])
 	}
 	// The snapshot reads all of the group's offsets in one call; the
-	// read-back reads the 3,300 committed partitions in one call where the
-	// search wrapper (rdkafka_find.c) is on, else in calls of 1,000.
-	readBack := 1
-	if limit := runner.OffsetFetchLimit(); limit > 0 {
-		readBack = (topics*parts + limit - 1) / limit
-	}
+	// read-back reads the 3,300 committed partitions in calls of 1,000.
+	readBack := (topics*parts + runner.MaxPartitionsPerCall - 1) / runner.MaxPartitionsPerCall
 	if got["OffsetFetch"] != 1+readBack {
 		t.Errorf("%d OffsetFetch requests, want 1 + %d", got["OffsetFetch"], readBack)
 	}

@@ -3,17 +3,17 @@ package runner
 // maxPartitionsPerCall bounds the partitions of one read-only librdkafka
 // call where librdkafka's response handling is quadratic in them: it
 // matches every partition of a response against the call's list with a
-// linear search (rd_kafka_topic_partition_list_find). For OffsetFetch and
-// OffsetCommit the runner's wrapper makes that linear (rdkafka_find.c);
-// where it is off, reading 10,000 committed offsets in one call takes about
-// 170 ms of CPU, in ten calls of 1,000 about 28 ms. The commit is never
-// split, so that it is applied or refused as a whole.
+// linear search (rd_kafka_topic_partition_list_find). Reading 10,000
+// committed offsets in one call takes about 170 ms of CPU, in ten calls of
+// 1,000 about 28 ms. Two calls cannot be split, and stay quadratic: the
+// commit, so that it is applied or refused as a whole, and the read of all
+// of a group's offsets, whose partitions are not known before it
+// (upstream/ has the librdkafka change that makes both linear).
 const maxPartitionsPerCall = 1000
 
 // maxPartitionsPerListOffsets bounds the partitions of one ListOffsets call
-// (one leader's, see byLeader). The wrapper cannot help there: librdkafka
-// checks each partition of a call against the others for its leader in a
-// function of the same object file (rd_kafka_topic_partition_list_get_leaders)
+// (one leader's, see byLeader): librdkafka checks each partition of a call
+// against the others for its leader (rd_kafka_topic_partition_list_get_leaders)
 // and merges the answers with a nested loop (rd_kafka_ListOffsets_response_merge),
 // so a call of n partitions costs n*n comparisons. At 10,000 partitions (3
 // leaders, three lookups each) calls of 1,000 spent about 150 ms of CPU there,
@@ -28,17 +28,6 @@ const maxPartitionsPerListOffsets = 250
 // listOffsetsInFlight is how many ListOffsets calls per leader and lookup
 // run at once (see listOffsetsByLeader).
 const listOffsetsInFlight = 2
-
-// offsetFetchLimit is maxPartitionsPerCall for OffsetFetch: none where the
-// wrapper's index makes librdkafka's handling of the response linear
-// (rdkafka_find.c), so that the read-back is one request whatever the
-// partitions.
-func offsetFetchLimit() int {
-	if findIndexOn {
-		return 0
-	}
-	return maxPartitionsPerCall
-}
 
 // byLeader splits partitions into one list per leader broker, in the order
 // each leader first appears (partitions with no known leader form their own

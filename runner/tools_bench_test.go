@@ -19,7 +19,8 @@ import (
 // with three tools, each a whole process, in alternating rounds (runner,
 // Kafka's tool, the franz-go tool, runner, ...): the group, committed at
 // the log end of 10 or 100 topics of 100 partitions, is moved to the
-// record at base+5s.
+// record at base+5s. Without Apache Kafka it runs on the embedded 3-broker
+// cluster, without Kafka's tool.
 //
 //   - runner: this project's binary, --to-datetime (it plans, commits and
 //     reads back).
@@ -29,6 +30,9 @@ import (
 //   - franz-go: test/bench/franzseek, the steps of kcl's group seek with
 //     franz-go's admin client (kcl itself is not served by the module proxy
 //     this project reaches).
+//   - runner-baseline: with BENCH_RUNNER_BASELINE set to another build of
+//     the runner (the one before a change), that build, right after the
+//     runner in each round: a change's before and after, paired.
 //
 // Every tool talks to the brokers through one pass-through proxy
 // (kafkatest.Proxy), which counts the requests by kind. Before each run the
@@ -40,9 +44,7 @@ import (
 // "x-runner"). One round before the measured ones warms the brokers up.
 func BenchmarkCompareTools(b *testing.B) {
 	libs := os.Getenv(kafkatest.ApacheEnv)
-	if libs == "" {
-		b.Skipf("compares with Kafka's own tool on Apache Kafka: set %s to its jars (make bench does)", kafkatest.ApacheEnv)
-	}
+	baseline := os.Getenv("BENCH_RUNNER_BASELINE")
 	b.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", "")
 	bin := b.TempDir()
 	build := exec.Command("go", "build", "-o", bin+"/", "../test/bench/rusage", "../test/bench/franzseek")
@@ -63,38 +65,42 @@ func BenchmarkCompareTools(b *testing.B) {
 		n := size.topics * int(size.parts)
 		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
 			c, scope := scaleWorld(b, size.topics, size.parts, 10)
-			if c.Apache == nil {
-				b.Skip("needs the Apache Kafka cluster the harness starts")
-			}
 			px := kafkatest.NewProxy(b, c)
 			at := base.Add(5 * time.Second).Format("2006-01-02T15:04:05.000Z07:00")
 			var topics []string
 			for i := 1; i < len(scope); i += 2 {
 				topics = append(topics, scope[i])
 			}
-			tools := []struct {
+			runner := func(bin string) func(round int) []string {
+				return func(round int) []string {
+					return append([]string{bin, "--bootstrap-servers", px.Bootstrap(), "--group", group,
+						"--run-id", fmt.Sprintf("bench-%d", round), "--to-datetime", at}, scope...)
+				}
+			}
+			type tool struct {
 				name string
 				argv func(round int) []string
-			}{
-				{"runner", func(round int) []string {
-					return append([]string{runnerBin, "--bootstrap-servers", px.Bootstrap(), "--group", group,
-						"--run-id", fmt.Sprintf("bench-%d", round), "--to-datetime", at}, scope...)
-				}},
-				{"kafka-consumer-groups", func(int) []string {
+			}
+			tools := []tool{{"runner", runner(runnerBin)}}
+			if baseline != "" {
+				tools = append(tools, tool{"runner-baseline", runner(baseline)})
+			}
+			if c.Apache != nil {
+				tools = append(tools, tool{"kafka-consumer-groups", func(int) []string {
 					argv := []string{java, "-Xmx256M", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
 						"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-XX:MaxInlineLevel=15",
 						"-Djava.awt.headless=true", "-cp", filepath.Join(libs, "*"), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
 						"--bootstrap-server", px.Bootstrap(), "--group", group, "--reset-offsets", "--to-datetime", at, "--execute"}
 					return append(argv, scope...)
-				}},
-				{"franz-go", func(int) []string {
-					argv := []string{franzseek, "-brokers", px.Bootstrap(), "-group", group, "-to", at}
-					for _, t := range topics {
-						argv = append(argv, "-topic", t)
-					}
-					return argv
-				}},
+				}})
 			}
+			tools = append(tools, tool{"franz-go", func(int) []string {
+				argv := []string{franzseek, "-brokers", px.Bootstrap(), "-group", group, "-to", at}
+				for _, t := range topics {
+					argv = append(argv, "-topic", t)
+				}
+				return argv
+			}})
 			runs := make([][]processFigures, len(tools))
 			requests := make([]kafkatest.RequestCounts, len(tools))
 			for i := range requests {

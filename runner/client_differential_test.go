@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,87 +24,25 @@ import (
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
 )
 
-// TestRdkafkaAPIMatchesConfluentsHeader compiles rdkafka_api.h after the
-// rdkafka.h of the confluent-kafka-go that go.mod requires, so that a
-// prototype of ours that differs from librdkafka's is a compile error,
-// checks the constants there, and compares the two public structs' layout
-// as each header declares them.
-func TestRdkafkaAPIMatchesConfluentsHeader(t *testing.T) {
+// TestRdkafkaHeaderIsTheBindings: internal/rdkafka compiles against its
+// copy of rdkafka.h, which must be the one of the confluent-kafka-go (and
+// so of the librdkafka) that go.mod requires: after an upgrade, copy the
+// new one.
+func TestRdkafkaHeaderIsTheBindings(t *testing.T) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/confluentinc/confluent-kafka-go/v2").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	header := filepath.Join(strings.TrimSpace(string(out)), "kafka", "librdkafka_vendor", "rdkafka.h")
-	if _, err := os.Stat(header); err != nil {
+	theirs, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "kafka", "librdkafka_vendor", "rdkafka.h"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	cc := strings.TrimSpace(goEnv(t, "CC"))
-	if cc == "" {
-		cc = "gcc"
-	}
-	dir := t.TempDir()
-	layout := `#include <stdio.h>
-#include <stddef.h>
-int main(void) {
-	printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu|", sizeof(rd_kafka_topic_partition_t),
-	       offsetof(rd_kafka_topic_partition_t, topic), offsetof(rd_kafka_topic_partition_t, partition),
-	       offsetof(rd_kafka_topic_partition_t, offset), offsetof(rd_kafka_topic_partition_t, metadata),
-	       offsetof(rd_kafka_topic_partition_t, metadata_size), offsetof(rd_kafka_topic_partition_t, opaque),
-	       offsetof(rd_kafka_topic_partition_t, err), offsetof(rd_kafka_topic_partition_t, _private));
-	printf("%zu %zu %zu %zu|", sizeof(rd_kafka_topic_partition_list_t), offsetof(rd_kafka_topic_partition_list_t, cnt),
-	       offsetof(rd_kafka_topic_partition_list_t, size), offsetof(rd_kafka_topic_partition_list_t, elems));
-	printf("%d %d %d %d %d\n", (int)RD_KAFKA_ADMIN_OP_LISTOFFSETS, (int)RD_KAFKA_EVENT_LISTOFFSETS_RESULT, (int)RD_KAFKA_RESP_ERR__INVALID_TYPE,
-	       (int)RD_KAFKA_ADMIN_OP_DESCRIBETOPICS, (int)RD_KAFKA_EVENT_DESCRIBETOPICS_RESULT);
-	printf("%d %d %d %d %d\n", (int)RD_KAFKA_RESP_ERR__BAD_MSG, (int)RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, (int)RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS,
-	       (int)RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT, (int)RD_KAFKA_EVENT_ALTERCONSUMERGROUPOFFSETS_RESULT);
-	return 0;
-}
-`
-	run := func(name, includes string) string {
-		src := filepath.Join(dir, name+".c")
-		if err := os.WriteFile(src, []byte(includes+layout), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		bin := filepath.Join(dir, name)
-		if out, err := exec.Command(cc, "-std=c11", "-Wall", "-Werror", "-I.", "-o", bin, src).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, out)
-		}
-		got, err := exec.Command(bin).Output()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return string(got)
-	}
-	// Both headers in one unit: every prototype of ours is checked
-	// against librdkafka's, and the constants are librdkafka's.
-	theirs := run("both", fmt.Sprintf("#include %q\n#include \"rdkafka_api.h\"\n", header))
-	ours := run("ours", "#include \"rdkafka_api.h\"\n")
-	if ours != theirs {
-		t.Errorf("rdkafka_api.h's layout and constants %q, rdkafka.h's %q", ours, theirs)
-	}
-}
-
-func goEnv(t *testing.T, key string) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", key).Output()
+	ours, err := os.ReadFile(filepath.Join("internal", "rdkafka", "rdkafka.h"))
 	if err != nil {
-		t.Fatalf("go env %s: %v", key, err)
+		t.Fatal(err)
 	}
-	return string(out)
-}
-
-// TestDirectListOffsetsInUse: the client found its librdkafka handle, so
-// ListOffsets goes through rdkafka_admin.c. It fails when a
-// confluent-kafka-go upgrade moves the handle; the runner then still
-// works, through AdminClient.ListOffsets, but slower.
-func TestDirectListOffsetsInUse(t *testing.T) {
-	k := newTestClient(t, "127.0.0.1:1")
-	if k.rk == nil {
-		t.Fatal("no librdkafka handle: ListOffsets goes through confluent-kafka-go's conversions")
-	}
-	var zero kafka.AdminClient
-	if adminHandle(&zero) != nil || adminHandle(nil) != nil {
-		t.Error("a handle from an AdminClient that has none")
+	if !bytes.Equal(ours, theirs) {
+		t.Error("internal/rdkafka/rdkafka.h is not the rdkafka.h of the confluent-kafka-go in go.mod: copy it from there")
 	}
 }
 
@@ -127,7 +66,7 @@ func newTestClient(t *testing.T, bootstrap string) *kafkaClient {
 }
 
 // TestListOffsetsDirectAgreesWithAdmin asks the same questions through
-// rdkafka_admin.c and through confluent-kafka-go's
+// internal/rdkafka and through confluent-kafka-go's
 // AdminClient.ListOffsets, on a real-protocol Kafka, and wants the same
 // answers and the same errors: every offset spec, partitions of several
 // topics and leaders, logs whose start was moved, empty logs, partitions
@@ -153,9 +92,7 @@ func TestListOffsetsDirectAgreesWithAdmin(t *testing.T) {
 		}
 	}
 	k := newTestClient(t, c.Bootstrap())
-	if k.rk == nil {
-		t.Fatal("no librdkafka handle")
-	}
+	oracle := newConfluentOracle(t, c.Bootstrap())
 	var all []TP
 	for name, parts := range seed {
 		for p := range parts {
@@ -183,10 +120,10 @@ func TestListOffsetsDirectAgreesWithAdmin(t *testing.T) {
 		t.Helper()
 		asked := append([]TP(nil), set...)
 		sortTPs(asked)
-		direct, derr := listOffsetsDirect(ctx, k.rk, "list", asked, spec)
-		admin, aerr := k.listOffsetsAdmin(ctx, "list", asked, spec)
+		direct, derr := k.listOffsetsOnce(ctx, "list", asked, spec)
+		admin, aerr := oracle.listOffsets(ctx, "list", asked, spec)
 		// Where several partitions fail, AdminClient.ListOffsets's map
-		// names any one of them, listOffsetsDirect the first.
+		// names any one of them, internal/rdkafka the first.
 		if d, a := withoutPartition(derr, asked), withoutPartition(aerr, asked); d != a {
 			t.Fatalf("errors differ: direct %v, admin %v", derr, aerr)
 		}
@@ -206,7 +143,7 @@ func TestListOffsetsDirectAgreesWithAdmin(t *testing.T) {
 		for pname, spec := range specs {
 			t.Run(sname+"/"+pname, func(t *testing.T) {
 				compare(t, set, spec)
-				if _, err := listOffsetsDirect(ctx, k.rk, "list", set, spec); err != nil {
+				if _, err := k.listOffsetsOnce(ctx, "list", set, spec); err != nil {
 					errs++
 				}
 			})
@@ -221,7 +158,7 @@ func TestListOffsetsDirectAgreesWithAdmin(t *testing.T) {
 		for _, e := range []*kerr.Error{kerr.UnknownServerError, kerr.NotLeaderForPartition, kerr.UnknownTopicOrPartition} {
 			f := c.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.ListOffsets}, Topic: "agree-a", Err: e, Count: -1})
 			compare(t, all, kafka.LatestOffsetSpec)
-			if _, err := listOffsetsDirect(ctx, k.rk, "list", all, kafka.LatestOffsetSpec); err == nil {
+			if _, err := k.listOffsetsOnce(ctx, "list", all, kafka.LatestOffsetSpec); err == nil {
 				t.Errorf("%s: no error", e)
 			}
 			f.Remove()
@@ -287,7 +224,7 @@ func TestListOffsetsDirectGivesUpWithItsContext(t *testing.T) {
 	}
 	k := newTestClient(t, c.Bootstrap())
 	asked := []TP{{Topic: "held", Partition: 0}, {Topic: "held", Partition: 1}}
-	if _, err := listOffsetsDirect(loCtx(t), k.rk, "list", asked, kafka.LatestOffsetSpec); err != nil {
+	if _, err := k.listOffsetsOnce(loCtx(t), "list", asked, kafka.LatestOffsetSpec); err != nil {
 		t.Fatal(err) // connections and metadata, before the hold
 	}
 	reached := make(chan struct{}, 16)
@@ -303,7 +240,7 @@ func TestListOffsetsDirectGivesUpWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(loCtx(t))
 	done := make(chan error, 1)
 	go func() {
-		_, err := listOffsetsDirect(ctx, k.rk, "list", asked, kafka.LatestOffsetSpec)
+		_, err := k.listOffsetsOnce(ctx, "list", asked, kafka.LatestOffsetSpec)
 		done <- err
 	}()
 	select {
@@ -321,14 +258,14 @@ func TestListOffsetsDirectGivesUpWithItsContext(t *testing.T) {
 		t.Fatal("the call did not return when its context ended")
 	}
 	close(release)
-	got, err := listOffsetsDirect(loCtx(t), k.rk, "list", asked, kafka.LatestOffsetSpec)
+	got, err := k.listOffsetsOnce(loCtx(t), "list", asked, kafka.LatestOffsetSpec)
 	if err != nil || len(got) != 2 || got[0].offset != records || got[1].offset != records {
 		t.Fatalf("after the abandoned call: %v, %v", got, err)
 	}
 }
 
 // TestDescribeTopicsDirectAgreesWithAdmin asks for the same topics through
-// rdkafka_admin.c and through AdminClient.DescribeTopics and wants the
+// internal/rdkafka and through AdminClient.DescribeTopics and wants the
 // same partitions, leaders and errors: topics of several sizes on three
 // brokers, unknown topics, invalid names, and a broker that fails the
 // request for a topic.
@@ -344,13 +281,11 @@ func TestDescribeTopicsDirectAgreesWithAdmin(t *testing.T) {
 		}
 	}
 	k := newTestClient(t, c.Bootstrap())
-	if k.rk == nil {
-		t.Fatal("no librdkafka handle")
-	}
+	oracle := newConfluentOracle(t, c.Bootstrap())
 	compare := func(t *testing.T, topics []string) (topicInfo, error) {
 		t.Helper()
-		direct, derr := describeTopicsDirect(ctx, k.rk, topics)
-		admin, aerr := k.describeTopicsAdmin(ctx, topics)
+		direct, derr := k.describeTopicsOnce(ctx, topics)
+		admin, aerr := oracle.describeTopics(ctx, topics)
 		agree(t, direct, derr, admin, aerr)
 		return direct, derr
 	}
@@ -394,7 +329,7 @@ func TestDescribeTopicsDirectAgreesWithAdmin(t *testing.T) {
 }
 
 // TestCommittedDirectAgreesWithAdmin reads a group's committed offsets
-// through rdkafka_admin.c and through AdminClient.ListConsumerGroupOffsets
+// through internal/rdkafka and through AdminClient.ListConsumerGroupOffsets
 // and wants the same offsets, metadata and errors: all of a group's
 // offsets, chosen partitions (committed, never committed, of an unknown
 // topic), a group that never committed, and a broker that fails the read
@@ -413,6 +348,7 @@ func TestCommittedDirectAgreesWithAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := newTestClient(t, c.Bootstrap())
+	oracle := newConfluentOracle(t, c.Bootstrap())
 	// fault, if any, is set for each of the two calls: a fault of a
 	// request or two must reach both.
 	compare := func(t *testing.T, group string, tps []TP, fault *kfake.Fault) (map[TP]Committed, error) {
@@ -424,8 +360,8 @@ func TestCommittedDirectAgreesWithAdmin(t *testing.T) {
 			}
 			return read()
 		}
-		direct, derr := withFault(func() (map[TP]Committed, error) { return committedDirect(ctx, k.rk, group, tps) })
-		admin, aerr := withFault(func() (map[TP]Committed, error) { return k.committedAdmin(ctx, group, tps) })
+		direct, derr := withFault(func() (map[TP]Committed, error) { return k.committedOnce(ctx, group, tps) })
+		admin, aerr := withFault(func() (map[TP]Committed, error) { return oracle.committed(ctx, group, tps) })
 		agree(t, direct, derr, admin, aerr)
 		return direct, derr
 	}
@@ -461,11 +397,11 @@ func TestCommittedDirectAgreesWithAdmin(t *testing.T) {
 	t.Run("none asked for", func(t *testing.T) {
 		// Not all of them (AdminClient.ListConsumerGroupOffsets refuses an
 		// empty list; committed never asks for none).
-		if got, err := committedDirect(ctx, k.rk, "cg", []TP{}); err != nil || len(got) != 0 {
+		if got, err := k.committedOnce(ctx, "cg", []TP{}); err != nil || len(got) != 0 {
 			t.Fatalf("%v %v", got, err)
 		}
 	})
-	if got, _ := committedDirect(ctx, k.rk, "cg", nil); got[TP{Topic: "cg-a", Partition: 1}] != (Committed{Offset: 4, Metadata: "consumer-1"}) || got[TP{Topic: "cg-a", Partition: 5}] != (Committed{}) {
+	if got, _ := k.committedOnce(ctx, "cg", nil); got[TP{Topic: "cg-a", Partition: 1}] != (Committed{Offset: 4, Metadata: "consumer-1"}) || got[TP{Topic: "cg-a", Partition: 5}] != (Committed{}) {
 		t.Errorf("offsets and metadata: %v", got)
 	}
 	chosen := []TP{{Topic: "cg-a", Partition: 0}, {Topic: "cg-b", Partition: 2}}
@@ -488,7 +424,7 @@ func TestCommittedDirectAgreesWithAdmin(t *testing.T) {
 }
 
 // TestCommitDirectAgreesWithAdmin commits the same offsets and metadata to
-// two groups, one through rdkafka_admin.c and one through
+// two groups, one through internal/rdkafka and one through
 // AdminClient.AlterConsumerGroupOffsets, and wants the same per-partition
 // errors, the same call errors and the same offsets committed: a clean
 // commit, partitions the broker refuses, an unknown partition, and a
@@ -501,6 +437,7 @@ func TestCommitDirectAgreesWithAdmin(t *testing.T) {
 	ctx := loCtx(t)
 	seedTopics(t, c, map[string]int32{"cm-a": 5, "cm-b": 2}, 10)
 	k := newTestClient(t, c.Bootstrap())
+	oracle := newConfluentOracle(t, c.Bootstrap())
 	var offsets []commitOffset
 	for _, tp := range []TP{{Topic: "cm-a", Partition: 0}, {Topic: "cm-a", Partition: 1}, {Topic: "cm-a", Partition: 2}, {Topic: "cm-a", Partition: 3}, {Topic: "cm-a", Partition: 4}, {Topic: "cm-b", Partition: 0}, {Topic: "cm-b", Partition: 1}} {
 		offsets = append(offsets, commitOffset{TP: tp, Offset: int64(tp.Partition + 2), Metadata: fmt.Sprintf("run-%d \x00 é", tp.Partition)})
@@ -519,8 +456,8 @@ func TestCommitDirectAgreesWithAdmin(t *testing.T) {
 			}
 			return commit()
 		}
-		direct, derr := withFault(func() (map[TP]error, error) { return alterDirect(ctx, k.rk, gd, offsets) })
-		admin, aerr := withFault(func() (map[TP]error, error) { return k.alterAdmin(ctx, ga, offsets) })
+		direct, derr := withFault(func() (map[TP]error, error) { return k.alterOnce(ctx, gd, offsets) })
+		admin, aerr := withFault(func() (map[TP]error, error) { return oracle.alter(ctx, ga, offsets) })
 		if fmt.Sprint(derr) != fmt.Sprint(aerr) || retriable(derr) != retriable(aerr) {
 			t.Fatalf("errors differ: direct %v, admin %v", derr, aerr)
 		}
@@ -539,7 +476,7 @@ func TestCommitDirectAgreesWithAdmin(t *testing.T) {
 		if err != nil || len(failed) != 0 {
 			t.Fatalf("%v %v", failed, err)
 		}
-		got, err := committedDirect(ctx, k.rk, fmt.Sprintf("cm-direct-%d", attempt), nil)
+		got, err := k.committedOnce(ctx, fmt.Sprintf("cm-direct-%d", attempt), nil)
 		if err != nil || len(got) != len(offsets) || got[TP{Topic: "cm-a", Partition: 3}] != (Committed{Offset: 5, Metadata: offsets[3].Metadata}) || got[TP{Topic: "cm-b", Partition: 1}] != (Committed{Offset: 3}) {
 			t.Fatalf("read back %v, %v", got, err)
 		}

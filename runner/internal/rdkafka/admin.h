@@ -1,9 +1,11 @@
-// See rdkafka_admin.c.
+// See admin.c.
 
 #ifndef KR_RDKAFKA_ADMIN_H
 #define KR_RDKAFKA_ADMIN_H
 
-#include "rdkafka_api.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include "rdkafka.h"
 
 // kr_lo_row is one partition of a call: its topic (an index into the
 // call's names) and partition in; its answer out.
@@ -90,5 +92,20 @@ rd_kafka_queue_t *kr_commit_start(rd_kafka_t *rk, const char *group, const char 
 // type (valid until the event is destroyed), or sets code to the error of
 // the call or of the group (errstr its message).
 const rd_kafka_topic_partition_list_t *kr_group_result(rd_kafka_event_t *ev, int type, int *code, char *errstr, size_t errstr_size);
+
+// kr_new makes a client of n properties (key and value NUL-terminated,
+// back to back), whose errors, token requests and log lines are events on
+// its main queue; NULL with errstr set if a property or the client is
+// refused.
+rd_kafka_t *kr_new(const char *props, int n, char *errstr, size_t errstr_size);
+
+// kr_dg_start starts a DescribeConsumerGroups call of group and returns
+// the queue its result arrives on, or NULL with errstr set.
+rd_kafka_queue_t *kr_dg_start(rd_kafka_t *rk, const char *group, int timeout_ms, char *errstr, size_t errstr_size);
+
+// kr_dg_result returns the one group's description in a
+// DescribeConsumerGroups result event (valid until the event is destroyed),
+// or sets code to the error of the call (errstr its message).
+const rd_kafka_ConsumerGroupDescription_t *kr_dg_result(rd_kafka_event_t *ev, int *code, char *errstr, size_t errstr_size);
 
 #endif

@@ -1,15 +1,14 @@
-// The runner's admin calls through librdkafka's C API directly (see
-// rdkafka_admin.go for why): ListOffsets, DescribeTopics, the reads of
-// committed offsets and the commit. A call's partitions or topics go in as
-// one buffer, and the answers come back into the caller's arrays or are
-// left in the result event for the caller to read in place.
+// The runner's Kafka calls through librdkafka's public C API (see
+// client.go for why): ListOffsets, DescribeTopics, the group's description,
+// the reads of committed offsets and the commit. A call's partitions or
+// topics go in as one buffer, and the answers come back into the caller's
+// arrays or are left in the result event for the caller to read in place.
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdkafka_api.h"
-#include "rdkafka_admin.h"
+#include "admin.h"
 
 const char **kr_topic_names(const char *names, int n) {
 	const char **t = malloc(sizeof(*t) * (size_t)(n > 0 ? n : 1));
@@ -300,4 +299,52 @@ const rd_kafka_topic_partition_list_t *kr_group_result(rd_kafka_event_t *ev, int
 		return NULL;
 	}
 	return rd_kafka_group_result_partitions(groups[0]);
+}
+
+rd_kafka_t *kr_new(const char *props, int n, char *errstr, size_t errstr_size) {
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	for (int i = 0; i < n; i++) {
+		const char *k = props, *v = props + strlen(props) + 1;
+		props = v + strlen(v) + 1;
+		if (rd_kafka_conf_set(conf, k, v, errstr, errstr_size) != RD_KAFKA_CONF_OK) {
+			rd_kafka_conf_destroy(conf);
+			return NULL;
+		}
+	}
+	// Errors and token requests come to the main queue as events, and so
+	// do log lines (log.queue, set by the caller, and the NULL queue
+	// below): one queue that the caller polls.
+	rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_OAUTHBEARER_TOKEN_REFRESH);
+	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, errstr_size);
+	if (!rk) {
+		rd_kafka_conf_destroy(conf); // rd_kafka_new takes it only on success
+		return NULL;
+	}
+	rd_kafka_set_log_queue(rk, NULL);
+	return rk;
+}
+
+rd_kafka_queue_t *kr_dg_start(rd_kafka_t *rk, const char *group, int timeout_ms, char *errstr, size_t errstr_size) {
+	rd_kafka_AdminOptions_t *opts = kr_options(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS, timeout_ms, errstr, errstr_size);
+	if (!opts)
+		return NULL;
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	// librdkafka copies the name and the options before it returns.
+	rd_kafka_DescribeConsumerGroups(rk, &group, 1, opts, q);
+	rd_kafka_AdminOptions_destroy(opts);
+	return q;
+}
+
+const rd_kafka_ConsumerGroupDescription_t *kr_dg_result(rd_kafka_event_t *ev, int *code, char *errstr, size_t errstr_size) {
+	if ((*code = kr_event_error(ev, RD_KAFKA_EVENT_DESCRIBECONSUMERGROUPS_RESULT, errstr, errstr_size)))
+		return NULL;
+	size_t cnt = 0;
+	const rd_kafka_ConsumerGroupDescription_t **groups =
+	    rd_kafka_DescribeConsumerGroups_result_groups(rd_kafka_event_DescribeConsumerGroups_result(ev), &cnt);
+	if (cnt != 1) {
+		snprintf(errstr, errstr_size, "got %d descriptions", (int)cnt);
+		*code = RD_KAFKA_RESP_ERR__BAD_MSG;
+		return NULL;
+	}
+	return groups[0];
 }
