@@ -56,6 +56,9 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 	for k, v := range cfg.KafkaProperties {
 		props[k] = v
 	}
+	// Log ends are high watermarks, as an admin client reads them (the
+	// client is a consumer, whose default would be the last stable offset).
+	props["isolation.level"] = "read_uncommitted"
 	k := &kafkaClient{log: log}
 	k.auth, k.authFailed = context.WithCancelCause(context.Background())
 	k.unreached, k.gaveUp = context.WithCancelCause(context.Background())

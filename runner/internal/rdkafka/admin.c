@@ -47,97 +47,26 @@ static rd_kafka_resp_err_t kr_event_error(rd_kafka_event_t *ev, int type, char *
 	return err;
 }
 
-rd_kafka_queue_t *kr_lo_start(rd_kafka_t *rk, const char *names, int n_topics, const kr_lo_row *rows, int n, int64_t spec, int timeout_ms, char *errstr, size_t errstr_size) {
+int kr_lo(rd_kafka_t *rk, const char *names, int n_topics, kr_lo_row *rows, int n, int64_t spec, int timeout_ms) {
 	const char **t = kr_topic_names(names, n_topics);
-	if (!t) {
-		snprintf(errstr, errstr_size, "out of memory");
-		return NULL;
-	}
+	if (!t)
+		return KR_LO_NOMEM;
 	rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(n);
 	for (int i = 0; i < n; i++)
 		rd_kafka_topic_partition_list_add(list, t[rows[i].topic], rows[i].partition)->offset = spec;
 	free(t);
-	rd_kafka_AdminOptions_t *opts = kr_options(rk, RD_KAFKA_ADMIN_OP_LISTOFFSETS, timeout_ms, errstr, errstr_size);
-	if (!opts) {
-		rd_kafka_topic_partition_list_destroy(list);
-		return NULL;
+	rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk, list, timeout_ms);
+	// The list is updated in place, in its order. A partition that no
+	// answer named keeps what was asked: the spec, which for a log bound
+	// (-1, -2) no answer is; for a time, an answer of that very offset is
+	// taken as none, and refused.
+	for (int i = 0; !err && i < n; i++) {
+		rows[i].offset = list->elems[i].offset;
+		rows[i].err = list->elems[i].err;
+		rows[i].answered = list->elems[i].offset != spec;
 	}
-	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-	// librdkafka copies the list and the options before it returns.
-	rd_kafka_ListOffsets(rk, list, opts, q);
-	rd_kafka_AdminOptions_destroy(opts);
 	rd_kafka_topic_partition_list_destroy(list);
-	return q;
-}
-
-int kr_lo_result(rd_kafka_event_t *ev, const char *names, int n_topics, kr_lo_row *rows, int n, char *errstr, size_t errstr_size) {
-	rd_kafka_resp_err_t err = kr_event_error(ev, RD_KAFKA_EVENT_LISTOFFSETS_RESULT, errstr, errstr_size);
-	if (err)
-		return err;
-	const char **t = kr_topic_names(names, n_topics);
-	// first[i] is topic i's first row: rows are sorted by topic index,
-	// then partition; first[n_topics] is n.
-	int *first = malloc(sizeof(int) * (size_t)(n_topics + 1));
-	if (!t || !first) {
-		free(t);
-		free(first);
-		snprintf(errstr, errstr_size, "out of memory");
-		return KR_LO_NOMEM;
-	}
-	for (int i = 0, r = 0; i <= n_topics; i++) {
-		while (r < n && rows[r].topic < i)
-			r++;
-		first[i] = r;
-	}
-	size_t cnt = 0;
-	const rd_kafka_ListOffsetsResultInfo_t **infos = rd_kafka_ListOffsets_result_infos(rd_kafka_event_ListOffsets_result(ev), &cnt);
-	int topic = -1, ret = 0;
-	for (size_t i = 0; i < cnt; i++) {
-		const rd_kafka_topic_partition_t *tp = rd_kafka_ListOffsetsResultInfo_topic_partition(infos[i]);
-		// Answers come grouped by topic: a new topic is looked up by
-		// bisection of the sorted names, a partition within its rows.
-		if (topic < 0 || strcmp(tp->topic, t[topic]) != 0) {
-			int lo = 0, hi = n_topics - 1;
-			topic = -1;
-			while (lo <= hi) {
-				int mid = lo + (hi - lo) / 2, c = strcmp(tp->topic, t[mid]);
-				if (c == 0) {
-					topic = mid;
-					break;
-				}
-				if (c < 0)
-					hi = mid - 1;
-				else
-					lo = mid + 1;
-			}
-		}
-		int at = -1;
-		if (topic >= 0) {
-			int lo = first[topic], hi = first[topic + 1] - 1;
-			while (lo <= hi) {
-				int mid = lo + (hi - lo) / 2;
-				if (rows[mid].partition == tp->partition) {
-					at = mid;
-					break;
-				}
-				if (rows[mid].partition < tp->partition)
-					lo = mid + 1;
-				else
-					hi = mid - 1;
-			}
-		}
-		if (at < 0) {
-			snprintf(errstr, errstr_size, "%s:%d", tp->topic, (int)tp->partition);
-			ret = KR_LO_UNASKED;
-			break;
-		}
-		rows[at].offset = tp->offset;
-		rows[at].err = tp->err;
-		rows[at].answered = 1;
-	}
-	free(t);
-	free(first);
-	return ret;
+	return err;
 }
 
 rd_kafka_queue_t *kr_dt_start(rd_kafka_t *rk, const char *names, int n_topics, int timeout_ms, char *errstr, size_t errstr_size) {
@@ -315,13 +244,21 @@ rd_kafka_t *kr_new(const char *props, int n, char *errstr, size_t errstr_size) {
 	// do log lines (log.queue, set by the caller, and the NULL queue
 	// below): one queue that the caller polls.
 	rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_ERROR | RD_KAFKA_EVENT_OAUTHBEARER_TOKEN_REFRESH);
-	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, errstr_size);
+	// A consumer, for its isolation.level (the caller's), which
+	// rd_kafka_offsets_for_times uses; it joins no group.
+	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, errstr_size);
 	if (!rk) {
 		rd_kafka_conf_destroy(conf); // rd_kafka_new takes it only on success
 		return NULL;
 	}
 	rd_kafka_set_log_queue(rk, NULL);
 	return rk;
+}
+
+kr_log_line kr_event_log(rd_kafka_event_t *ev) {
+	kr_log_line l = {0};
+	l.ok = rd_kafka_event_log(ev, &l.fac, &l.str, &l.level) == 0;
+	return l;
 }
 
 rd_kafka_queue_t *kr_dg_start(rd_kafka_t *rk, const char *group, int timeout_ms, char *errstr, size_t errstr_size) {

@@ -17,9 +17,8 @@ typedef struct kr_lo_row {
 	int32_t answered;
 } kr_lo_row;
 
-// kr_lo_result's own failures, outside librdkafka's error codes (which
-// are at most a few hundred either way).
-#define KR_LO_UNASKED (-100000) // errstr names the partition
+// Failures of the calls' own, outside librdkafka's error codes (which are
+// at most a few hundred either way).
 #define KR_LO_NOMEM (-100001)
 #define KR_TOO_SMALL (-100002)
 
@@ -27,16 +26,12 @@ typedef struct kr_lo_row {
 // freshly allocated array of n pointers into it (NULL if out of memory).
 const char **kr_topic_names(const char *names, int n);
 
-// kr_lo_start starts a ListOffsets call of rows (sorted by topic, then
-// partition; names holds the n_topics sorted names back to back, each
-// NUL-terminated) for one offset spec, and returns the queue its result
-// arrives on, or NULL with errstr set.
-rd_kafka_queue_t *kr_lo_start(rd_kafka_t *rk, const char *names, int n_topics, const kr_lo_row *rows, int n, int64_t spec, int timeout_ms, char *errstr, size_t errstr_size);
-
-// kr_lo_result fills rows from the call's result event: 0, a librdkafka
-// error of the whole call (errstr its message), or KR_LO_UNASKED or
-// KR_LO_NOMEM.
-int kr_lo_result(rd_kafka_event_t *ev, const char *names, int n_topics, kr_lo_row *rows, int n, char *errstr, size_t errstr_size);
+// kr_lo looks up one offset spec for rows (names holds the n_topics
+// names back to back, each NUL-terminated) with rd_kafka_offsets_for_times,
+// which sends one ListOffsets request per leader and waits up to
+// timeout_ms, and fills rows' answers: 0, a librdkafka error of the whole
+// call, or KR_LO_NOMEM.
+int kr_lo(rd_kafka_t *rk, const char *names, int n_topics, kr_lo_row *rows, int n, int64_t spec, int timeout_ms);
 
 // kr_dt_topic is one topic of a DescribeTopics result: its name and error
 // (pointers into the result event, valid until it is destroyed), and its
@@ -98,6 +93,17 @@ const rd_kafka_topic_partition_list_t *kr_group_result(rd_kafka_event_t *ev, int
 // its main queue; NULL with errstr set if a property or the client is
 // refused.
 rd_kafka_t *kr_new(const char *props, int n, char *errstr, size_t errstr_size);
+
+// kr_log_line is a log event's line (pointers into the event).
+typedef struct kr_log_line {
+	const char *fac;
+	const char *str;
+	int level;
+	int ok;
+} kr_log_line;
+
+// kr_event_log reads a log event.
+kr_log_line kr_event_log(rd_kafka_event_t *ev);
 
 // kr_dg_start starts a DescribeConsumerGroups call of group and returns
 // the queue its result arrives on, or NULL with errstr set.

@@ -51,6 +51,9 @@ type Client struct {
 	closing atomic.Bool
 	done    chan struct{}
 	once    sync.Once
+	// calls counts the blocking calls still running (ListOffsets), which
+	// Close waits for.
+	calls sync.WaitGroup
 }
 
 // New makes a client of props (librdkafka's configuration properties). An
@@ -105,10 +108,8 @@ func (c *Client) handle(ev *C.rd_kafka_event_t) {
 	defer C.rd_kafka_event_destroy(ev)
 	switch C.rd_kafka_event_type(ev) {
 	case C.RD_KAFKA_EVENT_LOG:
-		var fac, str *C.char
-		var level C.int
-		if C.rd_kafka_event_log(ev, &fac, &str, &level) == 0 && c.h.Log != nil {
-			c.h.Log(int(level), C.GoString(fac), C.GoString(str))
+		if l := C.kr_event_log(ev); l.ok != 0 && c.h.Log != nil {
+			c.h.Log(int(l.level), C.GoString(l.fac), C.GoString(l.str))
 		}
 	case C.RD_KAFKA_EVENT_ERROR:
 		if c.h.Error != nil {
@@ -129,10 +130,12 @@ func (c *Client) setTokenFailure(msg string) {
 	C.rd_kafka_oauthbearer_set_token_failure(c.rk, cmsg)
 }
 
-// Close stops the event handlers and destroys the client. Calls must have
-// returned before.
+// Close stops the event handlers and destroys the client, once the
+// ListOffsets calls abandoned when their context ended have ended too.
+// Other calls must have returned.
 func (c *Client) Close() {
 	c.once.Do(func() {
+		c.calls.Wait()
 		c.closing.Store(true)
 		C.rd_kafka_queue_yield(c.events)
 		<-c.done
