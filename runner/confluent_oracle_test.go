@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
@@ -26,25 +25,12 @@ func newConfluentOracle(t *testing.T, bootstrap string) *confluentOracle {
 	return &confluentOracle{admin: a}
 }
 
-// oracleTimeout gives each request the time left in ctx, as the runner's
-// client does.
-func oracleTimeout(ctx context.Context) time.Duration {
-	if dl, ok := ctx.Deadline(); ok {
-		if d := time.Until(dl); d > 0 {
-			return d
-		}
-		return time.Millisecond
-	}
-	return 60 * time.Second
-}
-
 // committed is committedOnce through AdminClient.ListConsumerGroupOffsets.
 func (k *confluentOracle) committed(ctx context.Context, group string, tps []TP) (map[TP]Committed, error) {
 	req := kafka.ConsumerGroupTopicPartitions{Group: group, Partitions: toKafkaTPs(tps)}
 	// Stable offsets only: a transactional commit still pending would
 	// otherwise be read as the previous offset and then overwritten.
-	res, err := k.admin.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{req},
-		kafka.SetAdminRequestTimeout(oracleTimeout(ctx)), kafka.SetAdminRequireStableOffsets(true))
+	res, err := k.admin.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{req}, kafka.SetAdminRequireStableOffsets(true))
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +59,7 @@ func (k *confluentOracle) committed(ctx context.Context, group string, tps []TP)
 
 // describeTopics is describeTopicsOnce through AdminClient.DescribeTopics.
 func (k *confluentOracle) describeTopics(ctx context.Context, topics []string) (topicInfo, error) {
-	res, err := k.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(topics),
-		kafka.SetAdminRequestTimeout(oracleTimeout(ctx)))
+	res, err := k.admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(topics))
 	if err != nil {
 		return topicInfo{}, err
 	}
@@ -119,7 +104,7 @@ func (k *confluentOracle) listOffsets(ctx context.Context, what string, asked []
 		}
 		req[kafka.TopicPartition{Topic: topic, Partition: asked[i].Partition}] = spec
 	}
-	res, err := k.admin.ListOffsets(ctx, req, kafka.SetAdminRequestTimeout(oracleTimeout(ctx)))
+	res, err := k.admin.ListOffsets(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +138,7 @@ func (k *confluentOracle) alter(ctx context.Context, group string, offsets []com
 		parts[i] = kafka.TopicPartition{Topic: &topic, Partition: o.TP.Partition, Offset: kafka.Offset(o.Offset), Metadata: &md}
 	}
 	res, err := k.admin.AlterConsumerGroupOffsets(ctx,
-		[]kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}},
-		kafka.SetAdminRequestTimeout(oracleTimeout(ctx)))
+		[]kafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}})
 	if err != nil {
 		return nil, err
 	}

@@ -45,10 +45,6 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 	props := map[string]string{
 		"bootstrap.servers": cfg.BootstrapServers,
 		"client.id":         clientID,
-		// librdkafka's log lines come to the client's event queue, and so
-		// through our (redacting) logger; the C library never writes to
-		// stderr itself.
-		"log.queue": "true",
 		// A one-shot run has no use for KIP-714 client metrics; pushing
 		// them costs two requests. The config directory can turn it back on.
 		"enable.metrics.push": "false",
@@ -56,8 +52,12 @@ func newKafkaClient(cfg *config.Config, log *slog.Logger) (*kafkaClient, error) 
 	for k, v := range cfg.KafkaProperties {
 		props[k] = v
 	}
-	// Log ends are high watermarks, as an admin client reads them (the
-	// client is a consumer, whose default would be the last stable offset).
+	// Whatever the properties say: librdkafka's log lines come to the
+	// client's event queue, and so through our (redacting) logger, never
+	// to stderr unredacted; and log ends are high watermarks, as an admin
+	// client reads them (the client is a consumer, whose default would be
+	// the last stable offset).
+	props["log.queue"] = "true"
 	props["isolation.level"] = "read_uncommitted"
 	k := &kafkaClient{log: log}
 	k.auth, k.authFailed = context.WithCancelCause(context.Background())

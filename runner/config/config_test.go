@@ -890,9 +890,8 @@ func TestUnsafePropertiesRefused(t *testing.T) {
 	}
 }
 
-// TestGoClientPropertiesReserved: the config directory must not switch the
-// Go client's log channel off (librdkafka would then write to stderr past
-// the redactor), nor any other go.* setting the runner manages.
+// TestGoClientPropertiesReserved: confluent-kafka-go's go.* settings are
+// refused by name (the runner's librdkafka client takes none of them).
 func TestGoClientPropertiesReserved(t *testing.T) {
 	for _, name := range []string{"go.logs.channel.enable", "go.events.channel.size"} {
 		_, err := LoadProperties(secretDir(t, map[string]string{name: "false"}))

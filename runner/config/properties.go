@@ -27,9 +27,9 @@ var reservedProperties = map[string]string{
 	"group.id":             "use " + Ref(FlagGroup),
 }
 
-// reservedPrefix marks the Go client's own settings (go.logs.channel.enable
-// and the like). The runner sets the ones it needs; turning its log channel
-// off would let librdkafka write to stderr past the redactor.
+// reservedPrefix marks confluent-kafka-go's own settings
+// (go.logs.channel.enable and the like), which the runner's librdkafka
+// client does not take: refused by name rather than as unknown properties.
 const reservedPrefix = "go."
 
 // unsafeProperties run programs or load code into the runner. Whoever
