@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -140,4 +141,27 @@ func (r *run) kindClient() (*kgo.Client, error) {
 		return nil, &inputError{config.Ref(config.FlagBootstrapServers), err.Error()}
 	}
 	return cl, nil
+}
+
+// classicStreamsWarning recognises a Kafka Streams application on the
+// classic protocol: its group is a classic consumer group named after its
+// application.id, and its repartition topics are named
+// <application.id>-<name>-repartition, on which it commits too. Such a
+// group is reset as a consumer group, but its local state is not in Kafka,
+// and its repartition topics are its own.
+func classicStreamsWarning(group string, committed map[TP]Committed) string {
+	seen := map[string]bool{}
+	var topics []string
+	for tp := range committed {
+		if !seen[tp.Topic] && strings.HasPrefix(tp.Topic, group+"-") && strings.HasSuffix(tp.Topic, "-repartition") {
+			seen[tp.Topic] = true
+			topics = append(topics, tp.Topic)
+		}
+	}
+	if len(topics) == 0 {
+		return ""
+	}
+	slices.Sort(topics)
+	return fmt.Sprintf("group %s looks like a Kafka Streams application on the classic protocol (it commits on %s, named as its repartition topics are): reset its local state too before it restarts (KafkaStreams#cleanUp, or delete its state directory), and name its input topics only; kafka-streams-application-reset.sh handles its repartition and internal topics",
+		group, strings.Join(capNames(topics), ", "))
 }

@@ -178,6 +178,9 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 			return r.failCtx(sigCtx, res, err)
 		}
 		res.Warnings = append(res.Warnings, shareNote)
+	} else if w := classicStreamsWarning(cfg.Group, snap.Committed); w != "" {
+		res.Warnings = append(res.Warnings, w)
+		r.log.Warn(w)
 	}
 	if r.reused {
 		r.recordTarget(res)

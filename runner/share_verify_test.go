@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -49,6 +50,38 @@ func TestVerifyShare(t *testing.T) {
 				if p.Applied == (p.Error != "") {
 					t.Errorf("%s/%d: applied %v with error %q", p.Topic, p.Partition, p.Applied, p.Error)
 				}
+			}
+		})
+	}
+}
+
+func TestClassicStreamsWarning(t *testing.T) {
+	c := func(topics ...string) map[TP]Committed {
+		m := map[TP]Committed{}
+		for _, tp := range topics {
+			m[TP{Topic: tp}] = Committed{}
+			m[TP{Topic: tp, Partition: 1}] = Committed{}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name  string
+		group string
+		in    map[TP]Committed
+		want  string // in the warning; "" for none
+	}{
+		{"a plain consumer group", "billing", c("orders"), ""},
+		{"a Streams application's repartition topic", "wordcount", c("text", "wordcount-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition"), "wordcount-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition"},
+		{"another application's repartition topic", "billing", c("wordcount-x-repartition"), ""},
+		{"a name that only starts like one", "app", c("app-orders"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := classicStreamsWarning(tc.group, tc.in)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("%q, want one naming %q", got, tc.want)
+			}
+			if got != "" && strings.Count(got, tc.want) != 1 {
+				t.Errorf("%q names the topic more than once", got)
 			}
 		})
 	}
