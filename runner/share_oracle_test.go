@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,7 +73,8 @@ func shareGroupTool(t *testing.T, libs string, args ...string) (int, string) {
 	cmd := exec.Command(java, append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Duser.timezone=UTC",
 		"-cp", filepath.Join(libs, "*"), "org.apache.kafka.tools.consumer.group.ShareGroupCommand"}, args...)...)
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		return ee.ExitCode(), string(out)
 	} else if err != nil {
 		t.Fatalf("run Kafka's tool: %v", err)
