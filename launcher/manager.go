@@ -2,10 +2,12 @@ package launcher
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -38,15 +40,16 @@ func RunnerSelector() labels.Selector {
 // CacheOptions restrict the launcher's cache to what it needs: every
 // ReplayRequest, but only runner Jobs and pods and the chart's runbook
 // CronJobs (label-selected on the server, so other workloads' objects never
-// reach the launcher's memory), and none of the objects' managed fields.
+// reach the launcher's memory), none of the objects' managed fields, and of
+// a runner Job's or pod's spec only what the launcher reads (SlimRunner).
 func CacheOptions(namespaces ...string) cache.Options {
 	sel := RunnerSelector()
 	runbook, err := labels.NewRequirement(v1alpha1.LabelRunbook, selection.Exists, nil)
 	utilruntime.Must(err)
 	opts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&batchv1.Job{}:     {Label: sel},
-			&corev1.Pod{}:      {Label: sel},
+			&batchv1.Job{}:     {Label: sel, Transform: SlimRunner},
+			&corev1.Pod{}:      {Label: sel, Transform: SlimRunner},
 			&batchv1.CronJob{}: {Label: labels.NewSelector().Add(*runbook)},
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -61,6 +64,48 @@ func CacheOptions(namespaces ...string) cache.Options {
 		}
 	}
 	return opts
+}
+
+// SlimRunner is the cache's transform of a runner Job or pod: the pod spec
+// (a Job's template) keeps only what the launcher reads from the cache, the
+// node a pod runs on and each container's name and plain environment values
+// (which group a runner replays, whether it is a dry run: PodSpecQueueKey,
+// DryRunJob), and a Job's template its metadata not at all; a pod drops its
+// explicit offsets annotation, which only its runner reads (through the
+// downward API), and both drop their managed fields. Volumes, resources,
+// security contexts, images and arguments are more than half of a runner
+// object's memory and the launcher never reads them from the cache: it
+// patches Jobs with merge patches computed between two slimmed copies, so
+// nothing it drops is ever written back. Status and metadata stay whole.
+func SlimRunner(in any) (any, error) {
+	switch o := in.(type) {
+	case *batchv1.Job:
+		o.ManagedFields = nil
+		o.Spec.Template.ObjectMeta = metav1.ObjectMeta{}
+		o.Spec.Template.Spec = slimPodSpec(&o.Spec.Template.Spec)
+	case *corev1.Pod:
+		o.ManagedFields = nil
+		if _, ok := o.Annotations[v1alpha1.AnnotationOffsets]; ok {
+			o.Annotations = maps.Clone(o.Annotations)
+			delete(o.Annotations, v1alpha1.AnnotationOffsets)
+		}
+		o.Spec = slimPodSpec(&o.Spec)
+	}
+	return in, nil
+}
+
+func slimPodSpec(s *corev1.PodSpec) corev1.PodSpec {
+	out := corev1.PodSpec{NodeName: s.NodeName}
+	for i := range s.Containers {
+		c := corev1.Container{Name: s.Containers[i].Name}
+		for _, e := range s.Containers[i].Env {
+			if e.ValueFrom == nil {
+				c.Env = append(c.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
+			}
+		}
+		out.Containers = append(out.Containers, c)
+	}
+	return out
 }
 
 // Setup registers the launcher's controllers with a manager: the

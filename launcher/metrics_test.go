@@ -31,3 +31,24 @@ func TestUnitObserveOutcome(t *testing.T) {
 		t.Fatal("no duration observed")
 	}
 }
+
+func TestUnitBearerToken(t *testing.T) {
+	for _, c := range []struct {
+		header, token string
+		ok            bool
+	}{
+		{"Bearer abc.def", "abc.def", true},
+		{"bearer abc", "abc", true},
+		{"  Bearer   abc  ", "abc", true},
+		{"", "", false},
+		{"Bearer", "", false},
+		{"Bearer ", "", false},
+		{"Basic dXNlcjpwYXNz", "", false},
+		{"Bearer a b", "", false},
+		{"Bearerabc", "", false},
+	} {
+		if token, ok := bearerToken(c.header); token != c.token || ok != c.ok {
+			t.Errorf("bearerToken(%q) = %q, %v; want %q, %v", c.header, token, ok, c.token, c.ok)
+		}
+	}
+}
