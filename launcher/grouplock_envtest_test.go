@@ -12,6 +12,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -285,4 +287,88 @@ func TestEnvtestConsumersNotRestoredUnderALiveRunner(t *testing.T) {
 	removePod(t, pod)
 	waitRestored(t, rr, launcher.ReasonRestored)
 	waitReplicas(t, d, 2)
+}
+
+// Issue 32, friction 1: a runner pod whose Secret volume cannot be mounted
+// says only ContainerCreating; the kubelet's FailedMount event says why. The
+// request fails ConfigMissing after StartFailAfter, naming the Secret, and
+// the group goes to another namespace's request once the stopped pod is
+// gone, well before the start timeout.
+func TestEnvtestMissingSecretVolumeFailsEarly(t *testing.T) {
+	env(t)
+	nsX, nsY := newNamespace(t, nil), newNamespace(t, nil)
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Now())
+	opts := testOptions()
+	opts.StartTimeout = time.Hour
+	opts.StartFailAfter = time.Minute
+	opts.Clock = clk
+	startLauncher(t, opts, 2)
+	shared := "kafka.mount-" + nsX + ".svc:9092"
+
+	x := testutil.MakeRequest(nsX, "no-secret").Bootstrap(shared).Secret("kafka-credentials").Obj()
+	create(t, x)
+	job := waitJob(t, x)
+	pod := testutil.PodFor(job, job.Name+"-0")
+	pod.Spec.NodeName = "node-1"
+	create(t, pod)
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: launcher.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}
+	if err := k8s.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	// The kubelet's event, and another pod's that must not count.
+	mountEvent := func(name string, uid types.UID, msg string) {
+		create(t, &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Namespace: nsX, Name: name},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: nsX, Name: pod.Name, UID: uid, APIVersion: "v1"},
+			Reason:         launcher.ReasonFailedMount, Type: corev1.EventTypeWarning, Message: msg,
+			Source:         corev1.EventSource{Component: "kubelet", Host: "node-1"},
+			FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+		})
+	}
+	mountEvent(pod.Name+".mount", pod.UID, `MountVolume.SetUp failed for volume "credentials" : secret "kafka-credentials" not found`)
+	mountEvent(pod.Name+".other", "another-pods-uid", `MountVolume.SetUp failed for volume "x" : secret "unrelated" not found`)
+
+	// Before StartFailAfter it waits, and says for what, in a Normal event
+	// (friction 6: ContainerCreating is how every pod starts).
+	touch(t, x)
+	eventually(t, 20*time.Second, "the request says its pod is being created", func() error {
+		if c := condition(getRR(t, x), v1alpha1.ConditionRunning); c == nil || c.Reason != launcher.ReasonPodWaiting || !strings.Contains(c.Message, "ContainerCreating") {
+			return fmt.Errorf("Running = %+v", c)
+		}
+		for _, e := range eventsFor(t, nsX, x.Name) {
+			if e.Reason == launcher.ReasonPodWaiting {
+				if e.Type != corev1.EventTypeNormal {
+					t.Fatalf("a pod being created raised a %s event: %s", e.Type, e.Note)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event", launcher.ReasonPodWaiting)
+	})
+	// After it, without waiting for the start timeout: ConfigMissing,
+	// naming the Secret, and the Job stopped.
+	clk.Step(2 * time.Minute)
+	touch(t, x)
+	cur := waitPhase(t, x, v1alpha1.PhaseFailed)
+	sc := condition(cur, v1alpha1.ConditionSucceeded)
+	if sc.Reason != launcher.ReasonConfigMissing || !strings.Contains(sc.Message, `secret "kafka-credentials" not found`) || strings.Contains(sc.Message, "unrelated") {
+		t.Fatalf("Succeeded = %+v", sc)
+	}
+	eventually(t, 10*time.Second, "Job stopped", func() error {
+		var j batchv1.Job
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &j); err != nil {
+			return err
+		}
+		if j.Spec.Suspend == nil || !*j.Spec.Suspend {
+			return fmt.Errorf("suspend %v", j.Spec.Suspend)
+		}
+		return nil
+	})
+	// The group goes to the next request once the pod is gone.
+	y := testutil.MakeRequest(nsY, "after").Bootstrap(shared).Obj()
+	create(t, y)
+	removePod(t, pod)
+	waitJob(t, y)
 }

@@ -67,6 +67,13 @@ type StartFailure struct {
 	// Due is when the request fails for it: failAfter after the pod was
 	// made (an image pull) or became unschedulable.
 	Due time.Time
+	// ReadEvents is true, with Reason empty, for a pod that is still
+	// creating its containers: only its events say whether a volume cannot
+	// be mounted (a Secret or ConfigMap that does not exist: FailedMount).
+	// They are read, past the cache, once Due (startEvents).
+	ReadEvents bool
+	// pod is the pod the failure is about.
+	pod *corev1.Pod
 }
 
 // StartVerdict says, for a runner (what) that has not started since since,
@@ -74,32 +81,91 @@ type StartFailure struct {
 // the start timeout it fails PodNotStarted; before it, a failure waiting
 // does not mend (EarlyStartFailure) fails it with that reason once due. It
 // is pure.
-func StartVerdict(what string, since time.Time, pods []corev1.Pod, start PodStart, now time.Time, opts Options) (*Outcome, time.Duration) {
+func StartVerdict(what string, since time.Time, pods []corev1.Pod, events []corev1.Event, start PodStart, now time.Time, opts Options) (*Outcome, time.Duration) {
+	early := EarlyStartFailure(pods, events, opts.StartFailAfter)
 	deadline := since.Add(opts.StartTimeout)
 	if !now.Before(deadline) {
+		waiting := start.Waiting
+		if early.Message != "" {
+			waiting = early.Message
+		}
 		return &Outcome{Reason: ReasonPodNotStarted, FinishedAt: now,
-			Message: fmt.Sprintf("the %s did not start within the start timeout (%s): %s", what, opts.StartTimeout, start.Waiting)}, 0
+			Message: fmt.Sprintf("the %s did not start within the start timeout (%s): %s", what, opts.StartTimeout, waiting)}, 0
 	}
 	again := deadline.Sub(now)
-	if early := EarlyStartFailure(pods, opts.StartFailAfter); early.Reason != "" {
-		if !now.Before(early.Due) {
+	if early.Reason != "" || early.ReadEvents {
+		if early.Reason != "" && !now.Before(early.Due) {
 			return &Outcome{Reason: early.Reason, FinishedAt: now,
 				Message: fmt.Sprintf("the %s pod could not start for %s, and will not by itself: %s; nothing was run", what, opts.StartFailAfter, early.Message)}, 0
 		}
-		again = min(again, early.Due.Sub(now))
+		if now.Before(early.Due) {
+			again = min(again, early.Due.Sub(now))
+		}
 	}
 	return nil, again
+}
+
+// ReasonFailedMount is the kubelet's event reason for a pod volume it
+// cannot mount: a Secret or ConfigMap that does not exist, or a key.
+const ReasonFailedMount = "FailedMount"
+
+// mountFailure is the message of the newest FailedMount event of pod, if
+// any. It is pure.
+func mountFailure(pod *corev1.Pod, events []corev1.Event) string {
+	var newest *corev1.Event
+	for i := range events {
+		e := &events[i]
+		if e.Reason != ReasonFailedMount || e.InvolvedObject.UID != pod.UID {
+			continue
+		}
+		if newest == nil || eventTime(e).After(eventTime(newest)) {
+			newest = e
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	return joinReason(ReasonFailedMount, newest.Message)
+}
+
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// startEvents reads, past the cache (events are never cached), the events
+// of the pod EarlyStartFailure says may only be understood from them, once
+// they are due; else none. A launcher not allowed to read events (a chart
+// older than this rule) waits for the start timeout, as before.
+func startEvents(ctx context.Context, api client.Reader, pods []corev1.Pod, failAfter time.Duration, now time.Time) []corev1.Event {
+	early := EarlyStartFailure(pods, nil, failAfter)
+	if !early.ReadEvents || now.Before(early.Due) {
+		return nil
+	}
+	var list corev1.EventList
+	if err := api.List(ctx, &list, client.InNamespace(early.pod.Namespace), client.MatchingFields{"involvedObject.uid": string(early.pod.UID)}); err != nil {
+		log.FromContext(ctx).Info("cannot read the runner pod's events; its start is bounded by the start timeout", "pod", early.pod.Name, "error", err.Error())
+		return nil
+	}
+	return list.Items
 }
 
 // EarlyStartFailure says whether a runner that has not started (the newest
 // of its Job's pods) has failed in a way that waiting will not mend: an
 // image that cannot be pulled, a pod no node can take, a container whose
-// configuration names a missing Secret or ConfigMap. Each counts failAfter
+// configuration names a missing Secret or ConfigMap, or a volume of one
+// that cannot be mounted (the pod's FailedMount events, given in events:
+// the pod itself only says ContainerCreating). Each counts failAfter
 // after it began (a registry's hiccup, an autoscaler adding a node or a
 // Secret made a moment late get that long), well within the start timeout,
 // so that such a request gives its group to the next replay early. It is
 // pure.
-func EarlyStartFailure(pods []corev1.Pod, failAfter time.Duration) StartFailure {
+func EarlyStartFailure(pods []corev1.Pod, events []corev1.Event, failAfter time.Duration) StartFailure {
 	if len(pods) == 0 || failAfter <= 0 {
 		return StartFailure{}
 	}
@@ -114,7 +180,29 @@ func EarlyStartFailure(pods []corev1.Pod, failAfter time.Duration) StartFailure 
 			return StartFailure{Reason: ReasonUnschedulable, Message: joinReason(c.Reason, c.Message), Due: c.LastTransitionTime.Add(failAfter)}
 		}
 	}
+	if creating(&p) {
+		due := p.CreationTimestamp.Add(failAfter)
+		if msg := mountFailure(&p, events); msg != "" {
+			return StartFailure{Reason: ReasonConfigMissing, Message: msg, Due: due, pod: &p}
+		}
+		return StartFailure{ReadEvents: true, Due: due, pod: &p}
+	}
 	return StartFailure{}
+}
+
+// creating says whether a pod is on a node and its runner container not
+// created yet: what a pod whose volumes cannot be mounted looks like, for
+// as long as it cannot.
+func creating(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodPending || p.Spec.NodeName == "" {
+		return false
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == ContainerName {
+			return cs.State.Waiting != nil && cs.State.Waiting.Reason == "ContainerCreating"
+		}
+	}
+	return true
 }
 
 // PodStart is how far a Job's runner got towards starting.
@@ -128,13 +216,34 @@ type PodStart struct {
 	// Waiting says, while not Started, what the pod waits for, as
 	// "<Reason>: <message>".
 	Waiting string
+	// Reason is Waiting's reason alone.
+	Reason string
+}
+
+// startingReasons are the waiting reasons of a pod that starts as every pod
+// does: a moment on the way, not a problem.
+var startingReasons = map[string]bool{"": true, reasonNoPod: true, reasonPending: true, "ContainerCreating": true, "PodInitializing": true}
+
+const (
+	reasonNoPod   = "NoPod"
+	reasonPending = "Pending"
+)
+
+// EventType is the type of the event that says what a pod waits for:
+// Normal while it starts as every pod does, Warning when it waits for
+// something that may not come (an image, a node, a Secret).
+func (s PodStart) EventType() string {
+	if startingReasons[s.Reason] {
+		return corev1.EventTypeNormal
+	}
+	return corev1.EventTypeWarning
 }
 
 // StartProgress reads from a Job's pods whether its runner has started, and
 // if not, why. It is pure.
 func StartProgress(pods []corev1.Pod) PodStart {
 	if len(pods) == 0 {
-		return PodStart{Waiting: "NoPod: the Job has made no runner pod yet (a missing ServiceAccount, a quota or an admission webhook shows in the Job's events)"}
+		return PodStart{Reason: reasonNoPod, Waiting: reasonNoPod + ": the Job has made no runner pod yet (a missing ServiceAccount, a quota or an admission webhook shows in the Job's events)"}
 	}
 	sorted := slices.Clone(pods)
 	slices.SortFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
@@ -152,15 +261,16 @@ func StartProgress(pods []corev1.Pod) PodStart {
 	p := &sorted[0] // the newest pod says what the Job waits for now
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Name == ContainerName && cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
-			return PodStart{Pod: p.Name, Waiting: joinReason(cs.State.Waiting.Reason, cs.State.Waiting.Message)}
+			return PodStart{Pod: p.Name, Reason: cs.State.Waiting.Reason, Waiting: joinReason(cs.State.Waiting.Reason, cs.State.Waiting.Message)}
 		}
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
-			return PodStart{Pod: p.Name, Waiting: joinReason(valueOrString(c.Reason, "Unschedulable"), c.Message)}
+			reason := valueOrString(c.Reason, corev1.PodReasonUnschedulable)
+			return PodStart{Pod: p.Name, Reason: reason, Waiting: joinReason(reason, c.Message)}
 		}
 	}
-	return PodStart{Pod: p.Name, Waiting: "Pending: the pod has not started yet"}
+	return PodStart{Pod: p.Name, Reason: reasonPending, Waiting: reasonPending + ": the pod has not started yet"}
 }
 
 func joinReason(reason, message string) string {
@@ -263,7 +373,8 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		return false, nil
 	}
 	deadline := job.CreationTimestamp.Add(r.Options.StartTimeout)
-	o, again := StartVerdict("runner", job.CreationTimestamp.Time, pods, start, p.now, r.Options)
+	events := startEvents(ctx, r.APIReader, pods, r.Options.StartFailAfter, p.now)
+	o, again := StartVerdict("runner", job.CreationTimestamp.Time, pods, events, start, p.now, r.Options)
 	if o != nil {
 		if err := stopJob(ctx, r.Client, job); err != nil {
 			return false, err
@@ -280,7 +391,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	msg := fmt.Sprintf("runner Job %s is waiting for its pod to start: %s (the request fails with %s at %s)",
 		job.Name, start.Waiting, ReasonPodNotStarted, deadline.UTC().Format(time.RFC3339))
 	if SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodWaiting, msg) {
-		p.event(job, corev1.EventTypeWarning, ReasonPodWaiting, "Run", msg)
+		p.event(job, start.EventType(), ReasonPodWaiting, "Run", msg)
 	}
 	rr.Status.Message = msg
 	return false, nil

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
@@ -111,26 +112,49 @@ func TestUnitStartVerdict(t *testing.T) {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available", LastTransitionTime: metav1.Time{Time: since}}}
 		return []corev1.Pod{*p}
 	}
+	// A pod on a node whose Secret volume cannot be mounted: the pod says
+	// only ContainerCreating; its events say why.
+	mounting := func() []corev1.Pod {
+		pods := waitingFor("ContainerCreating")
+		pods[0].UID, pods[0].Spec.NodeName = "pod-uid", "node-1"
+		return pods
+	}
+	failedMount := func(uid types.UID) []corev1.Event {
+		return []corev1.Event{
+			{InvolvedObject: corev1.ObjectReference{Kind: "Pod", UID: uid}, Reason: "Scheduled", Message: "Successfully assigned shop/p0 to node-1", LastTimestamp: metav1.Time{Time: t0}},
+			{InvolvedObject: corev1.ObjectReference{Kind: "Pod", UID: uid}, Reason: ReasonFailedMount, Type: corev1.EventTypeWarning,
+				Message: `MountVolume.SetUp failed for volume "credentials" : secret "kafka-credentials" not found`, LastTimestamp: metav1.Time{Time: t0.Add(time.Second)}},
+		}
+	}
 	cases := []struct {
 		name   string
 		pods   []corev1.Pod
+		events []corev1.Event
 		now    time.Time
 		reason string        // "" waits
 		again  time.Duration // when it waits
+		says   string        // in the outcome's message
 	}{
-		{"no pod yet", nil, t0.Add(time.Minute), "", 4 * time.Minute},
-		{"creating its container", waitingFor("ContainerCreating"), t0.Add(2 * time.Minute), "", 3 * time.Minute},
-		{"an image pull failing, not for long", waitingFor("ErrImagePull"), t0.Add(20 * time.Second), "", 40 * time.Second},
-		{"an image pull failing for a minute", waitingFor("ImagePullBackOff"), t0.Add(time.Minute), ReasonImagePullFailed, 0},
-		{"an invalid image name", waitingFor("InvalidImageName"), t0.Add(2 * time.Minute), ReasonImagePullFailed, 0},
-		{"a missing Secret key", waitingFor("CreateContainerConfigError"), t0.Add(time.Minute), ReasonConfigMissing, 0},
-		{"unschedulable, since a moment", unschedulable(t0.Add(2 * time.Minute)), t0.Add(2*time.Minute + 10*time.Second), "", 50 * time.Second},
-		{"unschedulable for a minute", unschedulable(t0.Add(time.Minute)), t0.Add(2 * time.Minute), ReasonUnschedulable, 0},
-		{"anything at the start timeout", waitingFor("ContainerCreating"), t0.Add(5 * time.Minute), ReasonPodNotStarted, 0},
+		{"no pod yet", nil, nil, t0.Add(time.Minute), "", 4 * time.Minute, ""},
+		{"creating its container", waitingFor("ContainerCreating"), nil, t0.Add(2 * time.Minute), "", 3 * time.Minute, ""},
+		{"an image pull failing, not for long", waitingFor("ErrImagePull"), nil, t0.Add(20 * time.Second), "", 40 * time.Second, ""},
+		{"an image pull failing for a minute", waitingFor("ImagePullBackOff"), nil, t0.Add(time.Minute), ReasonImagePullFailed, 0, "ImagePullBackOff"},
+		{"an invalid image name", waitingFor("InvalidImageName"), nil, t0.Add(2 * time.Minute), ReasonImagePullFailed, 0, ""},
+		{"a missing Secret key", waitingFor("CreateContainerConfigError"), nil, t0.Add(time.Minute), ReasonConfigMissing, 0, ""},
+		{"unschedulable, since a moment", unschedulable(t0.Add(2 * time.Minute)), nil, t0.Add(2*time.Minute + 10*time.Second), "", 50 * time.Second, ""},
+		{"unschedulable for a minute", unschedulable(t0.Add(time.Minute)), nil, t0.Add(2 * time.Minute), ReasonUnschedulable, 0, ""},
+		{"anything at the start timeout", waitingFor("ContainerCreating"), nil, t0.Add(5 * time.Minute), ReasonPodNotStarted, 0, "ContainerCreating"},
+		// Issue 32, friction 1: a missing Secret volume.
+		{"mounting, its events not read yet: look when they are due", mounting(), nil, t0.Add(10 * time.Second), "", 50 * time.Second, ""},
+		{"mounting, a mount failing, not for long", mounting(), failedMount("pod-uid"), t0.Add(10 * time.Second), "", 50 * time.Second, ""},
+		{"mounting, a mount failing for a minute", mounting(), failedMount("pod-uid"), t0.Add(time.Minute), ReasonConfigMissing, 0, `FailedMount: MountVolume.SetUp failed for volume "credentials" : secret "kafka-credentials" not found`},
+		{"mounting, another pod's mount failing", mounting(), failedMount("other-pod"), t0.Add(time.Minute), "", 4 * time.Minute, ""},
+		{"mounting for a minute, no failure: the start timeout", mounting(), failedMount("")[:1], t0.Add(time.Minute), "", 4 * time.Minute, ""},
+		{"a mount failing at the start timeout is named", mounting(), failedMount("pod-uid"), t0.Add(5 * time.Minute), ReasonPodNotStarted, 0, `secret "kafka-credentials" not found`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, again := StartVerdict("runner", t0, c.pods, StartProgress(c.pods), c.now, opts)
+			o, again := StartVerdict("runner", t0, c.pods, c.events, StartProgress(c.pods), c.now, opts)
 			switch {
 			case c.reason == "" && o != nil:
 				t.Fatalf("stopped with %s: %s", o.Reason, o.Message)
@@ -138,12 +162,14 @@ func TestUnitStartVerdict(t *testing.T) {
 				t.Fatalf("looks again in %s, want %s", again, c.again)
 			case c.reason != "" && (o == nil || o.Reason != c.reason || o.Succeeded || !o.FinishedAt.Equal(c.now)):
 				t.Fatalf("outcome %+v, want %s", o, c.reason)
+			case o != nil && !strings.Contains(o.Message, c.says):
+				t.Fatalf("message %q does not say %q", o.Message, c.says)
 			}
 		})
 	}
 	// 0 turns early failures off: only the start timeout stops a runner.
 	opts.StartFailAfter = 0
-	if o, _ := StartVerdict("runner", t0, waitingFor("ImagePullBackOff"), StartProgress(waitingFor("ImagePullBackOff")), t0.Add(4*time.Minute), opts); o != nil {
+	if o, _ := StartVerdict("runner", t0, waitingFor("ImagePullBackOff"), nil, StartProgress(waitingFor("ImagePullBackOff")), t0.Add(4*time.Minute), opts); o != nil {
 		t.Fatalf("failed early with StartFailAfter 0: %+v", o)
 	}
 }

@@ -181,7 +181,8 @@ func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next b
 		r.followRunner(ctx, p, job, pods)
 		return false, nil
 	}
-	o, again := StartVerdict("planning runner", job.CreationTimestamp.Time, pods, start, p.now, r.Options)
+	events := startEvents(ctx, r.APIReader, pods, r.Options.StartFailAfter, p.now)
+	o, again := StartVerdict("planning runner", job.CreationTimestamp.Time, pods, events, start, p.now, r.Options)
 	if o != nil {
 		if err := stopJob(ctx, r.Client, job); err != nil {
 			return false, err

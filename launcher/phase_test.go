@@ -148,24 +148,37 @@ func TestUnitStartProgress(t *testing.T) {
 	retried := waiting("ImagePullBackOff", "")
 	retried.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 4}
 
+	pending := testutil.PodFor(job, "p")
+	pending.Status.Phase = corev1.PodPending
+
+	// event is the type of the event that says what the pod waits for
+	// (issue 32, friction 6: a pod that starts as every pod does raises no
+	// Warning).
 	cases := []struct {
 		name    string
 		pods    []corev1.Pod
 		started bool
 		waiting string
+		event   string
 	}{
-		{"no pod", nil, false, "NoPod"},
-		{"image pull", []corev1.Pod{waiting("ImagePullBackOff", "Back-off pulling image")}, false, "ImagePullBackOff: Back-off pulling image"},
-		{"missing Secret", []corev1.Pod{waiting("CreateContainerConfigError", `secret "kafka-creds" not found`)}, false, "CreateContainerConfigError"},
-		{"unschedulable", []corev1.Pod{*unschedulable}, false, "Unschedulable: 0/1 nodes"},
-		{"running", []corev1.Pod{*running}, true, ""},
-		{"ran before, waits again: started", []corev1.Pod{retried}, true, ""},
+		{"no pod", nil, false, "NoPod", corev1.EventTypeNormal},
+		{"pending", []corev1.Pod{*pending}, false, "Pending", corev1.EventTypeNormal},
+		{"creating its container", []corev1.Pod{waiting("ContainerCreating", "")}, false, "ContainerCreating", corev1.EventTypeNormal},
+		{"initializing", []corev1.Pod{waiting("PodInitializing", "")}, false, "PodInitializing", corev1.EventTypeNormal},
+		{"image pull", []corev1.Pod{waiting("ImagePullBackOff", "Back-off pulling image")}, false, "ImagePullBackOff: Back-off pulling image", corev1.EventTypeWarning},
+		{"missing Secret", []corev1.Pod{waiting("CreateContainerConfigError", `secret "kafka-creds" not found`)}, false, "CreateContainerConfigError", corev1.EventTypeWarning},
+		{"unschedulable", []corev1.Pod{*unschedulable}, false, "Unschedulable: 0/1 nodes", corev1.EventTypeWarning},
+		{"running", []corev1.Pod{*running}, true, "", ""},
+		{"ran before, waits again: started", []corev1.Pod{retried}, true, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := StartProgress(c.pods)
 			if got.Started != c.started || !strings.HasPrefix(got.Waiting, c.waiting) {
 				t.Fatalf("got %+v, want started=%v waiting~%q", got, c.started, c.waiting)
+			}
+			if !c.started && got.EventType() != c.event {
+				t.Fatalf("event type %s, want %s (%+v)", got.EventType(), c.event, got)
 			}
 		})
 	}

@@ -206,7 +206,8 @@ func (r *RunbookJobReconciler) bound(ctx context.Context, job *batchv1.Job, pods
 	if start.Started {
 		return reconcile.Result{}, nil
 	}
-	o, again := StartVerdict("runner", jobSince(job), pods, start, now, r.Options)
+	events := startEvents(ctx, r.APIReader, pods, r.Options.StartFailAfter, now)
+	o, again := StartVerdict("runner", jobSince(job), pods, events, start, now, r.Options)
 	if o == nil {
 		return reconcile.Result{RequeueAfter: again}, nil
 	}
