@@ -132,7 +132,7 @@ func parseTarget(s, digest string) (Target, error) {
 		case KindTime, KindAgo, KindOffset, KindShift, KindFile, KindGroup, KindPlan, KindUndo:
 			return t, fmt.Errorf("%q needs an argument, as in %s", t.Kind, example(t.Kind))
 		}
-		return t, fmt.Errorf("unknown target %q (kinds: %s)", s, kindList)
+		return t, fmt.Errorf("unknown target %q (kinds: %s)%s", s, kindList, kindHint(s))
 	}
 	switch t.Kind {
 	case KindTime:
@@ -204,9 +204,27 @@ func parseTarget(s, digest string) (Target, error) {
 		}
 		t.Group = arg
 	default:
-		return t, fmt.Errorf("unknown target kind %q (kinds: %s)", kind, kindList)
+		return t, fmt.Errorf("unknown target kind %q (kinds: %s)%s", kind, kindList, kindHint(s))
 	}
 	return t, nil
+}
+
+// kindHint names the target a value without its kind would be, when it is
+// a valid argument of one ("2026-03-01T09:30:00Z" is time:2026-...), so that
+// the error says what to write; else nothing.
+func kindHint(s string) string {
+	kinds := []TargetKind{KindTime, KindAgo, KindShift, KindOffset}
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		// A bare number is an offset, or with a sign a shift, before it
+		// is a time in milliseconds.
+		kinds = []TargetKind{KindShift, KindOffset}
+	}
+	for _, k := range kinds {
+		if _, err := parseTarget(string(k)+":"+s, ""); err == nil {
+			return fmt.Sprintf("; did you mean %s:%s?", k, s)
+		}
+	}
+	return ""
 }
 
 // kindList names every target kind, for errors.

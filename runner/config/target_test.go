@@ -134,6 +134,13 @@ func TestParseTargetInvalid(t *testing.T) {
 		{"latest:", []string{"takes no argument"}},
 		{"beginning", []string{"unknown target"}},
 		{"timestamp:123", []string{"unknown target kind", "timestamp"}},
+		// A value without its kind is named as the target it would be
+		// (issue 32, friction 11).
+		{"2026-12-03T17:23:00Z", []string{"unknown target kind", "did you mean time:2026-12-03T17:23:00Z?"}},
+		{"2026-12-03T17:23:00+01:00", []string{"did you mean time:2026-12-03T17:23:00+01:00?"}},
+		{"5m", []string{"unknown target", "did you mean ago:5m?"}},
+		{"-100", []string{"did you mean shift:-100?"}},
+		{"42", []string{"did you mean offset:42?"}},
 		{"time:", []string{"needs an argument"}},
 		{"time", []string{"needs an argument"}},
 		{"time:2026-03-01T09:30:00", []string{"zone"}},
