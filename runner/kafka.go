@@ -214,10 +214,21 @@ func retriable(err error) bool {
 	return false
 }
 
-// groupActiveError means the group had live members when it mattered.
-type groupActiveError struct{ info GroupInfo }
+// groupActiveError means the group had live members when it mattered;
+// waited is how long the run waited for it to empty (--wait-for-empty),
+// if it did.
+type groupActiveError struct {
+	info   GroupInfo
+	waited time.Duration
+}
 
 func (e *groupActiveError) Error() string {
+	if e.waited > 0 {
+		// The wait was asked for: advising it would read as if it had
+		// not been. Say that it waited, how long, and who stayed.
+		return fmt.Sprintf("group is still active after waiting %s for it to empty (%s); stop those consumers, or wait longer (%s)",
+			e.waited, e.info.Describe(), config.Ref(config.FlagWaitForEmpty))
+	}
 	return "group is active (" + e.info.Describe() + "); stop its consumers first, or use " + config.Ref(config.RefWait)
 }
 

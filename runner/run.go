@@ -303,7 +303,7 @@ func (r *run) snapshot(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 			return s, nil
 		}
 		if cfg.WaitForEmpty <= 0 || time.Now().After(deadline) {
-			return nil, &groupActiveError{s.Group}
+			return nil, &groupActiveError{info: s.Group, waited: max(cfg.WaitForEmpty, 0)}
 		}
 		if err := r.waitForEmpty(ctx, k, deadline); err != nil {
 			return nil, err
@@ -327,7 +327,7 @@ func (r *run) waitForEmpty(ctx context.Context, k *kafkaClient, deadline time.Ti
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return &groupActiveError{g}
+			return &groupActiveError{info: g, waited: r.cfg.WaitForEmpty}
 		}
 		r.log.Info("waiting for the group to become empty", "group", r.cfg.Group, "members", g.Describe(), "left", left.Round(time.Second).String())
 		select {

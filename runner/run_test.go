@@ -335,6 +335,16 @@ func TestWaitForEmptySucceedsOnceTheConsumerLeaves(t *testing.T) {
 	if got := offsetsOf(t, c, group); !equalMaps(got, before) {
 		t.Errorf("offsets changed after a timed-out wait")
 	}
+	// It says that it waited, how long, and which member stayed; not to
+	// use the wait it used (issue 32, friction 4).
+	for _, want := range []string{"after waiting 1s", "billing-worker-2", "wait longer (--wait-for-empty)"} {
+		if !strings.Contains(o.result.Error, want) {
+			t.Errorf("error %q lacks %q", o.result.Error, want)
+		}
+	}
+	if strings.Contains(o.result.Error, "or use --wait-for-empty") {
+		t.Errorf("error %q advises the wait it used", o.result.Error)
+	}
 }
 
 func TestDryRunChangesNothing(t *testing.T) {
