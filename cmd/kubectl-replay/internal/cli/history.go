@@ -43,7 +43,7 @@ length.`,
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			entries, err := a.history(cmd.Context(), group, all)
+			entries, ns, err := a.history(cmd.Context(), group, all)
 			if err != nil {
 				return err
 			}
@@ -51,6 +51,11 @@ length.`,
 				return printAs(a.streams.Out, output, entries)
 			}
 			fmt.Fprint(a.streams.Out, render.HistoryTable(palette(a.streams.Out), entries, group == ""))
+			if len(entries) == 0 && !all {
+				// Runs live in the namespace of whoever started them:
+				// say which one was searched, and how to search them all.
+				fmt.Fprintf(a.streams.ErrOut, "(searched namespace %s; -A searches every namespace)\n", ns)
+			}
 			return nil
 		},
 	}
@@ -60,10 +65,10 @@ length.`,
 	return cmd
 }
 
-func (a *app) history(ctx context.Context, group string, all bool) ([]render.HistoryEntry, error) {
+func (a *app) history(ctx context.Context, group string, all bool) (_ []render.HistoryEntry, ns string, err error) {
 	c, ns, err := a.client()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	sel := client.MatchingLabels{v1alpha1.LabelRunner: v1alpha1.LabelRunnerValue}
 	if group != "" {
@@ -75,13 +80,13 @@ func (a *app) history(ctx context.Context, group string, all bool) ([]render.His
 	}
 	var jobs batchv1.JobList
 	if err := c.List(ctx, &jobs, opts...); err != nil {
-		return nil, apiError(err)
+		return nil, "", apiError(err)
 	}
 	var recs v1alpha1.ReplayRecordList
 	if err := c.List(ctx, &recs, opts...); err != nil {
-		return nil, apiError(err)
+		return nil, "", apiError(err)
 	}
-	return HistoryEntries(jobs.Items, recs.Items, group), nil
+	return HistoryEntries(jobs.Items, recs.Items, group), ns, nil
 }
 
 // HistoryEntries joins Jobs and their records (by namespace and name; a

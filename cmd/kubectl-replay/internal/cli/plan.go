@@ -149,7 +149,7 @@ func printPlan(w io.Writer, p render.Palette, pl *Plan) {
 	case pl.Approval != nil:
 		fmt.Fprintf(w, "%s by %s\n", render.Clean(string(pl.Approval.Decision)), render.Clean(orUnknown(pl.Approval.By)))
 	case pl.Digest != "":
-		fmt.Fprintf(w, "\napprove: kubectl replay approve %s -n %s\nreject:  kubectl replay reject %s -n %s --reason \"...\"\n", pl.Request, pl.Namespace, pl.Request, pl.Namespace)
+		fmt.Fprintf(w, "\napprove: %s\nreject:  %s\n", render.ReplayCommand("approve", pl.Request, pl.Namespace), render.ReplayCommand("reject", pl.Request, pl.Namespace, `--reason "..."`))
 	}
 }
 

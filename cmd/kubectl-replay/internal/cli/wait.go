@@ -155,7 +155,7 @@ func (a *app) outcome(rr *v1alpha1.ReplayRequest) error {
 		fmt.Fprintf(a.streams.Out, "%d partitions, %d messages re-consumed, %d skipped\n", r.Totals.Partitions, r.Totals.MessagesToReconsume, r.Totals.MessagesSkipped)
 	}
 	if rr.Status.UndoCommand != "" {
-		fmt.Fprintf(a.streams.Out, "undo with: kubectl replay undo %s -n %s\n", rr.Name, rr.Namespace)
+		fmt.Fprintf(a.streams.Out, "undo with: %s\n", render.ReplayCommand("undo", rr.Name, rr.Namespace))
 	}
 	return nil
 }

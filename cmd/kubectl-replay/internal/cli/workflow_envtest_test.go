@@ -130,8 +130,8 @@ func TestEnvtestCreateWaitDescribeHistoryUndo(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &entries); err != nil || len(entries) != 2 || entries[1].Reconsumed == nil || *entries[1].Reconsumed != 420 || entries[1].OffsetsChanged != "Yes" || entries[0].OffsetsChanged != "No" {
 		t.Errorf("history -o json: %v %s", err, r.out)
 	}
-	if r := plugin(t, ns, viewer, "history", "--group", "another"); r.code != exit.OK || r.out != "no runs\n" {
-		t.Errorf("history of another group: %d %q", r.code, r.out)
+	if r := plugin(t, ns, viewer, "history", "--group", "another"); r.code != exit.OK || r.out != "no runs\n" || !strings.Contains(r.errOut, "searched namespace "+ns+"; -A searches every namespace") {
+		t.Errorf("history of another group: %d %q %q", r.code, r.out, r.errOut)
 	}
 
 	// undo: of the failed one refused before anything is created, of a

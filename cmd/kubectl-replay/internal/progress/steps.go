@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
 )
 
 // State is where one step is.
@@ -156,7 +158,7 @@ func Steps(rr *v1alpha1.ReplayRequest) []Step {
 			appr.Detail = fmt.Sprintf("rejected by %s: %s", orUnknown(rr.Status.Approval.By), rr.Status.Approval.Reason)
 		case a != nil && a.Status == metav1.ConditionTrue:
 			appr.State = Active
-			appr.Detail = fmt.Sprintf("waiting: kubectl replay approve %s (or reject %s --reason ...)", rr.Name, rr.Name)
+			appr.Detail = fmt.Sprintf("waiting: %s (or %s)", render.ReplayCommand("approve", rr.Name, rr.Namespace), render.ReplayCommand("reject", rr.Name, rr.Namespace, "--reason ..."))
 			if p := rr.Status.Plan; p != nil && p.ExpiresAt != nil {
 				appr.Detail += ", expires " + p.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z")
 			}

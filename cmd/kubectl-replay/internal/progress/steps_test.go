@@ -13,7 +13,7 @@ type req struct{ v1alpha1.ReplayRequest }
 
 func mk() *req {
 	r := &req{}
-	r.Name = "r"
+	r.Name, r.Namespace = "r", "shop"
 	return r
 }
 
@@ -82,7 +82,7 @@ func TestSteps(t *testing.T) {
 		{name: "dry run", rr: mk().dryRun().accepted().finished(true, "DryRun", "planned"), want: "accepted:✓ dry run:✓", over: true},
 		{name: "manual, planning", rr: mk().manual().accepted().running("planning"), want: "accepted:✓ plan:… approval:· apply:·"},
 		{name: "manual, awaiting", rr: mk().manual().accepted().planned().cond(v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, "PlanReady", "annotate"),
-			want: "accepted:✓ plan:✓ approval:… apply:·", step: StepApproval, detail: "kubectl replay approve r"},
+			want: "accepted:✓ plan:✓ approval:… apply:·", step: StepApproval, detail: "kubectl replay approve r -n shop (or kubectl replay reject r -n shop --reason ...)"},
 		{name: "manual, approved, applying", rr: mk().manual().accepted().planned().approved().running("applying"), want: "accepted:✓ plan:✓ approval:✓ apply:…", step: StepApproval, detail: "approved by bob"},
 		{name: "manual, rejected", rr: mk().manual().accepted().planned().cond(v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, "Rejected", "no").finished(false, "Rejected", "no"),
 			want: "accepted:✓ plan:✓ approval:✗ apply:-", over: true},

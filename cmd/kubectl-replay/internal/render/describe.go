@@ -126,7 +126,7 @@ func Describe(p Palette, d Description) string {
 	}
 
 	if len(d.Partitions) == 0 && rr.Status.Plan != nil && rr.Status.JobName == "" {
-		fmt.Fprintf(&b, "\nThe plan's partitions: kubectl replay plan %s -n %s\n", rr.Name, rr.Namespace)
+		fmt.Fprintf(&b, "\nThe plan's partitions: %s\n", ReplayCommand("plan", rr.Name, rr.Namespace))
 	}
 	if len(d.Partitions) > 0 {
 		src := "status (no record yet: it may lack partitions)"
