@@ -60,7 +60,7 @@ func (r *run) shareSnapshot(ctx context.Context, cl *kgo.Client, s *Snapshot, in
 		s.Group.Members = append(s.Group.Members, Member{ClientID: m})
 	}
 	if s.Group.Active() && !cfg.DryRun {
-		return &groupActiveError{s.Group}
+		return &groupActiveError{info: s.Group}
 	}
 	return nil
 }
