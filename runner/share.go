@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -37,11 +38,17 @@ var shareTargets = map[config.TargetKind]bool{
 // shareSnapshot turns a snapshot librdkafka read of a share group (a
 // group it describes as not existing, with no offsets) into the share
 // group's: its start offsets and its members, whose presence refuses the
-// run (waiting is not offered for share groups).
+// run, or is waited out with --wait-for-empty.
 func (r *run) shareSnapshot(ctx context.Context, cl *kgo.Client, s *Snapshot, info groupkind.Info) error {
 	cfg := r.cfg
 	if !shareTargets[cfg.Target.Kind] {
 		return &inputError{config.Ref(config.FlagTo), fmt.Sprintf("%s is a share group, whose start offsets carry no run ID: it takes earliest, latest, time:, ago:, offset: and file: targets, not %s:", cfg.Group, cfg.Target.Kind)}
+	}
+	if len(info.Members) > 0 && !cfg.DryRun && cfg.WaitForEmpty > 0 {
+		var err error
+		if info, err = r.waitShareEmpty(ctx, cl, info); err != nil {
+			return err
+		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -63,6 +70,37 @@ func (r *run) shareSnapshot(ctx context.Context, cl *kgo.Client, s *Snapshot, in
 		return &groupActiveError{info: s.Group}
 	}
 	return nil
+}
+
+// waitShareEmpty polls the share group until it has no members or
+// --wait-for-empty has passed, as waitForEmpty does for a consumer group;
+// it returns the last description, which the caller judges.
+func (r *run) waitShareEmpty(ctx context.Context, cl *kgo.Client, info groupkind.Info) (groupkind.Info, error) {
+	deadline := time.Now().Add(r.cfg.WaitForEmpty)
+	interval := 500 * time.Millisecond
+	for len(info.Members) > 0 {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return info, nil
+		}
+		r.log.Info("waiting for the group to become empty", "group", r.cfg.Group, "kind", info.Kind, "members", len(info.Members), "left", left.Round(time.Second).String())
+		select {
+		case <-ctx.Done():
+			return info, context.Cause(ctx)
+		case <-time.After(min(interval, left)):
+		}
+		interval = min(interval*2, 5*time.Second)
+		var err error
+		if info, err = groupkind.Describe(ctx, cl, r.cfg.Group); err != nil {
+			return info, err
+		}
+		if info.Kind != groupkind.Share {
+			// Deleted and made again as another kind while waiting.
+			return info, fmt.Errorf("group %s stopped being a share group while the run waited for it to empty (it is now a %s group): nothing was changed; run again", r.cfg.Group, info.Kind)
+		}
+	}
+	r.log.Info("group is now empty", "state", info.State)
+	return info, nil
 }
 
 // shareNote is the result's word on what a share group's move means.

@@ -48,7 +48,13 @@ func TestShareGroupReset(t *testing.T) {
 			t.Errorf("start offsets changed: %v → %v", before, got)
 		}
 	})
-	m.Leave()
+	t.Run("--wait-for-empty applies once the member leaves", func(t *testing.T) {
+		o := runWaiting(t, c, m.Leave, "--group", g, "--topic", topic, "--to", "offset:5", "--allow-skip", "--wait-for-empty", "2m").mustCode(t, report.ExitOK)
+		if got := starts(t); got[topic+"/0"] != 5 || got[topic+"/3"] != 5 {
+			t.Errorf("start offsets %v, want 5\n%s", got, o.resultRaw)
+		}
+	})
+	m.Leave() // the wait's member, if that test failed before it left
 	for _, tc := range []struct {
 		args []string
 		want int64

@@ -451,6 +451,7 @@ type Member struct {
 	// leave, if set, leaves the group before the client closes (a
 	// streams member's own heartbeats).
 	leave func()
+	once  sync.Once
 }
 
 // The two consumer group protocols of Kafka 4: the classic one
@@ -528,11 +529,14 @@ func (c *Cluster) JoinWith(ctx context.Context, o JoinOptions) (*Member, error) 
 
 // Leave closes the member: a dynamic member leaves the group at once, a
 // static one keeps its place until its session expires.
+// Leaving twice is leaving once.
 func (m *Member) Leave() {
-	if m.leave != nil {
-		m.leave()
-	}
-	m.client.Close()
+	m.once.Do(func() {
+		if m.leave != nil {
+			m.leave()
+		}
+		m.client.Close()
+	})
 }
 
 // GroupInfo is a group as the independent client sees it.
