@@ -123,3 +123,12 @@ func TestParseSecuritySettings(t *testing.T) {
 		t.Errorf("set: metrics secure %v, unbound %v, digest %v, namespaces %q", c.MetricsSecure, c.opts.AllowUnboundSecrets, c.opts.RequireRunnerImageDigest, c.opts.WatchNamespaces)
 	}
 }
+
+func TestGCPercent(t *testing.T) {
+	if p, ours := gcPercent(func(string) string { return "" }); !ours || p != 50 {
+		t.Errorf("without GOGC: %d, %v; want 50, true", p, ours)
+	}
+	if _, ours := gcPercent(func(k string) string { return map[string]string{"GOGC": "200"}[k] }); ours {
+		t.Error("GOGC set, and the launcher sets its own")
+	}
+}
