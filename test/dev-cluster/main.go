@@ -42,8 +42,8 @@ import (
 // The sample data: what docs/usage.md's examples name.
 const (
 	release        = "kafka-replay"
-	namespace      = "kafka-replay"
-	liveGroup      = "billing" // one live consumer, stoppable
+	namespace      = "kafka-replay-system" // as every doc installs it (TestNamespaceMatchesDocs)
+	liveGroup      = "billing"             // one live consumer, stoppable
 	liveConsumer   = "billing-worker-1"
 	idleGroup      = "audit" // no members: replays apply at once
 	recordInterval = time.Second

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -190,5 +191,27 @@ func TestShellScript(t *testing.T) {
 	want := "--net=/var/run/netns/kr-e2e-abc -- kubectl get rr\n/s/kube config|10.200.0.1:1,10.200.0.1:2|/s/bin\n"
 	if string(out) != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// The dev cluster installs the chart where the docs do, so that their
+// commands run in it as written (issue 32, friction 3): each install command
+// of the README and usage.md names the dev cluster's release and namespace.
+func TestNamespaceMatchesDocs(t *testing.T) {
+	install := regexp.MustCompile(`helm (?:install|upgrade) (\S+) charts/kafka-replay[^\n]*(?:\\\n[^\n]*)*?(?:--namespace|-n) (\S+)`)
+	for _, doc := range []string{"../../README.md", "../../docs/usage.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := install.FindAllStringSubmatch(string(b), -1)
+		if len(found) == 0 {
+			t.Fatalf("%s: no helm install of the chart", doc)
+		}
+		for _, m := range found {
+			if m[1] != release || m[2] != namespace {
+				t.Errorf("%s installs release %s into %s; the dev cluster installs %s into %s", doc, m[1], m[2], release, namespace)
+			}
+		}
 	}
 }
