@@ -67,7 +67,7 @@ func (r *run) shareSnapshot(ctx context.Context, cl *kgo.Client, s *Snapshot, in
 		s.Group.Members = append(s.Group.Members, Member{ClientID: m})
 	}
 	if s.Group.Active() && !cfg.DryRun {
-		return &groupActiveError{info: s.Group}
+		return &groupActiveError{info: s.Group, waited: max(cfg.WaitForEmpty, 0)}
 	}
 	return nil
 }
