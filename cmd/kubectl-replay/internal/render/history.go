@@ -61,7 +61,13 @@ func HistoryTable(p Palette, entries []HistoryEntry, groups bool) string {
 		if e.ApprovedBy != "" {
 			by += ", approved by " + e.ApprovedBy
 		}
-		t.Rows = append(t.Rows, []string{e.When.UTC().Format(time.RFC3339), Clean(e.Source + "/" + e.Name), Clean(e.Stage), oneLine(orDash(by)), Clean(e.Group), Clean(orDash(e.Target)), outcome, Clean(orDash(e.OffsetsChanged)), rec, skip})
+		stage := e.Stage
+		if e.DryRun && stage != "plan" {
+			// A dry run's Job carries the apply stage's label, and
+			// applied nothing (issue 32, friction 5).
+			stage = "dry run"
+		}
+		t.Rows = append(t.Rows, []string{e.When.UTC().Format(time.RFC3339), Clean(e.Source + "/" + e.Name), Clean(stage), oneLine(orDash(by)), Clean(e.Group), Clean(orDash(e.Target)), outcome, Clean(orDash(e.OffsetsChanged)), rec, skip})
 	}
 	if !groups {
 		t = dropColumn(t, 4)
