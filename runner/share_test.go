@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
@@ -35,7 +36,17 @@ func TestShareGroupReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("live: refused, and planned in a dry run", func(t *testing.T) {
+		// The live member has the start offsets of its partitions set
+		// in its own time (all of them, -1 on Apache Kafka): wait until
+		// every partition has one, so that a change seen below is the
+		// runner's, not the member's. The bound is not a measurement.
 		before := starts(t)
+		for deadline := time.Now().Add(time.Minute); len(before) < partitions; before = starts(t) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the live member's start offsets never covered the topic: %v", before)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		o := run(t, c, "--group", g, "--topic", topic, "--to", "earliest").mustCode(t, report.ExitGroupActive)
 		if !strings.Contains(o.result.Error, g+"-worker") {
 			t.Errorf("error %q does not name the member", o.result.Error)
