@@ -31,6 +31,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -246,10 +247,10 @@ func TestEnvtestApprovalApproved(t *testing.T) {
 	}
 	c := condition(cur, v1alpha1.ConditionAwaitingApproval)
 	want := fmt.Sprintf("kubectl annotate replayrequest %s -n %s kafkareplay.dev/approve=%s", rr.Name, rr.Namespace, plan.Plan)
-	if c == nil || c.Status != "True" || c.Reason != launcher.ReasonPlanReady || !strings.Contains(c.Message, want) {
+	if c == nil || c.Status != "True" || c.Reason != state.ReasonPlanReady || !strings.Contains(c.Message, want) {
 		t.Fatalf("AwaitingApproval %+v, want True PlanReady with %q", c, want)
 	}
-	waitEvent(t, e.ns, rr.Name, launcher.ReasonPlanReady)
+	waitEvent(t, e.ns, rr.Name, state.ReasonPlanReady)
 	noApplyJob(t, rr)
 	var planned batchv1.Job
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(planJob), &planned); err != nil {
@@ -275,10 +276,10 @@ func TestEnvtestApprovalApproved(t *testing.T) {
 	if a := cur.Status.Approval; a == nil || a.Decision != v1alpha1.ApprovalApproved || a.By != "bob" || a.Digest != plan.Plan || a.At == nil {
 		t.Fatalf("status.approval %+v", cur.Status.Approval)
 	}
-	if c := condition(cur, v1alpha1.ConditionAwaitingApproval); c.Status != "False" || c.Reason != launcher.ReasonApproved {
+	if c := condition(cur, v1alpha1.ConditionAwaitingApproval); c.Status != "False" || c.Reason != state.ReasonApproved {
 		t.Fatalf("AwaitingApproval %+v", c)
 	}
-	waitEvent(t, e.ns, rr.Name, launcher.ReasonApproved)
+	waitEvent(t, e.ns, rr.Name, state.ReasonApproved)
 
 	attempt(t, e.logs, job, job.Name+"-0", 0, appliedOf(plan), time.Now())
 	finishJob(t, job, "")
@@ -299,7 +300,7 @@ func TestEnvtestApprovalWrongDigest(t *testing.T) {
 	awaiting(t, rr)
 
 	annotate(t, rr, v1alpha1.AnnotationApprove, "ffffffffffffffff")
-	waitEvent(t, e.ns, rr.Name, launcher.ReasonApprovalRefused)
+	waitEvent(t, e.ns, rr.Name, state.ReasonApprovalRefused)
 	eventually(t, 10*time.Second, "the refusal in the condition", func() error {
 		c := condition(getRR(t, rr), v1alpha1.ConditionAwaitingApproval)
 		if c == nil || c.Status != "True" || !strings.Contains(c.Message, `"ffffffffffffffff"`) || !strings.Contains(c.Message, "not this plan's digest") {
@@ -331,13 +332,13 @@ func TestEnvtestApprovalRejected(t *testing.T) {
 	annotate(t, rr, v1alpha1.AnnotationReject, "the wrong topic", v1alpha1.AnnotationApprovedBy, "carol")
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
 	sc := condition(cur, v1alpha1.ConditionSucceeded)
-	if sc.Reason != launcher.ReasonRejected || !strings.Contains(sc.Message, "the wrong topic") || !strings.Contains(sc.Message, "carol") {
+	if sc.Reason != state.ReasonRejected || !strings.Contains(sc.Message, "the wrong topic") || !strings.Contains(sc.Message, "carol") {
 		t.Fatalf("Succeeded %+v", sc)
 	}
 	if a := cur.Status.Approval; a == nil || a.Decision != v1alpha1.ApprovalRejected || a.By != "carol" || a.Reason != "the wrong topic" {
 		t.Fatalf("status.approval %+v", cur.Status.Approval)
 	}
-	if c := condition(cur, v1alpha1.ConditionAwaitingApproval); c.Status != "False" || c.Reason != launcher.ReasonRejected {
+	if c := condition(cur, v1alpha1.ConditionAwaitingApproval); c.Status != "False" || c.Reason != state.ReasonRejected {
 		t.Fatalf("AwaitingApproval %+v", c)
 	}
 	noApplyJob(t, rr)
@@ -359,14 +360,14 @@ func TestEnvtestApprovalRejectedWhileWaitingForTheGroup(t *testing.T) {
 	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
 	eventually(t, 20*time.Second, "approved, waiting for the group", func() error {
 		cur := getRR(t, rr)
-		if cur.Status.Approval == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != launcher.ReasonWaitingForGroup {
+		if cur.Status.Approval == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != state.ReasonWaitingForGroup {
 			return fmt.Errorf("status %+v", cur.Status)
 		}
 		return nil
 	})
 	annotate(t, rr, v1alpha1.AnnotationReject, "not after all", v1alpha1.AnnotationApprovedBy, "carol")
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonRejected || !strings.Contains(sc.Message, "not after all") {
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonRejected || !strings.Contains(sc.Message, "not after all") {
 		t.Fatalf("Succeeded %+v", sc)
 	}
 	if a := cur.Status.Approval; a == nil || a.Decision != v1alpha1.ApprovalRejected || a.By != "carol" {
@@ -384,7 +385,7 @@ func TestEnvtestApprovalExpired(t *testing.T) {
 	e.playPlan(t, planJobOf(t, rr), planOf("expired"))
 	cur := waitPhaseWithin(t, rr, v1alpha1.PhaseFailed, time.Minute)
 	sc := condition(cur, v1alpha1.ConditionSucceeded)
-	if sc.Reason != launcher.ReasonExpired || cur.Status.Plan == nil {
+	if sc.Reason != state.ReasonExpired || cur.Status.Plan == nil {
 		t.Fatalf("Succeeded %+v, plan %+v", sc, cur.Status.Plan)
 	}
 	if cur.Status.CompletionTime == nil || cur.Status.CompletionTime.Before(cur.Status.Plan.ExpiresAt) {
@@ -472,7 +473,7 @@ func TestEnvtestApprovalRecordChangedAfterThePlan(t *testing.T) {
 	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
 	done := waitPhase(t, rr, v1alpha1.PhaseFailed)
 	sc := condition(done, v1alpha1.ConditionSucceeded)
-	if sc.Reason != launcher.ReasonJobInvalid || !strings.Contains(sc.Message, "not the approved "+plan.Plan) {
+	if sc.Reason != state.ReasonJobInvalid || !strings.Contains(sc.Message, "not the approved "+plan.Plan) {
 		t.Fatalf("Succeeded %+v", sc)
 	}
 	noApplyJob(t, rr)
@@ -496,7 +497,7 @@ func TestEnvtestApprovalPlantedRecord(t *testing.T) {
 	create(t, rec)
 	e.playPlan(t, job, planOf("planted-record"))
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonPlanNotRecorded || cur.Status.Plan != nil {
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonPlanNotRecorded || cur.Status.Plan != nil {
 		t.Fatalf("Succeeded %+v, plan %+v", sc, cur.Status.Plan)
 	}
 	noApplyJob(t, rr)
@@ -568,7 +569,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 		annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
 		eventually(t, 20*time.Second, "approved, waiting for the group", func() error {
 			cur := getRR(t, rr)
-			if cur.Status.Approval == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != launcher.ReasonWaitingForGroup {
+			if cur.Status.Approval == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != state.ReasonWaitingForGroup {
 				return fmt.Errorf("status %+v", cur.Status)
 			}
 			return nil
@@ -632,7 +633,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 		eventually(t, 20*time.Second, "the apply Job adopted with its approval", func() error {
 			got := getRR(t, rr)
 			a, c := got.Status.Approval, condition(got, v1alpha1.ConditionAwaitingApproval)
-			if got.Status.JobName == "" || a == nil || a.By != "bob" || a.Digest != plan.Plan || a.At == nil || c == nil || c.Reason != launcher.ReasonApproved {
+			if got.Status.JobName == "" || a == nil || a.By != "bob" || a.Digest != plan.Plan || a.At == nil || c == nil || c.Reason != state.ReasonApproved {
 				return fmt.Errorf("status %+v", got.Status)
 			}
 			// When: the Job's creation, which the API server stamped.
@@ -721,7 +722,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 		e.playPlan(t, planJobOf(t, rr), plan)
 		awaiting(t, rr)
 		e.restart(t, func() { annotate(t, rr, v1alpha1.AnnotationApprove, "0000000000000000") })
-		waitEvent(t, e.ns, rr.Name, launcher.ReasonApprovalRefused)
+		waitEvent(t, e.ns, rr.Name, state.ReasonApprovalRefused)
 		eventually(t, 10*time.Second, "the refusal in the condition", func() error {
 			if c := condition(getRR(t, rr), v1alpha1.ConditionAwaitingApproval); c == nil || !strings.Contains(c.Message, `"0000000000000000"`) {
 				return fmt.Errorf("condition %+v", c)
@@ -756,7 +757,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 			annotate(t, rejected, v1alpha1.AnnotationReject, "not now")
 			e.playPlan(t, planJobOf(t, expired), planOf("off-expired"))
 		})
-		if sc := condition(waitPhase(t, rejected, v1alpha1.PhaseFailed), v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonRejected {
+		if sc := condition(waitPhase(t, rejected, v1alpha1.PhaseFailed), v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonRejected {
 			t.Fatalf("rejected: %+v", sc)
 		}
 		cur := awaiting(t, expired)
@@ -768,7 +769,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 				return nil
 			})
 		})
-		if sc := condition(waitPhaseWithin(t, expired, v1alpha1.PhaseFailed, time.Minute), v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonExpired {
+		if sc := condition(waitPhaseWithin(t, expired, v1alpha1.PhaseFailed, time.Minute), v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonExpired {
 			t.Fatalf("expired: %+v", sc)
 		}
 		noApplyJob(t, expired)
@@ -831,7 +832,7 @@ func TestEnvtestApprovalWithConsumers(t *testing.T) {
 	}
 	attempt(t, e.logs, job, job.Name+"-0", 0, appliedOf(plan), time.Now())
 	finishJob(t, job, "")
-	waitRestored(t, rr, launcher.ReasonRestored)
+	waitRestored(t, rr, state.ReasonRestored)
 	waitReplicas(t, d, 2)
 }
 
@@ -883,20 +884,20 @@ func TestEnvtestApprovalRejectedWhilePausingConsumers(t *testing.T) {
 		annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
 		cur := getRR(t, rr)
 		cur.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", At: &metav1.Time{Time: time.Now()}, Digest: plan.Plan}
-		launcher.SetCondition(cur, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, launcher.ReasonApproved, "plan "+plan.Plan+" approved by bob")
+		state.SetCondition(cur, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonApproved, "plan "+plan.Plan+" approved by bob")
 		cur.Status.Consumers = []v1alpha1.ConsumerStatus{{
 			Kind: v1alpha1.ConsumerDeployment, Name: d.Name, Method: v1alpha1.PauseScale,
 			Workload: "Deployment/" + d.Name, Replicas: ptr.To[int32](2), State: v1alpha1.ConsumerRecorded,
 		}}
-		launcher.SetCondition(cur, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, launcher.ReasonPausing, "recorded, pausing")
+		state.SetCondition(cur, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonPausing, "recorded, pausing")
 		if err := k8s.Status().Update(context.Background(), cur); err != nil {
 			t.Fatal(err)
 		}
 		setReplicas(t, d, 0) // paused, the status not written yet
 		annotate(t, rr, v1alpha1.AnnotationReject, "not after all", v1alpha1.AnnotationApprovedBy, "carol")
 	})
-	cur := waitRestored(t, rr, launcher.ReasonRestored)
-	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc == nil || sc.Reason != launcher.ReasonRejected || !strings.Contains(sc.Message, "not after all") {
+	cur := waitRestored(t, rr, state.ReasonRestored)
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc == nil || sc.Reason != state.ReasonRejected || !strings.Contains(sc.Message, "not after all") {
 		t.Fatalf("Succeeded %+v", sc)
 	}
 	noApplyJob(t, rr)
@@ -920,7 +921,7 @@ func plantedJob(rr *v1alpha1.ReplayRequest, annotations ...string) *batchv1.Job 
 		},
 		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: launcher.ContainerName, Image: "registry.example/anything:1"}},
+			Containers:    []corev1.Container{{Name: state.ContainerName, Image: "registry.example/anything:1"}},
 		}}},
 	}
 	for i := 0; i+1 < len(annotations); i += 2 {
@@ -941,16 +942,16 @@ func TestEnvtestApprovalPlantedJob(t *testing.T) {
 		t.Helper()
 		cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
 		sc := condition(cur, v1alpha1.ConditionSucceeded)
-		if sc.Reason != launcher.ReasonJobConflict || !strings.Contains(sc.Message, "Job "+job.Name+" ") || !strings.Contains(sc.Message, says) {
-			t.Fatalf("Succeeded %+v, want %s naming Job %s and %q", sc, launcher.ReasonJobConflict, job.Name, says)
+		if sc.Reason != state.ReasonJobConflict || !strings.Contains(sc.Message, "Job "+job.Name+" ") || !strings.Contains(sc.Message, says) {
+			t.Fatalf("Succeeded %+v, want %s naming Job %s and %q", sc, state.ReasonJobConflict, job.Name, says)
 		}
 		if cur.Status.Approval != nil || cur.Status.JobName != "" {
 			t.Fatalf("approval %+v, jobName %q", cur.Status.Approval, cur.Status.JobName)
 		}
-		if c := condition(cur, v1alpha1.ConditionAwaitingApproval); c != nil && c.Reason == launcher.ReasonApproved {
+		if c := condition(cur, v1alpha1.ConditionAwaitingApproval); c != nil && c.Reason == state.ReasonApproved {
 			t.Fatalf("AwaitingApproval %+v", c)
 		}
-		waitEvent(t, rr.Namespace, rr.Name, launcher.ReasonJobConflict)
+		waitEvent(t, rr.Namespace, rr.Name, state.ReasonJobConflict)
 		// A pass after the finish (one that fills status.group in again)
 		// has run, and it left the Job as it was: no outcome of this
 		// request on it, still owned.

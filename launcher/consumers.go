@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // KEDA's pause annotations on a ScaledObject. Both are set: paused-replicas
@@ -18,28 +19,6 @@ const (
 
 	kedaPausedValue         = "true"
 	kedaPausedReplicasValue = "0"
-)
-
-// Reasons of the consumers' conditions.
-const (
-	// ReasonPausing: the consumers are recorded; the pause is under way.
-	ReasonPausing = "Pausing"
-	// ReasonPaused: every consumer is paused.
-	ReasonPaused = "Paused"
-	// ReasonPauseFailed: a consumer could not be recorded or paused; the
-	// request fails and whatever was paused is restored.
-	ReasonPauseFailed = "PauseFailed"
-	// ReasonRestored: every paused consumer is as recorded again.
-	ReasonRestored = "Restored"
-	// ReasonNotRestored: someone else changed a consumer while it was
-	// paused, and the launcher left it as found.
-	ReasonNotRestored = "NotRestored"
-	// ReasonRestoreFailed: a restore call failed; the launcher retries.
-	ReasonRestoreFailed = "RestoreFailed"
-	// ReasonWaitingForRunner: the request has ended, and a runner pod of
-	// it is still alive (stopping, say): the consumers are restored once
-	// it has ended, as it may still commit.
-	ReasonWaitingForRunner = "WaitingForRunner"
 )
 
 // PausesConsumers reports whether a request pauses consumers: it names some
@@ -106,7 +85,7 @@ func DecideRestore(c v1alpha1.ConsumerStatus, now WorkloadState) (RestoreAction,
 				c.ScaledObject, AnnotationKEDAPaused, showOpt(now.Paused), AnnotationKEDAPausedReplicas, showOpt(now.PausedReplicas), prev)
 		}
 	default:
-		want := valueOr(c.Replicas, 0)
+		want := state.ValueOr(c.Replicas, 0)
 		switch now.Replicas {
 		case want:
 			return RestoreNothing, fmt.Sprintf("%s is at its recorded %d replicas", c.Workload, want)
@@ -135,9 +114,9 @@ func ConsumersRestoredCondition(cs []v1alpha1.ConsumerStatus) (reason, message s
 		if len(restored) > 0 {
 			msg += "; restored: " + strings.Join(restored, ", ")
 		}
-		return ReasonNotRestored, msg
+		return state.ReasonNotRestored, msg
 	}
-	return ReasonRestored, "restored: " + strings.Join(restored, ", ")
+	return state.ReasonRestored, "restored: " + strings.Join(restored, ", ")
 }
 
 // ConsumersPausedMessage names the paused consumers and what they were.
@@ -154,7 +133,7 @@ func consumerSummary(c v1alpha1.ConsumerStatus) string {
 	if c.Method == v1alpha1.PauseKEDA {
 		return fmt.Sprintf("ScaledObject %s (scaling %s)", c.ScaledObject, c.Workload)
 	}
-	return fmt.Sprintf("%s (%d replicas)", c.Workload, valueOr(c.Replicas, 0))
+	return fmt.Sprintf("%s (%d replicas)", c.Workload, state.ValueOr(c.Replicas, 0))
 }
 
 func consumerName(c v1alpha1.ConsumerStatus) string {
@@ -187,7 +166,7 @@ func PauseWarnings(workload string, method v1alpha1.PauseMethod, labels, annotat
 		}
 	}
 	if labels[argoInstanceLabel] != "" || annotations[argoTrackingAnnotation] != "" {
-		app := valueOrString(labels[argoInstanceLabel], strings.SplitN(annotations[argoTrackingAnnotation], ":", 2)[0])
+		app := state.ValueOrString(labels[argoInstanceLabel], strings.SplitN(annotations[argoTrackingAnnotation], ":", 2)[0])
 		out = append(out, fmt.Sprintf("%s is managed by Argo CD (application %s): with self-heal it reverts the pause; add an ignoreDifferences entry for /spec/replicas of this workload", workload, app))
 	}
 	for _, l := range []string{fluxKustomizeLabel, fluxHelmLabel} {

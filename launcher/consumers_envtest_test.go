@@ -31,6 +31,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -260,7 +261,7 @@ func TestEnvtestConsumersPausedAndRestored(t *testing.T) {
 				})
 				waitEvent(t, ns, rr.Name, v1alpha1.ConditionConsumersRestored)
 			} else {
-				done := waitRestored(t, rr, launcher.ReasonRestored)
+				done := waitRestored(t, rr, state.ReasonRestored)
 				if done.Status.Phase != map[string]v1alpha1.Phase{"success": v1alpha1.PhaseSucceeded, "failure": v1alpha1.PhaseFailed}[c.name] {
 					t.Fatalf("phase %s", done.Status.Phase)
 				}
@@ -292,7 +293,7 @@ func TestEnvtestConsumerScaledBySomeoneElseIsNotOverwritten(t *testing.T) {
 	runPod(t, job, 0, int32(report.ExitKafkaError), "")
 	finishJob(t, job, batchv1.JobReasonBackoffLimitExceeded)
 
-	done := waitRestored(t, rr, launcher.ReasonNotRestored)
+	done := waitRestored(t, rr, state.ReasonNotRestored)
 	if msg := condition(done, v1alpha1.ConditionConsumersRestored).Message; !strings.Contains(msg, "Deployment/a was scaled to 5 by someone else") {
 		t.Fatalf("ConsumersRestored says %q", msg)
 	}
@@ -350,7 +351,7 @@ func TestEnvtestConsumersKEDA(t *testing.T) {
 			res.RunID = string(job.UID)
 			runPod(t, job, 0, 0, testutil.Compact(res))
 			finishJob(t, job, "")
-			waitRestored(t, rr, launcher.ReasonRestored)
+			waitRestored(t, rr, state.ReasonRestored)
 			after := scaledObjectAnnotations(t, ns, so)
 			for _, k := range []string{launcher.AnnotationKEDAPaused, launcher.AnnotationKEDAPausedReplicas} {
 				want, had := c.before[k]
@@ -374,14 +375,14 @@ func TestEnvtestConsumersRestartMidPhase(t *testing.T) {
 	ns := newNamespace(t, nil)
 	ctx := context.Background()
 
-	type state struct {
+	type stoppedAt struct {
 		name     string
 		consumer v1alpha1.ConsumerState
 		replicas int32 // the workload as the stopped launcher left it
 		finished bool
 		started  bool
 	}
-	cases := []state{
+	cases := []stoppedAt{
 		{"after the record, before the pause", v1alpha1.ConsumerRecorded, 3, false, false},
 		{"after the pause, before its status write", v1alpha1.ConsumerRecorded, 0, false, false},
 		{"after the finish, before the restore", v1alpha1.ConsumerPaused, 0, true, true},
@@ -395,7 +396,7 @@ func TestEnvtestConsumersRestartMidPhase(t *testing.T) {
 		rr.Finalizers = []string{launcher.Finalizer}
 		create(t, rr)
 		rr.Status.ResolvedTarget = "shift:-10"
-		launcher.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, launcher.ReasonAccepted, "target resolved to shift:-10")
+		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonAccepted, "target resolved to shift:-10")
 		rr.Status.Consumers = []v1alpha1.ConsumerStatus{{
 			Kind: v1alpha1.ConsumerDeployment, Name: dep.Name, Method: v1alpha1.PauseScale,
 			Workload: "Deployment/" + dep.Name, Replicas: ptr.To[int32](3), State: c.consumer,
@@ -426,7 +427,7 @@ func TestEnvtestConsumersRestartMidPhase(t *testing.T) {
 				runPod(t, job, 0, int32(report.ExitKafkaError), "")
 				finishJob(t, job, batchv1.JobReasonBackoffLimitExceeded)
 			}
-			done := waitRestored(t, rr, launcher.ReasonRestored)
+			done := waitRestored(t, rr, state.ReasonRestored)
 			if n := replicasOf(t, dep); n != 3 {
 				t.Fatalf("restored to %d replicas, want the recorded 3", n)
 			}
@@ -457,7 +458,7 @@ func TestEnvtestConsumersRestoredByNextLauncher(t *testing.T) {
 		t.Fatalf("restored with no launcher running: %d", n)
 	}
 	startLauncher(t, testOptions(), 2)
-	waitRestored(t, rr, launcher.ReasonRestored)
+	waitRestored(t, rr, state.ReasonRestored)
 	waitReplicas(t, dep, 4)
 }
 
@@ -470,7 +471,7 @@ func TestEnvtestMissingConsumerChangesNothing(t *testing.T) {
 	rr := consumerRequest(ns, "replay", "g", deploymentRef("there"), deploymentRef("missing"))
 	create(t, rr)
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != launcher.ReasonPauseFailed || !strings.Contains(c.Message, "missing") {
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != state.ReasonPauseFailed || !strings.Contains(c.Message, "missing") {
 		t.Fatalf("Succeeded %+v", c)
 	}
 	if cur.Status.JobName != "" || len(cur.Status.Consumers) != 0 || replicasOf(t, dep) != 2 {
@@ -511,7 +512,7 @@ func TestEnvtestGroupHeldUntilConsumersRestored(t *testing.T) {
 	runPod(t, job, 0, int32(report.ExitKafkaError), "")
 	finishJob(t, job, batchv1.JobReasonBackoffLimitExceeded)
 	eventually(t, 30*time.Second, "restore refused", func() error {
-		if c := condition(getRR(t, rr), v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != launcher.ReasonRestoreFailed {
+		if c := condition(getRR(t, rr), v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != state.ReasonRestoreFailed {
 			return fmt.Errorf("ConsumersRestored %+v", c)
 		}
 		return nil
@@ -528,7 +529,7 @@ func TestEnvtestGroupHeldUntilConsumersRestored(t *testing.T) {
 
 	deny()
 	touch(t, rr) // a retry now rather than at the end of its backoff
-	waitRestored(t, rr, launcher.ReasonRestored)
+	waitRestored(t, rr, state.ReasonRestored)
 	waitReplicas(t, dep, 3)
 	waitJob(t, next)
 }
@@ -609,7 +610,7 @@ func TestEnvtestConsumersKEDAOff(t *testing.T) {
 	named := consumerRequest(ns, "named", "g-named", v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerScaledObject, Name: "so"})
 	create(t, named)
 	cur := waitPhase(t, named, v1alpha1.PhaseFailed)
-	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != launcher.ReasonPauseFailed || !strings.Contains(c.Message, "KEDA support is turned off") {
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != state.ReasonPauseFailed || !strings.Contains(c.Message, "KEDA support is turned off") {
 		t.Fatalf("Succeeded %+v", c)
 	}
 
@@ -624,6 +625,6 @@ func TestEnvtestConsumersKEDAOff(t *testing.T) {
 	}
 	runPod(t, job, 0, int32(report.ExitKafkaError), "")
 	finishJob(t, job, batchv1.JobReasonBackoffLimitExceeded)
-	waitRestored(t, viaScale, launcher.ReasonRestored)
+	waitRestored(t, viaScale, state.ReasonRestored)
 	waitReplicas(t, dep, 2)
 }

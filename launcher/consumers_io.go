@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // The consumers' reads and writes. Workloads are read past the cache (the
@@ -252,11 +253,11 @@ func (r *ReplayRequestReconciler) restoreConsumer(ctx context.Context, ns string
 		case c.Method == v1alpha1.PauseKEDA:
 			err = r.patchScaledObject(ctx, ns, c.ScaledObject, version, c.PreviousPaused, c.PreviousPausedReplicas)
 		case isKafkaSourceScale(c):
-			err = r.patchKafkaSourceScale(ctx, ns, c.Name, version, valueOr(c.Replicas, 0))
+			err = r.patchKafkaSourceScale(ctx, ns, c.Name, version, state.ValueOr(c.Replicas, 0))
 		default:
 			var obj client.Object
 			if obj, err = workloadObject(ns, c.Workload); err == nil {
-				err = r.patchScale(ctx, obj, version, valueOr(c.Replicas, 0))
+				err = r.patchScale(ctx, obj, version, state.ValueOr(c.Replicas, 0))
 			}
 		}
 		if err != nil {
@@ -267,7 +268,7 @@ func (r *ReplayRequestReconciler) restoreConsumer(ctx context.Context, ns string
 	if action == RestoreLeave {
 		c.State = v1alpha1.ConsumerNotRestored
 	}
-	c.Message = truncate(msg, 1024)
+	c.Message = state.Truncate(msg, 1024)
 	return nil
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -74,7 +75,7 @@ func TestEnvtestRequestBecomesExpectedJob(t *testing.T) {
 	}
 
 	// Status: Accepted, Running, times, generation.
-	if c := condition(cur, v1alpha1.ConditionAccepted); c == nil || c.Status != metav1.ConditionTrue || c.Reason != launcher.ReasonAccepted || c.ObservedGeneration != cur.Generation {
+	if c := condition(cur, v1alpha1.ConditionAccepted); c == nil || c.Status != metav1.ConditionTrue || c.Reason != state.ReasonAccepted || c.ObservedGeneration != cur.Generation {
 		t.Fatalf("Accepted = %+v", c)
 	}
 	if c := condition(cur, v1alpha1.ConditionRunning); c == nil || c.Status != metav1.ConditionTrue {
@@ -83,8 +84,8 @@ func TestEnvtestRequestBecomesExpectedJob(t *testing.T) {
 	if condition(cur, v1alpha1.ConditionSucceeded) != nil || cur.Status.StartTime == nil || cur.Status.ObservedGeneration != cur.Generation {
 		t.Fatalf("status = %+v", cur.Status)
 	}
-	waitEvent(t, ns, rr.Name, launcher.ReasonAccepted)
-	waitEvent(t, ns, rr.Name, launcher.ReasonJobCreated)
+	waitEvent(t, ns, rr.Name, state.ReasonAccepted)
+	waitEvent(t, ns, rr.Name, state.ReasonJobCreated)
 
 	// The pod passes the restricted Pod Security Standard: the API server's
 	// PodSecurity admission admits it in a namespace that enforces it.
@@ -196,15 +197,15 @@ func TestEnvtestFailureReasons(t *testing.T) {
 		}, "PartiallyApplied", ""},
 		{"deadline", nil, func(t *testing.T, job *batchv1.Job) {
 			finishJob(t, job, batchv1.JobReasonDeadlineExceeded)
-		}, launcher.ReasonDeadlineExceeded, "activeDeadlineSeconds"},
+		}, state.ReasonDeadlineExceeded, "activeDeadlineSeconds"},
 		{"job-deleted", nil, func(t *testing.T, job *batchv1.Job) {
 			if err := k8s.Delete(context.Background(), job); err != nil {
 				t.Fatal(err)
 			}
-		}, launcher.ReasonJobDeleted, "deleted before it finished"},
+		}, state.ReasonJobDeleted, "deleted before it finished"},
 		// Admission refuses a time before 1970; an ago that far back is
 		// only found out on acceptance.
-		{"invalid-target", testutil.MakeRequest(ns, "invalid-target").Ago(1_000_000 * time.Hour), nil, launcher.ReasonInvalidTarget, "before 1970"},
+		{"invalid-target", testutil.MakeRequest(ns, "invalid-target").Ago(1_000_000 * time.Hour), nil, state.ReasonInvalidTarget, "before 1970"},
 		{"image-not-allowed", testutil.MakeRequest(ns, "image-not-allowed").Group("g-image").Runner(v1alpha1.RunnerOverrides{Image: "evil.example.com/miner:1"}), nil, string(report.ReasonInvalidInput), "runner.image"},
 	}
 	for i := range cases {
@@ -310,7 +311,7 @@ func TestEnvtestNoDuplicateJobAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	cur.Status.ResolvedTarget = target
-	launcher.SetCondition(cur, v1alpha1.ConditionAccepted, metav1.ConditionTrue, launcher.ReasonAccepted, "")
+	state.SetCondition(cur, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonAccepted, "")
 	if err := k8s.Status().Update(ctx, cur); err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +391,7 @@ func TestEnvtestPerGroupSerialization(t *testing.T) {
 		eventually(t, 10*time.Second, rr.Name+" waits for "+blocker, func() error {
 			cur := getRR(t, rr)
 			c := condition(cur, v1alpha1.ConditionAccepted)
-			if c == nil || c.Reason != launcher.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/"+blocker) || cur.Status.JobName != "" || cur.Status.Phase != v1alpha1.PhasePending {
+			if c == nil || c.Reason != state.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/"+blocker) || cur.Status.JobName != "" || cur.Status.Phase != v1alpha1.PhasePending {
 				return fmt.Errorf("status %+v", cur.Status)
 			}
 			return nil
@@ -399,7 +400,7 @@ func TestEnvtestPerGroupSerialization(t *testing.T) {
 	job0 := waitJob(t, rrs[0])
 	expectWaiting(rrs[1], rrs[0].Name)
 	expectWaiting(rrs[2], rrs[1].Name) // the request just ahead of it
-	waitEvent(t, ns, rrs[1].Name, launcher.ReasonWaitingForGroup)
+	waitEvent(t, ns, rrs[1].Name, state.ReasonWaitingForGroup)
 
 	runPod(t, job0, 0, 0, testutil.Compact(testutil.Result("payments", report.ExitOK, 1)))
 	finishJob(t, job0, "")
@@ -418,7 +419,7 @@ func TestEnvtestPerGroupSerialization(t *testing.T) {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(j), &cur); err != nil {
 			t.Fatal(err)
 		}
-		if finished, _, _ := launcher.JobFinished(&cur); !finished {
+		if finished, _, _ := state.JobFinished(&cur); !finished {
 			t.Fatalf("%s not finished before the next started", j.Name)
 		}
 	}
@@ -699,7 +700,7 @@ func TestEnvtestRunbookJobsQueueWithRequests(t *testing.T) {
 	firstJob := waitJob(t, first)
 	cron := runbookCronJob(t, ns, "rewind", true)
 	job := jobFromCronJob(t, cron, "rewind-manual")
-	waitEvent(t, ns, job.Name, launcher.ReasonWaitingForGroup)
+	waitEvent(t, ns, job.Name, state.ReasonWaitingForGroup)
 	var cur batchv1.Job
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &cur); err != nil {
 		t.Fatal(err)
@@ -717,7 +718,7 @@ func TestEnvtestRunbookJobsQueueWithRequests(t *testing.T) {
 	create(t, second)
 	eventually(t, 10*time.Second, "second waits for the runbook Job", func() error {
 		c := condition(getRR(t, second), v1alpha1.ConditionAccepted)
-		if c == nil || c.Reason != launcher.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/rewind-manual") {
+		if c == nil || c.Reason != state.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/rewind-manual") {
 			return fmt.Errorf("Accepted = %+v", c)
 		}
 		return nil
@@ -746,7 +747,7 @@ func TestEnvtestRefusedJobIsReported(t *testing.T) {
 	startLauncher(t, testOptions(), 2)
 	rr := testutil.MakeRequest(ns, "over-quota").Obj()
 	create(t, rr)
-	waitEvent(t, ns, rr.Name, launcher.ReasonJobCreateFailed)
+	waitEvent(t, ns, rr.Name, state.ReasonJobCreateFailed)
 	eventually(t, 10*time.Second, "status explains", func() error {
 		cur := getRR(t, rr)
 		if !strings.Contains(cur.Status.Message, "cannot create the runner Job") || !strings.Contains(cur.Status.Message, "exceeded quota") || cur.Status.Phase != v1alpha1.PhasePending {

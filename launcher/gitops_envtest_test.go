@@ -19,11 +19,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
-
-	"github.com/kafka-replay/kafka-replay/launcher"
-	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
-	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 	"github.com/kafka-replay/kafka-replay/test/gitops"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
 // healthChecks reads the health checks the chart ships.
@@ -115,7 +115,7 @@ func TestEnvtestGitOpsHealth(t *testing.T) {
 	second := testutil.MakeRequest(ns, "second").Group("g").Obj()
 	create(t, second)
 	expectWaiting(t, second)
-	h.expect(t, second, gitops.Progressing, launcher.ReasonWaitingForGroup+": ", gitops.InProgress)
+	h.expect(t, second, gitops.Progressing, state.ReasonWaitingForGroup+": ", gitops.InProgress)
 
 	res := testutil.Result("g", report.ExitOK, 10, 20)
 	runPod(t, job, 0, 0, testutil.Compact(res))
@@ -163,7 +163,7 @@ func TestEnvtestGitOpsHealth(t *testing.T) {
 		})
 		again := testutil.MakeRequest(ns, c.rr.Name).Group("g").Obj()
 		create(t, again)
-		h.expect(t, again, c.argo, launcher.ReasonAlreadyRan+": ", c.flux)
+		h.expect(t, again, c.argo, state.ReasonAlreadyRan+": ", c.flux)
 		if n := len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: c.rr.Name})); n != 1 {
 			t.Fatalf("%s re-created: %d Jobs, want the earlier one only", c.rr.Name, n)
 		}
@@ -172,7 +172,7 @@ func TestEnvtestGitOpsHealth(t *testing.T) {
 	refused := testutil.MakeRequest(ns, "refused").Group("g-refused").Ago(1_000_000 * time.Hour).Obj()
 	create(t, refused)
 	waitPhase(t, refused, v1alpha1.PhaseFailed)
-	h.expect(t, refused, gitops.Degraded, launcher.ReasonInvalidTarget+": ", gitops.Failed)
+	h.expect(t, refused, gitops.Degraded, state.ReasonInvalidTarget+": ", gitops.Failed)
 
 	// Consumers: Succeeded comes before the restore; until the consumer is
 	// back the request is still in progress for both.
@@ -186,7 +186,7 @@ func TestEnvtestGitOpsHealth(t *testing.T) {
 	finishJob(t, pausedJob, "")
 	eventually(t, 30*time.Second, "restore refused", func() error {
 		cur := getRR(t, paused)
-		if c := condition(cur, v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != launcher.ReasonRestoreFailed || cur.Status.Phase != v1alpha1.PhaseSucceeded {
+		if c := condition(cur, v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != state.ReasonRestoreFailed || cur.Status.Phase != v1alpha1.PhaseSucceeded {
 			return fmt.Errorf("phase %s, ConsumersRestored %+v", cur.Status.Phase, c)
 		}
 		return nil
@@ -194,7 +194,7 @@ func TestEnvtestGitOpsHealth(t *testing.T) {
 	h.expect(t, paused, gitops.Progressing, "Applied: 1 partitions moved, 10 messages will be consumed again, 0 skipped; restoring the consumers (RestoreFailed: ", gitops.InProgress)
 	deny()
 	touch(t, paused)
-	waitRestored(t, paused, launcher.ReasonRestored)
+	waitRestored(t, paused, state.ReasonRestored)
 	waitReplicas(t, dep, 2)
 	h.expect(t, paused, gitops.Healthy, "Applied: ", gitops.Current)
 }
@@ -241,7 +241,7 @@ func TestEnvtestGitOpsHealthApproval(t *testing.T) {
 	plan := planOf("g-approved")
 	e.playPlan(t, planJob, plan)
 	awaiting(t, rr)
-	h.expect(t, rr, gitops.Progressing, launcher.ReasonPlanReady+": ", gitops.InProgress)
+	h.expect(t, rr, gitops.Progressing, state.ReasonPlanReady+": ", gitops.InProgress)
 	h.expect(t, rr, gitops.Progressing, "kafkareplay.dev/approve="+plan.Plan, gitops.InProgress)
 
 	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
@@ -258,6 +258,6 @@ func TestEnvtestGitOpsHealthApproval(t *testing.T) {
 	awaiting(t, rejected)
 	annotate(t, rejected, v1alpha1.AnnotationReject, "the wrong topic", v1alpha1.AnnotationApprovedBy, "carol")
 	waitPhase(t, rejected, v1alpha1.PhaseFailed)
-	h.expect(t, rejected, gitops.Degraded, launcher.ReasonRejected+": ", gitops.Failed)
+	h.expect(t, rejected, gitops.Degraded, state.ReasonRejected+": ", gitops.Failed)
 	h.expect(t, rejected, gitops.Degraded, "the wrong topic", gitops.Failed)
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -30,7 +31,7 @@ func waitingPod(t testing.TB, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
 	create(t, pod)
 	pod.Status.Phase = corev1.PodPending
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: launcher.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "kafka-replay/runner:no-such-tag"`}}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "kafka-replay/runner:no-such-tag"`}}}}
 	if err := k8s.Status().Update(context.Background(), pod); err != nil {
 		t.Fatalf("pod status: %v", err)
 	}
@@ -66,7 +67,7 @@ func TestEnvtestNeverStartedRunnerReleasesTheGroup(t *testing.T) {
 	clk.Step(2 * time.Minute)
 	touch(t, x)
 	cur := waitPhase(t, x, v1alpha1.PhaseFailed)
-	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonPodNotStarted {
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonPodNotStarted {
 		t.Fatalf("Succeeded = %+v", sc)
 	}
 	// The Job controller removes the suspended Job's pod, with its grace
@@ -79,7 +80,7 @@ func TestEnvtestNeverStartedRunnerReleasesTheGroup(t *testing.T) {
 	create(t, y)
 	eventually(t, 20*time.Second, "the waiting request says what holds the group", func() error {
 		c := condition(getRR(t, y), v1alpha1.ConditionAccepted)
-		if c == nil || c.Reason != launcher.ReasonWaitingForGroup || !strings.Contains(c.Message, launcher.HoldPodStopping) {
+		if c == nil || c.Reason != state.ReasonWaitingForGroup || !strings.Contains(c.Message, launcher.HoldPodStopping) {
 			return fmt.Errorf("Accepted = %+v", c)
 		}
 		if strings.Contains(c.Message, nsX) || strings.Contains(c.Message, "bad-tag") {
@@ -202,11 +203,11 @@ func TestEnvtestDeletedJobWaitsForItsRunner(t *testing.T) {
 			}
 			eventually(t, 20*time.Second, "the request waits for its runner pod", func() error {
 				cur := getRR(t, rr)
-				if launcher.IsFinished(cur) {
+				if state.IsFinished(cur) {
 					t.Fatalf("ended while its runner pod is alive: %+v", cur.Status)
 				}
 				rc := condition(cur, v1alpha1.ConditionRunning)
-				if rc == nil || rc.Reason != launcher.ReasonJobDeleted || !strings.Contains(rc.Message, pod.Name) || !strings.Contains(rc.Message, "consumers stay paused") {
+				if rc == nil || rc.Reason != state.ReasonJobDeleted || !strings.Contains(rc.Message, pod.Name) || !strings.Contains(rc.Message, "consumers stay paused") {
 					return fmt.Errorf("Running = %+v", rc)
 				}
 				return nil
@@ -220,11 +221,11 @@ func TestEnvtestDeletedJobWaitsForItsRunner(t *testing.T) {
 				cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
 				sc := condition(cur, v1alpha1.ConditionSucceeded)
 				for _, want := range []string{"deleted before it finished", "offsets may have changed", "kubectl replay describe " + rr.Name, launcher.RequestRunID(rr)} {
-					if sc.Reason != launcher.ReasonJobDeleted || !strings.Contains(sc.Message, want) {
+					if sc.Reason != state.ReasonJobDeleted || !strings.Contains(sc.Message, want) {
 						t.Fatalf("Succeeded = %+v, want JobDeleted saying %q", sc, want)
 					}
 				}
-				waitRestored(t, rr, launcher.ReasonRestored)
+				waitRestored(t, rr, state.ReasonRestored)
 				waitReplicas(t, d, 2)
 				return
 			}
@@ -247,7 +248,7 @@ func TestEnvtestDeletedJobWaitsForItsRunner(t *testing.T) {
 			if cur.Status.Result == nil || cur.Status.Result.ExitCode != 0 || len(cur.Status.Result.Partitions) == 0 {
 				t.Fatalf("result %+v: the pod's result was not collected", cur.Status.Result)
 			}
-			waitRestored(t, rr, launcher.ReasonRestored)
+			waitRestored(t, rr, state.ReasonRestored)
 			waitReplicas(t, d, 2)
 			removePod(t, pod)
 		})
@@ -276,7 +277,7 @@ func TestEnvtestConsumersNotRestoredUnderALiveRunner(t *testing.T) {
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
 	eventually(t, 20*time.Second, "the restore waits for the runner", func() error {
 		cur = getRR(t, rr)
-		if c := condition(cur, v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != launcher.ReasonWaitingForRunner || !strings.Contains(c.Message, pod.Name) {
+		if c := condition(cur, v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != state.ReasonWaitingForRunner || !strings.Contains(c.Message, pod.Name) {
 			return fmt.Errorf("ConsumersRestored = %+v", c)
 		}
 		return nil
@@ -285,7 +286,7 @@ func TestEnvtestConsumersNotRestoredUnderALiveRunner(t *testing.T) {
 		t.Fatalf("consumers restored to %d while the runner pod is alive", n)
 	}
 	removePod(t, pod)
-	waitRestored(t, rr, launcher.ReasonRestored)
+	waitRestored(t, rr, state.ReasonRestored)
 	waitReplicas(t, d, 2)
 }
 
@@ -313,7 +314,7 @@ func TestEnvtestMissingSecretVolumeFailsEarly(t *testing.T) {
 	pod.Spec.NodeName = "node-1"
 	create(t, pod)
 	pod.Status.Phase = corev1.PodPending
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: launcher.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}
 	if err := k8s.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
@@ -334,18 +335,18 @@ func TestEnvtestMissingSecretVolumeFailsEarly(t *testing.T) {
 	// (friction 6: ContainerCreating is how every pod starts).
 	touch(t, x)
 	eventually(t, 20*time.Second, "the request says its pod is being created", func() error {
-		if c := condition(getRR(t, x), v1alpha1.ConditionRunning); c == nil || c.Reason != launcher.ReasonPodWaiting || !strings.Contains(c.Message, "ContainerCreating") {
+		if c := condition(getRR(t, x), v1alpha1.ConditionRunning); c == nil || c.Reason != state.ReasonPodWaiting || !strings.Contains(c.Message, "ContainerCreating") {
 			return fmt.Errorf("Running = %+v", c)
 		}
 		for _, e := range eventsFor(t, nsX, x.Name) {
-			if e.Reason == launcher.ReasonPodWaiting {
+			if e.Reason == state.ReasonPodWaiting {
 				if e.Type != corev1.EventTypeNormal {
 					t.Fatalf("a pod being created raised a %s event: %s", e.Type, e.Note)
 				}
 				return nil
 			}
 		}
-		return fmt.Errorf("no %s event", launcher.ReasonPodWaiting)
+		return fmt.Errorf("no %s event", state.ReasonPodWaiting)
 	})
 	// After it, without waiting for the start timeout: ConfigMissing,
 	// naming the Secret, and the Job stopped.
@@ -353,7 +354,7 @@ func TestEnvtestMissingSecretVolumeFailsEarly(t *testing.T) {
 	touch(t, x)
 	cur := waitPhase(t, x, v1alpha1.PhaseFailed)
 	sc := condition(cur, v1alpha1.ConditionSucceeded)
-	if sc.Reason != launcher.ReasonConfigMissing || !strings.Contains(sc.Message, `secret "kafka-credentials" not found`) || strings.Contains(sc.Message, "unrelated") {
+	if sc.Reason != state.ReasonConfigMissing || !strings.Contains(sc.Message, `secret "kafka-credentials" not found`) || strings.Contains(sc.Message, "unrelated") {
 		t.Fatalf("Succeeded = %+v", sc)
 	}
 	eventually(t, 10*time.Second, "Job stopped", func() error {

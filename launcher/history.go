@@ -19,13 +19,8 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
-)
-
-// Outcome values of the kafkareplay.dev/outcome annotation.
-const (
-	OutcomeSucceeded = "Succeeded"
-	OutcomeFailed    = "Failed"
 )
 
 // ResultAnnotations are the annotations that record an outcome on its Job, so
@@ -35,11 +30,11 @@ const (
 // credentials, and nothing from the request's Kafka configuration.
 func ResultAnnotations(o Outcome) map[string]string {
 	a := map[string]string{
-		v1alpha1.AnnotationOutcome: OutcomeFailed,
+		v1alpha1.AnnotationOutcome: v1alpha1.OutcomeFailed,
 		v1alpha1.AnnotationReason:  o.Reason,
 	}
 	if o.Succeeded {
-		a[v1alpha1.AnnotationOutcome] = OutcomeSucceeded
+		a[v1alpha1.AnnotationOutcome] = v1alpha1.OutcomeSucceeded
 	}
 	if !o.FinishedAt.IsZero() {
 		a[v1alpha1.AnnotationFinishedAt] = o.FinishedAt.UTC().Format(time.RFC3339)
@@ -101,7 +96,7 @@ func jobFinishedAt(job *batchv1.Job) time.Time {
 	if job.Status.CompletionTime != nil {
 		return job.Status.CompletionTime.Time
 	}
-	if _, _, c := JobFinished(job); c != nil {
+	if _, _, c := state.JobFinished(job); c != nil {
 		return c.LastTransitionTime.Time
 	}
 	return job.CreationTimestamp.Time
@@ -139,7 +134,7 @@ func DryRunJob(j *batchv1.Job) bool {
 		return true
 	}
 	for _, c := range j.Spec.Template.Spec.Containers {
-		if c.Name != ContainerName {
+		if c.Name != state.ContainerName {
 			continue
 		}
 		for _, e := range c.Env {
@@ -225,7 +220,7 @@ func podsOfJob(ctx context.Context, c client.Client, job *batchv1.Job) ([]corev1
 // normally already here or a moment away; the wait ends early when it
 // arrives (pods are watched). A deadline-exceeded Job is recorded at once.
 func resultGraceLeft(o Outcome, grace time.Duration, now time.Time) time.Duration {
-	if o.ExitCode != nil || o.Reason == ReasonDeadlineExceeded || o.FinishedAt.IsZero() {
+	if o.ExitCode != nil || o.Reason == state.ReasonDeadlineExceeded || o.FinishedAt.IsZero() {
 		return 0
 	}
 	return o.FinishedAt.Add(grace).Sub(now)

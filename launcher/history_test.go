@@ -12,13 +12,14 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
 func TestUnitResultAnnotations(t *testing.T) {
 	res := testutil.Result("orders", report.ExitOK, 7, 3)
 	a := ResultAnnotations(Outcome{Succeeded: true, Reason: "Applied", Result: res, FinishedAt: t0})
-	if a[v1alpha1.AnnotationOutcome] != OutcomeSucceeded || a[v1alpha1.AnnotationReason] != "Applied" ||
+	if a[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeSucceeded || a[v1alpha1.AnnotationReason] != "Applied" ||
 		a[v1alpha1.AnnotationMessagesReconsumed] != "10" || a[v1alpha1.AnnotationFinishedAt] != "2026-03-01T09:30:00Z" {
 		t.Fatalf("annotations = %v", a)
 	}
@@ -57,8 +58,8 @@ func TestUnitResultAnnotations(t *testing.T) {
 		t.Fatalf("dry run annotations = %v", dry)
 	}
 
-	f := ResultAnnotations(Outcome{Reason: ReasonJobDeleted})
-	if f[v1alpha1.AnnotationOutcome] != OutcomeFailed || f[v1alpha1.AnnotationReason] != ReasonJobDeleted {
+	f := ResultAnnotations(Outcome{Reason: state.ReasonJobDeleted})
+	if f[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeFailed || f[v1alpha1.AnnotationReason] != state.ReasonJobDeleted {
 		t.Fatalf("failure annotations = %v", f)
 	}
 }
@@ -73,7 +74,7 @@ func TestUnitExpiredJobsOnlyReleasedLauncherJobs(t *testing.T) {
 			j.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplayRequest", Name: "r", Controller: func() *bool { b := true; return &b }()}}
 		}
 		if recorded {
-			j.Annotations[v1alpha1.AnnotationOutcome] = OutcomeSucceeded
+			j.Annotations[v1alpha1.AnnotationOutcome] = v1alpha1.OutcomeSucceeded
 			j.Annotations[v1alpha1.AnnotationFinishedAt] = finished.Format(time.RFC3339)
 		}
 		return j
@@ -96,13 +97,13 @@ func TestUnitResultGrace(t *testing.T) {
 	if resultGraceLeft(Outcome{ExitCode: &code, FinishedAt: t0}, 10*time.Second, t0) != 0 {
 		t.Fatal("waited although the pod reported")
 	}
-	if resultGraceLeft(Outcome{Reason: ReasonDeadlineExceeded, FinishedAt: t0}, 10*time.Second, t0) != 0 {
+	if resultGraceLeft(Outcome{Reason: state.ReasonDeadlineExceeded, FinishedAt: t0}, 10*time.Second, t0) != 0 {
 		t.Fatal("waited on a deadline")
 	}
-	if got := resultGraceLeft(Outcome{Reason: ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(4*time.Second)); got != 6*time.Second {
+	if got := resultGraceLeft(Outcome{Reason: state.ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(4*time.Second)); got != 6*time.Second {
 		t.Fatalf("grace left = %v", got)
 	}
-	if resultGraceLeft(Outcome{Reason: ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(time.Minute)) > 0 {
+	if resultGraceLeft(Outcome{Reason: state.ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(time.Minute)) > 0 {
 		t.Fatal("waited past the grace")
 	}
 }
@@ -119,7 +120,7 @@ func TestUnitExpiredJobsCountsApplyJobsApart(t *testing.T) {
 			t.Fatal(err)
 		}
 		j.Name = name
-		j.Annotations[v1alpha1.AnnotationOutcome] = OutcomeSucceeded
+		j.Annotations[v1alpha1.AnnotationOutcome] = v1alpha1.OutcomeSucceeded
 		j.Annotations[v1alpha1.AnnotationFinishedAt] = finished.Format(time.RFC3339)
 		j.OwnerReferences = nil // released
 		return *j

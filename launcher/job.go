@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -38,9 +39,6 @@ const (
 )
 
 const (
-	// ContainerName is the runner's container in every runner pod.
-	ContainerName = "runner"
-
 	// Mount points inside the runner pod.
 	kafkaConfigDir  = "/etc/kafka-replay/kafka"
 	kafkaSecretDir  = "/etc/kafka-replay/kafka-secret"
@@ -358,7 +356,7 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{{
-						Name:                     ContainerName,
+						Name:                     state.ContainerName,
 						Image:                    image,
 						ImagePullPolicy:          opts.RunnerImagePullPolicy,
 						Env:                      env,
@@ -399,7 +397,7 @@ func PodFailurePolicy() *batchv1.PodFailurePolicy {
 		{
 			Action: batchv1.PodFailurePolicyActionFailJob,
 			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
-				ContainerName: ptr.To(ContainerName),
+				ContainerName: ptr.To(state.ContainerName),
 				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
 				Values:        fatal,
 			},

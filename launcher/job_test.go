@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -305,7 +306,7 @@ func TestUnitBuildJobSettings(t *testing.T) {
 func TestUnitPodFailurePolicyFollowsTheRunnersExitCodes(t *testing.T) {
 	p := PodFailurePolicy()
 	fail := p.Rules[0]
-	if fail.Action != batchv1.PodFailurePolicyActionFailJob || *fail.OnExitCodes.ContainerName != ContainerName || fail.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn {
+	if fail.Action != batchv1.PodFailurePolicyActionFailJob || *fail.OnExitCodes.ContainerName != state.ContainerName || fail.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn {
 		t.Fatalf("rule 0 = %+v", fail)
 	}
 	got := fail.OnExitCodes.Values

@@ -15,6 +15,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -100,10 +101,6 @@ type KnativeConfig struct {
 // should have written. The request fails (reason ConsumerRefNotResolved);
 // other errors (the API server unreachable) are retried.
 var ErrNotResolvable = errors.New("consumerRef not resolvable")
-
-// ReasonConsumerRefNotResolved is the Succeeded condition's reason of a
-// request whose consumerRef cannot be resolved.
-const ReasonConsumerRefNotResolved = "ConsumerRefNotResolved"
 
 func unresolvable(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotResolvable}, args...)...)
@@ -373,7 +370,7 @@ func knativeReady(obj *unstructured.Unstructured, what string) error {
 		}
 		reason, _ := m["reason"].(string)
 		msg, _ := m["message"].(string)
-		return unresolvable("%s is not ready (status.conditions Ready is %v: %s %s)", what, m["status"], reason, truncate(msg, 256))
+		return unresolvable("%s is not ready (status.conditions Ready is %v: %s %s)", what, m["status"], reason, state.Truncate(msg, 256))
 	}
 	return unresolvable("%s is not ready: status.conditions has no Ready condition (is eventing-kafka-broker's controller running?)", what)
 }
@@ -411,11 +408,11 @@ var knativeTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
 // server refuses would leave the request unaccepted, retried for ever.
 func boundResolved(res *v1alpha1.ResolvedConsumer) {
 	for _, f := range []*string{&res.BootstrapServersFrom, &res.GroupFrom, &res.TopicsFrom, &res.SecretFrom} {
-		*f = truncate(*f, 512)
+		*f = state.Truncate(*f, 512)
 	}
-	res.Pause = truncate(res.Pause, 1024)
+	res.Pause = state.Truncate(res.Pause, 1024)
 	for i := range res.Warnings {
-		res.Warnings[i] = truncate(res.Warnings[i], 1024)
+		res.Warnings[i] = state.Truncate(res.Warnings[i], 1024)
 	}
 }
 

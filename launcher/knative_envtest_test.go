@@ -28,12 +28,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	utilyaml "sigs.k8s.io/yaml"
 
-	"github.com/kafka-replay/kafka-replay/launcher"
-	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
+	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
 // knativeEventingModule has Knative's core CRDs (Trigger, Broker,
@@ -135,8 +136,8 @@ func waitNotResolved(t *testing.T, rr *v1alpha1.ReplayRequest) string {
 	t.Helper()
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
 	c := condition(cur, v1alpha1.ConditionSucceeded)
-	if c == nil || c.Reason != launcher.ReasonConsumerRefNotResolved {
-		t.Fatalf("Succeeded = %+v, want reason %s", c, launcher.ReasonConsumerRefNotResolved)
+	if c == nil || c.Reason != state.ReasonConsumerRefNotResolved {
+		t.Fatalf("Succeeded = %+v, want reason %s", c, state.ReasonConsumerRefNotResolved)
 	}
 	if cur.Status.JobName != "" || len(jobsOf(t, rr.Namespace, map[string]string{v1alpha1.LabelRequest: rr.Name})) != 0 {
 		t.Fatal("a request that did not resolve has a Job")
@@ -201,7 +202,7 @@ func TestEnvtestKnativeKafkaSource(t *testing.T) {
 	result.RunID = string(job.UID)
 	runPod(t, job, 0, 0, testutil.Compact(result))
 	finishJob(t, job, "")
-	waitRestored(t, rr, launcher.ReasonRestored)
+	waitRestored(t, rr, state.ReasonRestored)
 	if n := kafkaSourceConsumers(t, ns, src.GetName()); n != 2 {
 		t.Fatalf("restored to %d consumers, want 2", n)
 	}
@@ -447,7 +448,7 @@ func TestEnvtestKnativeSharesTheGroupLock(t *testing.T) {
 	eventually(t, 10*time.Second, "via-ref waits for plain", func() error {
 		cur := getRR(t, viaRef)
 		c := condition(cur, v1alpha1.ConditionAccepted)
-		if c == nil || c.Reason != launcher.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/plain") || cur.Status.JobName != "" {
+		if c == nil || c.Reason != state.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/plain") || cur.Status.JobName != "" {
 			return fmt.Errorf("status %+v", cur.Status)
 		}
 		return nil
@@ -523,7 +524,7 @@ func TestEnvtestKnativeKafkaSourceThroughKEDA(t *testing.T) {
 	}
 	runPod(t, job, 0, 0, testutil.Compact(testutil.Result("knative-kafka-source-keda", report.ExitOK, 1)))
 	finishJob(t, job, "")
-	waitRestored(t, rr, launcher.ReasonRestored)
+	waitRestored(t, rr, state.ReasonRestored)
 	if ann := scaledObjectAnnotations(t, ns, so.GetName()); ann["autoscaling.keda.sh/paused"] != "" || ann["autoscaling.keda.sh/paused-replicas"] != "" {
 		t.Fatalf("ScaledObject annotations after the restore %v", ann)
 	}
@@ -551,7 +552,7 @@ func TestEnvtestKnativeSwitchedOff(t *testing.T) {
 		Consumers(v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerKafkaSource, Name: src.GetName()}).Obj()
 	create(t, listed)
 	cur := waitPhase(t, listed, v1alpha1.PhaseFailed)
-	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != launcher.ReasonPauseFailed || !strings.Contains(c.Message, "Knative support is turned off") {
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != state.ReasonPauseFailed || !strings.Contains(c.Message, "Knative support is turned off") {
 		t.Fatalf("Succeeded %+v", c)
 	}
 	l.stop(t)
@@ -562,7 +563,7 @@ func TestEnvtestKnativeSwitchedOff(t *testing.T) {
 	noScale := knativeRequest(ns, "scale-off", v1alpha1.KnativeKafkaSource, src.GetName()).ShiftBy(-5).Wait(time.Minute).Obj()
 	create(t, noScale)
 	cur = waitPhase(t, noScale, v1alpha1.PhaseFailed)
-	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != launcher.ReasonPauseFailed || !strings.Contains(c.Message, "--knative-scale=false") {
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != state.ReasonPauseFailed || !strings.Contains(c.Message, "--knative-scale=false") {
 		t.Fatalf("Succeeded %+v", c)
 	}
 	if n := kafkaSourceConsumers(t, ns, src.GetName()); n != 3 {
@@ -598,7 +599,7 @@ func TestEnvtestKnativeResolvedOnceAcrossRestart(t *testing.T) {
 	eventually(t, 10*time.Second, "waits is accepted and waits for holder", func() error {
 		cur := getRR(t, rr)
 		c := condition(cur, v1alpha1.ConditionAccepted)
-		if c == nil || c.Reason != launcher.ReasonWaitingForGroup || cur.Status.Resolved == nil {
+		if c == nil || c.Reason != state.ReasonWaitingForGroup || cur.Status.Resolved == nil {
 			return fmt.Errorf("status %+v", cur.Status)
 		}
 		return nil
@@ -644,7 +645,7 @@ func TestEnvtestKnativeSkippedAcceptanceStillChecksTheSecret(t *testing.T) {
 	}
 	startLauncher(t, testOptions(), 2)
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != launcher.ReasonJobInvalid || !strings.Contains(c.Message, "Secret victim-creds, which the request's creator mallory may neither get nor use") {
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != state.ReasonJobInvalid || !strings.Contains(c.Message, "Secret victim-creds, which the request's creator mallory may neither get nor use") {
 		t.Fatalf("Succeeded %+v", c)
 	}
 	if len(jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: rr.Name})) != 0 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -24,12 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"go.uber.org/zap/zapcore"
-
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -40,7 +40,7 @@ func startPod(t testing.TB, job *batchv1.Job, name string) *corev1.Pod {
 	pod := testutil.PodFor(job, name)
 	create(t, pod)
 	pod.Status.Phase = corev1.PodRunning
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: launcher.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
 	if err := k8s.Status().Update(context.Background(), pod); err != nil {
 		t.Fatalf("pod status: %v", err)
 	}
@@ -62,7 +62,7 @@ func expectWaiting(t testing.TB, rr *v1alpha1.ReplayRequest) {
 	t.Helper()
 	eventually(t, 20*time.Second, rr.Name+" waits", func() error {
 		cur := getRR(t, rr)
-		if c := condition(cur, v1alpha1.ConditionAccepted); c == nil || c.Reason != launcher.ReasonWaitingForGroup {
+		if c := condition(cur, v1alpha1.ConditionAccepted); c == nil || c.Reason != state.ReasonWaitingForGroup {
 			return fmt.Errorf("Accepted = %+v", c)
 		}
 		return nil
@@ -111,10 +111,10 @@ func TestEnvtestRecreatedRequestAlreadyRan(t *testing.T) {
 		create(t, again)
 		cur := waitPhase(t, again, v1alpha1.PhaseSucceeded) // as the earlier run
 		c := condition(cur, v1alpha1.ConditionSucceeded)
-		if c.Reason != launcher.ReasonAlreadyRan || !strings.Contains(c.Message, job.Name) || !strings.Contains(c.Message, "generateName") {
+		if c.Reason != state.ReasonAlreadyRan || !strings.Contains(c.Message, job.Name) || !strings.Contains(c.Message, "generateName") {
 			t.Fatalf("%s: Succeeded = %+v, want AlreadyRan naming %s", what, c, job.Name)
 		}
-		if f := condition(cur, v1alpha1.ConditionFinished); f == nil || f.Status != metav1.ConditionTrue || f.Reason != launcher.ReasonAlreadyRan {
+		if f := condition(cur, v1alpha1.ConditionFinished); f == nil || f.Status != metav1.ConditionTrue || f.Reason != state.ReasonAlreadyRan {
 			t.Fatalf("%s: Finished = %+v", what, f)
 		}
 		if cur.Status.JobName != "" {
@@ -124,7 +124,7 @@ func TestEnvtestRecreatedRequestAlreadyRan(t *testing.T) {
 		if len(jobs) != 1 || jobs[0].UID != job.UID || !launcher.IsRecorded(&jobs[0]) {
 			t.Fatalf("%s: Jobs %d (want only the first, %s)", what, len(jobs), job.UID)
 		}
-		waitEvent(t, ns, again.Name, launcher.ReasonAlreadyRan)
+		waitEvent(t, ns, again.Name, state.ReasonAlreadyRan)
 		rr = again
 		return again
 	}
@@ -214,10 +214,10 @@ func TestEnvtestDeletedRequestHoldsGroupUntilPodGone(t *testing.T) {
 					// Issue 27, cases 3 and 4: the request says its Job
 					// is gone, and waits for the pod, which may still
 					// commit, before it ends.
-					if err != nil || launcher.IsFinished(&cur) {
+					if err != nil || state.IsFinished(&cur) {
 						return fmt.Errorf("request (%w): %+v", err, cur.Status)
 					}
-					if rc := condition(&cur, v1alpha1.ConditionRunning); rc == nil || rc.Reason != launcher.ReasonJobDeleted || !strings.Contains(rc.Message, pod.Name) {
+					if rc := condition(&cur, v1alpha1.ConditionRunning); rc == nil || rc.Reason != state.ReasonJobDeleted || !strings.Contains(rc.Message, pod.Name) {
 						return fmt.Errorf("Running = %+v", rc)
 					}
 				case c.requestGoes:
@@ -243,7 +243,7 @@ func TestEnvtestDeletedRequestHoldsGroupUntilPodGone(t *testing.T) {
 			endPod(t, pod)
 			if c.name == "Job deleted with --cascade=orphan" {
 				// The pod left no result: JobDeleted, once it is gone.
-				if sc := condition(waitPhase(t, first, v1alpha1.PhaseFailed), v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobDeleted {
+				if sc := condition(waitPhase(t, first, v1alpha1.PhaseFailed), v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonJobDeleted {
 					t.Fatalf("Succeeded = %+v", sc)
 				}
 			}
@@ -293,7 +293,7 @@ func TestEnvtestStartTimeout(t *testing.T) {
 	pod := testutil.PodFor(job, job.Name+"-0")
 	create(t, pod)
 	pod.Status.Phase = corev1.PodPending
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: launcher.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "kafka-replay/runner:test"`}}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "kafka-replay/runner:test"`}}}}
 	if err := k8s.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
@@ -302,17 +302,17 @@ func TestEnvtestStartTimeout(t *testing.T) {
 
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
 	sc := condition(cur, v1alpha1.ConditionSucceeded)
-	if sc.Reason != launcher.ReasonPodNotStarted || !strings.Contains(sc.Message, "ImagePullBackOff") {
+	if sc.Reason != state.ReasonPodNotStarted || !strings.Contains(sc.Message, "ImagePullBackOff") {
 		t.Fatalf("Succeeded = %+v", sc)
 	}
 	// While it waited, status (and an event) said why, not "running".
 	eventually(t, 10*time.Second, "a waiting event says why", func() error {
 		for _, e := range eventsFor(t, ns, rr.Name) {
-			if e.Reason == launcher.ReasonPodWaiting && strings.Contains(e.Note, "ImagePullBackOff") && strings.Contains(e.Note, "Back-off pulling image") {
+			if e.Reason == state.ReasonPodWaiting && strings.Contains(e.Note, "ImagePullBackOff") && strings.Contains(e.Note, "Back-off pulling image") {
 				return nil
 			}
 		}
-		return fmt.Errorf("no %s event naming ImagePullBackOff", launcher.ReasonPodWaiting)
+		return fmt.Errorf("no %s event naming ImagePullBackOff", state.ReasonPodWaiting)
 	})
 	// The Job is stopped (suspended: its pod goes) and kept as history.
 	eventually(t, 10*time.Second, "Job stopped and recorded", func() error {
@@ -320,7 +320,7 @@ func TestEnvtestStartTimeout(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &j); err != nil {
 			return err
 		}
-		if j.Spec.Suspend == nil || !*j.Spec.Suspend || j.Annotations[v1alpha1.AnnotationReason] != launcher.ReasonPodNotStarted {
+		if j.Spec.Suspend == nil || !*j.Spec.Suspend || j.Annotations[v1alpha1.AnnotationReason] != state.ReasonPodNotStarted {
 			return fmt.Errorf("suspend %v, annotations %v", j.Spec.Suspend, j.Annotations)
 		}
 		return nil
@@ -345,10 +345,10 @@ func TestEnvtestStartTimeout(t *testing.T) {
 	refused := testutil.MakeRequest(quotaNS, "over-quota").Obj()
 	create(t, refused)
 	cur = waitPhase(t, refused, v1alpha1.PhaseFailed)
-	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobNotCreated || !strings.Contains(sc.Message, "exceeded quota") {
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonJobNotCreated || !strings.Contains(sc.Message, "exceeded quota") {
 		t.Fatalf("Succeeded = %+v", sc)
 	}
-	waitEvent(t, quotaNS, refused.Name, launcher.ReasonJobCreateFailed)
+	waitEvent(t, quotaNS, refused.Name, state.ReasonJobCreateFailed)
 }
 
 // Item 6: a waiting request's status names the request it waits for only
@@ -370,7 +370,7 @@ func TestEnvtestWaitingMessageIsTenantPrivate(t *testing.T) {
 
 	eventually(t, 20*time.Second, "other tenant waits", func() error {
 		c := condition(getRR(t, mine), v1alpha1.ConditionAccepted)
-		if c == nil || c.Reason != launcher.ReasonWaitingForGroup {
+		if c == nil || c.Reason != state.ReasonWaitingForGroup {
 			return fmt.Errorf("Accepted = %+v", c)
 		}
 		if strings.Contains(c.Message, nsA) || strings.Contains(c.Message, "unicorn") {
@@ -390,7 +390,7 @@ func TestEnvtestWaitingMessageIsTenantPrivate(t *testing.T) {
 	// see anyway.
 	eventually(t, 20*time.Second, "same namespace names the blocker", func() error {
 		c := condition(getRR(t, sameNS), v1alpha1.ConditionAccepted)
-		if c == nil || c.Reason != launcher.ReasonWaitingForGroup || !strings.Contains(c.Message, nsA+"/") {
+		if c == nil || c.Reason != state.ReasonWaitingForGroup || !strings.Contains(c.Message, nsA+"/") {
 			return fmt.Errorf("Accepted = %+v", c)
 		}
 		return nil
@@ -417,7 +417,7 @@ func TestEnvtestPlantedJobIsNotAdopted(t *testing.T) {
 	create(t, planted)
 	create(t, rr)
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobConflict || !strings.Contains(sc.Message, planted.Name) {
+	if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonJobConflict || !strings.Contains(sc.Message, planted.Name) {
 		t.Fatalf("Succeeded = %+v", sc)
 	}
 	if cur.Status.JobName != "" || cur.Status.Result != nil {
@@ -468,7 +468,7 @@ func TestEnvtestPlantedJobOutsideTheCacheIsNotAdopted(t *testing.T) {
 	startLauncher(t, testOptions(), 2)
 	for _, r := range []*v1alpha1.ReplayRequest{rr, manual} {
 		cur := waitPhase(t, r, v1alpha1.PhaseFailed)
-		if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobConflict || !strings.Contains(sc.Message, planted[r.Name].Name) {
+		if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonJobConflict || !strings.Contains(sc.Message, planted[r.Name].Name) {
 			t.Fatalf("%s: Succeeded = %+v", r.Name, sc)
 		}
 		if cur.Status.JobName != "" || cur.Status.Result != nil || cur.Status.Plan != nil {
@@ -606,7 +606,7 @@ func TestEnvtestStaleCacheNeverStartsTwice(t *testing.T) {
 		stale.freeze(nil)
 		touch(t, rr)
 		cur = waitPhase(t, rr, v1alpha1.PhaseFailed)
-		if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobDeleted {
+		if sc := condition(cur, v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonJobDeleted {
 			t.Fatalf("%s: Succeeded = %+v, want JobDeleted", name, sc)
 		}
 		if jobs := jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: name}); len(jobs) != 0 {

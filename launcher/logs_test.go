@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // The fake clientset answers pods/log with a fixed body; this checks the
@@ -16,11 +18,11 @@ import (
 func TestUnitPodLogsTail(t *testing.T) {
 	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}})
 	logs := PodLogs{Client: cs, Timeout: time.Second}
-	got, err := logs.Tail(context.Background(), "ns", "p", ContainerName, 10, 4096)
+	got, err := logs.Tail(context.Background(), "ns", "p", state.ContainerName, 10, 4096)
 	if err != nil || got != "fake logs" {
 		t.Fatalf("Tail = %q, %v", got, err)
 	}
-	got, err = logs.Tail(context.Background(), "ns", "p", ContainerName, 10, 4)
+	got, err = logs.Tail(context.Background(), "ns", "p", state.ContainerName, 10, 4)
 	if err != nil || got != "fake" {
 		t.Fatalf("bounded Tail = %q, %v", got, err)
 	}
@@ -33,7 +35,7 @@ func TestUnitPodLogsFull(t *testing.T) {
 		limit int64
 		want  string
 	}{{1 << 20, "fake logs"}, {4, "fake"}} {
-		rc, err := logs.Full(context.Background(), "ns", "p", ContainerName, tc.limit)
+		rc, err := logs.Full(context.Background(), "ns", "p", state.ContainerName, tc.limit)
 		if err != nil {
 			t.Fatal(err)
 		}

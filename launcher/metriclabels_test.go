@@ -5,55 +5,14 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/kafka-replay/kafka-replay/runner/report"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
-
-func TestReasonLabel(t *testing.T) {
-	tests := []struct{ reason, want string }{
-		{string(report.ReasonApplied), "Applied"},
-		{string(report.ReasonCredentialsNotBound), "CredentialsNotBound"},
-		{ReasonOOMKilled, ReasonOOMKilled},
-		{ReasonDeadlineExceeded, ReasonDeadlineExceeded},
-		{"", ReasonOther},
-		{"Applied2", ReasonOther},
-		{"applied", ReasonOther},
-		{"WhateverARunnerLabelledJobWrites", ReasonOther},
-	}
-	for _, tt := range tests {
-		if got := ReasonLabel(tt.reason); got != tt.want {
-			t.Errorf("ReasonLabel(%q) = %q, want %q", tt.reason, got, tt.want)
-		}
-	}
-	// Every reason the runner writes is its own label.
-	for _, r := range report.Reasons() {
-		if ReasonLabel(string(r)) != string(r) {
-			t.Errorf("runner reason %q is labelled %q", r, ReasonLabel(string(r)))
-		}
-	}
-}
-
-func TestCounterIncrement(t *testing.T) {
-	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "test_total"})
-	for _, n := range []int64{-1, math.MinInt64, 0, 5, math.MaxInt64} {
-		inc := CounterIncrement(n)
-		if inc < 0 || math.IsNaN(inc) || math.IsInf(inc, 0) {
-			t.Errorf("CounterIncrement(%d) = %v", n, inc)
-		}
-		c.Add(inc) // panics on a negative value
-	}
-	if got := CounterIncrement(5); got != 5 {
-		t.Errorf("CounterIncrement(5) = %v", got)
-	}
-}
 
 // TestEveryOutcomeReasonIsALabel: every reason the launcher finishes a
 // request with is its own label value, not Other. It reads the launcher's
@@ -137,7 +96,7 @@ func TestEveryOutcomeReasonIsALabel(t *testing.T) {
 		t.Fatalf("found only %d outcome reasons in the launcher's source: %v", len(used), used)
 	}
 	for _, r := range used {
-		if got := ReasonLabel(r); got != r {
+		if got := state.ReasonLabel(r); got != r {
 			t.Errorf("the launcher finishes requests with %q, which the metrics count as %q", r, got)
 		}
 	}

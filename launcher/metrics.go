@@ -3,6 +3,7 @@ package launcher
 import (
 	"time"
 
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -40,8 +41,8 @@ func init() {
 // observeOutcome counts one finished replay.
 func observeOutcome(o Outcome, started time.Time) {
 	// Label values from fixed sets only (metriclabels.go).
-	outcome := OutcomeLabel(o.Succeeded)
-	requestsTotal.WithLabelValues(outcome, ReasonLabel(o.Reason)).Inc()
+	outcome := state.OutcomeLabel(o.Succeeded)
+	requestsTotal.WithLabelValues(outcome, state.ReasonLabel(o.Reason)).Inc()
 	if !started.IsZero() {
 		end := o.FinishedAt
 		if end.IsZero() {
@@ -50,7 +51,7 @@ func observeOutcome(o Outcome, started time.Time) {
 		requestDuration.WithLabelValues(outcome).Observe(end.Sub(started).Seconds())
 	}
 	if r := o.Result; r != nil && !r.DryRun && !r.AlreadyApplied && o.Succeeded {
-		messagesReconsumed.Add(CounterIncrement(r.Totals.MessagesToReconsume))
-		messagesSkipped.Add(CounterIncrement(r.Totals.MessagesSkipped))
+		messagesReconsumed.Add(state.CounterIncrement(r.Totals.MessagesToReconsume))
+		messagesSkipped.Add(state.CounterIncrement(r.Totals.MessagesSkipped))
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -15,12 +17,12 @@ import (
 // become a label value of its own, and its negative totals do not panic
 // the counters.
 func TestUnitObserveOutcomeFromAForgedResult(t *testing.T) {
-	other := promtest.ToFloat64(requestsTotal.WithLabelValues(OutcomeSucceeded, ReasonOther))
+	other := promtest.ToFloat64(requestsTotal.WithLabelValues(v1alpha1.OutcomeSucceeded, state.ReasonOther))
 	reconsumed, skipped := promtest.ToFloat64(messagesReconsumed), promtest.ToFloat64(messagesSkipped)
 	forged := testutil.Result("g", report.ExitOK, 5)
 	forged.Totals.MessagesToReconsume, forged.Totals.MessagesSkipped = -1000, -1
 	observeOutcome(Outcome{Succeeded: true, Reason: "Reason-x7f3a9", Result: forged}, t0)
-	if got := promtest.ToFloat64(requestsTotal.WithLabelValues(OutcomeSucceeded, ReasonOther)); got != other+1 {
+	if got := promtest.ToFloat64(requestsTotal.WithLabelValues(v1alpha1.OutcomeSucceeded, state.ReasonOther)); got != other+1 {
 		t.Errorf("requests_total{reason=Other} = %v, want %v", got, other+1)
 	}
 	if n := promtest.CollectAndCount(requestsTotal); n == 0 {

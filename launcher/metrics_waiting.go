@@ -13,41 +13,44 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // WaitingReasons is the fixed set of reasons a replay waits for, the values
 // of the reason label of kafkareplay_requests_waiting. Every one is always
 // exported, 0 included, so that an alert on any of them needs no absent().
-var WaitingReasons = []string{
-	ReasonWaitingForGroup,      // another replay of the group runs first
-	ReasonEarlierRunInProgress, // an earlier request of the same name and spec still runs
-	ReasonJobCreateFailed,      // the API server refuses the Job for now (a quota, a webhook)
-	ReasonPodWaiting,           // the runner pod has not started (an image pull, a missing Secret, no node)
+var WaitingReasons = []string{state.ReasonWaitingForGroup, state.
+	// another replay of the group runs first
+	ReasonEarlierRunInProgress, state.ReasonJobCreateFailed, state.ReasonPodWaiting,
+
+// an earlier request of the same name and spec still runs
+// the API server refuses the Job for now (a quota, a webhook)
+// the runner pod has not started (an image pull, a missing Secret, no node)
 }
 
 // WaitingReason says why an unfinished request waits, one of WaitingReasons,
 // or "" when it does not wait (it runs, has finished, or is being deleted).
 // It reads the request's conditions only. It is pure.
 func WaitingReason(rr *v1alpha1.ReplayRequest) string {
-	if IsFinished(rr) || rr.DeletionTimestamp != nil {
+	if state.IsFinished(rr) || rr.DeletionTimestamp != nil {
 		return ""
 	}
 	// The later phase speaks first: a started request's Accepted
 	// condition no longer says it waits, but a Running one may.
 	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning); c != nil {
 		switch {
-		case c.Reason == ReasonPodWaiting && c.Status == metav1.ConditionTrue:
-			return ReasonPodWaiting
-		case c.Reason == ReasonJobCreateFailed:
-			return ReasonJobCreateFailed
+		case c.Reason == state.ReasonPodWaiting && c.Status == metav1.ConditionTrue:
+			return state.ReasonPodWaiting
+		case c.Reason == state.ReasonJobCreateFailed:
+			return state.ReasonJobCreateFailed
 		}
 	}
-	if IsStarted(rr) {
+	if state.IsStarted(rr) {
 		return ""
 	}
 	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionAccepted); c != nil {
 		switch c.Reason {
-		case ReasonWaitingForGroup, ReasonEarlierRunInProgress:
+		case state.ReasonWaitingForGroup, state.ReasonEarlierRunInProgress:
 			return c.Reason
 		}
 	}
@@ -70,7 +73,7 @@ func CountWaiting(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job) map[str
 	}
 	for i := range jobs {
 		if runbookWaits(&jobs[i]) {
-			n[ReasonWaitingForGroup]++
+			n[state.ReasonWaitingForGroup]++
 		}
 	}
 	return n

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -64,8 +65,8 @@ func TestEnvtestRequestsWaitingGauge(t *testing.T) {
 
 	want := func(delta float64) func() error {
 		return func() error {
-			now := waitingGauge(t)[launcher.ReasonWaitingForGroup]
-			if w := before[launcher.ReasonWaitingForGroup] + delta; now != w {
+			now := waitingGauge(t)[state.ReasonWaitingForGroup]
+			if w := before[state.ReasonWaitingForGroup] + delta; now != w {
 				return fmt.Errorf("WaitingForGroup = %v, want %v", now, w)
 			}
 			return nil

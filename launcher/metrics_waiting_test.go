@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -19,7 +20,7 @@ func waitingRequest(name string, started bool, conds ...[3]string) v1alpha1.Repl
 		rr.Status.JobName = name + "-job"
 	}
 	for _, c := range conds {
-		SetCondition(rr, c[0], metav1.ConditionStatus(c[1]), c[2], "m")
+		state.SetCondition(rr, c[0], metav1.ConditionStatus(c[1]), c[2], "m")
 	}
 	return *rr
 }
@@ -32,16 +33,16 @@ func TestUnitWaitingReason(t *testing.T) {
 		want string
 	}{
 		{"new", waitingRequest("a", false), ""},
-		{"accepted", waitingRequest("a", false, [3]string{acc, "True", ReasonAccepted}), ""},
-		{"waiting for group", waitingRequest("a", false, [3]string{acc, "True", ReasonWaitingForGroup}), ReasonWaitingForGroup},
-		{"earlier run", waitingRequest("a", false, [3]string{acc, "True", ReasonEarlierRunInProgress}), ReasonEarlierRunInProgress},
-		{"job refused", waitingRequest("a", false, [3]string{acc, "True", ReasonWaitingForGroup}, [3]string{run, "False", ReasonJobCreateFailed}), ReasonJobCreateFailed},
-		{"pod waits", waitingRequest("a", true, [3]string{acc, "True", ReasonAccepted}, [3]string{run, "True", ReasonPodWaiting}), ReasonPodWaiting},
-		{"pod runs", waitingRequest("a", true, [3]string{acc, "True", ReasonAccepted}, [3]string{run, "True", ReasonPodRunning}), ""},
+		{"accepted", waitingRequest("a", false, [3]string{acc, "True", state.ReasonAccepted}), ""},
+		{"waiting for group", waitingRequest("a", false, [3]string{acc, "True", state.ReasonWaitingForGroup}), state.ReasonWaitingForGroup},
+		{"earlier run", waitingRequest("a", false, [3]string{acc, "True", state.ReasonEarlierRunInProgress}), state.ReasonEarlierRunInProgress},
+		{"job refused", waitingRequest("a", false, [3]string{acc, "True", state.ReasonWaitingForGroup}, [3]string{run, "False", state.ReasonJobCreateFailed}), state.ReasonJobCreateFailed},
+		{"pod waits", waitingRequest("a", true, [3]string{acc, "True", state.ReasonAccepted}, [3]string{run, "True", state.ReasonPodWaiting}), state.ReasonPodWaiting},
+		{"pod runs", waitingRequest("a", true, [3]string{acc, "True", state.ReasonAccepted}, [3]string{run, "True", state.ReasonPodRunning}), ""},
 		// A started request whose Accepted condition was never rewritten
 		// (a crash between create and status) is running, not waiting.
-		{"started, stale accepted", waitingRequest("a", true, [3]string{acc, "True", ReasonWaitingForGroup}), ""},
-		{"finished", waitingRequest("a", true, [3]string{run, "True", ReasonPodWaiting}, [3]string{done, "False", ReasonPodNotStarted}), ""},
+		{"started, stale accepted", waitingRequest("a", true, [3]string{acc, "True", state.ReasonWaitingForGroup}), ""},
+		{"finished", waitingRequest("a", true, [3]string{run, "True", state.ReasonPodWaiting}, [3]string{done, "False", state.ReasonPodNotStarted}), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := WaitingReason(&tc.rr); got != tc.want {
@@ -49,7 +50,7 @@ func TestUnitWaitingReason(t *testing.T) {
 			}
 		})
 	}
-	deleting := waitingRequest("a", false, [3]string{acc, "True", ReasonWaitingForGroup})
+	deleting := waitingRequest("a", false, [3]string{acc, "True", state.ReasonWaitingForGroup})
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
 	if got := WaitingReason(&deleting); got != "" {
 		t.Errorf("a request being deleted waits for %q", got)
@@ -68,14 +69,14 @@ func runbookJob(name string, suspended bool) batchv1.Job {
 func TestUnitRequestsWaitingGauge(t *testing.T) {
 	acc := v1alpha1.ConditionAccepted
 	rrs := []v1alpha1.ReplayRequest{
-		waitingRequest("a", false, [3]string{acc, "True", ReasonWaitingForGroup}),
-		waitingRequest("b", false, [3]string{acc, "True", ReasonWaitingForGroup}),
-		waitingRequest("c", true, [3]string{acc, "True", ReasonAccepted}, [3]string{v1alpha1.ConditionRunning, "True", ReasonPodWaiting}),
-		waitingRequest("d", true, [3]string{acc, "True", ReasonAccepted}),
+		waitingRequest("a", false, [3]string{acc, "True", state.ReasonWaitingForGroup}),
+		waitingRequest("b", false, [3]string{acc, "True", state.ReasonWaitingForGroup}),
+		waitingRequest("c", true, [3]string{acc, "True", state.ReasonAccepted}, [3]string{v1alpha1.ConditionRunning, "True", state.ReasonPodWaiting}),
+		waitingRequest("d", true, [3]string{acc, "True", state.ReasonAccepted}),
 	}
 	jobs := []batchv1.Job{runbookJob("waits", true), runbookJob("runs", false)}
 	got := CountWaiting(rrs, jobs)
-	want := map[string]int{ReasonWaitingForGroup: 3, ReasonEarlierRunInProgress: 0, ReasonJobCreateFailed: 0, ReasonPodWaiting: 1}
+	want := map[string]int{state.ReasonWaitingForGroup: 3, state.ReasonEarlierRunInProgress: 0, state.ReasonJobCreateFailed: 0, state.ReasonPodWaiting: 1}
 	if len(got) != len(want) {
 		t.Fatalf("CountWaiting = %v, want %v", got, want)
 	}

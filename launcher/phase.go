@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // Phase is the step a request is at, as the launcher decides it from what it
@@ -74,13 +75,13 @@ func DecidePhase(o Observed) Phase {
 	switch {
 	case rr.DeletionTimestamp != nil:
 		return PhaseDeleting
-	case IsFinished(rr) && ConsumersHeld(rr):
+	case state.IsFinished(rr) && ConsumersHeld(rr):
 		return PhaseRestoringConsumers
-	case IsFinished(rr):
+	case state.IsFinished(rr):
 		return PhaseFinished
 	case o.Job != nil && !ControlledBy(o.Job, rr):
 		return PhaseRecognising
-	case o.Job != nil || IsStarted(rr):
+	case o.Job != nil || state.IsStarted(rr):
 		return PhaseApplying
 	case rr.Status.ResolvedTarget == "":
 		return PhaseAccepting

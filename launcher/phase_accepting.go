@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -34,13 +35,13 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		}
 	}
 	if terr != nil || serr != nil {
-		reason, msg := ReasonInvalidTarget, ""
+		reason, msg := state.ReasonInvalidTarget, ""
 		if terr != nil {
 			msg = terr.Error()
 		} else {
 			reason, msg = string(report.ReasonInvalidInput), serr.Error()
 		}
-		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
+		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
 		return false, r.finish(ctx, p, nil, Outcome{Reason: reason, Message: msg})
 	}
 	if replay.UsesConsumerRef(rr) {
@@ -49,9 +50,9 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		// refused, not trusted.
 		res, err := r.acceptConsumerRef(ctx, rr)
 		if errors.Is(err, ErrNotResolvable) {
-			msg := truncate(err.Error(), 1024)
-			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonConsumerRefNotResolved, msg)
-			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonConsumerRefNotResolved, Message: msg})
+			msg := state.Truncate(err.Error(), 1024)
+			state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonConsumerRefNotResolved, msg)
+			return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonConsumerRefNotResolved, Message: msg})
 		}
 		if err != nil {
 			return false, err
@@ -63,8 +64,8 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 	if rr.Spec.Target.UndoOf != nil {
 		undo, _, err := r.decideUndo(ctx, rr)
 		if refusal := (*UndoRefusal)(nil); errors.As(err, &refusal) {
-			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonUndoRefused, refusal.Error())
-			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonUndoRefused, Message: refusal.Error()})
+			state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonUndoRefused, refusal.Error())
+			return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonUndoRefused, Message: refusal.Error()})
 		}
 		if err != nil {
 			return false, err
@@ -73,8 +74,8 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 	}
 	rr.Status.ResolvedTarget = target
 	rr.Status.RequestedBy = rr.Requester()
-	SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+target)
-	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonAccepted, "target resolved to "+target)
+	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 	rr.Status.ObservedGeneration = rr.Generation
 	p.accepted = true
 	return true, nil

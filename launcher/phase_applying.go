@@ -18,48 +18,23 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
-)
-
-// Reasons of the Applying phase.
-const (
-	// ReasonPodWaiting: the runner pod has not started yet; the message
-	// says why (ImagePullBackOff, CreateContainerConfigError,
-	// Unschedulable, ...).
-	ReasonPodWaiting = "PodWaiting"
-	// ReasonPodRunning: the runner runs.
-	ReasonPodRunning = "PodRunning"
-	// ReasonPodNotStarted: no runner pod started within the start timeout;
-	// the message names what it waited for. The Job is suspended, which
-	// removes its pod, and the group goes to the next replay once the pod
-	// is gone.
-	ReasonPodNotStarted = "PodNotStarted"
-	// ReasonImagePullFailed: the runner's image could not be pulled
-	// (ErrImagePull, ImagePullBackOff, InvalidImageName) for
-	// Options.StartFailAfter; nothing was run.
-	ReasonImagePullFailed = "ImagePullFailed"
-	// ReasonUnschedulable: no node could take the runner pod for
-	// Options.StartFailAfter; nothing was run.
-	ReasonUnschedulable = "Unschedulable"
-	// ReasonConfigMissing: the runner container could not be created from
-	// its configuration (CreateContainerConfigError: a missing Secret or
-	// ConfigMap, or key) for Options.StartFailAfter; nothing was run.
-	ReasonConfigMissing = "ConfigMissing"
 )
 
 // startFailures are the waiting reasons of a runner container that waiting
 // does not mend by itself, and the request's reason for each.
 var startFailures = map[string]string{
-	"ErrImagePull":               ReasonImagePullFailed,
-	"ImagePullBackOff":           ReasonImagePullFailed,
-	"InvalidImageName":           ReasonImagePullFailed,
-	"ErrImageNeverPull":          ReasonImagePullFailed,
-	"CreateContainerConfigError": ReasonConfigMissing,
+	"ErrImagePull":               state.ReasonImagePullFailed,
+	"ImagePullBackOff":           state.ReasonImagePullFailed,
+	"InvalidImageName":           state.ReasonImagePullFailed,
+	"ErrImageNeverPull":          state.ReasonImagePullFailed,
+	"CreateContainerConfigError": state.ReasonConfigMissing,
 }
 
 // StartFailure is a runner that has not started and will not by itself.
 type StartFailure struct {
-	// Reason is the request's reason (ReasonImagePullFailed, ...); empty
+	// Reason is the request's reason (state.ReasonImagePullFailed, ...); empty
 	// when the runner may still start.
 	Reason string
 	// Message says what the pod waits for.
@@ -89,7 +64,7 @@ func StartVerdict(what string, since time.Time, pods []corev1.Pod, events []core
 		if early.Message != "" {
 			waiting = early.Message
 		}
-		return &Outcome{Reason: ReasonPodNotStarted, FinishedAt: now,
+		return &Outcome{Reason: state.ReasonPodNotStarted, FinishedAt: now,
 			Message: fmt.Sprintf("the %s did not start within the start timeout (%s): %s", what, opts.StartTimeout, waiting)}, 0
 	}
 	again := deadline.Sub(now)
@@ -171,19 +146,19 @@ func EarlyStartFailure(pods []corev1.Pod, events []corev1.Event, failAfter time.
 	}
 	p := slices.MaxFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	for _, cs := range p.Status.ContainerStatuses {
-		if w := cs.State.Waiting; cs.Name == ContainerName && w != nil && startFailures[w.Reason] != "" {
+		if w := cs.State.Waiting; cs.Name == state.ContainerName && w != nil && startFailures[w.Reason] != "" {
 			return StartFailure{Reason: startFailures[w.Reason], Message: joinReason(w.Reason, w.Message), Due: p.CreationTimestamp.Add(failAfter)}
 		}
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return StartFailure{Reason: ReasonUnschedulable, Message: joinReason(c.Reason, c.Message), Due: c.LastTransitionTime.Add(failAfter)}
+			return StartFailure{Reason: state.ReasonUnschedulable, Message: joinReason(c.Reason, c.Message), Due: c.LastTransitionTime.Add(failAfter)}
 		}
 	}
 	if creating(&p) {
 		due := p.CreationTimestamp.Add(failAfter)
 		if msg := mountFailure(&p, events); msg != "" {
-			return StartFailure{Reason: ReasonConfigMissing, Message: msg, Due: due, pod: &p}
+			return StartFailure{Reason: state.ReasonConfigMissing, Message: msg, Due: due, pod: &p}
 		}
 		return StartFailure{ReadEvents: true, Due: due, pod: &p}
 	}
@@ -198,7 +173,7 @@ func creating(p *corev1.Pod) bool {
 		return false
 	}
 	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == ContainerName {
+		if cs.Name == state.ContainerName {
 			return cs.State.Waiting != nil && cs.State.Waiting.Reason == "ContainerCreating"
 		}
 	}
@@ -253,20 +228,20 @@ func StartProgress(pods []corev1.Pod) PodStart {
 			return PodStart{Started: true, Pod: p.Name}
 		}
 		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Name == ContainerName && (cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil) {
+			if cs.Name == state.ContainerName && (cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil) {
 				return PodStart{Started: true, Pod: p.Name}
 			}
 		}
 	}
 	p := &sorted[0] // the newest pod says what the Job waits for now
 	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == ContainerName && cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
+		if cs.Name == state.ContainerName && cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
 			return PodStart{Pod: p.Name, Reason: cs.State.Waiting.Reason, Waiting: joinReason(cs.State.Waiting.Reason, cs.State.Waiting.Message)}
 		}
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
-			reason := valueOrString(c.Reason, corev1.PodReasonUnschedulable)
+			reason := state.ValueOrString(c.Reason, corev1.PodReasonUnschedulable)
 			return PodStart{Pod: p.Name, Reason: reason, Waiting: joinReason(reason, c.Message)}
 		}
 	}
@@ -277,14 +252,7 @@ func joinReason(reason, message string) string {
 	if message == "" {
 		return reason
 	}
-	return truncate(reason+": "+message, 512)
-}
-
-func valueOrString(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+	return state.Truncate(reason+": "+message, 512)
 }
 
 // applying follows the request's Job: it adopts a Job the request controls
@@ -297,7 +265,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		// Gone, or going, before it finished.
 		return false, r.jobDeleted(ctx, p)
 	}
-	if !IsStarted(rr) {
+	if !state.IsStarted(rr) {
 		// The Job exists but status does not say so: this pass (or a
 		// previous one, or leader) created it, or someone who may create
 		// Jobs planted it with this request as its controller. It is
@@ -312,8 +280,8 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		}
 		if err != nil {
 			msg := fmt.Sprintf("the runner Job %s was not made for this request: %v; it is not adopted, and its outcome is not this request's", job.Name, err)
-			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobConflict, msg)
-			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonJobConflict, Message: msg})
+			state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobConflict, msg)
+			return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobConflict, Message: msg})
 		}
 		// The target it carries wins over one resolved since.
 		if t := job.Annotations[v1alpha1.AnnotationResolvedTarget]; t != "" {
@@ -327,19 +295,19 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		}
 		rr.Status.StartTime = &metav1.Time{Time: job.CreationTimestamp.Time}
 		adoptApproval(rr, approval)
-		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)
-		SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, "runner Job "+job.Name+" created")
+		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)
+		state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonJobCreated, "runner Job "+job.Name+" created")
 		rr.Status.Message = "runner Job " + job.Name + " created"
 		rr.Status.ObservedGeneration = rr.Generation
-		p.event(job, corev1.EventTypeNormal, ReasonJobCreated, "Run", "created runner Job "+job.Name)
+		p.event(job, corev1.EventTypeNormal, state.ReasonJobCreated, "Run", "created runner Job "+job.Name)
 	}
-	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 
 	pods, err := podsOfJob(ctx, r.Client, job)
 	if err != nil {
 		return false, err
 	}
-	if finished, _, _ := JobFinished(job); finished {
+	if finished, _, _ := state.JobFinished(job); finished {
 		r.logReads.forget(pods)
 		o := JobOutcome(job, pods)
 		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
@@ -364,9 +332,9 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	if start.Started {
 		// Only a status that said the pod waits needs correcting; a
 		// write per pod start would be one more on every run's path.
-		if running != nil && running.Reason == ReasonPodWaiting {
+		if running != nil && running.Reason == state.ReasonPodWaiting {
 			msg := "runner pod " + start.Pod + " is running"
-			SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodRunning, msg)
+			state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonPodRunning, msg)
 			rr.Status.Message = msg
 		}
 		r.followRunner(ctx, p, job, pods)
@@ -389,9 +357,9 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		return false, nil
 	}
 	msg := fmt.Sprintf("runner Job %s is waiting for its pod to start: %s (the request fails with %s at %s)",
-		job.Name, start.Waiting, ReasonPodNotStarted, deadline.UTC().Format(time.RFC3339))
-	if SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodWaiting, msg) {
-		p.event(job, start.EventType(), ReasonPodWaiting, "Run", msg)
+		job.Name, start.Waiting, state.ReasonPodNotStarted, deadline.UTC().Format(time.RFC3339))
+	if state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonPodWaiting, msg) {
+		p.event(job, start.EventType(), state.ReasonPodWaiting, "Run", msg)
 	}
 	rr.Status.Message = msg
 	return false, nil
@@ -450,7 +418,7 @@ func stopJob(ctx context.Context, c client.Client, job *batchv1.Job) error {
 // recordedOutcome reads back an outcome the launcher recorded on a Job.
 func recordedOutcome(job *batchv1.Job) Outcome {
 	o := Outcome{
-		Succeeded:  job.Annotations[v1alpha1.AnnotationOutcome] == OutcomeSucceeded,
+		Succeeded:  job.Annotations[v1alpha1.AnnotationOutcome] == v1alpha1.OutcomeSucceeded,
 		Reason:     job.Annotations[v1alpha1.AnnotationReason],
 		FinishedAt: jobFinishedAt(job),
 	}
@@ -465,7 +433,7 @@ func recordedOutcome(job *batchv1.Job) Outcome {
 // what the pods said (DeletedJobOutcome).
 func (r *ReplayRequestReconciler) jobDeleted(ctx context.Context, p *pass) error {
 	rr := p.rr
-	name := valueOrString(rr.Status.JobName, JobName(rr, StageApply))
+	name := state.ValueOrString(rr.Status.JobName, JobName(rr, StageApply))
 	pods, err := runnerPodsNamed(ctx, r.Client, rr.Namespace, name)
 	if err != nil {
 		return err
@@ -476,11 +444,11 @@ func (r *ReplayRequestReconciler) jobDeleted(ctx context.Context, p *pass) error
 		if ConsumersHeld(rr) {
 			msg += ", and the consumers stay paused until then"
 		}
-		if SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobDeleted, msg) {
-			p.event(nil, corev1.EventTypeWarning, ReasonJobDeleted, "Run", msg)
+		if state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonJobDeleted, msg) {
+			p.event(nil, corev1.EventTypeWarning, state.ReasonJobDeleted, "Run", msg)
 		}
 		rr.Status.Message = msg
-		rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+		rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 		return nil // the pod's events bring it back
 	}
 	r.logReads.forget(pods)
@@ -519,15 +487,15 @@ func DeletedJobOutcome(rr *v1alpha1.ReplayRequest, job string, pods []corev1.Pod
 			cond.Type = batchv1.JobComplete
 		}
 		o := MergeAttempts(&batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{cond}}}, attempts)
-		o.Message = truncate(o.Message+" (the runner Job "+job+" was deleted before it finished; this is what its pod "+last.Pod+" reported)", 1024)
+		o.Message = state.Truncate(o.Message+" (the runner Job "+job+" was deleted before it finished; this is what its pod "+last.Pod+" reported)", 1024)
 		return nil, o
 	}
-	o := Outcome{Reason: ReasonJobDeleted, OffsetsChanged: v1alpha1.OffsetsChangedUnknown, Attempts: attempts}
+	o := Outcome{Reason: state.ReasonJobDeleted, OffsetsChanged: v1alpha1.OffsetsChangedUnknown, Attempts: attempts}
 	if n := len(attempts); n > 0 {
 		o.PodName = attempts[n-1].Pod
 	}
 	running := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning)
-	if len(attempts) == 0 && running != nil && running.Reason == ReasonPodWaiting {
+	if len(attempts) == 0 && running != nil && running.Reason == state.ReasonPodWaiting {
 		o.OffsetsChanged = v1alpha1.OffsetsChangedNo
 		o.Message = fmt.Sprintf("the runner Job %s was deleted before it finished, while its pod had not started: nothing was run", job)
 		return nil, o

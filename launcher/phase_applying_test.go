@@ -12,6 +12,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -39,7 +40,7 @@ func TestUnitDeletedJobOutcome(t *testing.T) {
 	}
 	killed := func(p *corev1.Pod) { testutil.Terminated(p, 137, "", t0.Add(time.Minute)) }
 	waiting := rr.DeepCopy()
-	SetCondition(waiting, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodWaiting, "ImagePullBackOff")
+	state.SetCondition(waiting, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonPodWaiting, "ImagePullBackOff")
 
 	cases := []struct {
 		name      string
@@ -58,11 +59,11 @@ func TestUnitDeletedJobOutcome(t *testing.T) {
 		{name: "interrupted before the commit", rr: rr, pods: []corev1.Pod{pod("p0", ended(report.ExitInterrupted))},
 			reason: string(report.ReasonInterrupted), changed: v1alpha1.OffsetsChangedNo, says: []string{"deleted before it finished"}},
 		{name: "killed without a result", rr: rr, pods: []corev1.Pod{pod("p0", killed)},
-			reason: ReasonJobDeleted, changed: v1alpha1.OffsetsChangedUnknown, says: []string{"offsets may have changed", "kubectl replay describe rewind -n shop", RequestRunID(rr)}},
+			reason: state.ReasonJobDeleted, changed: v1alpha1.OffsetsChangedUnknown, says: []string{"offsets may have changed", "kubectl replay describe rewind -n shop", RequestRunID(rr)}},
 		{name: "no pod left", rr: rr,
-			reason: ReasonJobDeleted, changed: v1alpha1.OffsetsChangedUnknown, says: []string{"deleted before it finished", "offsets may have changed", `group "orders"`}},
+			reason: state.ReasonJobDeleted, changed: v1alpha1.OffsetsChangedUnknown, says: []string{"deleted before it finished", "offsets may have changed", `group "orders"`}},
 		{name: "no pod left, and it never started", rr: waiting,
-			reason: ReasonJobDeleted, changed: v1alpha1.OffsetsChangedNo, says: []string{"nothing was run"}},
+			reason: state.ReasonJobDeleted, changed: v1alpha1.OffsetsChangedNo, says: []string{"nothing was run"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestUnitStartVerdict(t *testing.T) {
 		p := testutil.PodFor(job, "p0")
 		p.CreationTimestamp = metav1.Time{Time: t0}
 		p.Status.Phase = corev1.PodPending
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "details"}}}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "details"}}}}
 		return []corev1.Pod{*p}
 	}
 	unschedulable := func(since time.Time) []corev1.Pod {
@@ -138,19 +139,19 @@ func TestUnitStartVerdict(t *testing.T) {
 		{"no pod yet", nil, nil, t0.Add(time.Minute), "", 4 * time.Minute, ""},
 		{"creating its container", waitingFor("ContainerCreating"), nil, t0.Add(2 * time.Minute), "", 3 * time.Minute, ""},
 		{"an image pull failing, not for long", waitingFor("ErrImagePull"), nil, t0.Add(20 * time.Second), "", 40 * time.Second, ""},
-		{"an image pull failing for a minute", waitingFor("ImagePullBackOff"), nil, t0.Add(time.Minute), ReasonImagePullFailed, 0, "ImagePullBackOff"},
-		{"an invalid image name", waitingFor("InvalidImageName"), nil, t0.Add(2 * time.Minute), ReasonImagePullFailed, 0, ""},
-		{"a missing Secret key", waitingFor("CreateContainerConfigError"), nil, t0.Add(time.Minute), ReasonConfigMissing, 0, ""},
+		{"an image pull failing for a minute", waitingFor("ImagePullBackOff"), nil, t0.Add(time.Minute), state.ReasonImagePullFailed, 0, "ImagePullBackOff"},
+		{"an invalid image name", waitingFor("InvalidImageName"), nil, t0.Add(2 * time.Minute), state.ReasonImagePullFailed, 0, ""},
+		{"a missing Secret key", waitingFor("CreateContainerConfigError"), nil, t0.Add(time.Minute), state.ReasonConfigMissing, 0, ""},
 		{"unschedulable, since a moment", unschedulable(t0.Add(2 * time.Minute)), nil, t0.Add(2*time.Minute + 10*time.Second), "", 50 * time.Second, ""},
-		{"unschedulable for a minute", unschedulable(t0.Add(time.Minute)), nil, t0.Add(2 * time.Minute), ReasonUnschedulable, 0, ""},
-		{"anything at the start timeout", waitingFor("ContainerCreating"), nil, t0.Add(5 * time.Minute), ReasonPodNotStarted, 0, "ContainerCreating"},
+		{"unschedulable for a minute", unschedulable(t0.Add(time.Minute)), nil, t0.Add(2 * time.Minute), state.ReasonUnschedulable, 0, ""},
+		{"anything at the start timeout", waitingFor("ContainerCreating"), nil, t0.Add(5 * time.Minute), state.ReasonPodNotStarted, 0, "ContainerCreating"},
 		// Issue 32, friction 1: a missing Secret volume.
 		{"mounting, its events not read yet: look when they are due", mounting(), nil, t0.Add(10 * time.Second), "", 50 * time.Second, ""},
 		{"mounting, a mount failing, not for long", mounting(), failedMount("pod-uid"), t0.Add(10 * time.Second), "", 50 * time.Second, ""},
-		{"mounting, a mount failing for a minute", mounting(), failedMount("pod-uid"), t0.Add(time.Minute), ReasonConfigMissing, 0, `FailedMount: MountVolume.SetUp failed for volume "credentials" : secret "kafka-credentials" not found`},
+		{"mounting, a mount failing for a minute", mounting(), failedMount("pod-uid"), t0.Add(time.Minute), state.ReasonConfigMissing, 0, `FailedMount: MountVolume.SetUp failed for volume "credentials" : secret "kafka-credentials" not found`},
 		{"mounting, another pod's mount failing", mounting(), failedMount("other-pod"), t0.Add(time.Minute), "", 4 * time.Minute, ""},
 		{"mounting for a minute, no failure: the start timeout", mounting(), failedMount("")[:1], t0.Add(time.Minute), "", 4 * time.Minute, ""},
-		{"a mount failing at the start timeout is named", mounting(), failedMount("pod-uid"), t0.Add(5 * time.Minute), ReasonPodNotStarted, 0, `secret "kafka-credentials" not found`},
+		{"a mount failing at the start timeout is named", mounting(), failedMount("pod-uid"), t0.Add(5 * time.Minute), state.ReasonPodNotStarted, 0, `secret "kafka-credentials" not found`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // maxRejectReason bounds a rejection's reason as status keeps it.
@@ -55,7 +56,7 @@ func DecideApproval(rr *v1alpha1.ReplayRequest, now time.Time) ApprovalVerdict {
 	by := decider(rr)
 	plan := rr.Status.Plan
 	if reason, ok := rr.Annotations[v1alpha1.AnnotationReject]; ok {
-		return ApprovalVerdict{Verdict: VerdictRejected, By: by, Value: truncate(reason, maxRejectReason)}
+		return ApprovalVerdict{Verdict: VerdictRejected, By: by, Value: state.Truncate(reason, maxRejectReason)}
 	}
 	if !now.Before(PlanExpiry(rr)) {
 		return ApprovalVerdict{Verdict: VerdictExpired}
@@ -67,7 +68,7 @@ func DecideApproval(rr *v1alpha1.ReplayRequest, now time.Time) ApprovalVerdict {
 	case given == plan.Digest:
 		return ApprovalVerdict{Verdict: VerdictApproved, By: by, Value: given}
 	default:
-		return ApprovalVerdict{Verdict: VerdictWrongDigest, By: by, Value: truncate(given, 64)}
+		return ApprovalVerdict{Verdict: VerdictWrongDigest, By: by, Value: state.Truncate(given, 64)}
 	}
 }
 
@@ -85,15 +86,15 @@ func (r *ReplayRequestReconciler) awaitingApproval(ctx context.Context, p *pass)
 		return false, r.rejected(ctx, p, v)
 	case VerdictExpired:
 		msg := fmt.Sprintf("plan %s was not approved by %s (approvalTimeout %s); nothing was applied", plan.Digest, PlanExpiry(rr).UTC().Format(time.RFC3339), ApprovalTimeout(rr))
-		SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonExpired, msg)
-		return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonExpired, Message: msg})
+		state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonExpired, msg)
+		return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonExpired, Message: msg})
 	case VerdictApproved:
 		rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: v.By, At: &metav1.Time{Time: p.now}, Digest: plan.Digest}
 		msg := fmt.Sprintf("plan %s approved by %s", plan.Digest, v.By)
-		SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonApproved, msg)
+		state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonApproved, msg)
 		rr.Status.Message = msg
-		rr.Status.Phase = PhaseFor(rr.Status.Conditions)
-		p.event(nil, corev1.EventTypeNormal, ReasonApproved, "Approve", msg)
+		rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
+		p.event(nil, corev1.EventTypeNormal, state.ReasonApproved, "Approve", msg)
 		return true, nil // Queued starts the apply Job
 	}
 	msg := PlanReadyMessage(rr, plan)
@@ -102,11 +103,11 @@ func (r *ReplayRequestReconciler) awaitingApproval(ctx context.Context, p *pass)
 	}
 	// The condition's message says it once; the event goes only when it
 	// changes, not on every reconcile.
-	if SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, ReasonPlanReady, msg) && v.Verdict == VerdictWrongDigest {
-		p.event(nil, corev1.EventTypeWarning, ReasonApprovalRefused, "Approve", msg)
+	if state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, state.ReasonPlanReady, msg) && v.Verdict == VerdictWrongDigest {
+		p.event(nil, corev1.EventTypeWarning, state.ReasonApprovalRefused, "Approve", msg)
 	}
 	rr.Status.Message = msg
-	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 	p.requeueAfter(PlanExpiry(rr).Sub(p.now))
 	return false, nil
 }
@@ -145,8 +146,8 @@ func (r *ReplayRequestReconciler) rejected(ctx context.Context, p *pass, v Appro
 	}
 	rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalRejected, By: v.By, At: &metav1.Time{Time: p.now}, Digest: digest, Reason: v.Value}
 	msg := fmt.Sprintf("plan %s rejected by %s: %s; nothing was applied", digest, v.By, v.Value)
-	SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonRejected, msg)
-	return r.finish(ctx, p, nil, Outcome{Reason: ReasonRejected, Message: msg})
+	state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonRejected, msg)
+	return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonRejected, Message: msg})
 }
 
 // lateRejection is the rejection of a Manual request approved but whose
@@ -157,7 +158,7 @@ func lateRejection(rr *v1alpha1.ReplayRequest) (ApprovalVerdict, bool) {
 	if !ok || rr.Spec.Approval != v1alpha1.ApprovalManual || !Approved(rr) {
 		return ApprovalVerdict{}, false
 	}
-	return ApprovalVerdict{Verdict: VerdictRejected, By: decider(rr), Value: truncate(reason, maxRejectReason)}, true
+	return ApprovalVerdict{Verdict: VerdictRejected, By: decider(rr), Value: state.Truncate(reason, maxRejectReason)}, true
 }
 
 // AdoptedApproval is the approval under which a request adopts its apply
@@ -185,7 +186,7 @@ func AdoptedApproval(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.Ap
 	if rr.Spec.Approval != v1alpha1.ApprovalManual {
 		if hasDigest || hasBy {
 			return nil, fmt.Errorf("it carries an approval (%s=%q, %s=%q), and this request is not approval: Manual",
-				v1alpha1.AnnotationPlanDigest, truncate(jobDigest, 64), v1alpha1.AnnotationApprovedBy, truncate(jobBy, 256))
+				v1alpha1.AnnotationPlanDigest, state.Truncate(jobDigest, 64), v1alpha1.AnnotationApprovedBy, state.Truncate(jobBy, 256))
 		}
 		return nil, nil
 	}
@@ -197,11 +198,11 @@ func AdoptedApproval(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.Ap
 	case !hasDigest:
 		return nil, fmt.Errorf("it names no approved plan (no %s annotation)", v1alpha1.AnnotationPlanDigest)
 	case jobDigest != plan.Digest:
-		return nil, fmt.Errorf("it applies plan %q, and this request's plan is %s", truncate(jobDigest, 64), plan.Digest)
+		return nil, fmt.Errorf("it applies plan %q, and this request's plan is %s", state.Truncate(jobDigest, 64), plan.Digest)
 	case !approved:
 		return nil, fmt.Errorf("nobody approved plan %s: the request has no %s annotation", plan.Digest, v1alpha1.AnnotationApprove)
 	case given != plan.Digest:
-		return nil, fmt.Errorf("the request's %s=%q does not approve plan %s", v1alpha1.AnnotationApprove, truncate(given, 64), plan.Digest)
+		return nil, fmt.Errorf("the request's %s=%q does not approve plan %s", v1alpha1.AnnotationApprove, state.Truncate(given, 64), plan.Digest)
 	}
 	if a := rr.Status.Approval; a != nil {
 		// Written by an earlier pass from the request's annotations.
@@ -212,7 +213,7 @@ func AdoptedApproval(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.Ap
 		case !rejected && a.By != decider(rr):
 			return nil, fmt.Errorf("status.approval says plan %s was approved by %q, and the request's %s says by %q", plan.Digest, a.By, v1alpha1.AnnotationApprovedBy, decider(rr))
 		case jobBy != a.By:
-			return nil, fmt.Errorf("it says plan %s was approved by %q, and status.approval says by %q", plan.Digest, truncate(jobBy, 256), a.By)
+			return nil, fmt.Errorf("it says plan %s was approved by %q, and status.approval says by %q", plan.Digest, state.Truncate(jobBy, 256), a.By)
 		}
 		return a.DeepCopy(), nil
 	}
@@ -223,7 +224,7 @@ func AdoptedApproval(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.Ap
 		// request no longer says who approved.
 		by = v1alpha1.RequesterUnknown
 	} else if jobBy != by {
-		return nil, fmt.Errorf("it says plan %s was approved by %q, and the request's %s says by %q", plan.Digest, truncate(jobBy, 256), v1alpha1.AnnotationApprovedBy, by)
+		return nil, fmt.Errorf("it says plan %s was approved by %q, and the request's %s says by %q", plan.Digest, state.Truncate(jobBy, 256), v1alpha1.AnnotationApprovedBy, by)
 	}
 	return &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: by, Digest: plan.Digest, At: &metav1.Time{Time: job.CreationTimestamp.Time}}, nil
 }
@@ -235,8 +236,8 @@ func adoptApproval(rr *v1alpha1.ReplayRequest, a *v1alpha1.ApprovalStatus) {
 		return
 	}
 	rr.Status.Approval = a
-	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionAwaitingApproval); c == nil || c.Reason != ReasonApproved {
-		SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonApproved, fmt.Sprintf("plan %s approved by %s", a.Digest, a.By))
+	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionAwaitingApproval); c == nil || c.Reason != state.ReasonApproved {
+		state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonApproved, fmt.Sprintf("plan %s approved by %s", a.Digest, a.By))
 	}
 }
 

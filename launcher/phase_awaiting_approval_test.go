@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -129,17 +130,17 @@ func TestUnitCheckApproved(t *testing.T) {
 
 func TestUnitPhaseForAwaitingApproval(t *testing.T) {
 	rr := testutil.MakeRequest("ns", "a").Manual().Obj()
-	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, ReasonFinished, "")
-	SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, ReasonPlanReady, "")
-	if got := PhaseFor(rr.Status.Conditions); got != v1alpha1.PhaseAwaitingApproval {
+	state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, state.ReasonFinished, "")
+	state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, state.ReasonPlanReady, "")
+	if got := state.PhaseFor(rr.Status.Conditions); got != v1alpha1.PhaseAwaitingApproval {
 		t.Fatalf("phase %s", got)
 	}
-	SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, ReasonApproved, "")
-	if got := PhaseFor(rr.Status.Conditions); got != v1alpha1.PhasePending {
+	state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonApproved, "")
+	if got := state.PhaseFor(rr.Status.Conditions); got != v1alpha1.PhasePending {
 		t.Fatalf("approved, no Job yet: phase %s", got)
 	}
-	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, "")
-	if got := PhaseFor(rr.Status.Conditions); got != v1alpha1.PhaseRunning {
+	state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonJobCreated, "")
+	if got := state.PhaseFor(rr.Status.Conditions); got != v1alpha1.PhaseRunning {
 		t.Fatalf("applying: phase %s", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // finish records a final outcome in status, through the pass (Succeeded,
@@ -30,7 +31,7 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batc
 		// deleted Job, while it is there).
 		logTail = o.LogTail
 		if logTail == "" && o.PodName != "" && r.Logs != nil {
-			t, err := r.Logs.Tail(ctx, p.rr.Namespace, o.PodName, ContainerName, r.Options.LogTailLines, r.Options.LogTailBytes)
+			t, err := r.Logs.Tail(ctx, p.rr.Namespace, o.PodName, state.ContainerName, r.Options.LogTailLines, r.Options.LogTailBytes)
 			if err != nil {
 				log.FromContext(ctx).V(1).Info("no log tail", "pod", o.PodName, "error", err.Error())
 			}
@@ -54,7 +55,7 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batc
 // alike.
 func FinishRequest(rr *v1alpha1.ReplayRequest, o Outcome, logTail string, now time.Time) {
 	Finish(rr, o, logTail, now)
-	SetCondition(rr, v1alpha1.ConditionFinished, metav1.ConditionTrue, o.Reason, o.Message)
+	state.SetCondition(rr, v1alpha1.ConditionFinished, metav1.ConditionTrue, o.Reason, o.Message)
 	// How to take it back, with the outcome: empty unless it committed.
 	rr.Status.UndoCommand = UndoCommand(rr)
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // recordConsumers is a start of a request with consumers (Queued, under the
@@ -34,9 +35,9 @@ func (r *ReplayRequestReconciler) recordConsumers(ctx context.Context, p *pass) 
 		recorded = append(recorded, c)
 	}
 	rr.Status.Consumers = recorded
-	SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, ReasonPausing, "recorded, pausing: "+consumersList(recorded))
+	state.SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonPausing, "recorded, pausing: "+consumersList(recorded))
 	rr.Status.Message = "pausing the consumers"
-	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 	return r.Client.Status().Update(ctx, rr)
 }
 
@@ -53,8 +54,8 @@ func (r *ReplayRequestReconciler) recordFailed(ctx context.Context, p *pass, err
 	rr := p.rr
 	rr.Status.Consumers = nil
 	msg := "cannot record the consumers, nothing was changed: " + err.Error()
-	SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, ReasonPauseFailed, msg)
-	return r.finish(ctx, p, nil, Outcome{Reason: ReasonPauseFailed, Message: msg})
+	state.SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonPauseFailed, msg)
+	return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonPauseFailed, Message: msg})
 }
 
 // pausingConsumers pauses every recorded consumer, then creates the Job: the
@@ -78,14 +79,14 @@ func (r *ReplayRequestReconciler) pausingConsumers(ctx context.Context, p *pass)
 				return false, err
 			}
 			msg := "cannot pause " + consumerName(*c) + ": " + err.Error()
-			SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, ReasonPauseFailed, msg)
-			return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonPauseFailed, Message: msg})
+			state.SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonPauseFailed, msg)
+			return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonPauseFailed, Message: msg})
 		}
 		c.State = v1alpha1.ConsumerPaused
 		c.Message = "paused"
 	}
 	msg := ConsumersPausedMessage(rr.Status.Consumers)
-	if SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionTrue, ReasonPaused, msg) {
+	if state.SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionTrue, state.ReasonPaused, msg) {
 		p.event(nil, corev1.EventTypeNormal, v1alpha1.ConditionConsumersPaused, "Pause", msg)
 		for _, c := range rr.Status.Consumers {
 			for _, w := range c.Warnings {

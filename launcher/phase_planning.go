@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // DefaultApprovalTimeout is how long a plan waits for a decision when
@@ -72,18 +73,18 @@ func PlanSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan 
 		s.LargestDeltas = append(s.LargestDeltas, v1alpha1.PartitionResult{
 			Topic:          p.Topic,
 			Partition:      p.Partition,
-			PreviousOffset: copyPtr(p.PreviousOffset),
+			PreviousOffset: state.CopyPtr(p.PreviousOffset),
 			NewOffset:      p.NewOffset,
-			Delta:          copyPtr(p.Delta),
+			Delta:          state.CopyPtr(p.Delta),
 			Clamped:        p.Clamped,
-			Note:           truncate(p.Note, 256),
+			Note:           state.Truncate(p.Note, 256),
 		})
 	}
 	for i, w := range plan.Warnings {
 		if i == maxPlanWarnings {
 			break
 		}
-		s.Warnings = append(s.Warnings, truncate(w, 1024))
+		s.Warnings = append(s.Warnings, state.Truncate(w, 1024))
 	}
 	return s
 }
@@ -145,26 +146,26 @@ func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next b
 	rr, job := p.rr, p.planJob
 	if !ControlledBy(job, rr) {
 		msg := fmt.Sprintf("a Job named %s already exists that the launcher did not make for this request's plan; it is not adopted, and nothing was run", job.Name)
-		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobConflict, msg)
-		return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonJobConflict, Message: msg})
+		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobConflict, msg)
+		return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobConflict, Message: msg})
 	}
 	if job.DeletionTimestamp != nil {
 		return false, nil // gone soon; then Queued plans again
 	}
 	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning); c == nil || c.Status != metav1.ConditionTrue {
 		msg := "planning Job " + job.Name + " created"
-		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)
-		SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, msg)
+		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)
+		state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonJobCreated, msg)
 		rr.Status.Message = msg
 		rr.Status.ObservedGeneration = rr.Generation
-		p.event(job, corev1.EventTypeNormal, ReasonJobCreated, "Plan", "created planning Job "+job.Name)
+		p.event(job, corev1.EventTypeNormal, state.ReasonJobCreated, "Plan", "created planning Job "+job.Name)
 	}
-	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 	pods, err := podsOfJob(ctx, r.Client, job)
 	if err != nil {
 		return false, err
 	}
-	if finished, _, _ := JobFinished(job); finished {
+	if finished, _, _ := state.JobFinished(job); finished {
 		r.logReads.forget(pods)
 		o := JobOutcome(job, pods)
 		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
@@ -202,7 +203,7 @@ func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *bat
 		if o.Succeeded {
 			o.Succeeded = false
 			o.Message = fmt.Sprintf("the planning Job %s did not end as a dry run (%s): nothing was applied", job.Name, o.Reason)
-			o.Reason = ReasonPlanNotRecorded
+			o.Reason = state.ReasonPlanNotRecorded
 		}
 		return false, r.planFailed(ctx, p, job, o)
 	}
@@ -214,7 +215,7 @@ func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *bat
 		// No record, or one that cannot stand for the plan: nothing that
 		// could be approved.
 		return false, r.planFailed(ctx, p, job, Outcome{
-			Reason:     ReasonPlanNotRecorded,
+			Reason:     state.ReasonPlanNotRecorded,
 			Message:    fmt.Sprintf("the plan of Job %s cannot be kept whole for approval, so nothing will be applied: %v", job.Name, err),
 			FinishedAt: o.FinishedAt,
 		})
@@ -230,14 +231,14 @@ func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *bat
 	rr.Status.Plan = s
 	rr.Status.Result = APIResult(o.Result)
 	if o.LogTail != "" {
-		rr.Status.LogTail = tail(o.LogTail, 4096)
+		rr.Status.LogTail = state.Tail(o.LogTail, 4096)
 	}
-	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, ReasonFinished, "the planning Job "+job.Name+" has finished")
+	state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, state.ReasonFinished, "the planning Job "+job.Name+" has finished")
 	msg := PlanReadyMessage(rr, s)
-	SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, ReasonPlanReady, msg)
+	state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, state.ReasonPlanReady, msg)
 	rr.Status.Message = msg
-	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
-	p.event(job, corev1.EventTypeNormal, ReasonPlanReady, "Plan", msg)
+	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
+	p.event(job, corev1.EventTypeNormal, state.ReasonPlanReady, "Plan", msg)
 	return true, nil // AwaitingApproval looks at the annotations at once
 }
 
@@ -295,7 +296,7 @@ func apiServerTrouble(err error) bool {
 // planFailed fails a request whose planning run failed, with that run's
 // reason; the planning Job gets the outcome like any finished Job.
 func (r *ReplayRequestReconciler) planFailed(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) error {
-	SetCondition(p.rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, ReasonFinished, "the planning Job "+job.Name+" has finished")
+	state.SetCondition(p.rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, state.ReasonFinished, "the planning Job "+job.Name+" has finished")
 	o.Message = "planning: " + o.Message
 	return r.finish(ctx, p, job, o)
 }

@@ -20,14 +20,8 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
-)
-
-// Reasons of the Queued phase.
-const (
-	// ReasonJobNotCreated: the API server kept refusing the Job (a quota, a
-	// policy webhook) for longer than the start timeout.
-	ReasonJobNotCreated = "JobNotCreated"
 )
 
 // errStale says the cache is behind the API server for this request: its
@@ -97,11 +91,11 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 		return true, nil // Applying adopts it
 	}
 	msg := WaitingMessage(rr.Namespace, replay.Group(rr), d)
-	if SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonWaitingForGroup, msg) {
-		p.event(nil, corev1.EventTypeNormal, ReasonWaitingForGroup, "Queue", msg)
+	if state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonWaitingForGroup, msg) {
+		p.event(nil, corev1.EventTypeNormal, state.ReasonWaitingForGroup, "Queue", msg)
 	}
 	rr.Status.Message = msg
-	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 	return false, nil
 }
 
@@ -239,26 +233,27 @@ func (r *ReplayRequestReconciler) confirmCurrent(ctx context.Context, rr *v1alph
 func (r *ReplayRequestReconciler) createFailed(ctx context.Context, p *pass, err error) error {
 	rr := p.rr
 	if refusal := (*UndoRefusal)(nil); errors.As(err, &refusal) {
-		// What an undo restores from is gone or changed since it was
-		// accepted: refused as at acceptance, before anything is made.
-		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonUndoRefused, refusal.Error())
-		return r.finish(ctx, p, nil, Outcome{Reason: ReasonUndoRefused, Message: refusal.Error()})
+		state.
+			// What an undo restores from is gone or changed since it was
+			// accepted: refused as at acceptance, before anything is made.
+			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonUndoRefused, refusal.Error())
+		return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonUndoRefused, Message: refusal.Error()})
 	}
 	msg := "cannot create the runner Job: " + err.Error()
 	if apierrors.IsInvalid(err) || errors.Is(err, ErrJobRefused) {
-		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobInvalid, msg)
-		return r.finish(ctx, p, nil, Outcome{Reason: ReasonJobInvalid, Message: msg})
+		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobInvalid, msg)
+		return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobInvalid, Message: msg})
 	}
-	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, ReasonJobCreateFailed, msg)
+	state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, state.ReasonJobCreateFailed, msg)
 	since := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning).LastTransitionTime.Time
 	retry, left := CreateRetry(since, p.now, r.Options.StartTimeout)
 	if left <= 0 {
 		timeout := "cannot create the runner Job within the start timeout (" + r.Options.StartTimeout.String() + "): " + err.Error()
-		return r.finish(ctx, p, nil, Outcome{Reason: ReasonJobNotCreated, Message: timeout})
+		return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobNotCreated, Message: timeout})
 	}
-	p.event(nil, corev1.EventTypeWarning, ReasonJobCreateFailed, "Run", msg)
-	rr.Status.Message = truncate(msg, 1024)
-	rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+	p.event(nil, corev1.EventTypeWarning, state.ReasonJobCreateFailed, "Run", msg)
+	rr.Status.Message = state.Truncate(msg, 1024)
+	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 	p.requeueAfter(retry)
 	log.FromContext(ctx).V(1).Info("Job refused; retrying", "error", err.Error(), "retry", retry)
 	return nil

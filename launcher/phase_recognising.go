@@ -10,23 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
-)
-
-// Reasons of the Recognising phase.
-const (
-	// ReasonAlreadyRan: a request with the same namespace, name and spec
-	// has run before (its Job is kept as history); this one ends without
-	// running. To run the same replay again, create a request with another
-	// name (metadata.generateName makes one).
-	ReasonAlreadyRan = "AlreadyRan"
-	// ReasonJobConflict: a Job with the request's name exists that the
-	// launcher did not make for this request. It is never adopted, and its
-	// result never counts as the request's.
-	ReasonJobConflict = "JobConflict"
-	// ReasonEarlierRunInProgress: an earlier request with the same name and
-	// spec still has its Job running; this one waits for it to finish (and
-	// will then be AlreadyRan).
-	ReasonEarlierRunInProgress = "EarlierRunInProgress"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // ForeignJob is what a Job with a request's name, not controlled by the
@@ -55,7 +39,7 @@ func ClassifyForeignJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) ForeignJob
 	if ref := metav1.GetControllerOf(job); ref != nil && ref.Kind != "ReplayRequest" {
 		return ForeignConflict
 	}
-	if finished, _, _ := JobFinished(job); finished || IsRecorded(job) {
+	if finished, _, _ := state.JobFinished(job); finished || IsRecorded(job) {
 		return ForeignAlreadyRan
 	}
 	return ForeignInProgress
@@ -68,10 +52,10 @@ func AlreadyRanOutcome(job *batchv1.Job) Outcome {
 	finished := jobFinishedAt(job)
 	earlier := job.Annotations[v1alpha1.AnnotationOutcome]
 	if earlier == "" {
-		if _, ok, _ := JobFinished(job); ok {
-			earlier = OutcomeSucceeded
+		if _, ok, _ := state.JobFinished(job); ok {
+			earlier = v1alpha1.OutcomeSucceeded
 		} else {
-			earlier = OutcomeFailed
+			earlier = v1alpha1.OutcomeFailed
 		}
 	}
 	how := earlier
@@ -79,8 +63,8 @@ func AlreadyRanOutcome(job *batchv1.Job) Outcome {
 		how += " (" + reason + ")"
 	}
 	return Outcome{
-		Succeeded: earlier == OutcomeSucceeded,
-		Reason:    ReasonAlreadyRan,
+		Succeeded: earlier == v1alpha1.OutcomeSucceeded,
+		Reason:    state.ReasonAlreadyRan,
 		Message: fmt.Sprintf("this replay already ran: a request with the same name and spec ran as Job %s, which finished at %s: %s; it is not run again (to run it again, create a request with another name, for example with metadata.generateName)",
 			job.Name, finished.UTC().Format(time.RFC3339), how),
 	}
@@ -97,15 +81,15 @@ func (r *ReplayRequestReconciler) recognising(ctx context.Context, p *pass) (nex
 		return false, r.finish(ctx, p, nil, AlreadyRanOutcome(job))
 	case ForeignInProgress:
 		msg := fmt.Sprintf("an earlier request with the same name and spec is still running as Job %s; this one waits for it, and will not run again", job.Name)
-		if SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, ReasonEarlierRunInProgress, msg) {
-			p.event(nil, corev1.EventTypeNormal, ReasonEarlierRunInProgress, "Queue", msg)
+		if state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonEarlierRunInProgress, msg) {
+			p.event(nil, corev1.EventTypeNormal, state.ReasonEarlierRunInProgress, "Queue", msg)
 		}
 		rr.Status.Message = msg
-		rr.Status.Phase = PhaseFor(rr.Status.Conditions)
+		rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 		return false, nil
 	default:
 		msg := fmt.Sprintf("a Job named %s already exists that the launcher did not make for this request; it is not adopted, and nothing was run", job.Name)
-		SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, ReasonJobConflict, msg)
-		return false, r.finish(ctx, p, nil, Outcome{Reason: ReasonJobConflict, Message: msg})
+		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobConflict, msg)
+		return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobConflict, Message: msg})
 	}
 }

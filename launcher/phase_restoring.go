@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // restoringConsumers restores every consumer a finished request still holds,
@@ -20,20 +21,21 @@ func (r *ReplayRequestReconciler) restoringConsumers(ctx context.Context, p *pas
 		return err
 	}
 	if alive != "" {
-		// Not under a runner that may still commit, whatever ended the
-		// request; the pod's events bring it back.
-		SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionFalse, ReasonWaitingForRunner, "the consumers are restored once runner pod "+alive+" has ended")
+		state.
+			// Not under a runner that may still commit, whatever ended the
+			// request; the pod's events bring it back.
+			SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionFalse, state.ReasonWaitingForRunner, "the consumers are restored once runner pod "+alive+" has ended")
 		return nil
 	}
 	if err := r.restoreAll(ctx, p.rr); err != nil {
-		SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionFalse, ReasonRestoreFailed, "restoring the consumers: "+err.Error())
+		state.SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionFalse, state.ReasonRestoreFailed, "restoring the consumers: "+err.Error())
 		return err
 	}
 	reason, msg := ConsumersRestoredCondition(p.rr.Status.Consumers)
-	SetCondition(p.rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, ReasonRestored, "the consumers are no longer paused")
-	SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionTrue, reason, msg)
+	state.SetCondition(p.rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonRestored, "the consumers are no longer paused")
+	state.SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionTrue, reason, msg)
 	eventType := corev1.EventTypeNormal
-	if reason != ReasonRestored {
+	if reason != state.ReasonRestored {
 		eventType = corev1.EventTypeWarning
 	}
 	p.event(nil, eventType, v1alpha1.ConditionConsumersRestored, "Restore", msg)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -121,11 +122,11 @@ func TestUnitClassifyForeignJob(t *testing.T) {
 		})
 	}
 	o := AlreadyRanOutcome(released)
-	if o.Reason != ReasonAlreadyRan || !o.Succeeded || !strings.Contains(o.Message, released.Name) || !strings.Contains(o.Message, t0.UTC().Format(time.RFC3339)) {
+	if o.Reason != state.ReasonAlreadyRan || !o.Succeeded || !strings.Contains(o.Message, released.Name) || !strings.Contains(o.Message, t0.UTC().Format(time.RFC3339)) {
 		t.Fatalf("AlreadyRan outcome %+v must name the Job and its time", o)
 	}
 	failed := released.DeepCopy()
-	failed.Annotations[v1alpha1.AnnotationOutcome] = OutcomeFailed
+	failed.Annotations[v1alpha1.AnnotationOutcome] = v1alpha1.OutcomeFailed
 	failed.Annotations[v1alpha1.AnnotationReason] = "GroupActive"
 	if o := AlreadyRanOutcome(failed); o.Succeeded || !strings.Contains(o.Message, "GroupActive") {
 		t.Fatalf("an earlier failure is not a success now: %+v", o)
@@ -137,7 +138,7 @@ func TestUnitStartProgress(t *testing.T) {
 	waiting := func(reason, msg string) corev1.Pod {
 		p := testutil.PodFor(job, "p")
 		p.Status.Phase = corev1.PodPending
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}}
 		return *p
 	}
 	unschedulable := testutil.PodFor(job, "p")
@@ -272,8 +273,8 @@ func TestUnitFinishRequestSetsFinishedOnEveryOutcome(t *testing.T) {
 	for _, o := range []Outcome{
 		{Succeeded: true, Reason: "Applied", Message: "moved"},
 		{Reason: "GroupActive", Message: "active"},
-		{Reason: ReasonAlreadyRan, Succeeded: true, Message: "ran before"},
-		{Reason: ReasonPodNotStarted, Message: "ImagePullBackOff"},
+		{Reason: state.ReasonAlreadyRan, Succeeded: true, Message: "ran before"},
+		{Reason: state.ReasonPodNotStarted, Message: "ImagePullBackOff"},
 	} {
 		rr := testutil.MakeRequest("ns", "a").Obj()
 		FinishRequest(rr, o, "", t0)
@@ -281,7 +282,7 @@ func TestUnitFinishRequestSetsFinishedOnEveryOutcome(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != o.Reason {
 			t.Errorf("%s: Finished = %+v", o.Reason, c)
 		}
-		if !IsFinished(rr) {
+		if !state.IsFinished(rr) {
 			t.Errorf("%s: not finished", o.Reason)
 		}
 	}
@@ -290,7 +291,7 @@ func TestUnitFinishRequestSetsFinishedOnEveryOutcome(t *testing.T) {
 func TestUnitStatusOutcomeReadsBackFinish(t *testing.T) {
 	for _, o := range []Outcome{
 		{Succeeded: true, Reason: "Applied", Message: "3 partitions moved", FinishedAt: t0},
-		{Reason: ReasonPodNotStarted, Message: "ImagePullBackOff", FinishedAt: t0},
+		{Reason: state.ReasonPodNotStarted, Message: "ImagePullBackOff", FinishedAt: t0},
 	} {
 		rr := testutil.MakeRequest("ns", "a").Obj()
 		FinishRequest(rr, o, "", t0)
@@ -327,7 +328,7 @@ func TestUnitDecidePhaseManual(t *testing.T) {
 	started := approved.DeepCopy()
 	started.Status.JobName = applyJob.Name
 	rejected := ready.DeepCopy()
-	FinishRequest(rejected, Outcome{Reason: ReasonRejected}, "", t0)
+	FinishRequest(rejected, Outcome{Reason: state.ReasonRejected}, "", t0)
 	deleting := accepted.DeepCopy()
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -37,7 +38,7 @@ func queueKey(bootstrapServers, group string) string {
 // empty for a spec without a runner container or without those settings.
 func PodSpecQueueKey(spec *corev1.PodSpec) string {
 	for _, c := range spec.Containers {
-		if c.Name != ContainerName {
+		if c.Name != state.ContainerName {
 			continue
 		}
 		var servers, group string
@@ -207,12 +208,12 @@ func WaitingMessage(namespace, group string, d Decision) string {
 		}
 		verb := "is queued first"
 		if d.Running {
-			verb = "holds it (" + valueOrString(b.Holds, HoldRuns) + ")"
+			verb = "holds it (" + state.ValueOrString(b.Holds, HoldRuns) + ")"
 		}
 		return fmt.Sprintf("waiting for %s %s/%s, which %s: group %q on the same Kafka cluster", what, b.Namespace, b.Name, verb, group)
 	}
 	if d.Running {
-		return fmt.Sprintf("waiting: another replay of group %q on the same Kafka cluster holds it since %s (%s)", group, b.Since.UTC().Format(time.RFC3339), valueOrString(b.Holds, HoldRuns))
+		return fmt.Sprintf("waiting: another replay of group %q on the same Kafka cluster holds it since %s (%s)", group, b.Since.UTC().Format(time.RFC3339), state.ValueOrString(b.Holds, HoldRuns))
 	}
 	return fmt.Sprintf("waiting: another replay of group %q on the same Kafka cluster is queued first, since %s", group, b.Created.UTC().Format(time.RFC3339))
 }
@@ -227,7 +228,7 @@ func podActive(p *corev1.Pod) bool {
 // jobRuns reports whether a Job may still make runner pods: not finished,
 // not suspended, not being deleted.
 func jobRuns(j *batchv1.Job) bool {
-	if finished, _, _ := JobFinished(j); finished {
+	if finished, _, _ := state.JobFinished(j); finished {
 		return false
 	}
 	return j.DeletionTimestamp == nil && (j.Spec.Suspend == nil || !*j.Spec.Suspend)
@@ -287,7 +288,7 @@ func Holders(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job, pods []corev
 	for i := range requests {
 		rr := &requests[i]
 		held := ConsumersHeld(rr)
-		if !held && (!IsStarted(rr) || IsFinished(rr)) {
+		if !held && (!state.IsStarted(rr) || state.IsFinished(rr)) {
 			continue
 		}
 		if !held && jobNames[types.NamespacedName{Namespace: rr.Namespace, Name: rr.Status.JobName}] {
@@ -324,7 +325,7 @@ func Waiting(requests []v1alpha1.ReplayRequest, runbookJobs []batchv1.Job) []Ent
 		rr := &requests[i]
 		// A plan awaiting a decision waits for a person, not for the
 		// group: the requests after it go on meanwhile.
-		if IsStarted(rr) || IsFinished(rr) || rr.DeletionTimestamp != nil || ConsumersHeld(rr) || AwaitsDecision(rr) {
+		if state.IsStarted(rr) || state.IsFinished(rr) || rr.DeletionTimestamp != nil || ConsumersHeld(rr) || AwaitsDecision(rr) {
 			continue
 		}
 		out = append(out, Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time})

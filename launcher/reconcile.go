@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -190,7 +191,7 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 		// The log line carries requestedBy (the pass's logger), the audit
 		// trail of who asked for what.
 		log.FromContext(ctx).Info("accepted", "group", replay.Group(p.rr), "target", p.rr.Status.ResolvedTarget)
-		r.Recorder.Eventf(p.rr, nil, corev1.EventTypeNormal, ReasonAccepted, "Accept", "requested by %s; target resolved to %s", p.rr.Requester(), p.rr.Status.ResolvedTarget)
+		r.Recorder.Eventf(p.rr, nil, corev1.EventTypeNormal, state.ReasonAccepted, "Accept", "requested by %s; target resolved to %s", p.rr.Requester(), p.rr.Status.ResolvedTarget)
 	}
 	for _, e := range p.events {
 		var related *batchv1.Job
@@ -227,7 +228,7 @@ func (r *ReplayRequestReconciler) findJob(ctx context.Context, rr *v1alpha1.Repl
 	key := types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, StageApply)}
 	var job batchv1.Job
 	err := r.Client.Get(ctx, key, &job)
-	if apierrors.IsNotFound(err) && IsStarted(rr) && !IsFinished(rr) {
+	if apierrors.IsNotFound(err) && state.IsStarted(rr) && !state.IsFinished(rr) {
 		err = r.APIReader.Get(ctx, key, &job)
 	}
 	if apierrors.IsNotFound(err) {
@@ -262,7 +263,7 @@ func outcomeJob(p *pass) *batchv1.Job {
 // cache misses is found by its create (AlreadyExists), and planning again
 // changes nothing.
 func (r *ReplayRequestReconciler) findPlanJob(ctx context.Context, rr *v1alpha1.ReplayRequest, applyJob *batchv1.Job) (*batchv1.Job, error) {
-	if rr.Spec.Approval != v1alpha1.ApprovalManual || applyJob != nil || IsStarted(rr) {
+	if rr.Spec.Approval != v1alpha1.ApprovalManual || applyJob != nil || state.IsStarted(rr) {
 		return nil, nil
 	}
 	var job batchv1.Job
@@ -371,7 +372,7 @@ func consumersStartSettled(ctx context.Context, c client.Client, api client.Read
 		if !PausesConsumers(rr) || JobName(rr, StageApply) != job.Name {
 			continue
 		}
-		if ConsumersHeld(rr) || IsStarted(rr) || IsFinished(rr) {
+		if ConsumersHeld(rr) || state.IsStarted(rr) || state.IsFinished(rr) {
 			return true
 		}
 		var live v1alpha1.ReplayRequest

@@ -13,6 +13,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // This file decides what a finished Job did over all its attempts. A Job may
@@ -71,7 +72,7 @@ func AttemptsOf(pods []corev1.Pod, logs map[string]LogRecord) []Attempt {
 	var out []Attempt
 	for i := range pods {
 		p := &pods[i]
-		t := runnerTermination(p)
+		t := state.RunnerTermination(p)
 		if t == nil {
 			continue
 		}
@@ -92,7 +93,7 @@ func AttemptsOf(pods []corev1.Pod, logs map[string]LogRecord) []Attempt {
 		case err == nil:
 			a.Result, a.Source = r, v1alpha1.ResultSourceTerminationMessage
 		case strings.TrimSpace(t.Message) != "":
-			a.Text = lastLine(t.Message)
+			a.Text = state.LastLine(t.Message)
 		}
 		out = append(out, a)
 	}
@@ -112,13 +113,13 @@ func AttemptsOf(pods []corev1.Pod, logs map[string]LogRecord) []Attempt {
 // the one its exit code stands for.
 func (a *Attempt) Reason() string {
 	switch {
-	case a.TerminationReason == ReasonOOMKilled:
+	case a.TerminationReason == state.ReasonOOMKilled:
 		// The kernel killed it mid-run; whatever it wrote is not its end.
-		return ReasonOOMKilled
+		return state.ReasonOOMKilled
 	case a.Result != nil:
-		return validReason(string(a.Result.Reason), string(report.ReasonForExitCode(a.Result.ExitCode)))
+		return state.ValidReason(string(a.Result.Reason), string(report.ReasonForExitCode(a.Result.ExitCode)))
 	case a.ExitCode == 0:
-		return ReasonCompleted
+		return state.ReasonCompleted
 	default:
 		return string(report.ReasonForExitCode(report.ExitCode(a.ExitCode)))
 	}
@@ -131,7 +132,7 @@ func (a *Attempt) Reason() string {
 // changed. An attempt that left no result and did not exit with one of those
 // codes, or was killed for memory, may have done anything.
 func (a *Attempt) Changed() v1alpha1.OffsetsChanged {
-	if a.TerminationReason == ReasonOOMKilled && a.Result == nil {
+	if a.TerminationReason == state.ReasonOOMKilled && a.Result == nil {
 		return v1alpha1.OffsetsChangedUnknown
 	}
 	if r := a.Result; r != nil {
@@ -175,9 +176,9 @@ func (a *Attempt) describe(n int) string {
 		}
 	}
 	if a.Result != nil && a.Result.Error != "" {
-		s += ": " + truncate(a.Result.Error, 200)
+		s += ": " + state.Truncate(a.Result.Error, 200)
 	} else if a.Text != "" {
-		s += ": " + truncate(a.Text, 200)
+		s += ": " + state.Truncate(a.Text, 200)
 	}
 	return s
 }
@@ -227,7 +228,7 @@ func missingAttempts(job *batchv1.Job, attempts []Attempt) int {
 // the record); Outcome.Result its compact form, bounded for status and the
 // Job's annotation.
 func MergeAttempts(job *batchv1.Job, attempts []Attempt) Outcome {
-	_, succeeded, cond := JobFinished(job)
+	_, succeeded, cond := state.JobFinished(job)
 	o := Outcome{Succeeded: succeeded, Attempts: attempts}
 	if cond != nil {
 		o.FinishedAt = cond.LastTransitionTime.Time
@@ -255,18 +256,18 @@ func MergeAttempts(job *batchv1.Job, attempts []Attempt) Outcome {
 	deadline := cond != nil && cond.Reason == batchv1.JobReasonDeadlineExceeded
 	switch {
 	case succeeded && last != nil && last.Result != nil:
-		o.Reason = validReason(string(last.Result.Reason), ReasonCompleted)
+		o.Reason = state.ValidReason(string(last.Result.Reason), state.ReasonCompleted)
 		o.Message = successMessage(last.Result)
 	case succeeded:
-		o.Reason = ReasonCompleted
+		o.Reason = state.ReasonCompleted
 		o.Message = "the runner succeeded but left no result in its termination message"
 	case deadline:
-		o.Reason = ReasonDeadlineExceeded
-		o.Message = fmt.Sprintf("the Job ran longer than its activeDeadlineSeconds (%d)", valueOr(job.Spec.ActiveDeadlineSeconds, 0))
+		o.Reason = state.ReasonDeadlineExceeded
+		o.Message = fmt.Sprintf("the Job ran longer than its activeDeadlineSeconds (%d)", state.ValueOr(job.Spec.ActiveDeadlineSeconds, 0))
 	case last != nil:
 		o.Reason = last.Reason()
 		switch {
-		case last.TerminationReason == ReasonOOMKilled:
+		case last.TerminationReason == state.ReasonOOMKilled:
 			o.Message = "the runner was killed for using more memory than its limit; raise spec.runner.resources.limits.memory"
 		case last.Result != nil && last.Result.Error != "":
 			o.Message = last.Result.Error
@@ -279,7 +280,7 @@ func MergeAttempts(job *batchv1.Job, attempts []Attempt) Outcome {
 			}
 		}
 	default:
-		o.Reason = ReasonJobFailed
+		o.Reason = state.ReasonJobFailed
 		if cond != nil && cond.Reason != "" {
 			o.Message = fmt.Sprintf("the Job failed (%s): %s", cond.Reason, cond.Message)
 		} else {
@@ -301,7 +302,7 @@ func MergeAttempts(job *batchv1.Job, attempts []Attempt) Outcome {
 				}
 			}
 			if claimsNothingChanged(o.Reason) {
-				o.Reason = ReasonJobFailed
+				o.Reason = state.ReasonJobFailed
 			}
 		}
 		switch {
@@ -325,7 +326,7 @@ func MergeAttempts(job *batchv1.Job, attempts []Attempt) Outcome {
 		}
 		o.Result = compactResult(o.Full)
 	}
-	o.Message = truncate(o.Message, 1024)
+	o.Message = state.Truncate(o.Message, 1024)
 	return o
 }
 
@@ -419,7 +420,7 @@ func MergeResults(attempts []Attempt) *report.Result {
 			m, ok := merged[k]
 			if !ok {
 				c := p
-				c.PreviousOffset = copyPtr(p.PreviousOffset)
+				c.PreviousOffset = state.CopyPtr(p.PreviousOffset)
 				merged[k], keys = &c, append(keys, k)
 				continue
 			}
@@ -453,4 +454,14 @@ func MergeResults(attempts []Attempt) *report.Result {
 	// rest would be wrong: the last result's own totals (never truncated)
 	// stand, exact for the attempt that decides the outcome.
 	return &out
+}
+
+// JobOutcome derives the outcome of a finished Job from its terminal
+// condition and all its pods' termination messages (see MergeAttempts). The
+// runner writes its compact result there; with FallbackToLogsOnError a runner
+// that died before writing it leaves its last log lines instead, which end up
+// in the message. RecordCollector.Collect gives the same outcome from the
+// pods' full results in their logs, and keeps the record.
+func JobOutcome(job *batchv1.Job, pods []corev1.Pod) Outcome {
+	return MergeAttempts(job, AttemptsOf(pods, nil))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // The launcher writes a ReplayRecord per finished runner Job, and never reads
@@ -126,7 +127,7 @@ func (c *RecordCollector) readLogs(ctx context.Context, job *batchv1.Job, pods [
 	}
 	for i := range pods {
 		// A pod never bound to a node has no log to ask its kubelet for.
-		if runnerTermination(&pods[i]) == nil || pods[i].Spec.NodeName == "" {
+		if state.RunnerTermination(&pods[i]) == nil || pods[i].Spec.NodeName == "" {
 			continue
 		}
 		out[pods[i].Name] = c.readFrameFrom(ctx, job.Namespace, pods[i].Name, limit)
@@ -135,7 +136,7 @@ func (c *RecordCollector) readLogs(ctx context.Context, job *batchv1.Job, pods [
 }
 
 func (c *RecordCollector) readFrameFrom(ctx context.Context, ns, pod string, limit int64) LogRecord {
-	rc, err := c.Logs.Full(ctx, ns, pod, ContainerName, limit)
+	rc, err := c.Logs.Full(ctx, ns, pod, state.ContainerName, limit)
 	if err != nil {
 		return LogRecord{Err: err}
 	}
@@ -149,7 +150,7 @@ func (c *RecordCollector) readFrameFrom(ctx context.Context, ns, pod string, lim
 	}
 	tw := &tailWriter{lines: int(maxLines), lineBytes: int(maxBytes)}
 	results, damaged, err := report.ReadFrames(io.TeeReader(rc, tw))
-	lr := LogRecord{Damaged: damaged, Err: err, Tail: tail(tw.String(), int(maxBytes))}
+	lr := LogRecord{Damaged: damaged, Err: err, Tail: state.Tail(tw.String(), int(maxBytes))}
 	// One container writes one frame; a log read twice or a runner of
 	// another version may hold more. The last one is the container's end.
 	if len(results) > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -62,8 +63,8 @@ func BuildRecord(job *batchv1.Job, o Outcome) *v1alpha1.ReplayRecord {
 		Outcome: v1alpha1.RecordOutcome{
 			Succeeded:      o.Succeeded,
 			Reason:         o.Reason,
-			Message:        truncate(o.Message, 4096),
-			ExitCode:       copyPtr(o.ExitCode),
+			Message:        state.Truncate(o.Message, 4096),
+			ExitCode:       state.CopyPtr(o.ExitCode),
 			OffsetsChanged: o.OffsetsChanged,
 			Attempts:       int32(len(o.Attempts)),
 		},
@@ -135,27 +136,13 @@ func recordAttempt(a *Attempt) v1alpha1.RecordAttempt {
 	}
 	switch {
 	case a.Result != nil:
-		out.Error = truncate(a.Result.Error, 1024)
+		out.Error = state.Truncate(a.Result.Error, 1024)
 		t := apiTotals(a.Result.Totals)
 		out.Totals = &t
 	case a.Text != "":
-		out.Error = truncate(a.Text, 1024)
+		out.Error = state.Truncate(a.Text, 1024)
 	}
 	return out
-}
-
-// apiTotals converts the runner's totals into their API form.
-func apiTotals(t report.Totals) v1alpha1.ResultTotals {
-	return v1alpha1.ResultTotals{
-		Partitions:          int32(t.Partitions),
-		Applied:             int32(t.Applied),
-		MessagesToReconsume: t.MessagesToReconsume,
-		MessagesSkipped:     t.MessagesSkipped,
-		Clamped:             int32(t.Clamped),
-		NoPreviousOffset:    int32(t.NoPreviousOffset),
-		Failed:              int32(t.Failed),
-		LeftAlone:           int32(t.LeftAlone),
-	}
 }
 
 // RecordTopics lays a result's partitions out in columns, one entry per
@@ -171,7 +158,7 @@ func RecordTopics(r *report.Result) []v1alpha1.RecordTopic {
 		if s == replay.NotCommitted {
 			return s // a fixed text, never crowded out
 		}
-		s = truncate(s, maxRecordTextBytes)
+		s = state.Truncate(s, maxRecordTextBytes)
 		if !texts[s] && len(texts) >= maxRecordTexts {
 			return textsElided
 		}

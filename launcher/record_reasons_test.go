@@ -3,6 +3,7 @@ package launcher
 import (
 	"testing"
 
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
@@ -15,10 +16,7 @@ func TestUnitClaimsNothingChanged(t *testing.T) {
 		string(report.ReasonInterrupted):         true,
 		string(report.ReasonApplied):             false,
 		string(report.ReasonPartiallyApplied):    false,
-		string(report.ReasonInternalError):       false,
-		ReasonOOMKilled:                          false,
-		ReasonJobFailed:                          false,
-		"Whatever":                               false,
+		string(report.ReasonInternalError):       false, state.ReasonOOMKilled: false, state.ReasonJobFailed: false, "Whatever": false,
 	} {
 		if got := claimsNothingChanged(reason); got != want {
 			t.Errorf("claimsNothingChanged(%q) = %v, want %v", reason, got, want)

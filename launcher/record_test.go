@@ -11,6 +11,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -39,7 +40,7 @@ func attemptResult(code report.ExitCode, n int, applied, failed []int32) *report
 
 func oomKilled(job *batchv1.Job, name string, at time.Time) corev1.Pod {
 	p := podWith(job, name, 137, "", at)
-	p.Status.ContainerStatuses[0].State.Terminated.Reason = ReasonOOMKilled
+	p.Status.ContainerStatuses[0].State.Terminated.Reason = state.ReasonOOMKilled
 	return p
 }
 
@@ -98,11 +99,9 @@ func TestUnitMergeAttempts(t *testing.T) {
 			[]pod{{"p1", 5, partial, false}, {"p2", 0, rest, false}},
 			"Applied", []string{"3 partitions moved"}, v1alpha1.OffsetsChangedYes, all, []int64{1000, 1001, 1002}},
 		{"killed for memory", false, batchv1.JobReasonBackoffLimitExceeded, 0,
-			[]pod{{"p1", 137, nil, true}},
-			ReasonOOMKilled, []string{"offsets may have changed", "more memory than its limit"}, v1alpha1.OffsetsChangedUnknown, nil, nil},
+			[]pod{{"p1", 137, nil, true}}, state.ReasonOOMKilled, []string{"offsets may have changed", "more memory than its limit"}, v1alpha1.OffsetsChangedUnknown, nil, nil},
 		{"killed for memory, then Kafka unreachable: not KafkaError", false, batchv1.JobReasonBackoffLimitExceeded, 0,
-			[]pod{{"p1", 137, nil, true}, {"p2", 4, kafkaDown, false}},
-			ReasonOOMKilled, []string{"offsets may have changed", "attempt 1 (p1) OOMKilled", "left no result"}, v1alpha1.OffsetsChangedUnknown, []int32{}, nil},
+			[]pod{{"p1", 137, nil, true}, {"p2", 4, kafkaDown, false}}, state.ReasonOOMKilled, []string{"offsets may have changed", "attempt 1 (p1) OOMKilled", "left no result"}, v1alpha1.OffsetsChangedUnknown, []int32{}, nil},
 		{"killed for memory after committing, then found applied", true, "", 0,
 			[]pod{{"p1", 137, nil, true}, {"p2", 0, again, false}},
 			"AlreadyApplied", []string{"already applied"}, v1alpha1.OffsetsChangedYes, all, []int64{1000, 1001, 1002}},
@@ -110,19 +109,16 @@ func TestUnitMergeAttempts(t *testing.T) {
 			[]pod{{"p1", 4, kafkaDown, false}, {"p2", 4, kafkaDown, false}},
 			"KafkaError", []string{"attempt 1 (p1) KafkaError", "attempt 2 (p2) KafkaError"}, v1alpha1.OffsetsChangedNo, []int32{}, nil},
 		{"an attempt whose pod is gone", false, batchv1.JobReasonBackoffLimitExceeded, 2,
-			[]pod{{"p2", 4, kafkaDown, false}},
-			ReasonJobFailed, []string{"offsets may have changed", "1 more attempt(s) whose pods are gone"}, v1alpha1.OffsetsChangedUnknown, []int32{}, nil},
+			[]pod{{"p2", 4, kafkaDown, false}}, state.ReasonJobFailed, []string{"offsets may have changed", "1 more attempt(s) whose pods are gone"}, v1alpha1.OffsetsChangedUnknown, []int32{}, nil},
 		{"group active", false, batchv1.JobReasonPodFailurePolicy, 0,
 			[]pod{{"p1", 3, testutil.Result("orders", report.ExitGroupActive), false}},
 			"GroupActive", nil, v1alpha1.OffsetsChangedNo, []int32{}, nil},
 		{"dry run", true, "", 0, []pod{{"p1", 0, dry, false}},
 			"DryRun", []string{"3 partitions planned"}, v1alpha1.OffsetsChangedNo, []int32{}, []int64{1000, 1001, 1002}},
 		{"deadline after one partial attempt", false, batchv1.JobReasonDeadlineExceeded, 0,
-			[]pod{{"p1", 5, partial, false}},
-			ReasonDeadlineExceeded, []string{"offsets were changed", "activeDeadlineSeconds", "committed 2 of 3"}, v1alpha1.OffsetsChangedYes, []int32{0, 1}, []int64{1000, 1001, 1002}},
+			[]pod{{"p1", 5, partial, false}}, state.ReasonDeadlineExceeded, []string{"offsets were changed", "activeDeadlineSeconds", "committed 2 of 3"}, v1alpha1.OffsetsChangedYes, []int32{0, 1}, []int64{1000, 1001, 1002}},
 		{"deadline after a partial attempt", false, batchv1.JobReasonDeadlineExceeded, 0,
-			[]pod{{"p1", 5, partial, false}, {"p2", 137, nil, false}},
-			ReasonDeadlineExceeded, []string{"offsets were changed", "activeDeadlineSeconds", "committed 2 of 3"}, v1alpha1.OffsetsChangedYes, []int32{0, 1}, []int64{1000, 1001, 1002}},
+			[]pod{{"p1", 5, partial, false}, {"p2", 137, nil, false}}, state.ReasonDeadlineExceeded, []string{"offsets were changed", "activeDeadlineSeconds", "committed 2 of 3"}, v1alpha1.OffsetsChangedYes, []int32{0, 1}, []int64{1000, 1001, 1002}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -292,7 +288,7 @@ func TestUnitAttemptDescribe(t *testing.T) {
 			[]string{"attempt 1 (p1) OutcomeUnknown", "the commit may have applied", "retry with the same run ID"}, []string{"left no result"}},
 		{"no result", Attempt{Pod: "p1", ExitCode: 139},
 			[]string{"left no result: offsets may have changed"}, []string{"retry with the same run ID"}},
-		{"killed for memory", Attempt{Pod: "p1", ExitCode: 137, TerminationReason: ReasonOOMKilled},
+		{"killed for memory", Attempt{Pod: "p1", ExitCode: 137, TerminationReason: state.ReasonOOMKilled},
 			[]string{"OOMKilled", "left no result"}, nil},
 		{"partly applied", Attempt{Pod: "p1", ExitCode: 5, Result: partial},
 			[]string{"committed 2 of 3 partitions"}, []string{"left no result", "may have applied"}},

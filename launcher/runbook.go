@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // The labels the chart puts on its runbook CronJobs (templates/runbooks.yaml,
@@ -145,7 +146,7 @@ func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, err
 	}
 	now := r.now()
-	finished, _, _ := JobFinished(&job)
+	finished, _, _ := state.JobFinished(&job)
 	if !finished {
 		return r.bound(ctx, &job, pods, now)
 	}
@@ -192,7 +193,7 @@ func (r *RunbookJobReconciler) startOrWait(ctx context.Context, job *batchv1.Job
 	}
 	if d.Blocker != nil {
 		msg := WaitingMessage(job.Namespace, job.Annotations[v1alpha1.AnnotationGroup], d)
-		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, ReasonWaitingForGroup, "Queue", "%s", msg)
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, state.ReasonWaitingForGroup, "Queue", "%s", msg)
 	}
 	return nil
 }

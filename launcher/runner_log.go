@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // While a runner runs, the launcher reads the end of its log (pods/log) at
@@ -105,7 +106,7 @@ func stoppingOrRunning(pods []corev1.Pod) (*corev1.Pod, *corev1.ContainerStatus)
 		}
 		for j := range p.Status.ContainerStatuses {
 			cs := &p.Status.ContainerStatuses[j]
-			if cs.Name != ContainerName {
+			if cs.Name != state.ContainerName {
 				continue
 			}
 			if cs.State.Running != nil || cs.State.Terminated != nil && p.DeletionTimestamp != nil {
@@ -176,7 +177,7 @@ func (r *ReplayRequestReconciler) followRunner(ctx context.Context, p *pass, job
 		return
 	}
 	r.logReads.set(due.PodUID, p.now)
-	t, err := r.Logs.Tail(ctx, p.rr.Namespace, due.Pod, ContainerName, r.Options.LogTailLines, r.Options.LogTailBytes)
+	t, err := r.Logs.Tail(ctx, p.rr.Namespace, due.Pod, state.ContainerName, r.Options.LogTailLines, r.Options.LogTailBytes)
 	if err != nil {
 		log.FromContext(ctx).V(1).Info("no log tail of the running runner", "pod", due.Pod, "error", err.Error())
 		return
@@ -185,10 +186,10 @@ func (r *ReplayRequestReconciler) followRunner(ctx context.Context, p *pass, job
 	if !laterTail(p.rr.Status.LogTail, t, due.Ended) {
 		return
 	}
-	p.rr.Status.LogTail = tail(t, 4096)
-	if c := meta.FindStatusCondition(p.rr.Status.Conditions, v1alpha1.ConditionRunning); c != nil && c.Status == metav1.ConditionTrue && c.Reason != ReasonPodWaiting {
-		msg := "runner pod " + due.Pod + " is running; its log's last line: " + lastLine(t)
-		SetCondition(p.rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonPodRunning, msg)
+	p.rr.Status.LogTail = state.Tail(t, 4096)
+	if c := meta.FindStatusCondition(p.rr.Status.Conditions, v1alpha1.ConditionRunning); c != nil && c.Status == metav1.ConditionTrue && c.Reason != state.ReasonPodWaiting {
+		msg := "runner pod " + due.Pod + " is running; its log's last line: " + state.LastLine(t)
+		state.SetCondition(p.rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonPodRunning, msg)
 		p.rr.Status.Message = msg
 	}
 }
@@ -212,7 +213,7 @@ func laterTail(kept, read string, ended bool) bool {
 	if !ended || kept == "" {
 		return true
 	}
-	return strings.Contains(read, lastLine(kept))
+	return strings.Contains(read, state.LastLine(kept))
 }
 
 // kubeletLogLine recognises a read answered by the kubelet with a line of

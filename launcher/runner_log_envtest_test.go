@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -76,7 +76,7 @@ func startNodePod(t testing.TB, job *batchv1.Job, name string) *corev1.Pod {
 	pod.Finalizers = []string{jobTrackingFinalizer}
 	create(t, pod)
 	pod.Status.Phase = corev1.PodRunning
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: launcher.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
 	if err := k8s.Status().Update(context.Background(), pod); err != nil {
 		t.Fatalf("pod status: %v", err)
 	}
@@ -148,7 +148,7 @@ func TestEnvtestDeadlineKeepsLogTail(t *testing.T) {
 	removePod(t, pod)
 	finishJob(t, job, batchv1.JobReasonDeadlineExceeded)
 	got := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	if c := condition(got, v1alpha1.ConditionSucceeded); c == nil || c.Reason != launcher.ReasonDeadlineExceeded {
+	if c := condition(got, v1alpha1.ConditionSucceeded); c == nil || c.Reason != state.ReasonDeadlineExceeded {
 		t.Fatalf("Succeeded = %+v, want DeadlineExceeded", c)
 	}
 	if !strings.Contains(got.Status.LogTail, line) {
@@ -178,7 +178,7 @@ func TestEnvtestRunningSaysWhatTheRunnerDoes(t *testing.T) {
 		return func() error {
 			cur := getRR(t, rr)
 			c := condition(cur, v1alpha1.ConditionRunning)
-			if c == nil || c.Reason != launcher.ReasonPodRunning || !strings.Contains(c.Message, want) || !strings.Contains(cur.Status.LogTail, want) {
+			if c == nil || c.Reason != state.ReasonPodRunning || !strings.Contains(c.Message, want) || !strings.Contains(cur.Status.LogTail, want) {
 				return fmt.Errorf("Running = %+v, logTail %q", c, cur.Status.LogTail)
 			}
 			return nil

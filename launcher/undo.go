@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -31,10 +32,6 @@ import (
 // (docs/usage.md, "Undo: the rules"). The runner reads the earlier run from a file the
 // launcher writes from that run's ReplayRecord: the record has every
 // partition, the request's status only the first ones.
-
-// ReasonUndoRefused: target.undoOf names a request that cannot be undone;
-// the message names the rule (see DecideUndo). Nothing was changed.
-const ReasonUndoRefused = "UndoRefused"
 
 // undoTargetPrefix starts status.resolvedTarget of an undo: "undo:<name of
 // the undone request>". Like offsets:<count>, it is the launcher's own form:
@@ -84,7 +81,7 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, job *batchv1.Job, rec *v1alp
 		case c == nil || c.Status == metav1.ConditionUnknown:
 			return refuseUndo("%s has not finished yet; undo it once it has succeeded", name)
 		default:
-			return refuseUndo("%s did not succeed (%s: %s); only a request that succeeded has previous offsets to restore", name, c.Reason, truncate(c.Message, 256))
+			return refuseUndo("%s did not succeed (%s: %s); only a request that succeeded has previous offsets to restore", name, c.Reason, state.Truncate(c.Message, 256))
 		}
 	}
 	if r := undone.Status.Result; r != nil && r.DryRun {
@@ -263,7 +260,7 @@ func EarlierUndo(rr *v1alpha1.ReplayRequest, others []v1alpha1.ReplayRequest) *v
 		case o.CreationTimestamp.After(rr.CreationTimestamp.Time),
 			o.CreationTimestamp.Equal(&rr.CreationTimestamp) && o.Name > rr.Name:
 			continue // the later one is refused, not this one
-		case IsFinished(o) && (o.Status.JobName == "" || (o.Status.Result != nil && o.Status.Result.Totals.Applied == 0)):
+		case state.IsFinished(o) && (o.Status.JobName == "" || (o.Status.Result != nil && o.Status.Result.Totals.Applied == 0)):
 			continue // refused, or restored nothing
 		}
 		return o
@@ -353,11 +350,11 @@ func AdoptedUndo(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.UndoSt
 	case u == nil:
 		return nil, nil
 	case undoOf == nil:
-		return nil, fmt.Errorf("it says it undoes request %q, and this request is no undo", truncate(u.Request, 253))
+		return nil, fmt.Errorf("it says it undoes request %q, and this request is no undo", state.Truncate(u.Request, 253))
 	case u.Request != *undoOf:
-		return nil, fmt.Errorf("it says it undoes request %q, and this request undoes %s", truncate(u.Request, 253), *undoOf)
+		return nil, fmt.Errorf("it says it undoes request %q, and this request undoes %s", state.Truncate(u.Request, 253), *undoOf)
 	case rr.Status.Undo != nil && (rr.Status.Undo.Request != u.Request || rr.Status.Undo.JobName != u.JobName):
-		return nil, fmt.Errorf("it says it undoes Job %q, and status.undo says Job %q", truncate(u.JobName, 253), rr.Status.Undo.JobName)
+		return nil, fmt.Errorf("it says it undoes Job %q, and status.undo says Job %q", state.Truncate(u.JobName, 253), rr.Status.Undo.JobName)
 	}
 	return u, nil
 }

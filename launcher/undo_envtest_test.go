@@ -27,6 +27,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -192,7 +193,7 @@ func refused(t *testing.T, rr *v1alpha1.ReplayRequest, says string) {
 	t.Helper()
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
 	sc, ac := condition(cur, v1alpha1.ConditionSucceeded), condition(cur, v1alpha1.ConditionAccepted)
-	if sc.Reason != launcher.ReasonUndoRefused || ac.Status != metav1.ConditionFalse || ac.Reason != launcher.ReasonUndoRefused ||
+	if sc.Reason != state.ReasonUndoRefused || ac.Status != metav1.ConditionFalse || ac.Reason != state.ReasonUndoRefused ||
 		!strings.HasPrefix(sc.Message, "target.undoOf: ") || !strings.Contains(sc.Message, says) {
 		t.Fatalf("Succeeded %s %q, Accepted %s %s; want UndoRefused saying %q", sc.Reason, sc.Message, ac.Status, ac.Reason, says)
 	}
@@ -206,7 +207,7 @@ func refused(t *testing.T, rr *v1alpha1.ReplayRequest, says string) {
 	if err := k8s.List(context.Background(), &cms, client.InNamespace(rr.Namespace), client.MatchingLabels{v1alpha1.LabelRequest: rr.Name}); err != nil || len(cms.Items) != 0 {
 		t.Fatalf("a refused undo made ConfigMaps %v (%v)", cms.Items, err)
 	}
-	waitEvent(t, rr.Namespace, rr.Name, launcher.ReasonUndoRefused)
+	waitEvent(t, rr.Namespace, rr.Name, state.ReasonUndoRefused)
 }
 
 // Each refusal of the contract, on the API server: the named request is
@@ -332,7 +333,7 @@ func TestEnvtestUndoRecordGoneBeforeItsJob(t *testing.T) {
 		create(t, u)
 		eventually(t, 20*time.Second, u.Name+" accepted and waiting", func() error {
 			cur := getRR(t, u)
-			if cur.Status.Undo == nil || condition(cur, v1alpha1.ConditionAccepted) == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != launcher.ReasonWaitingForGroup {
+			if cur.Status.Undo == nil || condition(cur, v1alpha1.ConditionAccepted) == nil || condition(cur, v1alpha1.ConditionAccepted).Reason != state.ReasonWaitingForGroup {
 				return fmt.Errorf("status %+v", cur.Status)
 			}
 			return nil
@@ -350,7 +351,7 @@ func TestEnvtestUndoRecordGoneBeforeItsJob(t *testing.T) {
 	startLauncher(t, opts, 2)
 	for u, says := range map[*v1alpha1.ReplayRequest]string{undo: "has no ReplayRecord " + rec.Name, undo2: `there is no ReplayRequest "rewind-2"`} {
 		cur := waitPhase(t, u, v1alpha1.PhaseFailed)
-		if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != launcher.ReasonUndoRefused || !strings.Contains(c.Message, says) {
+		if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != state.ReasonUndoRefused || !strings.Contains(c.Message, says) {
 			t.Fatalf("%s: Succeeded %s: %s", u.Name, c.Reason, c.Message)
 		}
 		if jobs := jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: u.Name}); len(jobs) != 0 || cur.Status.JobName != "" {
@@ -475,7 +476,7 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 		create(t, rr)
 		cur := getRR(t, rr)
 		cur.Status.ResolvedTarget = "undo:rewind"
-		launcher.SetCondition(cur, v1alpha1.ConditionAccepted, metav1.ConditionTrue, launcher.ReasonAccepted, "")
+		state.SetCondition(cur, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonAccepted, "")
 		if err := k8s.Status().Update(ctx, cur); err != nil {
 			t.Fatal(err)
 		}
@@ -764,7 +765,7 @@ func TestEnvtestUndoPlantedJobClaimsNoUndo(t *testing.T) {
 	create(t, job)
 	startLauncher(t, testOptions(), 2)
 	done := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	if sc := condition(done, v1alpha1.ConditionSucceeded); sc.Reason != launcher.ReasonJobConflict || !strings.Contains(sc.Message, "Job "+job.Name+" ") || !strings.Contains(sc.Message, `"someone-elses"`) {
+	if sc := condition(done, v1alpha1.ConditionSucceeded); sc.Reason != state.ReasonJobConflict || !strings.Contains(sc.Message, "Job "+job.Name+" ") || !strings.Contains(sc.Message, `"someone-elses"`) {
 		t.Fatalf("Succeeded %+v", sc)
 	}
 	if done.Status.Undo != nil || done.Status.JobName != "" {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // holdsGroup reports whether an object, in this version, may hold its group:
@@ -29,7 +30,7 @@ func holdsGroup(o client.Object) bool {
 	case *batchv1.Job:
 		return jobRuns(v)
 	case *v1alpha1.ReplayRequest:
-		return IsStarted(v) && !IsFinished(v) || v.DeletionTimestamp == nil && !IsFinished(v) || ConsumersHeld(v)
+		return state.IsStarted(v) && !state.IsFinished(v) || v.DeletionTimestamp == nil && !state.IsFinished(v) || ConsumersHeld(v)
 	}
 	return false
 }

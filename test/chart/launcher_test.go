@@ -152,7 +152,7 @@ func TestLauncherWithChartRBAC(t *testing.T) {
 			return err
 		}
 		a := got.Annotations
-		if a[v1alpha1.AnnotationOutcome] != launcher.OutcomeSucceeded || a[v1alpha1.AnnotationReason] != string(report.ReasonApplied) || a[v1alpha1.AnnotationMessagesReconsumed] != "20" {
+		if a[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeSucceeded || a[v1alpha1.AnnotationReason] != string(report.ReasonApplied) || a[v1alpha1.AnnotationMessagesReconsumed] != "20" {
 			return fmt.Errorf("annotations %v", a)
 		}
 		return nil

@@ -120,3 +120,9 @@ func LabelValue(name string) string {
 	sum := sha256.Sum256([]byte(name))
 	return HashedLabelPrefix + hex.EncodeToString(sum[:])[:48]
 }
+
+// Values of AnnotationOutcome.
+const (
+	OutcomeSucceeded = "Succeeded"
+	OutcomeFailed    = "Failed"
+)

@@ -1,7 +1,9 @@
-package launcher
+package state
 
 import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
 // A metric's label values come from a fixed set. A reason is whatever the
@@ -46,9 +48,9 @@ func ReasonLabel(reason string) string {
 // OutcomeLabel is an outcome as a metric label value: Succeeded or Failed.
 func OutcomeLabel(succeeded bool) string {
 	if succeeded {
-		return OutcomeSucceeded
+		return v1alpha1.OutcomeSucceeded
 	}
-	return OutcomeFailed
+	return v1alpha1.OutcomeFailed
 }
 
 // CounterIncrement is a result's count as a counter increment: a counter

@@ -13,10 +13,9 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
-
-var t0 = time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
 
 func finishedJob(t *testing.T, succeeded bool, reason string) *batchv1.Job {
 	t.Helper()
@@ -65,7 +64,7 @@ func TestUnitJobOutcome(t *testing.T) {
 		}, true, "AlreadyApplied", "already applied", true},
 		{"completed without a result", true, "", func(j *batchv1.Job) []corev1.Pod {
 			return []corev1.Pod{podWith(j, "p1", 0, "", t0)}
-		}, true, ReasonCompleted, "no result", false},
+		}, true, state.ReasonCompleted, "no result", false},
 	}
 	for _, code := range []report.ExitCode{report.ExitInternal, report.ExitInvalidInput, report.ExitGroupActive, report.ExitKafkaError, report.ExitPartiallyApplied, report.ExitInterrupted} {
 		r := testutil.Result("orders", code, 1)
@@ -85,15 +84,15 @@ func TestUnitJobOutcome(t *testing.T) {
 		}, false, "PartiallyApplied", "", true},
 		{"deadline exceeded", false, batchv1.JobReasonDeadlineExceeded, func(j *batchv1.Job) []corev1.Pod {
 			return []corev1.Pod{podWith(j, "p1", 137, "", t0)}
-		}, false, ReasonDeadlineExceeded, "activeDeadlineSeconds (600)", false},
+		}, false, state.ReasonDeadlineExceeded, "activeDeadlineSeconds (600)", false},
 		{"killed for memory", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod {
 			return []corev1.Pod{oomKilled(j, "p1", t0)}
-		}, false, ReasonOOMKilled, "more memory than its limit", false},
+		}, false, state.ReasonOOMKilled, "more memory than its limit", false},
 		{"unknown exit code", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod {
 			return []corev1.Pod{podWith(j, "p1", 139, "segfault", t0)}
 		}, false, "InternalError", "code 139", false},
 		{"no pod left", false, batchv1.JobReasonBackoffLimitExceeded, func(j *batchv1.Job) []corev1.Pod { return nil },
-			false, ReasonJobFailed, "BackoffLimitExceeded", false},
+			false, state.ReasonJobFailed, "BackoffLimitExceeded", false},
 	}...)
 
 	for _, tc := range cases {
@@ -121,36 +120,20 @@ func TestUnitOutcomeReasonIsAlwaysAValidConditionReason(t *testing.T) {
 	ok := testutil.Result("orders", report.ExitOK, 1)
 	ok.Reason = ""
 	job = finishedJob(t, true, "")
-	if o := JobOutcome(job, []corev1.Pod{podWith(job, "p1", 0, testutil.Compact(ok), t0)}); o.Reason != ReasonCompleted {
+	if o := JobOutcome(job, []corev1.Pod{podWith(job, "p1", 0, testutil.Compact(ok), t0)}); o.Reason != state.ReasonCompleted {
 		t.Fatalf("outcome = %+v", o)
-	}
-}
-
-func TestUnitJobFinished(t *testing.T) {
-	job := buildJob(t, testutil.MakeRequest("ns", "a"))
-	if f, _, _ := JobFinished(job); f {
-		t.Fatal("new Job finished")
-	}
-	// FailureTarget alone: pods are still terminating.
-	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue}}
-	if f, _, _ := JobFinished(job); f {
-		t.Fatal("FailureTarget counted as finished")
-	}
-	testutil.Complete(job, t0)
-	if f, ok, _ := JobFinished(job); !f || !ok {
-		t.Fatal("Complete not finished")
 	}
 }
 
 func TestUnitFinishSetsConditionsAndPhase(t *testing.T) {
 	rr := testutil.MakeRequest("ns", "a").Obj()
 	rr.Generation = 1
-	if PhaseFor(rr.Status.Conditions) != v1alpha1.PhasePending {
+	if state.PhaseFor(rr.Status.Conditions) != v1alpha1.PhasePending {
 		t.Fatal("new request not Pending")
 	}
 	rr.Status.JobName = "a-123"
-	SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, ReasonJobCreated, "")
-	if PhaseFor(rr.Status.Conditions) != v1alpha1.PhaseRunning {
+	state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonJobCreated, "")
+	if state.PhaseFor(rr.Status.Conditions) != v1alpha1.PhaseRunning {
 		t.Fatal("not Running")
 	}
 	res := testutil.Result("orders", report.ExitOK, 10, -2)
@@ -169,7 +152,7 @@ func TestUnitFinishSetsConditionsAndPhase(t *testing.T) {
 	if len(rr.Status.LogTail) > 4096 || rr.Status.LogTail != "last line" {
 		t.Fatalf("log tail = %q", rr.Status.LogTail)
 	}
-	if !IsFinished(rr) {
+	if !state.IsFinished(rr) {
 		t.Fatal("not finished")
 	}
 
@@ -183,15 +166,3 @@ func TestUnitFinishSetsConditionsAndPhase(t *testing.T) {
 		t.Fatal("Running set on a request that never ran")
 	}
 }
-
-func TestUnitTailAndTruncateKeepUTF8(t *testing.T) {
-	s := strings.Repeat("é", 3000)
-	if got := truncate(s, 1001); len(got) > 1001 || !strings.HasPrefix(s, got) || !utf8Valid(got) {
-		t.Fatalf("truncate broke UTF-8")
-	}
-	if got := tail(s, 1001); len(got) > 1001 || !strings.HasSuffix(s, got) || !utf8Valid(got) {
-		t.Fatalf("tail broke UTF-8")
-	}
-}
-
-func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "?") == s }

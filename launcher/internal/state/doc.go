@@ -1,0 +1,6 @@
+// Package state is the vocabulary of a request's status: the launcher's
+// condition reasons (next to the runner's, runner/report), the conditions
+// and the phase they give, what a Job's own conditions say about it, and
+// the bounded label values of the metrics. It is pure: it takes no client,
+// and every other launcher package may import it.
+package state
