@@ -31,6 +31,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -492,7 +493,7 @@ func TestEnvtestApprovalPlantedRecord(t *testing.T) {
 		forged.Partitions[i].NewOffset = 0
 	}
 	code := int32(0)
-	rec := launcher.BuildRecord(job, launcher.Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: forged, Complete: true})
+	rec := record.BuildRecord(job, record.Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: forged, Complete: true})
 	rec.OwnerReferences = nil // not the Job's
 	create(t, rec)
 	e.playPlan(t, job, planOf("planted-record"))

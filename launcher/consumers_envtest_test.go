@@ -31,6 +31,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -406,7 +407,7 @@ func TestEnvtestConsumersRestartMidPhase(t *testing.T) {
 			rr.Status.StartTime = &metav1.Time{Time: time.Now()}
 		}
 		if c.finished {
-			launcher.FinishRequest(rr, launcher.Outcome{Reason: string(report.ReasonKafkaError), Message: "the runner failed"}, "", time.Now())
+			launcher.FinishRequest(rr, record.Outcome{Reason: string(report.ReasonKafkaError), Message: "the runner failed"}, "", time.Now())
 		}
 		if err := k8s.Status().Update(ctx, rr); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -131,7 +132,7 @@ func TestUnitHoldersCountConsumersHeld(t *testing.T) {
 	finished.Name = "finished"
 	finished.Status.Consumers[0].State = v1alpha1.ConsumerPaused
 	finished.Status.JobName = "finished-1"
-	FinishRequest(finished, Outcome{Reason: "KafkaError"}, "", t0)
+	FinishRequest(finished, record.Outcome{Reason: "KafkaError"}, "", t0)
 	restored := finished.DeepCopy()
 	restored.Name = "restored"
 	restored.Status.Consumers[0].State = v1alpha1.ConsumerRestored

@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -28,7 +29,7 @@ import (
 // runbook Jobs (made from the chart's CronJobs, with no request) have the
 // same record. They hold the runner's compact result, which never contains
 // credentials, and nothing from the request's Kafka configuration.
-func ResultAnnotations(o Outcome) map[string]string {
+func ResultAnnotations(o record.Outcome) map[string]string {
 	a := map[string]string{
 		v1alpha1.AnnotationOutcome: v1alpha1.OutcomeFailed,
 		v1alpha1.AnnotationReason:  o.Reason,
@@ -68,7 +69,7 @@ func IsRecorded(job *batchv1.Job) bool {
 // Job (and pod) with it; once the request's status says it has finished, the
 // Job is the group's history and outlives the request until the history
 // limit removes it.
-func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o Outcome, releaseFrom *v1alpha1.ReplayRequest) error {
+func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o record.Outcome, releaseFrom *v1alpha1.ReplayRequest) error {
 	patched := job.DeepCopy()
 	if patched.Annotations == nil {
 		patched.Annotations = map[string]string{}
@@ -219,7 +220,7 @@ func podsOfJob(ctx context.Context, c client.Client, job *batchv1.Job) ([]corev1
 // a Job finished after it has seen the pod finish, so the pod event is
 // normally already here or a moment away; the wait ends early when it
 // arrives (pods are watched). A deadline-exceeded Job is recorded at once.
-func resultGraceLeft(o Outcome, grace time.Duration, now time.Time) time.Duration {
+func resultGraceLeft(o record.Outcome, grace time.Duration, now time.Time) time.Duration {
 	if o.ExitCode != nil || o.Reason == state.ReasonDeadlineExceeded || o.FinishedAt.IsZero() {
 		return 0
 	}

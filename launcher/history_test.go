@@ -12,13 +12,14 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
 func TestUnitResultAnnotations(t *testing.T) {
 	res := testutil.Result("orders", report.ExitOK, 7, 3)
-	a := ResultAnnotations(Outcome{Succeeded: true, Reason: "Applied", Result: res, FinishedAt: t0})
+	a := ResultAnnotations(record.Outcome{Succeeded: true, Reason: "Applied", Result: res, FinishedAt: t0})
 	if a[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeSucceeded || a[v1alpha1.AnnotationReason] != "Applied" ||
 		a[v1alpha1.AnnotationMessagesReconsumed] != "10" || a[v1alpha1.AnnotationFinishedAt] != "2026-03-01T09:30:00Z" {
 		t.Fatalf("annotations = %v", a)
@@ -36,14 +37,14 @@ func TestUnitResultAnnotations(t *testing.T) {
 	for i := range deltas {
 		deltas[i] = int64(i)
 	}
-	big := ResultAnnotations(Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, deltas...)})
+	big := ResultAnnotations(record.Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, deltas...)})
 	var r report.Result
 	if err := json.Unmarshal([]byte(big[v1alpha1.AnnotationResult]), &r); err != nil || !r.Truncated || r.Totals.Partitions != 500 {
 		t.Fatalf("big result: %v truncated=%v totals=%+v", err, r.Truncated, r.Totals)
 	}
 
 	// History shows skips, and a dry run's counts are marked as the plan's.
-	skip := ResultAnnotations(Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, -200, -76)})
+	skip := ResultAnnotations(record.Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, -200, -76)})
 	if skip[v1alpha1.AnnotationMessagesSkipped] != "276" || skip[v1alpha1.AnnotationMessagesReconsumed] != "0" {
 		t.Fatalf("a replay that skipped 276: annotations = %v", skip)
 	}
@@ -53,12 +54,12 @@ func TestUnitResultAnnotations(t *testing.T) {
 	plan := testutil.Result("orders", report.ExitOK, 5, -2)
 	plan.DryRun, plan.Reason = true, report.ReasonDryRun
 	plan.Summarize()
-	dry := ResultAnnotations(Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), Result: plan})
+	dry := ResultAnnotations(record.Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), Result: plan})
 	if dry[v1alpha1.AnnotationDryRun] != "true" || dry[v1alpha1.AnnotationMessagesReconsumed] != "5" || dry[v1alpha1.AnnotationMessagesSkipped] != "2" {
 		t.Fatalf("dry run annotations = %v", dry)
 	}
 
-	f := ResultAnnotations(Outcome{Reason: state.ReasonJobDeleted})
+	f := ResultAnnotations(record.Outcome{Reason: state.ReasonJobDeleted})
 	if f[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeFailed || f[v1alpha1.AnnotationReason] != state.ReasonJobDeleted {
 		t.Fatalf("failure annotations = %v", f)
 	}
@@ -94,16 +95,16 @@ func TestUnitExpiredJobsOnlyReleasedLauncherJobs(t *testing.T) {
 
 func TestUnitResultGrace(t *testing.T) {
 	code := int32(0)
-	if resultGraceLeft(Outcome{ExitCode: &code, FinishedAt: t0}, 10*time.Second, t0) != 0 {
+	if resultGraceLeft(record.Outcome{ExitCode: &code, FinishedAt: t0}, 10*time.Second, t0) != 0 {
 		t.Fatal("waited although the pod reported")
 	}
-	if resultGraceLeft(Outcome{Reason: state.ReasonDeadlineExceeded, FinishedAt: t0}, 10*time.Second, t0) != 0 {
+	if resultGraceLeft(record.Outcome{Reason: state.ReasonDeadlineExceeded, FinishedAt: t0}, 10*time.Second, t0) != 0 {
 		t.Fatal("waited on a deadline")
 	}
-	if got := resultGraceLeft(Outcome{Reason: state.ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(4*time.Second)); got != 6*time.Second {
+	if got := resultGraceLeft(record.Outcome{Reason: state.ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(4*time.Second)); got != 6*time.Second {
 		t.Fatalf("grace left = %v", got)
 	}
-	if resultGraceLeft(Outcome{Reason: state.ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(time.Minute)) > 0 {
+	if resultGraceLeft(record.Outcome{Reason: state.ReasonCompleted, FinishedAt: t0}, 10*time.Second, t0.Add(time.Minute)) > 0 {
 		t.Fatal("waited past the grace")
 	}
 }

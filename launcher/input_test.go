@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -42,7 +43,7 @@ func dryRunRecord(t *testing.T, n int) (*v1alpha1.ReplayRecord, *report.Result) 
 	job.Name, job.Namespace, job.UID = "a-plan", "ns", "job-uid"
 	job.Annotations = map[string]string{v1alpha1.AnnotationGroup: "orders"}
 	code := int32(0)
-	rec := BuildRecord(job, Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: r, Complete: true})
+	rec := record.BuildRecord(job, record.Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: r, Complete: true})
 	return rec, r
 }
 
@@ -256,7 +257,7 @@ func TestUnitRecordResultLeftAlone(t *testing.T) {
 	job := &batchv1.Job{}
 	job.Name, job.Namespace, job.UID = "u-plan", "ns", "u"
 	code := int32(0)
-	rec := BuildRecord(job, Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: r, Complete: true})
+	rec := record.BuildRecord(job, record.Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: r, Complete: true})
 	got, err := RecordResult(rec)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 )
 
 // EventSource is the name events are reported from.
@@ -116,7 +117,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 	if err != nil {
 		return err
 	}
-	var logs LogFetcher = PodLogs{Client: cs, Timeout: 5 * time.Second}
+	var logs record.LogFetcher = record.PodLogs{Client: cs, Timeout: 5 * time.Second}
 	if opts.Logs != nil {
 		logs = opts.Logs
 	}
@@ -127,7 +128,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 	if opts.Clock != nil {
 		now = opts.Clock.Now
 	}
-	records := NewRecordCollector(mgr.GetClient(), mgr.GetAPIReader(), logs)
+	records := record.NewCollector(mgr.GetClient(), mgr.GetAPIReader(), logs)
 	records.TailLines, records.TailBytes = opts.LogTailLines, opts.LogTailBytes
 	if err := (&ReplayRequestReconciler{
 		Client:    mgr.GetClient(),

@@ -3,9 +3,11 @@ package launcher
 import (
 	"time"
 
-	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // Metrics, registered next to controller-runtime's own on its /metrics
@@ -39,7 +41,7 @@ func init() {
 }
 
 // observeOutcome counts one finished replay.
-func observeOutcome(o Outcome, started time.Time) {
+func observeOutcome(o record.Outcome, started time.Time) {
 	// Label values from fixed sets only (metriclabels.go).
 	outcome := state.OutcomeLabel(o.Succeeded)
 	requestsTotal.WithLabelValues(outcome, state.ReasonLabel(o.Reason)).Inc()

@@ -9,6 +9,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -21,7 +22,7 @@ func TestUnitObserveOutcomeFromAForgedResult(t *testing.T) {
 	reconsumed, skipped := promtest.ToFloat64(messagesReconsumed), promtest.ToFloat64(messagesSkipped)
 	forged := testutil.Result("g", report.ExitOK, 5)
 	forged.Totals.MessagesToReconsume, forged.Totals.MessagesSkipped = -1000, -1
-	observeOutcome(Outcome{Succeeded: true, Reason: "Reason-x7f3a9", Result: forged}, t0)
+	observeOutcome(record.Outcome{Succeeded: true, Reason: "Reason-x7f3a9", Result: forged}, t0)
 	if got := promtest.ToFloat64(requestsTotal.WithLabelValues(v1alpha1.OutcomeSucceeded, state.ReasonOther)); got != other+1 {
 		t.Errorf("requests_total{reason=Other} = %v, want %v", got, other+1)
 	}

@@ -8,13 +8,14 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
 func TestUnitObserveOutcome(t *testing.T) {
 	before := promtest.ToFloat64(requestsTotal.WithLabelValues(v1alpha1.OutcomeSucceeded, "Applied"))
 	reconsumed := promtest.ToFloat64(messagesReconsumed)
-	observeOutcome(Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("g", report.ExitOK, 40, 2), FinishedAt: t0}, t0.Add(-30e9))
+	observeOutcome(record.Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("g", report.ExitOK, 40, 2), FinishedAt: t0}, t0.Add(-30e9))
 	if got := promtest.ToFloat64(requestsTotal.WithLabelValues(v1alpha1.OutcomeSucceeded, "Applied")); got != before+1 {
 		t.Fatalf("requests_total = %v, want %v", got, before+1)
 	}
@@ -24,7 +25,7 @@ func TestUnitObserveOutcome(t *testing.T) {
 	// A dry run re-consumes nothing.
 	dry := testutil.Result("g", report.ExitOK, 5)
 	dry.DryRun = true
-	observeOutcome(Outcome{Succeeded: true, Reason: "DryRun", Result: dry}, t0)
+	observeOutcome(record.Outcome{Succeeded: true, Reason: "DryRun", Result: dry}, t0)
 	if got := promtest.ToFloat64(messagesReconsumed); got != reconsumed+42 {
 		t.Fatalf("dry run counted: %v", got)
 	}

@@ -20,6 +20,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/clock"
+
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 )
 
 // Options are the launcher's defaults for the Jobs it creates and its own
@@ -89,7 +91,7 @@ type Options struct {
 	RunnerLogInterval time.Duration
 	// Logs reads the runner's log tail; nil reads pods/log through the API
 	// server.
-	Logs LogFetcher
+	Logs record.LogFetcher
 	// NoKEDA turns KEDA support off: a request naming a ScaledObject fails,
 	// and a Deployment or StatefulSet is paused through its scale even if a
 	// ScaledObject targets it (the chart then grants no access to KEDA).

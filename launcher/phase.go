@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -123,7 +124,7 @@ type pass struct {
 	requeue  time.Duration
 	// finished is the final outcome reached in this pass, if any, and
 	// finishedJob the Job it is about (nil when there is none).
-	finished    *Outcome
+	finished    *record.Outcome
 	finishedJob *batchv1.Job
 }
 

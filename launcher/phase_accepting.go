@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -42,7 +43,7 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 			reason, msg = string(report.ReasonInvalidInput), serr.Error()
 		}
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
-		return false, r.finish(ctx, p, nil, Outcome{Reason: reason, Message: msg})
+		return false, r.finish(ctx, p, nil, record.Outcome{Reason: reason, Message: msg})
 	}
 	if replay.UsesConsumerRef(rr) {
 		// Resolved once, here, and kept in status with Accepted
@@ -52,7 +53,7 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		if errors.Is(err, ErrNotResolvable) {
 			msg := state.Truncate(err.Error(), 1024)
 			state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonConsumerRefNotResolved, msg)
-			return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonConsumerRefNotResolved, Message: msg})
+			return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonConsumerRefNotResolved, Message: msg})
 		}
 		if err != nil {
 			return false, err
@@ -65,7 +66,7 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		undo, _, err := r.decideUndo(ctx, rr)
 		if refusal := (*UndoRefusal)(nil); errors.As(err, &refusal) {
 			state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonUndoRefused, refusal.Error())
-			return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonUndoRefused, Message: refusal.Error()})
+			return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonUndoRefused, Message: refusal.Error()})
 		}
 		if err != nil {
 			return false, err

@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -56,7 +57,7 @@ type StartFailure struct {
 // the start timeout it fails PodNotStarted; before it, a failure waiting
 // does not mend (EarlyStartFailure) fails it with that reason once due. It
 // is pure.
-func StartVerdict(what string, since time.Time, pods []corev1.Pod, events []corev1.Event, start PodStart, now time.Time, opts Options) (*Outcome, time.Duration) {
+func StartVerdict(what string, since time.Time, pods []corev1.Pod, events []corev1.Event, start PodStart, now time.Time, opts Options) (*record.Outcome, time.Duration) {
 	early := EarlyStartFailure(pods, events, opts.StartFailAfter)
 	deadline := since.Add(opts.StartTimeout)
 	if !now.Before(deadline) {
@@ -64,13 +65,13 @@ func StartVerdict(what string, since time.Time, pods []corev1.Pod, events []core
 		if early.Message != "" {
 			waiting = early.Message
 		}
-		return &Outcome{Reason: state.ReasonPodNotStarted, FinishedAt: now,
+		return &record.Outcome{Reason: state.ReasonPodNotStarted, FinishedAt: now,
 			Message: fmt.Sprintf("the %s did not start within the start timeout (%s): %s", what, opts.StartTimeout, waiting)}, 0
 	}
 	again := deadline.Sub(now)
 	if early.Reason != "" || early.ReadEvents {
 		if early.Reason != "" && !now.Before(early.Due) {
-			return &Outcome{Reason: early.Reason, FinishedAt: now,
+			return &record.Outcome{Reason: early.Reason, FinishedAt: now,
 				Message: fmt.Sprintf("the %s pod could not start for %s, and will not by itself: %s; nothing was run", what, opts.StartFailAfter, early.Message)}, 0
 		}
 		if now.Before(early.Due) {
@@ -281,7 +282,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		if err != nil {
 			msg := fmt.Sprintf("the runner Job %s was not made for this request: %v; it is not adopted, and its outcome is not this request's", job.Name, err)
 			state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobConflict, msg)
-			return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobConflict, Message: msg})
+			return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonJobConflict, Message: msg})
 		}
 		// The target it carries wins over one resolved since.
 		if t := job.Annotations[v1alpha1.AnnotationResolvedTarget]; t != "" {
@@ -309,14 +310,14 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	}
 	if finished, _, _ := state.JobFinished(job); finished {
 		r.logReads.forget(pods)
-		o := JobOutcome(job, pods)
+		o := record.JobOutcome(job, pods)
 		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
 			// The pod's last state is not in the cache yet; its event will
 			// trigger a reconcile sooner than this.
 			p.requeueAfter(wait)
 			return false, nil
 		}
-		if o, err = collectRecord(ctx, r.Records, job, pods, o); err != nil {
+		if o, err = record.CollectRecord(ctx, r.Records, job, pods, o); err != nil {
 			return false, err
 		}
 		return false, r.finish(ctx, p, job, o)
@@ -416,8 +417,8 @@ func stopJob(ctx context.Context, c client.Client, job *batchv1.Job) error {
 }
 
 // recordedOutcome reads back an outcome the launcher recorded on a Job.
-func recordedOutcome(job *batchv1.Job) Outcome {
-	o := Outcome{
+func recordedOutcome(job *batchv1.Job) record.Outcome {
+	o := record.Outcome{
 		Succeeded:  job.Annotations[v1alpha1.AnnotationOutcome] == v1alpha1.OutcomeSucceeded,
 		Reason:     job.Annotations[v1alpha1.AnnotationReason],
 		FinishedAt: jobFinishedAt(job),
@@ -473,24 +474,24 @@ func runnerPodsNamed(ctx context.Context, c client.Client, namespace, job string
 // finished Job's would be (the last attempt's exit code standing for the
 // Job's condition). Else it is JobDeleted, which says whether offsets may
 // have changed, and how to find out. It is pure.
-func DeletedJobOutcome(rr *v1alpha1.ReplayRequest, job string, pods []corev1.Pod) (*corev1.Pod, Outcome) {
+func DeletedJobOutcome(rr *v1alpha1.ReplayRequest, job string, pods []corev1.Pod) (*corev1.Pod, record.Outcome) {
 	for i := range pods {
 		if podActive(&pods[i]) {
-			return &pods[i], Outcome{}
+			return &pods[i], record.Outcome{}
 		}
 	}
-	attempts := AttemptsOf(pods, nil)
+	attempts := record.AttemptsOf(pods, nil)
 	if n := len(attempts); n > 0 && attempts[n-1].Result != nil {
 		last := &attempts[n-1]
 		cond := batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Time{Time: last.FinishedAt}}
 		if last.ExitCode == 0 {
 			cond.Type = batchv1.JobComplete
 		}
-		o := MergeAttempts(&batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{cond}}}, attempts)
+		o := record.MergeAttempts(&batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{cond}}}, attempts)
 		o.Message = state.Truncate(o.Message+" (the runner Job "+job+" was deleted before it finished; this is what its pod "+last.Pod+" reported)", 1024)
 		return nil, o
 	}
-	o := Outcome{Reason: state.ReasonJobDeleted, OffsetsChanged: v1alpha1.OffsetsChangedUnknown, Attempts: attempts}
+	o := record.Outcome{Reason: state.ReasonJobDeleted, OffsetsChanged: v1alpha1.OffsetsChangedUnknown, Attempts: attempts}
 	if n := len(attempts); n > 0 {
 		o.PodName = attempts[n-1].Pod
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -87,7 +88,7 @@ func (r *ReplayRequestReconciler) awaitingApproval(ctx context.Context, p *pass)
 	case VerdictExpired:
 		msg := fmt.Sprintf("plan %s was not approved by %s (approvalTimeout %s); nothing was applied", plan.Digest, PlanExpiry(rr).UTC().Format(time.RFC3339), ApprovalTimeout(rr))
 		state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonExpired, msg)
-		return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonExpired, Message: msg})
+		return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonExpired, Message: msg})
 	case VerdictApproved:
 		rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: v.By, At: &metav1.Time{Time: p.now}, Digest: plan.Digest}
 		msg := fmt.Sprintf("plan %s approved by %s", plan.Digest, v.By)
@@ -147,7 +148,7 @@ func (r *ReplayRequestReconciler) rejected(ctx context.Context, p *pass, v Appro
 	rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalRejected, By: v.By, At: &metav1.Time{Time: p.now}, Digest: digest, Reason: v.Value}
 	msg := fmt.Sprintf("plan %s rejected by %s: %s; nothing was applied", digest, v.By, v.Value)
 	state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonRejected, msg)
-	return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonRejected, Message: msg})
+	return r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonRejected, Message: msg})
 }
 
 // lateRejection is the rejection of a Manual request approved but whose

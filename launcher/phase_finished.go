@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -23,7 +24,7 @@ import (
 // request keeps controlling its Job, so a pass that stops in between finds
 // its own Job again, never one it would take for an earlier run's
 // (AlreadyRan). A failure part-way is retried by the next reconcile.
-func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) error {
+func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batchv1.Job, o record.Outcome) error {
 	logTail := ""
 	if job != nil || o.PodName != "" {
 		// The collector read the whole log and kept its end without the
@@ -35,7 +36,7 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batc
 			if err != nil {
 				log.FromContext(ctx).V(1).Info("no log tail", "pod", o.PodName, "error", err.Error())
 			}
-			logTail = WithoutFrameLines(t)
+			logTail = record.WithoutFrameLines(t)
 		}
 	}
 	FinishRequest(p.rr, o, logTail, p.now)
@@ -53,8 +54,8 @@ func (r *ReplayRequestReconciler) finish(ctx context.Context, p *pass, job *batc
 // outcome, with the outcome's reason, so that
 // `kubectl wait --for=condition=Finished` returns on success and failure
 // alike.
-func FinishRequest(rr *v1alpha1.ReplayRequest, o Outcome, logTail string, now time.Time) {
-	Finish(rr, o, logTail, now)
+func FinishRequest(rr *v1alpha1.ReplayRequest, o record.Outcome, logTail string, now time.Time) {
+	record.Finish(rr, o, logTail, now)
 	state.SetCondition(rr, v1alpha1.ConditionFinished, metav1.ConditionTrue, o.Reason, o.Message)
 	// How to take it back, with the outcome: empty unless it committed.
 	rr.Status.UndoCommand = UndoCommand(rr)
@@ -65,9 +66,9 @@ func FinishRequest(rr *v1alpha1.ReplayRequest, o Outcome, logTail string, now ti
 // patch; then the finalizer goes. o is the outcome this pass reached, or nil
 // when an earlier pass reached it and stopped before this (the Finished
 // phase), in which case the Job is recorded from status (StatusOutcome).
-func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.ReplayRequest, job *batchv1.Job, o *Outcome) error {
+func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.ReplayRequest, job *batchv1.Job, o *record.Outcome) error {
 	if job != nil && ControlledBy(job, rr) && !RefusedJob(rr, job) {
-		var out Outcome
+		var out record.Outcome
 		switch {
 		case o != nil:
 			out = *o
@@ -101,8 +102,8 @@ func RefusedJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) bool {
 // StatusOutcome is the outcome a finished request's status records, for a
 // Job that did not get it: reason, success, message and time (the full
 // result is in status and in the Job's record). It is pure.
-func StatusOutcome(rr *v1alpha1.ReplayRequest) Outcome {
-	o := Outcome{Message: rr.Status.Message}
+func StatusOutcome(rr *v1alpha1.ReplayRequest) record.Outcome {
+	o := record.Outcome{Message: rr.Status.Message}
 	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionSucceeded); c != nil {
 		o.Succeeded, o.Reason = c.Status == metav1.ConditionTrue, c.Reason
 	}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -55,7 +56,7 @@ func (r *ReplayRequestReconciler) recordFailed(ctx context.Context, p *pass, err
 	rr.Status.Consumers = nil
 	msg := "cannot record the consumers, nothing was changed: " + err.Error()
 	state.SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonPauseFailed, msg)
-	return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonPauseFailed, Message: msg})
+	return r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonPauseFailed, Message: msg})
 }
 
 // pausingConsumers pauses every recorded consumer, then creates the Job: the
@@ -80,7 +81,7 @@ func (r *ReplayRequestReconciler) pausingConsumers(ctx context.Context, p *pass)
 			}
 			msg := "cannot pause " + consumerName(*c) + ": " + err.Error()
 			state.SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonPauseFailed, msg)
-			return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonPauseFailed, Message: msg})
+			return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonPauseFailed, Message: msg})
 		}
 		c.State = v1alpha1.ConsumerPaused
 		c.Message = "paused"

@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -67,7 +68,7 @@ func PlanSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan 
 		Target:    rec.Target,
 		PlannedAt: &metav1.Time{Time: plannedAt},
 		ExpiresAt: &metav1.Time{Time: plannedAt.Add(ApprovalTimeout(rr))},
-		Totals:    apiTotals(plan.Totals),
+		Totals:    record.APITotals(plan.Totals),
 	}
 	for _, p := range LargestDeltas(plan.Partitions, maxLargestDeltas) {
 		s.LargestDeltas = append(s.LargestDeltas, v1alpha1.PartitionResult{
@@ -147,7 +148,7 @@ func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next b
 	if !ControlledBy(job, rr) {
 		msg := fmt.Sprintf("a Job named %s already exists that the launcher did not make for this request's plan; it is not adopted, and nothing was run", job.Name)
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobConflict, msg)
-		return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobConflict, Message: msg})
+		return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonJobConflict, Message: msg})
 	}
 	if job.DeletionTimestamp != nil {
 		return false, nil // gone soon; then Queued plans again
@@ -167,12 +168,12 @@ func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next b
 	}
 	if finished, _, _ := state.JobFinished(job); finished {
 		r.logReads.forget(pods)
-		o := JobOutcome(job, pods)
+		o := record.JobOutcome(job, pods)
 		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
 			p.requeueAfter(wait)
 			return false, nil
 		}
-		if o, err = collectRecord(ctx, r.Records, job, pods, o); err != nil {
+		if o, err = record.CollectRecord(ctx, r.Records, job, pods, o); err != nil {
 			return false, err
 		}
 		return r.planned(ctx, p, job, o)
@@ -197,7 +198,7 @@ func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next b
 // planned turns a finished planning Job into the plan awaiting approval,
 // from its ReplayRecord (what the apply Job will be given), or fails the
 // request with the planning run's reason.
-func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) (next bool, err error) {
+func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *batchv1.Job, o record.Outcome) (next bool, err error) {
 	rr := p.rr
 	if !o.Succeeded || o.Result == nil || !o.Result.DryRun || o.Reason != string(report.ReasonDryRun) {
 		if o.Succeeded {
@@ -214,7 +215,7 @@ func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *bat
 		}
 		// No record, or one that cannot stand for the plan: nothing that
 		// could be approved.
-		return false, r.planFailed(ctx, p, job, Outcome{
+		return false, r.planFailed(ctx, p, job, record.Outcome{
 			Reason:     state.ReasonPlanNotRecorded,
 			Message:    fmt.Sprintf("the plan of Job %s cannot be kept whole for approval, so nothing will be applied: %v", job.Name, err),
 			FinishedAt: o.FinishedAt,
@@ -229,7 +230,7 @@ func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *bat
 	}
 	s := PlanSummaryOf(rr, rec, plan, plannedAt)
 	rr.Status.Plan = s
-	rr.Status.Result = APIResult(o.Result)
+	rr.Status.Result = record.APIResult(o.Result)
 	if o.LogTail != "" {
 		rr.Status.LogTail = state.Tail(o.LogTail, 4096)
 	}
@@ -273,8 +274,8 @@ func (r *ReplayRequestReconciler) readPlan(ctx context.Context, job *batchv1.Job
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: jobName}, &rec); err != nil {
 		return nil, nil, err
 	}
-	if !ownedByJob(&rec, job) {
-		return nil, nil, fmt.Errorf("ReplayRecord %s: %w", jobName, ErrRecordNotOwned)
+	if !record.OwnedByJob(&rec, job) {
+		return nil, nil, fmt.Errorf("ReplayRecord %s: %w", jobName, record.ErrRecordNotOwned)
 	}
 	plan, err := RecordResult(&rec)
 	if err != nil {
@@ -295,7 +296,7 @@ func apiServerTrouble(err error) bool {
 
 // planFailed fails a request whose planning run failed, with that run's
 // reason; the planning Job gets the outcome like any finished Job.
-func (r *ReplayRequestReconciler) planFailed(ctx context.Context, p *pass, job *batchv1.Job, o Outcome) error {
+func (r *ReplayRequestReconciler) planFailed(ctx context.Context, p *pass, job *batchv1.Job, o record.Outcome) error {
 	state.SetCondition(p.rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, state.ReasonFinished, "the planning Job "+job.Name+" has finished")
 	o.Message = "planning: " + o.Message
 	return r.finish(ctx, p, job, o)

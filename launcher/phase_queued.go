@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -237,19 +238,19 @@ func (r *ReplayRequestReconciler) createFailed(ctx context.Context, p *pass, err
 			// What an undo restores from is gone or changed since it was
 			// accepted: refused as at acceptance, before anything is made.
 			SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonUndoRefused, refusal.Error())
-		return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonUndoRefused, Message: refusal.Error()})
+		return r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonUndoRefused, Message: refusal.Error()})
 	}
 	msg := "cannot create the runner Job: " + err.Error()
 	if apierrors.IsInvalid(err) || errors.Is(err, ErrJobRefused) {
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobInvalid, msg)
-		return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobInvalid, Message: msg})
+		return r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonJobInvalid, Message: msg})
 	}
 	state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, state.ReasonJobCreateFailed, msg)
 	since := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning).LastTransitionTime.Time
 	retry, left := CreateRetry(since, p.now, r.Options.StartTimeout)
 	if left <= 0 {
 		timeout := "cannot create the runner Job within the start timeout (" + r.Options.StartTimeout.String() + "): " + err.Error()
-		return r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobNotCreated, Message: timeout})
+		return r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonJobNotCreated, Message: timeout})
 	}
 	p.event(nil, corev1.EventTypeWarning, state.ReasonJobCreateFailed, "Run", msg)
 	rr.Status.Message = state.Truncate(msg, 1024)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -48,7 +49,7 @@ func ClassifyForeignJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) ForeignJob
 // AlreadyRanOutcome is the outcome of a request that ran before, as its kept
 // Job tells: Succeeded as the earlier run, reason AlreadyRan, and a message
 // naming the Job, when it finished and how.
-func AlreadyRanOutcome(job *batchv1.Job) Outcome {
+func AlreadyRanOutcome(job *batchv1.Job) record.Outcome {
 	finished := jobFinishedAt(job)
 	earlier := job.Annotations[v1alpha1.AnnotationOutcome]
 	if earlier == "" {
@@ -62,7 +63,7 @@ func AlreadyRanOutcome(job *batchv1.Job) Outcome {
 	if reason := job.Annotations[v1alpha1.AnnotationReason]; reason != "" {
 		how += " (" + reason + ")"
 	}
-	return Outcome{
+	return record.Outcome{
 		Succeeded: earlier == v1alpha1.OutcomeSucceeded,
 		Reason:    state.ReasonAlreadyRan,
 		Message: fmt.Sprintf("this replay already ran: a request with the same name and spec ran as Job %s, which finished at %s: %s; it is not run again (to run it again, create a request with another name, for example with metadata.generateName)",
@@ -90,6 +91,6 @@ func (r *ReplayRequestReconciler) recognising(ctx context.Context, p *pass) (nex
 	default:
 		msg := fmt.Sprintf("a Job named %s already exists that the launcher did not make for this request; it is not adopted, and nothing was run", job.Name)
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobConflict, msg)
-		return false, r.finish(ctx, p, nil, Outcome{Reason: state.ReasonJobConflict, Message: msg})
+		return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonJobConflict, Message: msg})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -41,7 +42,7 @@ func TestUnitDecidePhase(t *testing.T) {
 	started := accepted.DeepCopy()
 	started.Status.JobName = "a-123"
 	finished := started.DeepCopy()
-	FinishRequest(finished, Outcome{Succeeded: true, Reason: "Applied"}, "", t0)
+	FinishRequest(finished, record.Outcome{Succeeded: true, Reason: "Applied"}, "", t0)
 	deleting := started.DeepCopy()
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
 	mine := ownJob(t, fresh)
@@ -53,7 +54,7 @@ func TestUnitDecidePhase(t *testing.T) {
 	pausedRunning.Status.Consumers[0].State = v1alpha1.ConsumerPaused
 	pausedRunning.Status.JobName = "a-123"
 	pausedFinished := pausedRunning.DeepCopy()
-	FinishRequest(pausedFinished, Outcome{Reason: "KafkaError"}, "", t0)
+	FinishRequest(pausedFinished, record.Outcome{Reason: "KafkaError"}, "", t0)
 	restored := pausedFinished.DeepCopy()
 	restored.Status.Consumers[0].State = v1alpha1.ConsumerRestored
 	pausedDeleting := pausedRunning.DeepCopy()
@@ -270,7 +271,7 @@ func TestUnitTrustedRunbookJob(t *testing.T) {
 }
 
 func TestUnitFinishRequestSetsFinishedOnEveryOutcome(t *testing.T) {
-	for _, o := range []Outcome{
+	for _, o := range []record.Outcome{
 		{Succeeded: true, Reason: "Applied", Message: "moved"},
 		{Reason: "GroupActive", Message: "active"},
 		{Reason: state.ReasonAlreadyRan, Succeeded: true, Message: "ran before"},
@@ -289,7 +290,7 @@ func TestUnitFinishRequestSetsFinishedOnEveryOutcome(t *testing.T) {
 }
 
 func TestUnitStatusOutcomeReadsBackFinish(t *testing.T) {
-	for _, o := range []Outcome{
+	for _, o := range []record.Outcome{
 		{Succeeded: true, Reason: "Applied", Message: "3 partitions moved", FinishedAt: t0},
 		{Reason: state.ReasonPodNotStarted, Message: "ImagePullBackOff", FinishedAt: t0},
 	} {
@@ -328,7 +329,7 @@ func TestUnitDecidePhaseManual(t *testing.T) {
 	started := approved.DeepCopy()
 	started.Status.JobName = applyJob.Name
 	rejected := ready.DeepCopy()
-	FinishRequest(rejected, Outcome{Reason: state.ReasonRejected}, "", t0)
+	FinishRequest(rejected, record.Outcome{Reason: state.ReasonRejected}, "", t0)
 	deleting := accepted.DeepCopy()
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
 

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -74,11 +75,11 @@ type ReplayRequestReconciler struct {
 	// before its Job is created.
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
-	Logs      LogFetcher
+	Logs      record.LogFetcher
 	// Records reads a finished Job's full results from its pods' logs and
 	// keeps its ReplayRecord; nil records from termination messages alone,
 	// and keeps no record.
-	Records *RecordCollector
+	Records *record.Collector
 	Options Options
 	// Now is the clock; tests may stop it.
 	Now func() time.Time

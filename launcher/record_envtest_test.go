@@ -20,6 +20,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -205,7 +206,7 @@ func TestEnvtestRecordCollectorIsIdempotentAndKeepsItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := newRecordLogs()
-	collector := launcher.NewRecordCollector(as, as, logs)
+	collector := record.NewCollector(as, as, logs)
 
 	rr := testutil.MakeRequest(ns, "direct").Obj()
 	create(t, rr)
@@ -231,12 +232,12 @@ func TestEnvtestRecordCollectorIsIdempotentAndKeepsItsOwn(t *testing.T) {
 	unbound := pods.Items[0].DeepCopy()
 	unbound.Spec.NodeName = ""
 	asked := &countingLogs{FullLogFetcher: logs}
-	if _, err := launcher.NewRecordCollector(as, as, asked).Collect(ctx, job, []corev1.Pod{*unbound}); err != nil || asked.n != 0 {
+	if _, err := record.NewCollector(as, as, asked).Collect(ctx, job, []corev1.Pod{*unbound}); err != nil || asked.n != 0 {
 		t.Fatalf("Collect of an unbound pod: %v, %d log reads", err, asked.n)
 	}
 	// Again, with the pod's log gone: the complete record stays.
 	logs = newRecordLogs()
-	again, err := launcher.NewRecordCollector(as, as, logs).Collect(ctx, job, pods.Items)
+	again, err := record.NewCollector(as, as, logs).Collect(ctx, job, pods.Items)
 	if err != nil || again.Object == nil || !again.Object.Complete || again.Object.ResourceVersion != got.Object.ResourceVersion {
 		t.Fatalf("second Collect = %+v, %v; want the first record unchanged", again.Object, err)
 	}
@@ -244,13 +245,13 @@ func TestEnvtestRecordCollectorIsIdempotentAndKeepsItsOwn(t *testing.T) {
 	// A record planted under another Job's name, owned by something else.
 	other := job.DeepCopy()
 	other.Name, other.UID = job.Name+"-planted", "not-this-job"
-	planted := launcher.BuildRecord(other, launcher.Outcome{Reason: "Applied", Succeeded: true})
+	planted := record.BuildRecord(other, record.Outcome{Reason: "Applied", Succeeded: true})
 	planted.Name = job.Name + "x"
 	create(t, planted)
 	victim := job.DeepCopy()
 	victim.Name = planted.Name
 	res, err := collector.Collect(ctx, victim, nil)
-	if !errors.Is(err, launcher.ErrRecordNotOwned) || res == nil || res.Object != nil {
+	if !errors.Is(err, record.ErrRecordNotOwned) || res == nil || res.Object != nil {
 		t.Fatalf("Collect over a planted record = %+v, %v; want ErrRecordNotOwned and no record", res, err)
 	}
 }
@@ -278,7 +279,7 @@ func TestEnvtestRecordOfARunbookJob(t *testing.T) {
 
 // countingLogs counts whole-log reads.
 type countingLogs struct {
-	launcher.FullLogFetcher
+	record.FullLogFetcher
 	n int
 }
 

@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,9 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -100,7 +100,7 @@ type RunbookJobReconciler struct {
 	Recorder  recorder.EventRecorder
 	// Records keeps a finished runbook Job's ReplayRecord, as for a
 	// request's Job; nil keeps none.
-	Records *RecordCollector
+	Records *record.Collector
 	Options Options
 	// Now is the clock; tests may stop it.
 	Now func() time.Time
@@ -150,11 +150,11 @@ func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Requ
 	if !finished {
 		return r.bound(ctx, &job, pods, now)
 	}
-	o := JobOutcome(&job, pods)
+	o := record.JobOutcome(&job, pods)
 	if wait := resultGraceLeft(o, r.Options.PodResultGrace, now); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
-	o, err = collectRecord(ctx, r.Records, &job, pods, o)
+	o, err = record.CollectRecord(ctx, r.Records, &job, pods, o)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -218,7 +218,7 @@ func (r *RunbookJobReconciler) bound(ctx context.Context, job *batchv1.Job, pods
 	return reconcile.Result{}, r.record(ctx, job, *o)
 }
 
-func (r *RunbookJobReconciler) record(ctx context.Context, job *batchv1.Job, o Outcome) error {
+func (r *RunbookJobReconciler) record(ctx context.Context, job *batchv1.Job, o record.Outcome) error {
 	if err := recordOnJob(ctx, r.Client, job, o, nil); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -182,7 +183,7 @@ func (r *ReplayRequestReconciler) followRunner(ctx context.Context, p *pass, job
 		log.FromContext(ctx).V(1).Info("no log tail of the running runner", "pod", due.Pod, "error", err.Error())
 		return
 	}
-	t = WithoutFrameLines(t)
+	t = record.WithoutFrameLines(t)
 	if !laterTail(p.rr.Status.LogTail, t, due.Ended) {
 		return
 	}

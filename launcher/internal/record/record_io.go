@@ -1,4 +1,4 @@
-package launcher
+package record
 
 import (
 	"bytes"
@@ -49,9 +49,9 @@ type Record struct {
 	Object *v1alpha1.ReplayRecord
 }
 
-// RecordCollector reads a finished Job's results from its pods' logs and
+// Collector reads a finished Job's results from its pods' logs and
 // keeps them as the Job's ReplayRecord.
-type RecordCollector struct {
+type Collector struct {
 	// Client writes records (create, update).
 	Client client.Client
 	// Reader reads a record past the cache (the manager's APIReader).
@@ -66,12 +66,12 @@ type RecordCollector struct {
 	TailLines, TailBytes int64
 }
 
-// NewRecordCollector makes the collector the launcher uses: writes through c,
+// NewCollector makes the collector the launcher uses: writes through c,
 // reads past the cache through r, and reads logs through logs when it can
 // read whole logs (PodLogs can).
-func NewRecordCollector(c client.Client, r client.Reader, logs LogFetcher) *RecordCollector {
+func NewCollector(c client.Client, r client.Reader, logs LogFetcher) *Collector {
 	full, _ := logs.(FullLogFetcher)
-	return &RecordCollector{Client: c, Reader: r, Logs: full}
+	return &Collector{Client: c, Reader: r, Logs: full}
 }
 
 // Collect is the finish path's one call for a finished runner Job (a
@@ -85,7 +85,7 @@ func NewRecordCollector(c client.Client, r client.Reader, logs LogFetcher) *Reco
 // when err is not nil: err only says the ReplayRecord could not be stored.
 // A caller records the outcome (status, Job annotations) either way, and
 // retries for a transient error; ErrRecordNotOwned is permanent.
-func (c *RecordCollector) Collect(ctx context.Context, job *batchv1.Job, pods []corev1.Pod) (*Record, error) {
+func (c *Collector) Collect(ctx context.Context, job *batchv1.Job, pods []corev1.Pod) (*Record, error) {
 	logs := c.readLogs(ctx, job, pods)
 	o := MergeAttempts(job, AttemptsOf(pods, logs))
 	if o.PodName != "" {
@@ -101,7 +101,7 @@ func (c *RecordCollector) Collect(ctx context.Context, job *batchv1.Job, pods []
 // record that cannot be stored for now is an error to retry; one that some
 // other writer holds (ErrRecordNotOwned) never will be, so the outcome is
 // recorded without it.
-func collectRecord(ctx context.Context, c *RecordCollector, job *batchv1.Job, pods []corev1.Pod, fallback Outcome) (Outcome, error) {
+func CollectRecord(ctx context.Context, c *Collector, job *batchv1.Job, pods []corev1.Pod, fallback Outcome) (Outcome, error) {
 	if c == nil {
 		return fallback, nil
 	}
@@ -116,7 +116,7 @@ func collectRecord(ctx context.Context, c *RecordCollector, job *batchv1.Job, po
 // readLogs reads the last intact frame of each terminated attempt's log. A
 // log that cannot be read (the node is gone, say) is not an error: the
 // attempt falls back to its termination message.
-func (c *RecordCollector) readLogs(ctx context.Context, job *batchv1.Job, pods []corev1.Pod) map[string]LogRecord {
+func (c *Collector) readLogs(ctx context.Context, job *batchv1.Job, pods []corev1.Pod) map[string]LogRecord {
 	out := map[string]LogRecord{}
 	if c.Logs == nil {
 		return out
@@ -135,7 +135,7 @@ func (c *RecordCollector) readLogs(ctx context.Context, job *batchv1.Job, pods [
 	return out
 }
 
-func (c *RecordCollector) readFrameFrom(ctx context.Context, ns, pod string, limit int64) LogRecord {
+func (c *Collector) readFrameFrom(ctx context.Context, ns, pod string, limit int64) LogRecord {
 	rc, err := c.Logs.Full(ctx, ns, pod, state.ContainerName, limit)
 	if err != nil {
 		return LogRecord{Err: err}
@@ -160,7 +160,7 @@ func (c *RecordCollector) readFrameFrom(ctx context.Context, ns, pod string, lim
 }
 
 // store creates the record, or keeps the Job's existing one.
-func (c *RecordCollector) store(ctx context.Context, job *batchv1.Job, rec *v1alpha1.ReplayRecord) (*v1alpha1.ReplayRecord, error) {
+func (c *Collector) store(ctx context.Context, job *batchv1.Job, rec *v1alpha1.ReplayRecord) (*v1alpha1.ReplayRecord, error) {
 	err := c.Client.Create(ctx, rec)
 	if err == nil {
 		return rec, nil
@@ -172,7 +172,7 @@ func (c *RecordCollector) store(ctx context.Context, job *batchv1.Job, rec *v1al
 	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(rec), &existing); err != nil {
 		return nil, fmt.Errorf("read ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
-	if !ownedByJob(&existing, job) {
+	if !OwnedByJob(&existing, job) {
 		return nil, fmt.Errorf("ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, ErrRecordNotOwned)
 	}
 	if existing.Complete || !rec.Complete {
@@ -244,7 +244,7 @@ func WithoutFrameLines(log string) string {
 	return w.String()
 }
 
-func ownedByJob(rec *v1alpha1.ReplayRecord, job *batchv1.Job) bool {
+func OwnedByJob(rec *v1alpha1.ReplayRecord, job *batchv1.Job) bool {
 	for _, r := range rec.OwnerReferences {
 		if r.Kind == "Job" && r.APIVersion == batchv1.SchemeGroupVersion.String() && r.UID == job.UID {
 			return true

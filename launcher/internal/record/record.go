@@ -1,4 +1,4 @@
-package launcher
+package record
 
 import (
 	"cmp"
@@ -460,7 +460,7 @@ func MergeResults(attempts []Attempt) *report.Result {
 // condition and all its pods' termination messages (see MergeAttempts). The
 // runner writes its compact result there; with FallbackToLogsOnError a runner
 // that died before writing it leaves its last log lines instead, which end up
-// in the message. RecordCollector.Collect gives the same outcome from the
+// in the message. Collector.Collect gives the same outcome from the
 // pods' full results in their logs, and keeps the record.
 func JobOutcome(job *batchv1.Job, pods []corev1.Pod) Outcome {
 	return MergeAttempts(job, AttemptsOf(pods, nil))

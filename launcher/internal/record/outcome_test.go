@@ -1,4 +1,4 @@
-package launcher
+package record
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ import (
 
 func finishedJob(t *testing.T, succeeded bool, reason string) *batchv1.Job {
 	t.Helper()
-	job := buildJob(t, testutil.MakeRequest("ns", "a"))
+	job := runnerJob()
 	job.UID = "job-uid"
 	if succeeded {
 		testutil.Complete(job, t0)

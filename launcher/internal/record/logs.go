@@ -1,4 +1,4 @@
-package launcher
+package record
 
 import (
 	"context"
@@ -16,7 +16,7 @@ type LogFetcher interface {
 
 // FullLogFetcher reads a container's whole log from its start, at most
 // limitBytes of it, as a stream: the record's result frame is near the end
-// of a log that may be several MiB (see RecordCollector).
+// of a log that may be several MiB (see Collector).
 type FullLogFetcher interface {
 	Full(ctx context.Context, namespace, pod, container string, limitBytes int64) (io.ReadCloser, error)
 }

@@ -1,4 +1,4 @@
-package launcher
+package record
 
 import (
 	"bytes"
@@ -96,7 +96,7 @@ func BuildRecord(job *batchv1.Job, o Outcome) *v1alpha1.ReplayRecord {
 		rec.Target = r.Target.Given
 	}
 	rec.Warnings = slices.Clone(r.Warnings)
-	rec.Totals = apiTotals(r.Totals)
+	rec.Totals = APITotals(r.Totals)
 
 	topics := RecordTopics(r)
 	inline, err := json.Marshal(topics)
@@ -137,7 +137,7 @@ func recordAttempt(a *Attempt) v1alpha1.RecordAttempt {
 	switch {
 	case a.Result != nil:
 		out.Error = state.Truncate(a.Result.Error, 1024)
-		t := apiTotals(a.Result.Totals)
+		t := APITotals(a.Result.Totals)
 		out.Totals = &t
 	case a.Text != "":
 		out.Error = state.Truncate(a.Text, 1024)

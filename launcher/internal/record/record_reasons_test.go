@@ -1,10 +1,11 @@
-package launcher
+package record
 
 import (
 	"testing"
 
-	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 func TestUnitClaimsNothingChanged(t *testing.T) {

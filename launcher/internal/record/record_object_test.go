@@ -1,4 +1,4 @@
-package launcher
+package record
 
 import (
 	"encoding/json"
@@ -152,5 +152,41 @@ func TestUnitRecordOfADryRun(t *testing.T) {
 	}
 	if rec.Name != "" && rec.OwnerReferences[0].Kind != "Job" {
 		t.Fatalf("owner %+v", rec.OwnerReferences)
+	}
+}
+
+// A partition an undo left alone is neither applied nor failed, in the
+// record and back out of it, and its reason survives both ways.
+func TestUnitRecordKeepsLeftAlone(t *testing.T) {
+	r := testutil.Result("orders", report.ExitOK, 5, 0, 0)
+	r.Target = report.Target{Given: "undo:/etc/kafka-replay/input/input.json.gz", Resolved: "undo:ns/rewind"}
+	for _, i := range []int{1, 2} {
+		c := *r.Partitions[i].PreviousOffset
+		r.Partitions[i].NewOffset, r.Partitions[i].Applied = c, false
+		r.Partitions[i].LeftAlone = "consumed past its previous offset; restoring would re-consume 3 messages"
+	}
+	r.Summarize()
+	if r.Totals.LeftAlone != 2 || r.Totals.Failed != 0 {
+		t.Fatalf("totals %+v", r.Totals)
+	}
+	rec := recordOf(t, r)
+	if got := rec.Topics[0]; len(got.Failed) != 0 || len(got.LeftAlone) != 1 || len(got.LeftAlone[0].Partitions) != 2 {
+		t.Fatalf("record topic %+v", got)
+	}
+	if rec.Totals.LeftAlone != 2 {
+		t.Fatalf("record totals %+v", rec.Totals)
+	}
+	back, err := replay.RecordPartitions(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range back {
+		wantLeft := i > 0
+		if (p.LeftAlone != "") != wantLeft || p.Applied == wantLeft || p.Error != "" {
+			t.Errorf("partition %d back from the record: %+v", i, p)
+		}
+	}
+	if api := APIResult(r); api.Totals.LeftAlone != 2 || api.Partitions[1].LeftAlone == "" || api.Partitions[0].LeftAlone != "" {
+		t.Errorf("status result %+v", api)
 	}
 }

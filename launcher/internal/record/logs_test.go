@@ -1,4 +1,4 @@
-package launcher
+package record
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func TestUnitPodLogsFull(t *testing.T) {
 	}
 	// PodLogs is what the launcher reads records with.
 	var _ FullLogFetcher = logs
-	if NewRecordCollector(nil, nil, logs).Logs == nil {
+	if NewCollector(nil, nil, logs).Logs == nil {
 		t.Fatal("the collector does not read whole logs through PodLogs")
 	}
 }

@@ -1,4 +1,4 @@
-package launcher
+package record
 
 import (
 	"fmt"
@@ -40,7 +40,7 @@ type Outcome struct {
 	// Complete is true when every attempt's full result was read.
 	Complete bool
 	// LogTail is the end of the last attempt's log without the result
-	// frame, when RecordCollector read the whole log; empty otherwise.
+	// frame, when Collector read the whole log; empty otherwise.
 	LogTail string
 }
 
@@ -72,7 +72,7 @@ func APIResult(r *report.Result) *v1alpha1.ReplayResult {
 		Truncated:      r.Truncated,
 		Error:          r.Error,
 		Warnings:       slices.Clone(r.Warnings),
-		Totals:         apiTotals(r.Totals),
+		Totals:         APITotals(r.Totals),
 	}
 	if out.Target == "" {
 		out.Target = r.Target.Given
@@ -127,7 +127,7 @@ func Finish(rr *v1alpha1.ReplayRequest, o Outcome, logTail string, now time.Time
 }
 
 // apiTotals converts the runner's totals into their API form.
-func apiTotals(t report.Totals) v1alpha1.ResultTotals {
+func APITotals(t report.Totals) v1alpha1.ResultTotals {
 	return v1alpha1.ResultTotals{
 		Partitions:          int32(t.Partitions),
 		Applied:             int32(t.Applied),
