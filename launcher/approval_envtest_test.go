@@ -971,7 +971,7 @@ func TestEnvtestApprovalPlantedJob(t *testing.T) {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &now); err != nil {
 			t.Fatal(err)
 		}
-		if launcher.IsRecorded(&now) || !launcher.ControlledBy(&now, cur) {
+		if state.IsRecorded(&now) || !launcher.ControlledBy(&now, cur) {
 			t.Fatalf("the refused Job was touched: annotations %v, owners %+v", now.Annotations, now.OwnerReferences)
 		}
 	}

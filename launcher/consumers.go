@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -20,23 +19,6 @@ const (
 	kedaPausedValue         = "true"
 	kedaPausedReplicasValue = "0"
 )
-
-// PausesConsumers reports whether a request pauses consumers: it names some
-// and is not a dry run (a plan changes no offsets, so nothing needs to
-// stop).
-func PausesConsumers(rr *v1alpha1.ReplayRequest) bool {
-	return len(RequestConsumers(rr)) > 0 && !rr.Spec.DryRun
-}
-
-// ConsumersHeld reports whether a request has consumers recorded that are
-// not restored yet (Recorded or Paused). Such a request holds its group
-// (Holders) and keeps its finalizer until they are: the group stays locked
-// until the restore is done.
-func ConsumersHeld(rr *v1alpha1.ReplayRequest) bool {
-	return slices.ContainsFunc(rr.Status.Consumers, func(c v1alpha1.ConsumerStatus) bool {
-		return c.State == v1alpha1.ConsumerRecorded || c.State == v1alpha1.ConsumerPaused
-	})
-}
 
 // WorkloadState is what a consumer looks like now, as read for a restore.
 type WorkloadState struct {

@@ -7,9 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
-	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
-	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
 func TestUnitDecideRestore(t *testing.T) {
@@ -43,39 +41,6 @@ func TestUnitDecideRestore(t *testing.T) {
 				t.Fatalf("DecideRestore = %s %q, want %s saying %q", got, msg, c.want, c.says)
 			}
 		})
-	}
-}
-
-func TestUnitConsumersHeld(t *testing.T) {
-	for _, c := range []struct {
-		states []v1alpha1.ConsumerState
-		want   bool
-	}{
-		{nil, false},
-		{[]v1alpha1.ConsumerState{v1alpha1.ConsumerRecorded}, true},
-		{[]v1alpha1.ConsumerState{v1alpha1.ConsumerRestored, v1alpha1.ConsumerPaused}, true},
-		{[]v1alpha1.ConsumerState{v1alpha1.ConsumerRestored, v1alpha1.ConsumerNotRestored}, false},
-	} {
-		rr := testutil.MakeRequest("ns", "a").Obj()
-		for _, s := range c.states {
-			rr.Status.Consumers = append(rr.Status.Consumers, v1alpha1.ConsumerStatus{State: s})
-		}
-		if got := ConsumersHeld(rr); got != c.want {
-			t.Errorf("%v: held %v, want %v", c.states, got, c.want)
-		}
-	}
-}
-
-func TestUnitPausesConsumers(t *testing.T) {
-	ref := v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerDeployment, Name: "c"}
-	if !PausesConsumers(testutil.MakeRequest("ns", "a").Consumers(ref).Obj()) {
-		t.Error("a request with consumers does not pause them")
-	}
-	if PausesConsumers(testutil.MakeRequest("ns", "a").Consumers(ref).DryRun().Obj()) {
-		t.Error("a dry run pauses consumers")
-	}
-	if PausesConsumers(testutil.MakeRequest("ns", "a").Obj()) {
-		t.Error("a request without consumers pauses some")
 	}
 }
 
@@ -119,33 +84,5 @@ func TestUnitConsumersRestoredCondition(t *testing.T) {
 	}
 	if r, m := ConsumersRestoredCondition([]v1alpha1.ConsumerStatus{restored, left}); r != state.ReasonNotRestored || !strings.Contains(m, "scaled to 5 by someone else") || !strings.Contains(m, "Deployment/a") {
 		t.Errorf("%s %q", r, m)
-	}
-}
-
-// A request holding consumers holds its group from its record to its
-// restore, whatever else it shows, and waits for nothing meanwhile.
-func TestUnitHoldersCountConsumersHeld(t *testing.T) {
-	ref := v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerDeployment, Name: "c"}
-	recorded := testutil.MakeRequest("ns", "recorded").Resolved("earliest").Consumers(ref).Obj()
-	recorded.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: ref.Kind, Name: ref.Name, State: v1alpha1.ConsumerRecorded}}
-	finished := recorded.DeepCopy()
-	finished.Name = "finished"
-	finished.Status.Consumers[0].State = v1alpha1.ConsumerPaused
-	finished.Status.JobName = "finished-1"
-	FinishRequest(finished, record.Outcome{Reason: "KafkaError"}, "", t0)
-	restored := finished.DeepCopy()
-	restored.Name = "restored"
-	restored.Status.Consumers[0].State = v1alpha1.ConsumerRestored
-
-	holders := Holders([]v1alpha1.ReplayRequest{*recorded, *finished, *restored}, nil, nil)
-	var names []string
-	for _, h := range holders {
-		names = append(names, h.Name)
-	}
-	if strings.Join(names, ",") != "recorded,finished" {
-		t.Fatalf("holders %v, want recorded,finished", names)
-	}
-	if w := Waiting([]v1alpha1.ReplayRequest{*recorded}, nil); len(w) != 0 {
-		t.Fatalf("a request with recorded consumers waits: %+v", w)
 	}
 }

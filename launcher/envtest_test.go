@@ -141,7 +141,7 @@ func TestEnvtestFinishedJobSucceedsWithResult(t *testing.T) {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &j); err != nil {
 			return err
 		}
-		if !launcher.IsRecorded(&j) || len(j.OwnerReferences) != 0 {
+		if !state.IsRecorded(&j) || len(j.OwnerReferences) != 0 {
 			return fmt.Errorf("annotations %v, owners %+v", j.Annotations, j.OwnerReferences)
 		}
 		return nil
@@ -645,7 +645,7 @@ func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
 			return err
 		}
-		if !launcher.IsRecorded(&got) {
+		if !state.IsRecorded(&got) {
 			return fmt.Errorf("annotations %v", got.Annotations)
 		}
 		return nil
@@ -678,7 +678,7 @@ func TestEnvtestRunbookJobsGetResultsRecorded(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(untrusted), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Spec.Suspend == nil || !*got.Spec.Suspend || launcher.IsRecorded(&got) || got.Annotations[v1alpha1.AnnotationStartedAt] != "" {
+	if got.Spec.Suspend == nil || !*got.Spec.Suspend || state.IsRecorded(&got) || got.Annotations[v1alpha1.AnnotationStartedAt] != "" {
 		t.Fatalf("a Job of a CronJob without the chart's labels was started or recorded: suspend %v, annotations %v", got.Spec.Suspend, got.Annotations)
 	}
 	// Both trusted ones show in the group's history.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -80,7 +81,7 @@ func TestEnvtestNeverStartedRunnerReleasesTheGroup(t *testing.T) {
 	create(t, y)
 	eventually(t, 20*time.Second, "the waiting request says what holds the group", func() error {
 		c := condition(getRR(t, y), v1alpha1.ConditionAccepted)
-		if c == nil || c.Reason != state.ReasonWaitingForGroup || !strings.Contains(c.Message, launcher.HoldPodStopping) {
+		if c == nil || c.Reason != state.ReasonWaitingForGroup || !strings.Contains(c.Message, grouplock.HoldPodStopping) {
 			return fmt.Errorf("Accepted = %+v", c)
 		}
 		if strings.Contains(c.Message, nsX) || strings.Contains(c.Message, "bad-tag") {

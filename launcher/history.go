@@ -57,12 +57,6 @@ func ResultAnnotations(o record.Outcome) map[string]string {
 	return a
 }
 
-// IsRecorded reports whether a Job already carries its outcome.
-func IsRecorded(job *batchv1.Job) bool {
-	_, ok := job.Annotations[v1alpha1.AnnotationOutcome]
-	return ok
-}
-
 // recordOnJob writes the outcome annotations on a finished Job, in one
 // patch. With releaseFrom, the patch also removes that request's owner
 // reference: while the Job runs the reference makes a deleted request take its
@@ -116,7 +110,7 @@ func ExpiredJobs(items []batchv1.Job, limit int) []*batchv1.Job {
 		if _, launcherMade := j.Labels[v1alpha1.LabelRequest]; !launcherMade || j.DeletionTimestamp != nil {
 			continue
 		}
-		if metav1.GetControllerOf(j) != nil || !IsRecorded(j) {
+		if metav1.GetControllerOf(j) != nil || !state.IsRecorded(j) {
 			continue
 		}
 		if DryRunJob(j) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,23 +36,6 @@ import (
 const knativeConsumerGroupKind = "ConsumerGroup"
 
 var scaleGVK = schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
-
-// RequestConsumers are the consumers a request pauses: spec.consumers and,
-// for a consumerRef to a KafkaSource with whenGroupActive: Wait, that
-// source (once, if spec.consumers does not name it already). Without Wait
-// the runner does not wait for a paused group to empty, so nothing is
-// paused and an active group fails the request as GroupActive.
-func RequestConsumers(rr *v1alpha1.ReplayRequest) []v1alpha1.ConsumerRef {
-	ref := rr.Spec.ConsumerRef
-	if ref == nil || ref.Kind != v1alpha1.KnativeKafkaSource || rr.Spec.WhenGroupActive != v1alpha1.GroupActiveWait {
-		return rr.Spec.Consumers
-	}
-	src := v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerKafkaSource, Name: ref.Name}
-	if slices.Contains(rr.Spec.Consumers, src) {
-		return rr.Spec.Consumers
-	}
-	return append(slices.Clone(rr.Spec.Consumers), src)
-}
 
 // recordKafkaSource records a KafkaSource before its pause: its scale
 // (spec.consumers), or the ScaledObject KEDA scales it through.

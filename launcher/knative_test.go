@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -536,17 +537,17 @@ func TestRequestConsumers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := slices.Clone(c.rr.Spec.Consumers)
-			if got := RequestConsumers(c.rr); !slices.Equal(got, c.want) {
+			if got := state.RequestConsumers(c.rr); !slices.Equal(got, c.want) {
 				t.Fatalf("RequestConsumers = %v, want %v", got, c.want)
 			}
 			if !slices.Equal(c.rr.Spec.Consumers, before) {
 				t.Fatal("RequestConsumers changed spec.consumers")
 			}
-			if PausesConsumers(c.rr) != (len(c.want) > 0) {
-				t.Fatalf("PausesConsumers = %v", PausesConsumers(c.rr))
+			if state.PausesConsumers(c.rr) != (len(c.want) > 0) {
+				t.Fatalf("PausesConsumers = %v", state.PausesConsumers(c.rr))
 			}
 			c.rr.Spec.DryRun = true
-			if PausesConsumers(c.rr) {
+			if state.PausesConsumers(c.rr) {
 				t.Fatal("a dry run pauses consumers")
 			}
 		})

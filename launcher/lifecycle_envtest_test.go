@@ -121,7 +121,7 @@ func TestEnvtestRecreatedRequestAlreadyRan(t *testing.T) {
 			t.Fatalf("%s: the re-created request names a Job: %+v", what, cur.Status)
 		}
 		jobs := jobsOf(t, ns, map[string]string{v1alpha1.LabelRequest: "rewind"})
-		if len(jobs) != 1 || jobs[0].UID != job.UID || !launcher.IsRecorded(&jobs[0]) {
+		if len(jobs) != 1 || jobs[0].UID != job.UID || !state.IsRecorded(&jobs[0]) {
 			t.Fatalf("%s: Jobs %d (want only the first, %s)", what, len(jobs), job.UID)
 		}
 		waitEvent(t, ns, again.Name, state.ReasonAlreadyRan)
@@ -427,7 +427,7 @@ func TestEnvtestPlantedJobIsNotAdopted(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(planted), &j); err != nil {
 		t.Fatal(err)
 	}
-	if launcher.IsRecorded(&j) || len(j.OwnerReferences) != 0 {
+	if state.IsRecorded(&j) || len(j.OwnerReferences) != 0 {
 		t.Fatalf("the planted Job was touched: %v %v", j.Annotations, j.OwnerReferences)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 )
 
@@ -123,7 +124,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 	}
 	rec := mgr.GetEventRecorder(EventSource)
 	requestsWaiting.setReader(mgr.GetCache())
-	q := newGroupQueue()
+	q := grouplock.NewQueue()
 	var now func() time.Time
 	if opts.Clock != nil {
 		now = opts.Clock.Now

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -44,11 +45,11 @@ func TestUnitSlimRunner(t *testing.T) {
 			}
 			slimPod := out.(*corev1.Pod)
 
-			if PodSpecQueueKey(&slim.Spec.Template.Spec) != PodSpecQueueKey(&whole.Spec.Template.Spec) || PodSpecQueueKey(&whole.Spec.Template.Spec) == "" {
-				t.Errorf("queue key %q, want %q", PodSpecQueueKey(&slim.Spec.Template.Spec), PodSpecQueueKey(&whole.Spec.Template.Spec))
+			if grouplock.PodSpecQueueKey(&slim.Spec.Template.Spec) != grouplock.PodSpecQueueKey(&whole.Spec.Template.Spec) || grouplock.PodSpecQueueKey(&whole.Spec.Template.Spec) == "" {
+				t.Errorf("queue key %q, want %q", grouplock.PodSpecQueueKey(&slim.Spec.Template.Spec), grouplock.PodSpecQueueKey(&whole.Spec.Template.Spec))
 			}
-			if PodSpecQueueKey(&slimPod.Spec) != PodSpecQueueKey(&wholePod.Spec) {
-				t.Errorf("pod queue key %q, want %q", PodSpecQueueKey(&slimPod.Spec), PodSpecQueueKey(&wholePod.Spec))
+			if grouplock.PodSpecQueueKey(&slimPod.Spec) != grouplock.PodSpecQueueKey(&wholePod.Spec) {
+				t.Errorf("pod queue key %q, want %q", grouplock.PodSpecQueueKey(&slimPod.Spec), grouplock.PodSpecQueueKey(&wholePod.Spec))
 			}
 			if DryRunJob(slim) != DryRunJob(whole) || DryRunJob(whole) != rr.Spec.DryRun {
 				t.Errorf("DryRunJob = %v, want %v", DryRunJob(slim), DryRunJob(whole))

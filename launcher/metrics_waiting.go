@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -72,7 +73,7 @@ func CountWaiting(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job) map[str
 		}
 	}
 	for i := range jobs {
-		if runbookWaits(&jobs[i]) {
+		if grouplock.RunbookWaits(&jobs[i]) {
 			n[state.ReasonWaitingForGroup]++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
@@ -76,7 +77,7 @@ func DecidePhase(o Observed) Phase {
 	switch {
 	case rr.DeletionTimestamp != nil:
 		return PhaseDeleting
-	case state.IsFinished(rr) && ConsumersHeld(rr):
+	case state.IsFinished(rr) && state.ConsumersHeld(rr):
 		return PhaseRestoringConsumers
 	case state.IsFinished(rr):
 		return PhaseFinished
@@ -86,13 +87,13 @@ func DecidePhase(o Observed) Phase {
 		return PhaseApplying
 	case rr.Status.ResolvedTarget == "":
 		return PhaseAccepting
-	case NeedsPlan(rr) && rr.Status.Plan != nil:
+	case state.NeedsPlan(rr) && rr.Status.Plan != nil:
 		return PhaseAwaitingApproval
-	case NeedsPlan(rr) && o.PlanJob != nil:
+	case state.NeedsPlan(rr) && o.PlanJob != nil:
 		return PhasePlanning
-	case NeedsPlan(rr):
+	case state.NeedsPlan(rr):
 		return PhaseQueued // for the planning Job
-	case ConsumersHeld(rr):
+	case state.ConsumersHeld(rr):
 		return PhasePausingConsumers
 	default:
 		return PhaseQueued
@@ -115,7 +116,7 @@ type pass struct {
 	planJob *batchv1.Job
 	now     time.Time
 	key     string
-	self    Entry
+	self    grouplock.Entry
 
 	// accepted: the request was accepted in this pass (its Accepted event
 	// waits for the status write).

@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -60,7 +61,7 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		}
 		rr.Status.Resolved = res
 		// The pass's queue key was taken before the group was known.
-		p.key = QueueKey(rr)
+		p.key = grouplock.QueueKey(rr)
 	}
 	if rr.Spec.Target.UndoOf != nil {
 		undo, _, err := r.decideUndo(ctx, rr)

@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -262,7 +263,7 @@ func joinReason(reason, message string) string {
 // records the outcome when the Job finishes.
 func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next bool, err error) {
 	rr, job := p.rr, p.job
-	if job == nil || job.DeletionTimestamp != nil && !IsRecorded(job) {
+	if job == nil || job.DeletionTimestamp != nil && !state.IsRecorded(job) {
 		// Gone, or going, before it finished.
 		return false, r.jobDeleted(ctx, p)
 	}
@@ -322,7 +323,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		}
 		return false, r.finish(ctx, p, job, o)
 	}
-	if IsRecorded(job) {
+	if state.IsRecorded(job) {
 		// Recorded but not finished: the launcher stopped it (start
 		// timeout) in an earlier pass that did not get to write status.
 		return false, r.finish(ctx, p, nil, recordedOutcome(job))
@@ -442,7 +443,7 @@ func (r *ReplayRequestReconciler) jobDeleted(ctx context.Context, p *pass) error
 	alive, o := DeletedJobOutcome(rr, name, pods)
 	if alive != nil {
 		msg := fmt.Sprintf("the runner Job %s was deleted before it finished; its runner pod %s is still stopping and may still commit: the outcome is read from it once it has ended", name, alive.Name)
-		if ConsumersHeld(rr) {
+		if state.ConsumersHeld(rr) {
 			msg += ", and the consumers stay paused until then"
 		}
 		if state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonJobDeleted, msg) {
@@ -476,7 +477,7 @@ func runnerPodsNamed(ctx context.Context, c client.Client, namespace, job string
 // have changed, and how to find out. It is pure.
 func DeletedJobOutcome(rr *v1alpha1.ReplayRequest, job string, pods []corev1.Pod) (*corev1.Pod, record.Outcome) {
 	for i := range pods {
-		if podActive(&pods[i]) {
+		if grouplock.PodActive(&pods[i]) {
 			return &pods[i], record.Outcome{}
 		}
 	}

@@ -86,7 +86,7 @@ func (r *ReplayRequestReconciler) awaitingApproval(ctx context.Context, p *pass)
 	case VerdictRejected:
 		return false, r.rejected(ctx, p, v)
 	case VerdictExpired:
-		msg := fmt.Sprintf("plan %s was not approved by %s (approvalTimeout %s); nothing was applied", plan.Digest, PlanExpiry(rr).UTC().Format(time.RFC3339), ApprovalTimeout(rr))
+		msg := fmt.Sprintf("plan %s was not approved by %s (approvalTimeout %s); nothing was applied", plan.Digest, PlanExpiry(rr).UTC().Format(time.RFC3339), state.ApprovalTimeout(rr))
 		state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonExpired, msg)
 		return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonExpired, Message: msg})
 	case VerdictApproved:
@@ -124,7 +124,7 @@ func PlanExpiry(rr *v1alpha1.ReplayRequest) time.Time {
 	case plan.ExpiresAt != nil:
 		return plan.ExpiresAt.Time
 	case plan.PlannedAt != nil:
-		return plan.PlannedAt.Add(ApprovalTimeout(rr))
+		return plan.PlannedAt.Add(state.ApprovalTimeout(rr))
 	}
 	return time.Time{}
 }
@@ -156,7 +156,7 @@ func (r *ReplayRequestReconciler) rejected(ctx context.Context, p *pass, v Appro
 // consumers): it still stops it.
 func lateRejection(rr *v1alpha1.ReplayRequest) (ApprovalVerdict, bool) {
 	reason, ok := rr.Annotations[v1alpha1.AnnotationReject]
-	if !ok || rr.Spec.Approval != v1alpha1.ApprovalManual || !Approved(rr) {
+	if !ok || rr.Spec.Approval != v1alpha1.ApprovalManual || !state.Approved(rr) {
 		return ApprovalVerdict{}, false
 	}
 	return ApprovalVerdict{Verdict: VerdictRejected, By: decider(rr), Value: state.Truncate(reason, maxRejectReason)}, true

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // ReleaseDeleted says whether a deleted request may go (its finalizer be
@@ -27,11 +29,11 @@ func ReleaseDeleted(rr *v1alpha1.ReplayRequest, job *batchv1.Job, pods []corev1.
 		return true
 	}
 	for i := range pods {
-		if podActive(&pods[i]) {
+		if grouplock.PodActive(&pods[i]) {
 			return false
 		}
 	}
-	return job == nil || !jobRuns(job)
+	return job == nil || !grouplock.JobRuns(job)
 }
 
 // deleting handles a request being deleted that carries the launcher's
@@ -65,7 +67,7 @@ func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 		}
 	}
 	orphan := slices.Contains(rr.Finalizers, metav1.FinalizerOrphanDependents)
-	if job != nil && jobRuns(job) && !orphan {
+	if job != nil && grouplock.JobRuns(job) && !orphan {
 		// Background propagation: the Job goes at once and the garbage
 		// collector removes its pods, each with its grace period.
 		if err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID}); client.IgnoreNotFound(err) != nil {
@@ -84,7 +86,7 @@ func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 	if err := r.restoreAll(ctx, rr); err != nil {
 		return err
 	}
-	if ConsumersHeld(rr) {
+	if state.ConsumersHeld(rr) {
 		return nil
 	}
 	for _, c := range rr.Status.Consumers {

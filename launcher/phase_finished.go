@@ -72,7 +72,7 @@ func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.
 		switch {
 		case o != nil:
 			out = *o
-		case IsRecorded(job):
+		case state.IsRecorded(job):
 			out = recordedOutcome(job)
 		default:
 			out = StatusOutcome(rr)
@@ -81,7 +81,7 @@ func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.
 			return err
 		}
 	}
-	if ConsumersHeld(rr) {
+	if state.ConsumersHeld(rr) {
 		// The finalizer guarantees the restore (RestoringConsumers, on the
 		// status event this finish's write sends).
 		return nil

@@ -26,7 +26,7 @@ func (r *ReplayRequestReconciler) recordConsumers(ctx context.Context, p *pass) 
 	if err := r.confirmCurrent(ctx, rr); err != nil {
 		return err
 	}
-	refs := RequestConsumers(rr)
+	refs := state.RequestConsumers(rr)
 	recorded := make([]v1alpha1.ConsumerStatus, 0, len(refs))
 	for _, ref := range refs {
 		c, err := r.recordConsumer(ctx, rr.Namespace, ref)

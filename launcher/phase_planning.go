@@ -22,41 +22,11 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
-// DefaultApprovalTimeout is how long a plan waits for a decision when
-// spec.approvalTimeout is unset.
-const DefaultApprovalTimeout = 24 * time.Hour
-
 // maxLargestDeltas is how many of a plan's largest moves status shows.
 const maxLargestDeltas = 10
 
 // maxPlanWarnings bounds status.plan.warnings (the CRD's MaxItems).
 const maxPlanWarnings = 32
-
-// NeedsPlan reports whether a request's next Job is its planning Job: it
-// has approval: Manual and no approved plan yet.
-func NeedsPlan(rr *v1alpha1.ReplayRequest) bool {
-	return rr.Spec.Approval == v1alpha1.ApprovalManual && !Approved(rr)
-}
-
-// Approved reports whether a request's plan was approved.
-func Approved(rr *v1alpha1.ReplayRequest) bool {
-	a := rr.Status.Approval
-	return a != nil && a.Decision == v1alpha1.ApprovalApproved
-}
-
-// AwaitsDecision reports whether a request's plan is ready and nobody has
-// decided yet: such a request neither holds its group nor waits for it.
-func AwaitsDecision(rr *v1alpha1.ReplayRequest) bool {
-	return NeedsPlan(rr) && rr.Status.Plan != nil && rr.Status.Approval == nil
-}
-
-// ApprovalTimeout is a request's approvalTimeout, or the default.
-func ApprovalTimeout(rr *v1alpha1.ReplayRequest) time.Duration {
-	if t := rr.Spec.ApprovalTimeout; t != nil && t.Duration > 0 {
-		return t.Duration
-	}
-	return DefaultApprovalTimeout
-}
 
 // PlanSummaryOf is the status form of a planning run's record: the digest
 // of every partition, the totals, the largest moves and the warnings, with
@@ -67,7 +37,7 @@ func PlanSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan 
 		JobName:   rec.Name,
 		Target:    rec.Target,
 		PlannedAt: &metav1.Time{Time: plannedAt},
-		ExpiresAt: &metav1.Time{Time: plannedAt.Add(ApprovalTimeout(rr))},
+		ExpiresAt: &metav1.Time{Time: plannedAt.Add(state.ApprovalTimeout(rr))},
 		Totals:    record.APITotals(plan.Totals),
 	}
 	for _, p := range LargestDeltas(plan.Partitions, maxLargestDeltas) {

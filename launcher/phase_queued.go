@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -44,12 +45,12 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 	recorded := false
 	// A Manual request plans first; its planning run pauses nothing.
 	stage := StageApply
-	if NeedsPlan(rr) {
+	if state.NeedsPlan(rr) {
 		stage = StagePlan
 	}
 	jobKey := types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, stage)}
 	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, p.key, p.self, jobKey, func() (bool, error) {
-		if PausesConsumers(rr) && stage == StageApply {
+		if state.PausesConsumers(rr) && stage == StageApply {
 			// The start of a request with consumers is their record
 			// (PausingConsumers then pauses them and creates the Job).
 			if err := r.recordConsumers(ctx, p); err != nil {
@@ -78,7 +79,7 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 	case errors.Is(createErr, errStale):
 		log.FromContext(ctx).V(1).Info("not starting from a stale cache")
 		return false, nil
-	case createErr != nil && PausesConsumers(rr) && stage == StageApply:
+	case createErr != nil && state.PausesConsumers(rr) && stage == StageApply:
 		return false, r.recordFailed(ctx, p, createErr)
 	case recorded:
 		return true, nil
@@ -91,7 +92,7 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 		p.job = created
 		return true, nil // Applying adopts it
 	}
-	msg := WaitingMessage(rr.Namespace, replay.Group(rr), d)
+	msg := grouplock.WaitingMessage(rr.Namespace, replay.Group(rr), d)
 	if state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonWaitingForGroup, msg) {
 		p.event(nil, corev1.EventTypeNormal, state.ReasonWaitingForGroup, "Queue", msg)
 	}
@@ -153,7 +154,7 @@ func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.Rep
 		return nil, nil
 	}
 	plan := rr.Status.Plan
-	if plan == nil || !Approved(rr) {
+	if plan == nil || !state.Approved(rr) {
 		return nil, fmt.Errorf("%w: request %s/%s: approval: Manual and no approved plan", ErrJobRefused, rr.Namespace, rr.Name)
 	}
 	if want := JobName(rr, StagePlan); plan.JobName != want {

@@ -40,7 +40,7 @@ func ClassifyForeignJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) ForeignJob
 	if ref := metav1.GetControllerOf(job); ref != nil && ref.Kind != "ReplayRequest" {
 		return ForeignConflict
 	}
-	if finished, _, _ := state.JobFinished(job); finished || IsRecorded(job) {
+	if finished, _, _ := state.JobFinished(job); finished || state.IsRecorded(job) {
 		return ForeignAlreadyRan
 	}
 	return ForeignInProgress

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -69,7 +70,7 @@ func (r *ReplayRequestReconciler) runnerAlive(ctx context.Context, rr *v1alpha1.
 		return "", err
 	}
 	for i := range pods {
-		if podActive(&pods[i]) {
+		if grouplock.PodActive(&pods[i]) {
 			return pods[i].Name, nil
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -84,7 +85,7 @@ type ReplayRequestReconciler struct {
 	// Now is the clock; tests may stop it.
 	Now func() time.Time
 
-	queue *groupQueue
+	queue *grouplock.Queue
 	// logReads is when each running runner's log was last read
 	// (followRunner).
 	logReads logReads
@@ -113,8 +114,8 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 	// Every log line of the pass says who asked.
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("requestedBy", rr.Requester()))
 	before := rr.Status.DeepCopy()
-	p := &pass{rr: &rr, now: r.now(), key: QueueKey(&rr)}
-	p.self = Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time, Since: p.now}
+	p := &pass{rr: &rr, now: r.now(), key: grouplock.QueueKey(&rr)}
+	p.self = grouplock.Entry{Kind: grouplock.EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time, Since: p.now}
 
 	var err error
 	for range 8 { // a pass goes through at most a few phases
@@ -293,7 +294,7 @@ func (r *ReplayRequestReconciler) removeFinalizer(ctx context.Context, rr *v1alp
 }
 
 // groupState reads, from the cache, what holds a group and who waits for it.
-func groupState(ctx context.Context, c client.Client, key string) (holders, waiting []Entry, err error) {
+func groupState(ctx context.Context, c client.Client, key string) (holders, waiting []grouplock.Entry, err error) {
 	var rrs v1alpha1.ReplayRequestList
 	if err := c.List(ctx, &rrs, client.MatchingFields{indexQueueKey: key}); err != nil {
 		return nil, nil, err
@@ -309,7 +310,7 @@ func groupState(ctx context.Context, c client.Client, key string) (holders, wait
 	var runbooks []batchv1.Job
 	for i := range jobs.Items {
 		j := &jobs.Items[i]
-		if runbookWaits(j) {
+		if grouplock.RunbookWaits(j) {
 			trusted, err := trustedRunbookJob(ctx, c, j)
 			if err != nil {
 				return nil, nil, err
@@ -319,18 +320,18 @@ func groupState(ctx context.Context, c client.Client, key string) (holders, wait
 			}
 		}
 	}
-	return Holders(rrs.Items, jobs.Items, pods.Items), Waiting(rrs.Items, runbooks), nil
+	return grouplock.Holders(rrs.Items, jobs.Items, pods.Items), grouplock.Waiting(rrs.Items, runbooks), nil
 }
 
 // decideStart asks the group's queue whether self may start its Job job, and
 // starts it with start when it may (see groupQueue.TryStart), with any start
 // the cache does not show yet counted as a holder.
-func decideStart(ctx context.Context, q *groupQueue, c client.Client, api client.Reader, key string, self Entry, job types.NamespacedName, start func() (bool, error)) (Decision, error) {
+func decideStart(ctx context.Context, q *grouplock.Queue, c client.Client, api client.Reader, key string, self grouplock.Entry, job types.NamespacedName, start func() (bool, error)) (grouplock.Decision, error) {
 	var readErr error
-	settled := func(kind EntryKind, job types.NamespacedName) bool {
+	settled := func(kind grouplock.EntryKind, job types.NamespacedName) bool {
 		var j batchv1.Job
 		if err := c.Get(ctx, job, &j); err == nil {
-			return HoldSettled(kind, &j)
+			return grouplock.HoldSettled(kind, &j)
 		}
 		// Not in the cache: settled only if the API server has no such
 		// Job either (it was deleted before the cache ever saw it)...
@@ -341,19 +342,19 @@ func decideStart(ctx context.Context, q *groupQueue, c client.Client, api client
 		// cache shows the record that makes the request a holder.
 		return consumersStartSettled(ctx, c, api, key, job)
 	}
-	d, err := q.TryStart(key, job, self, settled, func(pending *Entry) Decision {
+	d, err := q.TryStart(key, job, self, settled, func(pending *grouplock.Entry) grouplock.Decision {
 		holders, waiting, err := groupState(ctx, c, key)
 		if err != nil {
 			readErr = err
-			return Decision{}
+			return grouplock.Decision{}
 		}
 		if pending != nil {
 			holders = append(holders, *pending)
 		}
-		return Decide(self, holders, waiting)
+		return grouplock.Decide(self, holders, waiting)
 	}, start)
 	if readErr != nil {
-		return Decision{}, readErr
+		return grouplock.Decision{}, readErr
 	}
 	return d, err
 }
@@ -370,17 +371,17 @@ func consumersStartSettled(ctx context.Context, c client.Client, api client.Read
 	}
 	for i := range rrs.Items {
 		rr := &rrs.Items[i]
-		if !PausesConsumers(rr) || JobName(rr, StageApply) != job.Name {
+		if !state.PausesConsumers(rr) || JobName(rr, StageApply) != job.Name {
 			continue
 		}
-		if ConsumersHeld(rr) || state.IsStarted(rr) || state.IsFinished(rr) {
+		if state.ConsumersHeld(rr) || state.IsStarted(rr) || state.IsFinished(rr) {
 			return true
 		}
 		var live v1alpha1.ReplayRequest
 		if err := api.Get(ctx, client.ObjectKeyFromObject(rr), &live); err != nil {
 			return apierrors.IsNotFound(err)
 		}
-		return !ConsumersHeld(&live)
+		return !state.ConsumersHeld(&live)
 	}
 	return true
 }
@@ -395,7 +396,7 @@ func consumersStartSettled(ctx context.Context, c client.Client, api client.Read
 // uses too.
 func (r *ReplayRequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, workers int) error {
 	if r.queue == nil {
-		r.queue = newGroupQueue()
+		r.queue = grouplock.NewQueue()
 	}
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return err
@@ -407,7 +408,7 @@ func (r *ReplayRequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 		}
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 	})
-	wake := wakeWaiting(mgr.GetClient(), EntryRequest)
+	wake := wakeWaiting(mgr.GetClient(), grouplock.EntryRequest)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("replayrequest").
 		For(&v1alpha1.ReplayRequest{}).
@@ -424,12 +425,12 @@ func (r *ReplayRequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.ReplayRequest{}, indexQueueKey, func(o client.Object) []string {
-		return []string{QueueKey(o.(*v1alpha1.ReplayRequest))}
+		return []string{grouplock.QueueKey(o.(*v1alpha1.ReplayRequest))}
 	}); err != nil {
 		return err
 	}
 	if err := idx.IndexField(ctx, &batchv1.Job{}, indexQueueKey, func(o client.Object) []string {
-		if k := PodSpecQueueKey(&o.(*batchv1.Job).Spec.Template.Spec); k != "" {
+		if k := grouplock.PodSpecQueueKey(&o.(*batchv1.Job).Spec.Template.Spec); k != "" {
 			return []string{k}
 		}
 		return nil
@@ -437,7 +438,7 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		return err
 	}
 	return idx.IndexField(ctx, &corev1.Pod{}, indexQueueKey, func(o client.Object) []string {
-		if k := PodSpecQueueKey(&o.(*corev1.Pod).Spec); k != "" {
+		if k := grouplock.PodSpecQueueKey(&o.(*corev1.Pod).Spec); k != "" {
 			return []string{k}
 		}
 		return nil

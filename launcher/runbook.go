@@ -20,48 +20,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
-
-// The labels the chart puts on its runbook CronJobs (templates/runbooks.yaml,
-// through kafka-replay.runner.labels), besides LabelRunbook. A runbook Job is
-// trusted only when its controller is a CronJob carrying them.
-const (
-	labelPartOf       = "app.kubernetes.io/part-of"
-	labelPartOfValue  = "kafka-replay"
-	labelComponent    = "app.kubernetes.io/component"
-	labelComponentRun = "runner"
-)
-
-// isRunbookJob reports whether a runner Job was made without a request: a
-// candidate runbook Job, trusted only if TrustedRunbookJob says so.
-func isRunbookJob(job *batchv1.Job) bool {
-	if job.Labels[v1alpha1.LabelRunner] != v1alpha1.LabelRunnerValue || job.Labels[v1alpha1.LabelRunbook] == "" {
-		return false
-	}
-	_, fromRequest := job.Labels[v1alpha1.LabelRequest]
-	return !fromRequest
-}
-
-// TrustedRunbookJob reports whether job was made from one of the chart's
-// runbook CronJobs: its controller is cronJob (same UID), which carries the
-// chart's labels and the same runbook name. Carrying the runner label is not
-// enough: anyone who may create a Job could put it on one. It is pure.
-func TrustedRunbookJob(job *batchv1.Job, cronJob *batchv1.CronJob) bool {
-	ref := metav1.GetControllerOf(job)
-	if !isRunbookJob(job) || ref == nil || cronJob == nil || ref.Kind != "CronJob" || ref.APIVersion != batchv1.SchemeGroupVersion.String() || ref.UID != cronJob.UID {
-		return false
-	}
-	l := cronJob.Labels
-	return l[labelPartOf] == labelPartOfValue && l[labelComponent] == labelComponentRun && l[v1alpha1.LabelRunbook] == job.Labels[v1alpha1.LabelRunbook]
-}
 
 // trustedRunbookJob looks up job's CronJob in the cache (only the chart's
 // runbook CronJobs are cached) and applies TrustedRunbookJob.
 func trustedRunbookJob(ctx context.Context, c client.Reader, job *batchv1.Job) (bool, error) {
 	ref := metav1.GetControllerOf(job)
-	if !isRunbookJob(job) || ref == nil || ref.Kind != "CronJob" {
+	if !grouplock.IsRunbookJob(job) || ref == nil || ref.Kind != "CronJob" {
 		return false, nil
 	}
 	var cj batchv1.CronJob
@@ -71,20 +39,7 @@ func trustedRunbookJob(ctx context.Context, c client.Reader, job *batchv1.Job) (
 		}
 		return false, err
 	}
-	return TrustedRunbookJob(job, &cj), nil
-}
-
-// runbookWaits reports whether a runbook Job waits in its group's queue:
-// created suspended, not yet started by the launcher, not recorded, not being
-// deleted.
-func runbookWaits(job *batchv1.Job) bool {
-	if !isRunbookJob(job) || job.DeletionTimestamp != nil || IsRecorded(job) {
-		return false
-	}
-	if _, started := job.Annotations[v1alpha1.AnnotationStartedAt]; started {
-		return false
-	}
-	return job.Spec.Suspend != nil && *job.Spec.Suspend
+	return grouplock.TrustedRunbookJob(job, &cj), nil
 }
 
 // RunbookJobReconciler runs the Jobs made from the chart's runbook CronJobs
@@ -105,7 +60,7 @@ type RunbookJobReconciler struct {
 	// Now is the clock; tests may stop it.
 	Now func() time.Time
 
-	queue *groupQueue
+	queue *grouplock.Queue
 }
 
 func (r *RunbookJobReconciler) now() time.Time {
@@ -128,7 +83,7 @@ func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.Client.Get(ctx, req.NamespacedName, &job); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !isRunbookJob(&job) || IsRecorded(&job) || job.DeletionTimestamp != nil {
+	if !grouplock.IsRunbookJob(&job) || state.IsRecorded(&job) || job.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
 	trusted, err := trustedRunbookJob(ctx, r.Client, &job)
@@ -138,7 +93,7 @@ func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Requ
 		}
 		return reconcile.Result{}, err
 	}
-	if runbookWaits(&job) {
+	if grouplock.RunbookWaits(&job) {
 		return reconcile.Result{}, r.startOrWait(ctx, &job)
 	}
 	pods, err := podsOfJob(ctx, r.Client, &job)
@@ -165,8 +120,8 @@ func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Requ
 // suspend to false and notes when (AnnotationStartedAt), in one patch that
 // carries the cached resourceVersion, so a stale cache cannot start it twice.
 func (r *RunbookJobReconciler) startOrWait(ctx context.Context, job *batchv1.Job) error {
-	key := PodSpecQueueKey(&job.Spec.Template.Spec)
-	self := Entry{Kind: EntryJob, Namespace: job.Namespace, Name: job.Name, Created: job.CreationTimestamp.Time, Since: r.now()}
+	key := grouplock.PodSpecQueueKey(&job.Spec.Template.Spec)
+	self := grouplock.Entry{Kind: grouplock.EntryJob, Namespace: job.Namespace, Name: job.Name, Created: job.CreationTimestamp.Time, Since: r.now()}
 	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, key, self, client.ObjectKeyFromObject(job), func() (bool, error) {
 		patched := job.DeepCopy()
 		patched.Spec.Suspend = ptr.To(false)
@@ -192,7 +147,7 @@ func (r *RunbookJobReconciler) startOrWait(ctx context.Context, job *batchv1.Job
 		return nil
 	}
 	if d.Blocker != nil {
-		msg := WaitingMessage(job.Namespace, job.Annotations[v1alpha1.AnnotationGroup], d)
+		msg := grouplock.WaitingMessage(job.Namespace, job.Annotations[v1alpha1.AnnotationGroup], d)
 		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, state.ReasonWaitingForGroup, "Queue", "%s", msg)
 	}
 	return nil
@@ -208,7 +163,7 @@ func (r *RunbookJobReconciler) bound(ctx context.Context, job *batchv1.Job, pods
 		return reconcile.Result{}, nil
 	}
 	events := startEvents(ctx, r.APIReader, pods, r.Options.StartFailAfter, now)
-	o, again := StartVerdict("runner", jobSince(job), pods, events, start, now, r.Options)
+	o, again := StartVerdict("runner", grouplock.JobSince(job), pods, events, start, now, r.Options)
 	if o == nil {
 		return reconcile.Result{RequeueAfter: again}, nil
 	}
@@ -236,7 +191,7 @@ func jobStartedAt(job *batchv1.Job) time.Time {
 	if job.Status.StartTime != nil {
 		return job.Status.StartTime.Time
 	}
-	return jobSince(job)
+	return grouplock.JobSince(job)
 }
 
 // SetupWithManager registers the runbook Job controller: runbook Jobs, their
@@ -247,13 +202,13 @@ func jobStartedAt(job *batchv1.Job) time.Time {
 // registers, and shares that controller's queue when Setup makes both.
 func (r *RunbookJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.queue == nil {
-		r.queue = newGroupQueue()
+		r.queue = grouplock.NewQueue()
 	}
 	isRunbook := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		job, ok := o.(*batchv1.Job)
-		return ok && isRunbookJob(job)
+		return ok && grouplock.IsRunbookJob(job)
 	})
-	wake := wakeWaiting(mgr.GetClient(), EntryJob)
+	wake := wakeWaiting(mgr.GetClient(), grouplock.EntryJob)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("runbookjob").
 		For(&batchv1.Job{}, builder.WithPredicates(isRunbook)).

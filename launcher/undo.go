@@ -235,7 +235,7 @@ func restoredNothing(j *batchv1.Job) bool {
 			}
 		}
 	}
-	if !IsRecorded(j) {
+	if !state.IsRecorded(j) {
 		return false
 	}
 	r, err := report.Decode([]byte(j.Annotations[v1alpha1.AnnotationResult]))

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -26,11 +27,11 @@ import (
 func holdsGroup(o client.Object) bool {
 	switch v := o.(type) {
 	case *corev1.Pod:
-		return podActive(v)
+		return grouplock.PodActive(v)
 	case *batchv1.Job:
-		return jobRuns(v)
+		return grouplock.JobRuns(v)
 	case *v1alpha1.ReplayRequest:
-		return state.IsStarted(v) && !state.IsFinished(v) || v.DeletionTimestamp == nil && !state.IsFinished(v) || ConsumersHeld(v)
+		return state.IsStarted(v) && !state.IsFinished(v) || v.DeletionTimestamp == nil && !state.IsFinished(v) || state.ConsumersHeld(v)
 	}
 	return false
 }
@@ -39,11 +40,11 @@ func holdsGroup(o client.Object) bool {
 func queueKeyOf(o client.Object) string {
 	switch v := o.(type) {
 	case *corev1.Pod:
-		return PodSpecQueueKey(&v.Spec)
+		return grouplock.PodSpecQueueKey(&v.Spec)
 	case *batchv1.Job:
-		return PodSpecQueueKey(&v.Spec.Template.Spec)
+		return grouplock.PodSpecQueueKey(&v.Spec.Template.Spec)
 	case *v1alpha1.ReplayRequest:
-		return QueueKey(v)
+		return grouplock.QueueKey(v)
 	}
 	return ""
 }
@@ -51,28 +52,28 @@ func queueKeyOf(o client.Object) string {
 // wakeWaiting enqueues the waiting entries of kind (requests for the request
 // controller, runbook Jobs for the runbook controller) of a group when one of
 // its objects stops holding it or leaves the queue.
-func wakeWaiting(c client.Client, kind EntryKind) handler.TypedEventHandler[client.Object, reconcile.Request] {
+func wakeWaiting(c client.Client, kind grouplock.EntryKind) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		key := queueKeyOf(o)
 		if key == "" {
 			return
 		}
-		var waiting []Entry
+		var waiting []grouplock.Entry
 		switch kind {
-		case EntryRequest:
+		case grouplock.EntryRequest:
 			var rrs v1alpha1.ReplayRequestList
 			if err := c.List(ctx, &rrs, client.MatchingFields{indexQueueKey: key}); err != nil {
 				log.FromContext(ctx).Error(err, "list waiting requests")
 				return
 			}
-			waiting = Waiting(rrs.Items, nil)
-		case EntryJob:
+			waiting = grouplock.Waiting(rrs.Items, nil)
+		case grouplock.EntryJob:
 			var jobs batchv1.JobList
 			if err := c.List(ctx, &jobs, client.MatchingFields{indexQueueKey: key}); err != nil {
 				log.FromContext(ctx).Error(err, "list waiting runbook Jobs")
 				return
 			}
-			waiting = Waiting(nil, jobs.Items)
+			waiting = grouplock.Waiting(nil, jobs.Items)
 		}
 		for _, w := range waiting {
 			if w.Kind == kind && (w.Namespace != o.GetNamespace() || w.Name != o.GetName()) {

@@ -1,4 +1,4 @@
-package launcher
+package grouplock
 
 import (
 	"cmp"
@@ -221,13 +221,13 @@ func WaitingMessage(namespace, group string, d Decision) string {
 // podActive reports whether a pod may still run the runner: it has not
 // reached a terminal phase. A pod being deleted counts until it is gone: its
 // containers get their grace period and may commit during it.
-func podActive(p *corev1.Pod) bool {
+func PodActive(p *corev1.Pod) bool {
 	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
 // jobRuns reports whether a Job may still make runner pods: not finished,
 // not suspended, not being deleted.
-func jobRuns(j *batchv1.Job) bool {
+func JobRuns(j *batchv1.Job) bool {
 	if finished, _, _ := state.JobFinished(j); finished {
 		return false
 	}
@@ -260,10 +260,10 @@ func Holders(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job, pods []corev
 	activePods := map[types.UID]*corev1.Pod{}
 	for i := range pods {
 		p := &pods[i]
-		if !podActive(p) {
+		if !PodActive(p) {
 			continue
 		}
-		if j := jobByUID[types.UID(p.Labels[controllerUIDLabel])]; j != nil {
+		if j := jobByUID[types.UID(p.Labels[batchv1.ControllerUidLabel])]; j != nil {
 			activePods[j.UID] = p
 			continue
 		}
@@ -277,17 +277,17 @@ func Holders(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job, pods []corev
 		j := &jobs[i]
 		holds := HoldRuns
 		switch {
-		case jobRuns(j):
+		case JobRuns(j):
 		case activePods[j.UID] != nil:
 			holds = HoldPodStopping
 		default:
 			continue
 		}
-		out = append(out, Entry{Kind: EntryJob, Namespace: j.Namespace, Name: j.Name, Created: j.CreationTimestamp.Time, Since: jobSince(j), Holds: holds})
+		out = append(out, Entry{Kind: EntryJob, Namespace: j.Namespace, Name: j.Name, Created: j.CreationTimestamp.Time, Since: JobSince(j), Holds: holds})
 	}
 	for i := range requests {
 		rr := &requests[i]
-		held := ConsumersHeld(rr)
+		held := state.ConsumersHeld(rr)
 		if !held && (!state.IsStarted(rr) || state.IsFinished(rr)) {
 			continue
 		}
@@ -309,7 +309,7 @@ func Holders(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job, pods []corev
 
 // jobSince is when a Job began to hold its group: when the launcher started
 // it (a runbook Job), else when it was made.
-func jobSince(j *batchv1.Job) time.Time {
+func JobSince(j *batchv1.Job) time.Time {
 	if t, err := time.Parse(time.RFC3339, j.Annotations[v1alpha1.AnnotationStartedAt]); err == nil {
 		return t
 	}
@@ -325,14 +325,14 @@ func Waiting(requests []v1alpha1.ReplayRequest, runbookJobs []batchv1.Job) []Ent
 		rr := &requests[i]
 		// A plan awaiting a decision waits for a person, not for the
 		// group: the requests after it go on meanwhile.
-		if state.IsStarted(rr) || state.IsFinished(rr) || rr.DeletionTimestamp != nil || ConsumersHeld(rr) || AwaitsDecision(rr) {
+		if state.IsStarted(rr) || state.IsFinished(rr) || rr.DeletionTimestamp != nil || state.ConsumersHeld(rr) || state.AwaitsDecision(rr) {
 			continue
 		}
 		out = append(out, Entry{Kind: EntryRequest, Namespace: rr.Namespace, Name: rr.Name, Created: rr.CreationTimestamp.Time})
 	}
 	for i := range runbookJobs {
 		j := &runbookJobs[i]
-		if runbookWaits(j) {
+		if RunbookWaits(j) {
 			out = append(out, Entry{Kind: EntryJob, Namespace: j.Namespace, Name: j.Name, Created: j.CreationTimestamp.Time})
 		}
 	}
@@ -382,7 +382,7 @@ type hold struct {
 //
 // After a restart the map is empty and the cache, in sync with everything
 // the previous leader wrote, is enough.
-type groupQueue struct {
+type Queue struct {
 	mu   sync.Mutex
 	keys map[string]*keyQueue
 }
@@ -394,12 +394,12 @@ type keyQueue struct {
 	users int // TryStart calls in flight, guarded by groupQueue.mu
 }
 
-func newGroupQueue() *groupQueue {
-	return &groupQueue{keys: map[string]*keyQueue{}}
+func NewQueue() *Queue {
+	return &Queue{keys: map[string]*keyQueue{}}
 }
 
 // enter returns key's queue, counted as in use until leave.
-func (q *groupQueue) enter(key string) *keyQueue {
+func (q *Queue) enter(key string) *keyQueue {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	kq := q.keys[key]
@@ -413,7 +413,7 @@ func (q *groupQueue) enter(key string) *keyQueue {
 
 // leave forgets key's queue once nobody uses it and it holds nothing, so the
 // map stays as small as the set of groups starting right now.
-func (q *groupQueue) leave(key string, kq *keyQueue) {
+func (q *Queue) leave(key string, kq *keyQueue) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	kq.users--
@@ -430,7 +430,7 @@ func (q *groupQueue) leave(key string, kq *keyQueue) {
 // may, TryStart takes the hold, runs start outside the lock, and keeps the
 // hold if start reports that it started (until the cache shows the Job:
 // settled), or drops it. The decision's Start is whether it started.
-func (q *groupQueue) TryStart(key string, job types.NamespacedName, self Entry, settled func(kind EntryKind, job types.NamespacedName) bool, decide func(pending *Entry) Decision, start func() (bool, error)) (Decision, error) {
+func (q *Queue) TryStart(key string, job types.NamespacedName, self Entry, settled func(kind EntryKind, job types.NamespacedName) bool, decide func(pending *Entry) Decision, start func() (bool, error)) (Decision, error) {
 	kq := q.enter(key)
 	defer q.leave(key, kq)
 
@@ -471,7 +471,7 @@ func (q *groupQueue) TryStart(key string, job types.NamespacedName, self Entry, 
 }
 
 // Pending returns key's hold, for tests.
-func (q *groupQueue) Pending(key string) (types.NamespacedName, bool) {
+func (q *Queue) Pending(key string) (types.NamespacedName, bool) {
 	q.mu.Lock()
 	kq := q.keys[key]
 	q.mu.Unlock()

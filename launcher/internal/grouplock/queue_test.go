@@ -1,8 +1,7 @@
-package launcher
+package grouplock
 
 import (
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -28,21 +26,6 @@ func TestUnitQueueKeyNormalisesBootstrapServers(t *testing.T) {
 	}
 	if QueueKey(a) == QueueKey(c) {
 		t.Fatal("different groups share a key")
-	}
-}
-
-func TestUnitPodSpecQueueKeyMatchesTheRequests(t *testing.T) {
-	rr := testutil.MakeRequest("ns", "a").Bootstrap("B:9092, a:9092").Resolved("earliest").Obj()
-	job, err := BuildJob(rr, StageApply, DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := PodSpecQueueKey(&job.Spec.Template.Spec); got != QueueKey(rr) {
-		t.Fatalf("the Job's key %q is not the request's %q", got, QueueKey(rr))
-	}
-	job.Spec.Template.Spec.Containers[0].Name = "sidecar"
-	if got := PodSpecQueueKey(&job.Spec.Template.Spec); got != "" {
-		t.Fatalf("a pod without a runner container has key %q", got)
 	}
 }
 
@@ -114,72 +97,8 @@ func TestUnitWaitingMessageNamesOnlyTheSameNamespace(t *testing.T) {
 	}
 }
 
-func TestUnitHoldersFromTheCluster(t *testing.T) {
-	rr := testutil.MakeRequest("ns", "a").UID("rr-uid").Resolved("earliest").Created(t0).Obj()
-	base, err := BuildJob(rr, StageApply, DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	base.UID = "job-uid"
-	pod := func(phase corev1.PodPhase, deleting bool) corev1.Pod {
-		p := testutil.PodFor(base, "pod")
-		p.Status.Phase = phase
-		if deleting {
-			p.DeletionTimestamp = &metav1.Time{Time: t0}
-		}
-		return *p
-	}
-	running := *base.DeepCopy()
-	finished := *base.DeepCopy()
-	testutil.Complete(&finished, t0)
-	deleting := *base.DeepCopy()
-	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
-	suspended := *base.DeepCopy()
-	suspended.Spec.Suspend = ptr.To(true)
-	started := rr.DeepCopy()
-	started.Status.JobName = base.Name
-
-	cases := []struct {
-		name string
-		rrs  []v1alpha1.ReplayRequest
-		jobs []batchv1.Job
-		pods []corev1.Pod
-		want []string
-		// holds is how each holder holds the group (Entry.Holds).
-		holds string
-	}{
-		{"nothing", nil, nil, nil, nil, ""},
-		{"a running Job", nil, []batchv1.Job{running}, nil, []string{"Job/" + base.Name}, HoldRuns},
-		{"a finished Job with no live pod", nil, []batchv1.Job{finished}, []corev1.Pod{pod(corev1.PodSucceeded, false)}, nil, ""},
-		{"a finished Job whose pod still terminates", nil, []batchv1.Job{finished}, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Job/" + base.Name}, HoldPodStopping},
-		{"a deleted Job's terminating pod", nil, []batchv1.Job{deleting}, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Job/" + base.Name}, HoldPodStopping},
-		{"a deleted Job with its pods gone", nil, []batchv1.Job{deleting}, nil, nil, ""},
-		{"an orphaned pod, Job gone", nil, nil, []corev1.Pod{pod(corev1.PodRunning, false)}, []string{"Pod/pod"}, HoldRuns},
-		{"an orphaned pod stopping", nil, nil, []corev1.Pod{pod(corev1.PodRunning, true)}, []string{"Pod/pod"}, HoldPodStopping},
-		{"a suspended Job whose pod is being removed", nil, []batchv1.Job{suspended}, []corev1.Pod{pod(corev1.PodPending, true)}, []string{"Job/" + base.Name}, HoldPodStopping},
-		{"a suspended Job, no pod", nil, []batchv1.Job{suspended}, nil, nil, ""},
-		{"a started request whose Job the cache lacks", []v1alpha1.ReplayRequest{*started}, nil, nil, []string{"ReplayRequest/a"}, HoldJobNotShown},
-		{"a started request and its Job: one holder", []v1alpha1.ReplayRequest{*started}, []batchv1.Job{running}, nil, []string{"Job/" + base.Name}, HoldRuns},
-		{"a request not started", []v1alpha1.ReplayRequest{*rr}, nil, nil, nil, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var got []string
-			for _, h := range Holders(c.rrs, c.jobs, c.pods) {
-				got = append(got, string(h.Kind)+"/"+h.Name)
-				if h.Holds != c.holds {
-					t.Fatalf("%s/%s holds the group as %q, want %q", h.Kind, h.Name, h.Holds, c.holds)
-				}
-			}
-			if !slices.Equal(got, c.want) {
-				t.Fatalf("holders %v, want %v", got, c.want)
-			}
-		})
-	}
-}
-
 func TestUnitGroupQueueStartsOncePerKey(t *testing.T) {
-	q := newGroupQueue()
+	q := NewQueue()
 	var started atomic.Int32
 	var wg sync.WaitGroup
 	notSeen := func(EntryKind, types.NamespacedName) bool { return false }
@@ -228,7 +147,7 @@ func TestUnitGroupQueueStartsOncePerKey(t *testing.T) {
 }
 
 func TestUnitGroupQueueFailedStartHoldsNothing(t *testing.T) {
-	q := newGroupQueue()
+	q := NewQueue()
 	never := func(EntryKind, types.NamespacedName) bool { return false }
 	free := func(*Entry) Decision { return Decision{Start: true} }
 	d, err := q.TryStart("k", types.NamespacedName{Name: "job"}, Entry{Name: "a"}, never, free, func() (bool, error) { return false, nil })
@@ -241,7 +160,7 @@ func TestUnitGroupQueueFailedStartHoldsNothing(t *testing.T) {
 }
 
 func TestUnitGroupQueueGroupsDoNotWaitForEachOther(t *testing.T) {
-	q := newGroupQueue()
+	q := NewQueue()
 	free := func(*Entry) Decision { return Decision{Start: true} }
 	never := func(EntryKind, types.NamespacedName) bool { return false }
 	inStart, release := make(chan struct{}), make(chan struct{})
