@@ -244,7 +244,7 @@ func (r *ReplayRequestReconciler) readPlan(ctx context.Context, job *batchv1.Job
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: jobName}, &rec); err != nil {
 		return nil, nil, err
 	}
-	if !record.OwnedByJob(&rec, job) {
+	if !record.OwnedBy(&rec, job) {
 		return nil, nil, fmt.Errorf("ReplayRecord %s: %w", jobName, record.ErrRecordNotOwned)
 	}
 	plan, err := RecordResult(&rec)

@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -105,7 +106,7 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, job *batchv1.Job, rec *v1alp
 		return refuseUndo("%s's Job %s is gone: a record without its Job is not restored from", name, jobName)
 	}
 	switch {
-	case rec.Name != jobName || rec.Job != jobName || job.Name != jobName || !ownedBy(rec, job):
+	case rec.Name != jobName || rec.Job != jobName || job.Name != jobName || !record.OwnedBy(rec, job):
 		return refuseUndo("the ReplayRecord %s is not the record of %s's Job", rec.Name, name)
 	case job.Annotations[v1alpha1.AnnotationRequest] != name || job.Annotations[v1alpha1.AnnotationSpecDigest] != SpecDigest(&undone.Spec):
 		// Bound to this request as it is, not to a Job of that name.
@@ -366,17 +367,6 @@ func UndoAnnotations(u *v1alpha1.UndoStatus) map[string]string {
 		return nil
 	}
 	return map[string]string{v1alpha1.AnnotationUndoOf: u.Request, v1alpha1.AnnotationUndoJob: u.JobName, v1alpha1.AnnotationUndoRunID: u.RunID}
-}
-
-// ownedBy reports whether a record's owner is the Job job itself (its UID),
-// as the launcher writes it (BuildRecord).
-func ownedBy(rec *v1alpha1.ReplayRecord, job *batchv1.Job) bool {
-	for _, o := range rec.OwnerReferences {
-		if o.Kind == "Job" && o.Name == job.Name && o.UID == job.UID {
-			return true
-		}
-	}
-	return false
 }
 
 // undoManifest is the ReplayRequest the undo command creates.

@@ -172,7 +172,7 @@ func (c *Collector) store(ctx context.Context, job *batchv1.Job, rec *v1alpha1.R
 	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(rec), &existing); err != nil {
 		return nil, fmt.Errorf("read ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, err)
 	}
-	if !OwnedByJob(&existing, job) {
+	if !OwnedBy(&existing, job) {
 		return nil, fmt.Errorf("ReplayRecord %s/%s: %w", rec.Namespace, rec.Name, ErrRecordNotOwned)
 	}
 	if existing.Complete || !rec.Complete {
@@ -244,7 +244,11 @@ func WithoutFrameLines(log string) string {
 	return w.String()
 }
 
-func OwnedByJob(rec *v1alpha1.ReplayRecord, job *batchv1.Job) bool {
+// OwnedBy reports whether a record's owner is the Job job itself (the kind,
+// API version and UID BuildRecord writes): the one check, for the record a
+// Job's outcome is read from, a plan is approved from and an undo restores
+// from. A record of the Job's name that someone else wrote is not the Job's.
+func OwnedBy(rec *v1alpha1.ReplayRecord, job *batchv1.Job) bool {
 	for _, r := range rec.OwnerReferences {
 		if r.Kind == "Job" && r.APIVersion == batchv1.SchemeGroupVersion.String() && r.UID == job.UID {
 			return true
