@@ -387,7 +387,7 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 // safe: the run ID makes the runner idempotent.
 func PodFailurePolicy() *batchv1.PodFailurePolicy {
 	var fatal []int32
-	for code := report.ExitInternal; code <= report.ExitRefused; code++ {
+	for code := report.ExitInternal; code <= report.LastExitCode; code++ {
 		if !code.Retryable() {
 			fatal = append(fatal, int32(code))
 		}

@@ -149,6 +149,7 @@ const (
 	hookStart     = "start"     // Main, before the run
 	hookGoroutine = "goroutine" // every goroutine started through recovering
 	hookCommitted = "committed" // right after the commit request returned
+	hookSent      = "sent"      // an Atomic commit's offsets sent, its transaction not committed
 	hookEmit      = "emit"      // before the result is written
 )
 

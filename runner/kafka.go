@@ -208,7 +208,10 @@ func retriable(err error) bool {
 	switch ke.Code() {
 	case kafka.ErrTransport, kafka.ErrAllBrokersDown, kafka.ErrTimedOut, kafka.ErrRequestTimedOut,
 		kafka.ErrNetworkException, kafka.ErrCoordinatorLoadInProgress, kafka.ErrCoordinatorNotAvailable,
-		kafka.ErrNotCoordinator, kafka.ErrLeaderNotAvailable, kafka.ErrNotLeaderForPartition:
+		kafka.ErrNotCoordinator, kafka.ErrLeaderNotAvailable, kafka.ErrNotLeaderForPartition,
+		// A read of stable offsets while a transaction's offsets wait for
+		// its markers (an Atomic run's read-back, right after its commit).
+		kafka.ErrUnstableOffsetCommit:
 		return true
 	}
 	return false

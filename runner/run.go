@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,6 +108,9 @@ type run struct {
 	// committing is set just before the first commit request: from then on
 	// a crash may have changed offsets (see crashed).
 	committing bool
+	// txn is an Atomic run's transactional producer (see txn.go); nil for
+	// a Plain run.
+	txn *txnCommitter
 	// stdout and red are where, and how redacted, the result is written
 	// (see checkOutputs).
 	stdout io.Writer
@@ -155,6 +159,17 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 
 	// A share or streams group is never planned as a consumer group.
 	kind := r.startKindCheck(ctx)
+	// An Atomic commit fences every other replay of the group first, so
+	// that the snapshot is of settled offsets and no other replay commits
+	// after it.
+	if !cfg.DryRun {
+		if err := r.chooseCommitMode(ctx, res); err != nil {
+			return r.failCtx(sigCtx, res, err)
+		}
+		if r.txn != nil {
+			defer r.txn.k.Release()
+		}
+	}
 	snap, err := r.snapshot(ctx, client)
 	if err != nil {
 		return r.failCtx(sigCtx, res, kind.explain(err, cfg.Scope.Empty()))
@@ -270,6 +285,37 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		return r.commitShare(context.WithoutCancel(sigCtx), share, plan, res)
 	}
 	return r.commit(context.WithoutCancel(sigCtx), client, plan, res)
+}
+
+// chooseCommitMode settles how the run commits (--commit-mode) and writes
+// it into the result: Plain, or Atomic with the transactional ID
+// initialised (startTxn). Auto commits Plain where the Kafka user may not
+// use the transactional ID, and says so in a warning.
+func (r *run) chooseCommitMode(ctx context.Context, res *report.Result) error {
+	mode := r.cfg.CommitMode
+	res.CommitMode = config.CommitModePlain
+	if mode == config.CommitModePlain {
+		return nil
+	}
+	t, err := startTxn(ctx, r.cfg, r.log)
+	var acl *txnACLError
+	switch {
+	case err == nil:
+		r.txn = t
+		res.CommitMode = config.CommitModeAtomic
+		r.log.Info("transactional ID initialised: any other replay of the group on this cluster is fenced", "transactionalId", t.id)
+		return nil
+	case mode == config.CommitModeAuto && errors.As(err, &acl):
+		w := fmt.Sprintf("%s %s: committing %s, because %s", config.Ref(config.FlagCommitMode), config.CommitModeAuto, config.CommitModePlain, strings.TrimSuffix(acl.Error(), "; nothing was committed"))
+		res.Warnings = append(res.Warnings, w)
+		r.log.Warn(w)
+		return nil
+	}
+	res.CommitMode = ""
+	if errors.As(err, &acl) {
+		return &inputError{config.Ref(config.FlagCommitMode), config.CommitModeAtomic + ": " + acl.Error()}
+	}
+	return err
 }
 
 // recordTarget writes the target, as resolved, into the result.
@@ -551,9 +597,15 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 	// which the launcher's grace period is derived from.
 	cctx, ccancel := context.WithTimeout(ctx, cfg.Timeout)
 	r.committing = true
-	ans := commitParts(cctx, cfg.Group, offsets, commitBatchBytes, func(ctx context.Context, part []commitOffset) commitAnswer {
-		return k.alter(ctx, cfg.Group, part)
-	})
+	var ans commitAnswer
+	var fenced error
+	if r.txn != nil {
+		ans, fenced = r.txn.commit(cctx, k, cfg.Group, offsets)
+	} else {
+		ans = commitParts(cctx, cfg.Group, offsets, commitBatchBytes, func(ctx context.Context, part []commitOffset) commitAnswer {
+			return k.alter(ctx, cfg.Group, part)
+		})
+	}
 	ccancel()
 	hook(hookCommitted)
 	if ans.Err != nil {
@@ -570,10 +622,14 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 		r.log.Warn(w)
 	}
 	res.ExitCode, res.Reason, res.Error = v.Code, v.Reason, v.Error
-	switch v.Code {
+	if fenced != nil && readErr == nil && !slices.ContainsFunc(res.Partitions, func(p report.Partition) bool { return p.Applied }) {
+		res.ExitCode, res.Reason = report.ExitSuperseded, report.ReasonSuperseded
+		res.Error = r.txn.supersededError(fenced, cfg.Group, after, r.id)
+	}
+	switch res.ExitCode {
 	case report.ExitOK:
 		r.log.Info("committed and verified", "partitions", len(offsets))
-	case report.ExitPartiallyApplied:
+	case report.ExitPartiallyApplied, report.ExitSuperseded:
 		r.log.Error(res.Error, "reason", res.Reason)
 	default:
 		r.log.Error("nothing was changed", "reason", res.Reason, "error", res.Error)

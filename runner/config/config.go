@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,7 @@ const (
 	EnvAllowSkip              = "REPLAY_ALLOW_SKIP"
 	EnvForce                  = "REPLAY_FORCE"
 	EnvFileDigest             = "REPLAY_FILE_DIGEST"
+	EnvCommitMode             = "REPLAY_COMMIT_MODE"
 )
 
 // Flag names (without dashes).
@@ -91,7 +93,33 @@ const (
 	// plan: or undo: target reads; the runner refuses a file that differs.
 	// The launcher sets it for the files it writes.
 	FlagFileDigest = "file-digest"
+	// FlagCommitMode is how the offsets are committed: CommitModeAtomic,
+	// CommitModePlain or CommitModeAuto.
+	FlagCommitMode = "commit-mode"
 )
+
+// Commit modes (--commit-mode, REPLAY_COMMIT_MODE, spec.commitMode).
+const (
+	// CommitModeAtomic commits through a Kafka transaction whose
+	// transactional.id is TransactionalID(group): every earlier replay of
+	// the group on the cluster is fenced, and the offsets show all at once
+	// or not at all.
+	CommitModeAtomic = "Atomic"
+	// CommitModePlain commits with OffsetCommit requests, as Kafka's own
+	// tool does.
+	CommitModePlain = "Plain"
+	// CommitModeAuto is Atomic where the Kafka user may use the
+	// transactional ID, Plain where it may not.
+	CommitModeAuto = "Auto"
+)
+
+// CommitModes lists the commit modes, for errors and the CRD's enum.
+var CommitModes = []string{CommitModeAtomic, CommitModePlain, CommitModeAuto}
+
+// TransactionalID is the transactional.id of an Atomic replay of group:
+// derived from the group alone, so that two replays of one group on one
+// cluster fence each other however they address it.
+func TransactionalID(group string) string { return "kafka-replay." + group }
 
 // Output formats for stdout.
 const (
@@ -137,6 +165,7 @@ type Config struct {
 	AllowSkip              bool          `envconfig:"REPLAY_ALLOW_SKIP"`
 	Force                  bool          `envconfig:"REPLAY_FORCE"`
 	FileDigest             string        `envconfig:"REPLAY_FILE_DIGEST"`
+	CommitMode             string        `envconfig:"REPLAY_COMMIT_MODE" default:"Plain"`
 
 	// ToFlag is the alias the target was given with (--to-offset, say),
 	// so that an error about the target names what the user typed; empty
@@ -482,6 +511,9 @@ func (c *Config) Validate() error {
 		}
 	default:
 		bad(FlagOutput, EnvOutput, "%q is not one of table, json, csv", c.Output)
+	}
+	if !slices.Contains(CommitModes, c.CommitMode) {
+		bad(FlagCommitMode, EnvCommitMode, "%q is not one of %s", c.CommitMode, strings.Join(CommitModes, ", "))
 	}
 	if c.WaitForEmpty < 0 {
 		bad(FlagWaitForEmpty, EnvWaitForEmpty, "must not be negative, got %s", c.WaitForEmpty)

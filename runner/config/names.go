@@ -81,6 +81,7 @@ var settings = []Setting{
 	{Flag: FlagForce, Env: EnvForce, Spec: "spec.force"},
 	// The launcher's, for the plan: and undo: files it writes.
 	{Flag: FlagFileDigest, Env: EnvFileDigest},
+	{Flag: FlagCommitMode, Env: EnvCommitMode, Spec: "spec.commitMode"},
 }
 
 // refs are the hint-only references: Flag is how a shell user says it.

@@ -25,6 +25,7 @@ var reservedProperties = map[string]string{
 	"bootstrap.servers":    "use " + Ref(FlagBootstrapServers),
 	"metadata.broker.list": "use " + Ref(FlagBootstrapServers),
 	"group.id":             "use " + Ref(FlagGroup),
+	"transactional.id":     "an Atomic commit's is derived from the group (see " + Ref(FlagCommitMode) + ")",
 }
 
 // reservedPrefix marks confluent-kafka-go's own settings

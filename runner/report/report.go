@@ -68,7 +68,17 @@ const (
 	// Nothing was changed. Retrying the same input cannot help: plan again,
 	// or change the limits.
 	ExitRefused ExitCode = 7
+	// ExitSuperseded means an Atomic run was fenced by another replay of
+	// the same group on the same cluster (another runner initialised the
+	// group's transactional ID after this one): Kafka aborted this run's
+	// transaction, and the read-back shows none of its offsets. Nothing
+	// was changed. Not retryable: a retry would fence the other replay in
+	// turn; look at what it did first.
+	ExitSuperseded ExitCode = 8
 )
+
+// LastExitCode is the highest exit code the runner uses.
+const LastExitCode = ExitSuperseded
 
 // Reason is a one-word, CamelCase summary of an outcome, suitable for a
 // metav1.Condition reason.
@@ -122,6 +132,9 @@ const (
 	// code 7 and lost the result that named the guard. The runner itself
 	// always writes one of the three guard reasons.
 	ReasonRefused Reason = "Refused"
+	// ReasonSuperseded (exit 8): another replay of the group fenced this
+	// Atomic run; nothing was committed.
+	ReasonSuperseded Reason = "Superseded"
 )
 
 // reasonExitCodes is every reason the runner writes, with the exit code it
@@ -144,6 +157,7 @@ var reasonExitCodes = map[Reason]ExitCode{
 	ReasonLimitExceeded:        ExitRefused,
 	ReasonWouldSkipMessages:    ExitRefused,
 	ReasonRefused:              ExitRefused,
+	ReasonSuperseded:           ExitSuperseded,
 }
 
 // Reasons lists every reason the runner writes, sorted.
@@ -171,6 +185,7 @@ var failureReasons = map[ExitCode]Reason{
 	ExitPartiallyApplied: ReasonPartiallyApplied,
 	ExitInterrupted:      ReasonInterrupted,
 	ExitRefused:          ReasonRefused,
+	ExitSuperseded:       ReasonSuperseded,
 }
 
 // ReasonForExitCode maps a failed runner's exit code to its reason. It is how a
@@ -187,7 +202,7 @@ func ReasonForExitCode(code ExitCode) Reason {
 // Invalid input and an active group fail fast; everything else may be retried
 // (a retry is safe: the run ID makes it idempotent).
 func (c ExitCode) Retryable() bool {
-	return c != ExitOK && c != ExitInvalidInput && c != ExitGroupActive && c != ExitRefused
+	return c != ExitOK && c != ExitInvalidInput && c != ExitGroupActive && c != ExitRefused && c != ExitSuperseded
 }
 
 // Result is everything a run decided and did.
@@ -211,6 +226,10 @@ type Result struct {
 	// an approval names; in a run of a plan: target, of the plan it
 	// applied. Empty otherwise.
 	Plan string `json:"plan,omitempty"`
+	// CommitMode is how the run committed, or would have: Atomic (a Kafka
+	// transaction) or Plain; with --commit-mode Auto, the one it chose.
+	// Empty when the run ended before it chose, and in a dry run.
+	CommitMode string `json:"commitMode,omitempty"`
 	// AlreadyApplied is true when every partition in scope already carried
 	// this run ID's commit, so nothing was committed again. Its partitions
 	// report the offsets and deltas of that earlier commit.

@@ -153,7 +153,7 @@ func (a *Attempt) Changed() v1alpha1.OffsetsChanged {
 		}
 	}
 	switch report.ExitCode(a.ExitCode) {
-	case report.ExitInvalidInput, report.ExitGroupActive, report.ExitKafkaError, report.ExitInterrupted:
+	case report.ExitInvalidInput, report.ExitGroupActive, report.ExitKafkaError, report.ExitInterrupted, report.ExitSuperseded:
 		return v1alpha1.OffsetsChangedNo
 	}
 	return v1alpha1.OffsetsChangedUnknown
