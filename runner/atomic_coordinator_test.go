@@ -73,12 +73,12 @@ func waitState(t *testing.T, c *kafkatest.Cluster, group, state string) {
 // run (OffsetMetadataManager.validateTransactionalOffsetCommit): it takes
 // it for an empty classic group, an empty KIP-848 consumer group and a
 // group that does not exist yet (which it creates, as a classic group);
-// with a live member it refuses a consumer group's
-// (ConsumerGroup.validateOffsetCommit: UNKNOWN_MEMBER_ID) and takes a
-// classic group's (ClassicGroup.validateOffsetCommit lets a transactional
-// commit without member and generation through). So the runner's own
-// check is what keeps an Atomic run off a live group, and it refuses both
-// with nothing committed.
+// and, unlike the 3.x coordinator, it takes it from a group with a live
+// member too, of either kind (ClassicGroup.validateOffsetCommit and
+// ConsumerGroup.validateOffsetCommit let a transactional commit without
+// member, instance and generation through). So the runner's own check is
+// what keeps an Atomic run off a live group: it refuses both kinds, with
+// nothing committed.
 func TestCoordinatorOnANonMembersTransactionalCommit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
@@ -96,15 +96,26 @@ func TestCoordinatorOnANonMembersTransactionalCommit(t *testing.T) {
 		}
 		return m
 	}
+	// A transaction's offsets show once its markers are written, a moment
+	// after CommitTransaction returns: read until they do.
 	atOffset := func(t *testing.T, g string, want int64) {
 		t.Helper()
-		got := offsetsOf(t, c, g)
-		if len(got) != partitions {
-			t.Fatalf("%d partitions committed, want %d: %v", len(got), partitions, got)
-		}
-		for k, v := range got {
-			if v != want {
-				t.Errorf("%s at %d, want %d", k, v, want)
+		ctx := testCtx(t)
+		for {
+			got := offsetsOf(t, c, g)
+			n := 0
+			for _, v := range got {
+				if v == want {
+					n++
+				}
+			}
+			if n == partitions && len(got) == partitions {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("offsets %v, want %d on each of %d partitions", got, want, partitions)
+			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
@@ -132,16 +143,17 @@ func TestCoordinatorOnANonMembersTransactionalCommit(t *testing.T) {
 			t.Errorf("the coordinator made a group of type %q, want classic", info.Type)
 		}
 	})
-	t.Run("consumer/live: refused by the coordinator and by the runner", func(t *testing.T) {
+	// Kafka 4.4's ConsumerGroup.validateOffsetCommit lets a transactional
+	// commit with member epoch -1, no member ID and no instance ID through,
+	// members or not; the 3.x coordinator refused it (UNKNOWN_MEMBER_ID).
+	t.Run("consumer/live: taken by the coordinator, refused by the runner", func(t *testing.T) {
 		g := "consumer-live"
 		m := member(t, g, kafkatest.ProtocolConsumer)
 		defer m.Leave()
-		err := txnCommit(t, c, g, 50)
-		if err == nil {
-			t.Fatal("the coordinator took a non-member's transactional commit of a consumer group with a member")
+		if err := txnCommit(t, c, g, 50); err != nil {
+			t.Fatalf("the coordinator refused it (%v): Kafka's rule changed, and docs/usage.md says otherwise", err)
 		}
-		t.Logf("coordinator: %v", err)
-		atOffset(t, g, committed)
+		atOffset(t, g, 50)
 		atomicRefused(t, c, g)
 	})
 	t.Run("classic/live: taken by the coordinator, refused by the runner", func(t *testing.T) {

@@ -2,10 +2,12 @@ package runner_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
@@ -181,4 +183,40 @@ func TestAtomicCrashBeforeTheCommitIsSettledByTheRetry(t *testing.T) {
 	if o.result.Reason != report.ReasonAlreadyApplied {
 		t.Fatalf("second retry: %s: %s", o.result.Reason, o.result.Error)
 	}
+}
+
+// TestAtomicWithoutTheACL: a Kafka user without the ACLs on the group's
+// transactional ID (the broker answers InitProducerId with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, made here by the proxy). Atomic
+// refuses, naming the ACLs it needs, with nothing committed; Auto commits
+// Plain, and its result says so.
+func TestAtomicWithoutTheACL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := seeded(t)
+	px := kafkatest.NewProxy(t, c)
+	px.SetHook(func(req kmsg.Request, answer kmsg.Response) kafkatest.Verdict {
+		if r, ok := answer.(*kmsg.InitProducerIDResponse); ok {
+			r.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			r.ProducerID, r.ProducerEpoch = -1, -1
+		}
+		return kafkatest.Pass
+	})
+	args := []string{"--bootstrap-servers", px.Bootstrap(), "--group", group, "--topic", topic, "--to", "shift:-10", "--run-id", "acl"}
+	o := runCtx(t, context.Background(), nil, append(args, "--commit-mode", "Atomic")...).mustCode(t, report.ExitInvalidInput)
+	for _, want := range []string{"--commit-mode", "WRITE and DESCRIBE on TransactionalId " + config.TransactionalID(group), "nothing was committed"} {
+		if !strings.Contains(o.result.Error, want) {
+			t.Errorf("error does not say %q: %s", want, o.result.Error)
+		}
+	}
+	assertUnchanged(t, c)
+	o = runCtx(t, context.Background(), nil, append(args, "--commit-mode", "Auto")...).mustCode(t, report.ExitOK)
+	if o.result.CommitMode != config.CommitModePlain || o.result.Reason != report.ReasonApplied {
+		t.Fatalf("Auto: mode %q, %s: %s", o.result.CommitMode, o.result.Reason, o.result.Error)
+	}
+	if !slices.ContainsFunc(o.result.Warnings, func(w string) bool { return strings.Contains(w, "committing Plain") }) {
+		t.Errorf("Auto does not say it committed Plain: %v", o.result.Warnings)
+	}
+	assertMatchesKafka(t, c, o.result)
 }

@@ -43,6 +43,7 @@ var envByField = map[string]string{
 	"AllowSkip":              EnvAllowSkip,
 	"Force":                  EnvForce,
 	"FileDigest":             EnvFileDigest,
+	"CommitMode":             EnvCommitMode,
 }
 
 // clearEnv unsets every variable Load could read, including the bare names
@@ -172,6 +173,7 @@ func TestLoadFromEnv(t *testing.T) {
 		WaitForEmpty:           30 * time.Second,
 		Output:                 "json",
 		Timeout:                45 * time.Second,
+		CommitMode:             CommitModePlain,
 	}
 	got := *c
 	got.Target, got.Scope, got.KafkaProperties = Target{}, Scope{}, nil
@@ -510,6 +512,7 @@ func TestValidationErrorsNameFlagAndEnv(t *testing.T) {
 		{name: "zero timeout", args: args("--timeout", "0s"), flag: FlagTimeout, envName: EnvTimeout, msg: "positive"},
 		{name: "bad run id", args: args("--run-id", "has space"), flag: FlagRunID, envName: EnvRunID, msg: "characters"},
 		{name: "long run id", args: args("--run-id", strings.Repeat("r", MaxRunIDLength+1)), flag: FlagRunID, envName: EnvRunID, msg: "1-512"},
+		{name: "unknown commit mode", args: args("--commit-mode", "atomic"), flag: FlagCommitMode, envName: EnvCommitMode, msg: "not one of Atomic, Plain, Auto"},
 		{name: "result dir missing", args: args("--result-file", filepath.Join(dir, "nope", "r.json")), flag: FlagResultFile, envName: EnvResultFile, msg: "no such file"},
 		{name: "result dir is file", args: args("--result-file", filepath.Join(notDir, "r.json")), flag: FlagResultFile, envName: EnvResultFile, msg: "not a directory"},
 		{name: "config dir missing", args: args("--kafka-config-dir", filepath.Join(dir, "nope")), flag: FlagKafkaConfigDir, envName: EnvKafkaConfigDir, msg: "config directory"},

@@ -252,7 +252,7 @@ func TestReasonsAreAFixedSet(t *testing.T) {
 	if code, ok := ReasonUnsupportedGroupKind.ExitCode(); !ok || code != ExitInvalidInput || code.Retryable() {
 		t.Errorf("UnsupportedGroupKind exit code = %d, %v; want %d, not retryable", code, ok, ExitInvalidInput)
 	}
-	if len(rs) != 16 || !slices.IsSorted(rs) || !slices.Contains(rs, ReasonCredentialsNotBound) || !slices.Contains(rs, ReasonOutcomeUnknown) || !slices.Contains(rs, ReasonUnsupportedGroupKind) {
+	if len(rs) != 17 || !slices.IsSorted(rs) || !slices.Contains(rs, ReasonCredentialsNotBound) || !slices.Contains(rs, ReasonOutcomeUnknown) || !slices.Contains(rs, ReasonUnsupportedGroupKind) || !slices.Contains(rs, ReasonSuperseded) {
 		t.Errorf("Reasons() = %q", rs)
 	}
 }
@@ -266,8 +266,9 @@ func TestExitCodes(t *testing.T) {
 		ExitPartiallyApplied: ReasonPartiallyApplied,
 		ExitInterrupted:      ReasonInterrupted,
 		ExitRefused:          ReasonRefused,
+		ExitSuperseded:       ReasonSuperseded,
 	}
-	numbers := map[ExitCode]int{ExitOK: 0, ExitInternal: 1, ExitInvalidInput: 2, ExitGroupActive: 3, ExitKafkaError: 4, ExitPartiallyApplied: 5, ExitInterrupted: 6, ExitRefused: 7}
+	numbers := map[ExitCode]int{ExitOK: 0, ExitInternal: 1, ExitInvalidInput: 2, ExitGroupActive: 3, ExitKafkaError: 4, ExitPartiallyApplied: 5, ExitInterrupted: 6, ExitRefused: 7, ExitSuperseded: 8}
 	for code, n := range numbers {
 		if int(code) != n {
 			t.Errorf("exit code %v is %d, the contract says %d", code, int(code), n)
@@ -278,7 +279,7 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("ReasonForExitCode(%d) = %q, want %q", code, got, want)
 		}
 	}
-	for _, code := range []ExitCode{8, 42, 137, 143, 255, -1} {
+	for _, code := range []ExitCode{9, 42, 137, 143, 255, -1} {
 		if got := ReasonForExitCode(code); got != ReasonInternalError {
 			t.Errorf("ReasonForExitCode(%d) = %q, want %q", code, got, ReasonInternalError)
 		}
@@ -301,7 +302,9 @@ func TestExitCodes(t *testing.T) {
 		ExitPartiallyApplied: true,
 		ExitInterrupted:      true,
 		ExitRefused:          false,
-		137:                  true, // OOM-killed: the run ID makes a retry safe
+		// A retry would fence the replay that superseded it.
+		ExitSuperseded: false,
+		137:            true, // OOM-killed: the run ID makes a retry safe
 	}
 	for code, want := range retryable {
 		if got := code.Retryable(); got != want {
