@@ -260,6 +260,9 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 		env = append(env, corev1.EnvVar{Name: config.EnvDryRun, Value: "true"})
 	}
 	env = append(env, GuardEnv(&rr.Spec)...)
+	if m := rr.Spec.CommitMode; m != "" {
+		env = append(env, corev1.EnvVar{Name: config.EnvCommitMode, Value: string(m)})
+	}
 	var wait time.Duration
 	// A dry run never waits for the group: it commits nothing.
 	if rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil && stage != StagePlan {

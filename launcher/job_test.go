@@ -138,6 +138,11 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 			want: map[string]string{config.EnvKafkaSecretDir: "/etc/kafka-replay/kafka-secret"},
 		},
 		{
+			name: "an Atomic commit",
+			req:  testutil.MakeRequest("ns", "a").CommitMode(v1alpha1.CommitMode(config.CommitModeAtomic)),
+			want: map[string]string{config.EnvCommitMode: "Atomic"},
+		},
+		{
 			name: "a ConfigMap alone",
 			req:  testutil.MakeRequest("ns", "a").ConfigMap("kafka-props"),
 			want: map[string]string{config.EnvKafkaConfigDir: "/etc/kafka-replay/kafka"},
@@ -165,7 +170,7 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 			}
 			// The guards are the runner's defaults unless the spec says
 			// otherwise: no limit, skipping refused; force only if asked.
-			for _, g := range []string{config.EnvMaxMessagesToReconsume, config.EnvAllowSkip, config.EnvForce} {
+			for _, g := range []string{config.EnvMaxMessagesToReconsume, config.EnvAllowSkip, config.EnvForce, config.EnvCommitMode} {
 				if _, ok := tc.want[g]; !ok {
 					if v, set := env[g]; set {
 						t.Errorf("%s = %q set without the spec asking", g, v)
@@ -311,8 +316,9 @@ func TestUnitPodFailurePolicyFollowsTheRunnersExitCodes(t *testing.T) {
 	}
 	got := fail.OnExitCodes.Values
 	// A guard's refusal (7) is not retried either: the same input is
-	// refused again.
-	want := []int32{int32(report.ExitInvalidInput), int32(report.ExitGroupActive), int32(report.ExitRefused)}
+	// refused again; nor is a run another replay superseded (8): a retry
+	// would fence that one in turn.
+	want := []int32{int32(report.ExitInvalidInput), int32(report.ExitGroupActive), int32(report.ExitRefused), int32(report.ExitSuperseded)}
 	if !slices.Equal(got, want) {
 		t.Fatalf("FailJob exit codes = %v, want %v", got, want)
 	}

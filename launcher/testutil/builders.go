@@ -150,6 +150,12 @@ func (w *RequestWrapper) UndoOf(name string) *RequestWrapper {
 func (w *RequestWrapper) Force() *RequestWrapper { w.Spec.Force = true; return w }
 
 // AllowSkip sets limits.allowSkip.
+// CommitMode sets spec.commitMode.
+func (w *RequestWrapper) CommitMode(m v1alpha1.CommitMode) *RequestWrapper {
+	w.Spec.CommitMode = m
+	return w
+}
+
 func (w *RequestWrapper) AllowSkip() *RequestWrapper {
 	if w.Spec.Limits == nil {
 		w.Spec.Limits = &v1alpha1.Limits{}

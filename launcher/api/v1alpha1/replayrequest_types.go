@@ -162,7 +162,24 @@ type ReplayRequestSpec struct {
 	// the undone request.
 	// +optional
 	Force bool `json:"force,omitempty"`
+
+	// commitMode is how the runner commits the offsets: Plain (when unset:
+	// OffsetCommit requests, as Kafka's own tool), Atomic (one Kafka
+	// transaction with transactional.id kafka-replay.<group>, which fences
+	// every other Atomic replay of the group on the cluster, however it is
+	// addressed and wherever it was started, and shows every offset or
+	// none; the Kafka user needs WRITE and DESCRIBE on that
+	// TransactionalId, or the request fails with InvalidInput), or Auto
+	// (Atomic where the user may use the ID, else Plain).
+	// status.result.commitMode says which ran. A replay fenced by another
+	// ends Superseded, having committed nothing.
+	// +optional
+	CommitMode CommitMode `json:"commitMode,omitempty"`
 }
+
+// CommitMode is how the runner commits (runner/config's CommitMode*).
+// +kubebuilder:validation:Enum=Atomic;Plain;Auto
+type CommitMode string
 
 // ApprovalPolicy is whether a request waits for a person's approval.
 // +kubebuilder:validation:Enum=Automatic;Manual
@@ -511,7 +528,9 @@ type ReplayRequestStatus struct {
 	// conditions are Accepted, Running and, once finished, Succeeded (True
 	// or False, with a one-word reason such as GroupActive, InvalidInput,
 	// KafkaError, PartiallyApplied, OutcomeUnknown (the commit may have
-	// applied: a retry with the same run ID settles it), AlreadyRan,
+	// applied: a retry with the same run ID settles it), Superseded
+	// (another Atomic replay of the group fenced it; nothing committed),
+	// AlreadyRan,
 	// JobDeleted, PodNotStarted or DeadlineExceeded) and Finished (True,
 	// with the same reason).
 	// `kubectl wait --for=condition=Succeeded` waits for success;
@@ -788,6 +807,11 @@ type ReplayResult struct {
 	// target is the target as the runner resolved it.
 	// +optional
 	Target string `json:"target,omitempty"`
+	// commitMode is how the runner committed, or would have: Atomic or
+	// Plain (with spec.commitMode Auto, the one it chose). Empty in a dry
+	// run and when the run ended before it chose.
+	// +optional
+	CommitMode string `json:"commitMode,omitempty"`
 	// partitions are the per-partition offsets, sorted by topic and
 	// partition. They may be truncated (see truncated); totals are not. The
 	// Job's ReplayRecord (named status.jobName) has every partition.

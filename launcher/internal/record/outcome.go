@@ -69,6 +69,7 @@ func APIResult(r *report.Result) *v1alpha1.ReplayResult {
 		DryRun:         r.DryRun,
 		AlreadyApplied: r.AlreadyApplied,
 		Target:         r.Target.Resolved,
+		CommitMode:     r.CommitMode,
 		Truncated:      r.Truncated,
 		Error:          r.Error,
 		Warnings:       slices.Clone(r.Warnings),
