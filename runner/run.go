@@ -163,11 +163,11 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	// that the snapshot is of settled offsets and no other replay commits
 	// after it.
 	if !cfg.DryRun {
-		if err := r.chooseCommitMode(ctx, res); err != nil {
+		if err := r.chooseCommitMode(ctx, client, res); err != nil {
 			return r.failCtx(sigCtx, res, err)
 		}
 		if r.txn != nil {
-			defer r.txn.k.Release()
+			defer r.txn.Release()
 		}
 	}
 	snap, err := r.snapshot(ctx, client)
@@ -291,13 +291,13 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 // it into the result: Plain, or Atomic with the transactional ID
 // initialised (startTxn). Auto commits Plain where the Kafka user may not
 // use the transactional ID, and says so in a warning.
-func (r *run) chooseCommitMode(ctx context.Context, res *report.Result) error {
+func (r *run) chooseCommitMode(ctx context.Context, client *kafkaClient, res *report.Result) error {
 	mode := r.cfg.CommitMode
 	res.CommitMode = config.CommitModePlain
 	if mode == config.CommitModePlain {
 		return nil
 	}
-	t, err := startTxn(ctx, r.cfg, r.log)
+	t, err := startTxn(ctx, r.cfg, client)
 	var acl *txnACLError
 	switch {
 	case err == nil:

@@ -23,7 +23,7 @@ import (
 // cluster, without Kafka's tool.
 //
 //   - runner: this project's binary, --to-datetime (it plans, commits and
-//     reads back).
+//     reads back); and again with --commit-mode Atomic.
 //   - kafka-consumer-groups: Kafka's ConsumerGroupCommand --reset-offsets
 //     --execute, one JVM per run with kafka-run-class.sh's default options,
 //     as kafka-consumer-groups.sh starts it.
@@ -71,17 +71,20 @@ func BenchmarkCompareTools(b *testing.B) {
 			for i := 1; i < len(scope); i += 2 {
 				topics = append(topics, scope[i])
 			}
-			runner := func(bin string) func(round int) []string {
+			runner := func(bin string, extra ...string) func(round int) []string {
 				return func(round int) []string {
-					return append([]string{bin, "--bootstrap-servers", px.Bootstrap(), "--group", group,
-						"--run-id", fmt.Sprintf("bench-%d", round), "--to-datetime", at}, scope...)
+					argv := append([]string{bin, "--bootstrap-servers", px.Bootstrap(), "--group", group,
+						"--run-id", fmt.Sprintf("bench-%s%d", strings.Join(extra, ""), round), "--to-datetime", at}, scope...)
+					return append(argv, extra...)
 				}
 			}
 			type tool struct {
 				name string
 				argv func(round int) []string
 			}
-			tools := []tool{{"runner", runner(runnerBin)}}
+			tools := []tool{{"runner", runner(runnerBin)},
+				// The same, committing in one transaction (Kafka's fence).
+				{"runner-atomic", runner(runnerBin, "--commit-mode", "Atomic")}}
 			if baseline != "" {
 				tools = append(tools, tool{"runner-baseline", runner(baseline)})
 			}

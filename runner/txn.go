@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -35,10 +36,72 @@ import (
 //
 // A runner fenced by another ends Superseded, with nothing committed.
 
-// txnCommitter is the transactional producer of an Atomic run.
+// txnCommitter is the transactional producer of an Atomic run: a
+// confluent-kafka-go Producer of its own, beside the run's client, with
+// the same properties and the transactional ID.
 type txnCommitter struct {
-	k  *kafkaClient
-	id string
+	p    *kafka.Producer
+	id   string
+	log  *slog.Logger
+	logs chan kafka.LogEvent
+	done sync.WaitGroup
+}
+
+// newTxnProducer makes the producer; its log lines go through the run's
+// (redacting) logger, as the client's do.
+func newTxnProducer(cfg *config.Config, k *kafkaClient, id string) (*txnCommitter, error) {
+	t := &txnCommitter{id: id, log: k.log, logs: make(chan kafka.LogEvent, 64)}
+	cm := kafka.ConfigMap{}
+	for key, v := range cfg.KafkaProperties {
+		cm[key] = v
+	}
+	for key, v := range map[string]any{
+		"bootstrap.servers":       cfg.BootstrapServers,
+		"client.id":               clientID,
+		"enable.metrics.push":     false,
+		"transactional.id":        id,
+		"transaction.timeout.ms":  txnTimeout(cfg.Timeout),
+		"go.logs.channel.enable":  true,
+		"go.logs.channel":         t.logs,
+		"go.delivery.reports":     false,
+		"go.events.channel.size":  16,
+		"go.produce.channel.size": 16,
+	} {
+		cm[key] = v
+	}
+	p, err := kafka.NewProducer(&cm)
+	if err != nil {
+		return nil, &inputError{config.Ref(config.FlagKafkaConfigDir), err.Error()}
+	}
+	t.p = p
+	t.done.Add(2)
+	go func() {
+		defer t.done.Done()
+		for ev := range t.logs {
+			k.logLine(ev.Level, ev.Tag, ev.Message)
+		}
+	}()
+	go func() {
+		defer t.done.Done()
+		for range p.Events() {
+			// Drained: librdkafka must never block on its queue.
+		}
+	}()
+	return t, nil
+}
+
+// Release closes the producer without waiting for its teardown.
+func (t *txnCommitter) Release() {
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				recordPanic(v)
+			}
+		}()
+		t.p.Close()
+		close(t.logs)
+		t.done.Wait()
+	}()
 }
 
 // txnACLError is the Kafka user not being allowed to use the
@@ -64,19 +127,19 @@ func txnTimeout(timeout time.Duration) int {
 
 // startTxn makes the transactional producer and initialises it: from here
 // on, any other replay of the group on this cluster is fenced.
-func startTxn(ctx context.Context, cfg *config.Config, log *slog.Logger) (*txnCommitter, error) {
+func startTxn(ctx context.Context, cfg *config.Config, k *kafkaClient) (*txnCommitter, error) {
 	id := config.TransactionalID(cfg.Group)
-	k, err := newKafkaClient(cfg, log, kafka.ConfigMap{"transactional.id": id, "transaction.timeout.ms": txnTimeout(cfg.Timeout)})
+	t, err := newTxnProducer(cfg, k, id)
 	if err != nil {
 		return nil, err
 	}
 	ictx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	err = txnCall(ictx, func() error { return k.producer.InitTransactions(ictx) })
+	err = txnCall(ictx, func() error { return t.p.InitTransactions(ictx) })
 	if err == nil {
-		return &txnCommitter{k: k, id: id}, nil
+		return t, nil
 	}
-	k.Release()
+	t.Release()
 	var ke kafka.Error
 	if errors.As(err, &ke) && (ke.Code() == kafka.ErrTransactionalIDAuthorizationFailed || ke.Code() == kafka.ErrClusterAuthorizationFailed) {
 		return nil, &txnACLError{id, err}
@@ -126,7 +189,7 @@ func fencedError(err error) error {
 // it to be aborted by the coordinator), so the answer says that the
 // commit was refused, not that it may have applied.
 func (t *txnCommitter) commit(ctx context.Context, k *kafkaClient, group string, offsets []commitOffset) (ans commitAnswer, fenced error) {
-	p := t.k.producer
+	p := t.p
 	md, err := kafka.NewTestConsumerGroupMetadata(group)
 	if err != nil {
 		return commitAnswer{Err: err}, nil
@@ -138,7 +201,7 @@ func (t *txnCommitter) commit(ctx context.Context, k *kafkaClient, group string,
 		if fencedError(err) == nil {
 			// A fenced producer cannot abort; the coordinator already did.
 			if aerr := p.AbortTransaction(ctx); aerr != nil {
-				t.k.log.Warn("could not abort the transaction; the coordinator aborts it after transaction.timeout.ms, or the next replay of the group does", "error", errString(aerr))
+				t.log.Warn("could not abort the transaction; the coordinator aborts it after transaction.timeout.ms, or the next replay of the group does", "error", errString(aerr))
 			}
 		}
 		return commitAnswer{Err: err}, fencedError(err)
@@ -161,7 +224,7 @@ func (t *txnCommitter) commit(ctx context.Context, k *kafkaClient, group string,
 	case err != nil:
 		return refused(fmt.Errorf("describe the group before committing the transaction: %w", err))
 	case g.Active():
-		return refused(&groupActiveError{g})
+		return refused(&groupActiveError{info: g})
 	}
 	err = txnCall(ctx, func() error { return p.CommitTransaction(ctx) })
 	var ke kafka.Error
