@@ -185,6 +185,16 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	// share (its client) takes the commit (share.go).
 	var share *kgo.Client
 	if info.Kind == groupkind.Share {
+		// Kafka has no transactional form of AlterShareGroupOffsets.
+		switch {
+		case cfg.CommitMode == config.CommitModeAtomic && !cfg.DryRun:
+			return r.fail(res, &inputError{config.Ref(config.FlagCommitMode), fmt.Sprintf("%s: group %s is a share group, whose start offsets Kafka sets only with AlterShareGroupOffsets, outside any transaction; use %s or %s; nothing was committed", config.CommitModeAtomic, cfg.Group, config.CommitModePlain, config.CommitModeAuto)})
+		case r.txn != nil:
+			r.txn, res.CommitMode = nil, config.CommitModePlain
+			w := fmt.Sprintf("%s %s: a share group's start offsets are set Plain (AlterShareGroupOffsets has no transactional form)", config.Ref(config.FlagCommitMode), config.CommitModeAuto)
+			res.Warnings = append(res.Warnings, w)
+			r.log.Warn(w)
+		}
 		if share, err = r.kindClient(); err != nil {
 			return r.failCtx(sigCtx, res, err)
 		}
