@@ -191,9 +191,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 			return r.fail(res, &inputError{config.Ref(config.FlagCommitMode), fmt.Sprintf("%s: group %s is a share group, whose start offsets Kafka sets only with AlterShareGroupOffsets, outside any transaction; use %s or %s; nothing was committed", config.CommitModeAtomic, cfg.Group, config.CommitModePlain, config.CommitModeAuto)})
 		case r.txn != nil:
 			r.txn, res.CommitMode = nil, config.CommitModePlain
-			w := fmt.Sprintf("%s %s: a share group's start offsets are set Plain (AlterShareGroupOffsets has no transactional form)", config.Ref(config.FlagCommitMode), config.CommitModeAuto)
-			res.Warnings = append(res.Warnings, w)
-			r.log.Warn(w)
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s %s: a share group's start offsets are set Plain (AlterShareGroupOffsets has no transactional form)", config.Ref(config.FlagCommitMode), config.CommitModeAuto))
 		}
 		if share, err = r.kindClient(); err != nil {
 			return r.failCtx(sigCtx, res, err)
@@ -316,9 +314,8 @@ func (r *run) chooseCommitMode(ctx context.Context, client *kafkaClient, res *re
 		r.log.Info("transactional ID initialised: any other replay of the group on this cluster is fenced", "transactionalId", t.id)
 		return nil
 	case mode == config.CommitModeAuto && errors.As(err, &acl):
-		w := fmt.Sprintf("%s %s: committing %s, because %s", config.Ref(config.FlagCommitMode), config.CommitModeAuto, config.CommitModePlain, strings.TrimSuffix(acl.Error(), "; nothing was committed"))
-		res.Warnings = append(res.Warnings, w)
-		r.log.Warn(w)
+		// Logged with the plan's warnings.
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s %s: committing %s, because %s", config.Ref(config.FlagCommitMode), config.CommitModeAuto, config.CommitModePlain, strings.TrimSuffix(acl.Error(), "; nothing was committed")))
 		return nil
 	}
 	res.CommitMode = ""

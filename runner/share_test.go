@@ -96,6 +96,22 @@ func TestShareGroupReset(t *testing.T) {
 			}
 		})
 	}
+	// AlterShareGroupOffsets has no transactional form: Atomic is refused,
+	// Auto sets them Plain and says so.
+	t.Run("empty: --commit-mode Atomic refused, Auto is Plain", func(t *testing.T) {
+		before := starts(t)
+		o := run(t, c, "--group", g, "--topic", topic, "--to", "earliest", "--commit-mode", "Atomic").mustCode(t, report.ExitInvalidInput)
+		if !strings.Contains(o.result.Error, "--commit-mode") || !strings.Contains(o.result.Error, "share group") {
+			t.Errorf("error %q", o.result.Error)
+		}
+		if got := starts(t); !equalMaps(got, before) {
+			t.Errorf("start offsets changed: %v → %v", before, got)
+		}
+		o = run(t, c, "--group", g, "--topic", topic, "--to", "earliest", "--commit-mode", "Auto").mustCode(t, report.ExitOK)
+		if o.result.CommitMode != "Plain" || !hasWarning(o.result, "AlterShareGroupOffsets has no transactional form") {
+			t.Errorf("Auto: mode %q, warnings %q", o.result.CommitMode, o.result.Warnings)
+		}
+	})
 	for _, tc := range []struct {
 		name, field string
 		args        []string
