@@ -405,18 +405,7 @@ func UndoCommand(rr *v1alpha1.ReplayRequest) string {
 	if !undoable(rr) {
 		return ""
 	}
-	spec := v1alpha1.ReplayRequestSpec{
-		// The same way to the group: kafka and group, or a consumerRef
-		// (which an undo resolves again, and must find the same).
-		Kafka:           rr.Spec.Kafka,
-		Group:           rr.Spec.Group,
-		ConsumerRef:     rr.Spec.ConsumerRef,
-		Target:          v1alpha1.Target{UndoOf: &rr.Name},
-		WhenGroupActive: rr.Spec.WhenGroupActive,
-		WaitTimeout:     rr.Spec.WaitTimeout,
-		Runner:          rr.Spec.Runner,
-		Consumers:       rr.Spec.Consumers,
-	}
+	spec := replay.UndoSpec(&rr.Spec, rr.Name)
 	prefix := rr.Name
 	if n := 253 - 5 - len(undoNameSuffix); len(prefix) > n {
 		// The API server adds 5 characters to generateName, and cuts a

@@ -9,6 +9,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // UndoOptions are the flags of `kubectl replay undo`.
@@ -72,24 +73,12 @@ func Undo(undone *v1alpha1.ReplayRequest, o UndoOptions) (*v1alpha1.ReplayReques
 	if err := objectName(name); err != nil {
 		return nil, exit.Errorf(exit.Usage, "--name: %w", err)
 	}
-	undoOf := undone.Name
-	src := undone.Spec.DeepCopy()
 	rr := &v1alpha1.ReplayRequest{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: undone.Namespace},
-		Spec: v1alpha1.ReplayRequestSpec{
-			Kafka:           src.Kafka,
-			Group:           src.Group,
-			ConsumerRef:     src.ConsumerRef,
-			Target:          v1alpha1.Target{UndoOf: &undoOf},
-			WhenGroupActive: src.WhenGroupActive,
-			WaitTimeout:     src.WaitTimeout,
-			Consumers:       src.Consumers,
-			Runner:          src.Runner,
-			Approval:        v1alpha1.ApprovalAutomatic,
-			Force:           o.Force,
-		},
+		Spec:       replay.UndoSpec(&undone.Spec, undone.Name),
 	}
+	rr.Spec.Approval, rr.Spec.Force = v1alpha1.ApprovalAutomatic, o.Force
 	if rr.Spec.WhenGroupActive == "" {
 		rr.Spec.WhenGroupActive = v1alpha1.GroupActiveFail
 	}
