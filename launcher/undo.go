@@ -10,8 +10,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -55,7 +53,9 @@ func refuseUndo(format string, a ...any) (*v1alpha1.UndoStatus, error) {
 // of that name exists. It returns what status.undo says, or an *UndoRefusal
 // naming the rule that refuses. It is pure.
 //
-// The rules are what makes a restore mean "as if the replay had not
+// replay.Undoable, which the plugin shares, says whether undone committed
+// something to restore; the rest is what only the launcher reads. The rules
+// are what makes a restore mean "as if the replay had not
 // happened": only a run that succeeded and committed has previous offsets to
 // go back to, only a whole record has all of them, and only the same group on
 // the same cluster has them as its own.
@@ -74,19 +74,9 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, job *batchv1.Job, rec *v1alp
 	case undone.Namespace != rr.Namespace || undone.Name != name:
 		// The caller read the wrong object; never undo another one.
 		return refuseUndo("read %s/%s for %q", undone.Namespace, undone.Name, name)
-	case undone.Spec.DryRun:
-		return refuseUndo("%s was a dry run: it committed nothing, there is nothing to undo", name)
 	}
-	if c := meta.FindStatusCondition(undone.Status.Conditions, v1alpha1.ConditionSucceeded); c == nil || c.Status != metav1.ConditionTrue {
-		switch {
-		case c == nil || c.Status == metav1.ConditionUnknown:
-			return refuseUndo("%s has not finished yet; undo it once it has succeeded", name)
-		default:
-			return refuseUndo("%s did not succeed (%s: %s); only a request that succeeded has previous offsets to restore", name, c.Reason, state.Truncate(c.Message, 256))
-		}
-	}
-	if r := undone.Status.Result; r != nil && r.DryRun {
-		return refuseUndo("%s was a dry run: it committed nothing, there is nothing to undo", name)
+	if err := replay.Undoable(undone); err != nil {
+		return refuseUndo("%s", err)
 	}
 	group := replay.Group(rr)
 	if g := replay.Group(undone); g != group {
@@ -96,9 +86,6 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, job *batchv1.Job, rec *v1alp
 		return refuseUndo("%s ran against kafka.bootstrapServers %q, not %q: an undo restores the same Kafka cluster", name, a, b)
 	}
 	jobName := undone.Status.JobName
-	if jobName == "" {
-		return refuseUndo("%s has no runner Job in status.jobName, so no ReplayRecord to restore from", name)
-	}
 	if rec == nil {
 		return refuseUndo("%s has no ReplayRecord %s (records go with their Job, when history is pruned or the Job deleted): its previous offsets are not known", name, jobName)
 	}
@@ -402,7 +389,7 @@ const maxUndoCommandBytes = 4096
 // group or a server list may hold, newlines included, so no line of it can
 // end the here-document early.
 func UndoCommand(rr *v1alpha1.ReplayRequest) string {
-	if !undoable(rr) {
+	if replay.Undoable(rr) != nil {
 		return ""
 	}
 	spec := replay.UndoSpec(&rr.Spec, rr.Name)
@@ -445,16 +432,4 @@ func undoCommandOf(m undoManifest, indent bool) string {
 		panic(fmt.Sprintf("marshal undo request: %v", err))
 	}
 	return "kubectl create -f - <<'EOF'\n" + string(b) + "\nEOF"
-}
-
-// undoable reports whether a finished request committed something an undo
-// could restore: it succeeded, was not a dry run, and its result applied at
-// least one partition (an AlreadyApplied retry counts: the commit is its
-// own).
-func undoable(rr *v1alpha1.ReplayRequest) bool {
-	if rr.Spec.DryRun || !meta.IsStatusConditionTrue(rr.Status.Conditions, v1alpha1.ConditionSucceeded) || rr.Status.JobName == "" {
-		return false
-	}
-	r := rr.Status.Result
-	return r != nil && !r.DryRun && r.Totals.Applied > 0
 }

@@ -113,6 +113,11 @@ func TestUnitDecideUndo(t *testing.T) {
 			rr.Status.Result.DryRun = true
 			return rr
 		}, refuse: "was a dry run"},
+		{name: "applied nothing", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+			rr := undone()
+			rr.Status.Result.Totals.Applied = 0
+			return rr
+		}, refuse: "rewind applied no partition"},
 		{name: "another group", rr: undo, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Spec.Group = "payments"

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,5 +42,65 @@ func TestUnitUndoSpec(t *testing.T) {
 	got.Consumers[0].Name = "changed"
 	if undone.Consumers[0].Name != "app" {
 		t.Error("the undo's spec shares the undone spec's consumers")
+	}
+}
+
+// One rule decides whether a request can be undone, for the launcher and
+// the plugin alike: it succeeded with a Job, was no dry run, and applied
+// something.
+func TestUnitUndoable(t *testing.T) {
+	done := func(edit func(*v1alpha1.ReplayRequest)) *v1alpha1.ReplayRequest {
+		rr := &v1alpha1.ReplayRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rewind"}}
+		rr.Status.Phase, rr.Status.JobName = v1alpha1.PhaseSucceeded, "rewind-1a2b3c4d"
+		rr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "Applied"}}
+		rr.Status.Result = &v1alpha1.ReplayResult{Reason: "Applied", Totals: v1alpha1.ResultTotals{Partitions: 3, Applied: 1}}
+		edit(rr)
+		return rr
+	}
+	long := "x" + strings.Repeat("é", 200) // 401 bytes: byte 256 is inside a rune
+	cases := []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		rule UndoRule // empty: undoable
+		says string
+	}{
+		{"succeeded and applied", done(func(*v1alpha1.ReplayRequest) {}), "", ""},
+		{"an AlreadyApplied retry", done(func(r *v1alpha1.ReplayRequest) { r.Status.Result.Reason = "AlreadyApplied" }), "", ""},
+		{"a dry run", done(func(r *v1alpha1.ReplayRequest) { r.Spec.DryRun = true }), UndoDryRun, "rewind was a dry run: it moved nothing"},
+		{"a dry run by its result", done(func(r *v1alpha1.ReplayRequest) { r.Status.Result.DryRun = true }), UndoDryRun, "rewind was a dry run"},
+		{"a dry run that failed", done(func(r *v1alpha1.ReplayRequest) {
+			r.Spec.DryRun, r.Status.Conditions[0].Status = true, metav1.ConditionFalse
+		}), UndoDryRun, "was a dry run"},
+		{"running", done(func(r *v1alpha1.ReplayRequest) {
+			r.Status.Conditions, r.Status.Phase, r.Status.Result = nil, v1alpha1.PhaseRunning, nil
+		}), UndoNotFinished, "rewind has not finished yet (phase Running); undo it once it has succeeded"},
+		{"new", done(func(r *v1alpha1.ReplayRequest) {
+			r.Status = v1alpha1.ReplayRequestStatus{}
+		}), UndoNotFinished, "(phase Pending)"},
+		{"succeeded unknown", done(func(r *v1alpha1.ReplayRequest) { r.Status.Conditions[0].Status = metav1.ConditionUnknown }), UndoNotFinished, "has not finished yet"},
+		{"failed", done(func(r *v1alpha1.ReplayRequest) {
+			r.Status.Conditions[0].Status, r.Status.Conditions[0].Reason, r.Status.Conditions[0].Message = metav1.ConditionFalse, "GroupActive", "the group has members"
+		}), UndoFailed, "rewind did not succeed (GroupActive: the group has members); only a request that succeeded"},
+		{"failed with a long message", done(func(r *v1alpha1.ReplayRequest) {
+			r.Status.Conditions[0].Status, r.Status.Conditions[0].Reason, r.Status.Conditions[0].Message = metav1.ConditionFalse, "PartiallyApplied", long
+		}), UndoFailed, "(PartiallyApplied: x" + strings.Repeat("é", 127) + "); only"},
+		{"no Job", done(func(r *v1alpha1.ReplayRequest) { r.Status.JobName = "" }), UndoNoJob, "rewind has no runner Job in status.jobName"},
+		{"applied nothing", done(func(r *v1alpha1.ReplayRequest) { r.Status.Result.Totals.Applied = 0 }), UndoNothingApplied, "rewind applied no partition"},
+		{"no result", done(func(r *v1alpha1.ReplayRequest) { r.Status.Result = nil }), UndoNothingApplied, "applied no partition"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := Undoable(c.rr)
+			if c.rule == "" {
+				if err != nil {
+					t.Fatalf("not undoable: %v", err)
+				}
+				return
+			}
+			var no *NotUndoable
+			if !errors.As(err, &no) || no.Rule != c.rule || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("got %v (%#v), want rule %s saying %q", err, no, c.rule, c.says)
+			}
+		})
 	}
 }

@@ -229,6 +229,7 @@ func succeeded(rr *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest {
 	rr.Status.JobName = rr.Name + "-abc"
 	rr.Status.Phase = v1alpha1.PhaseSucceeded
 	rr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "Applied"}}
+	rr.Status.Result = &v1alpha1.ReplayResult{Reason: "Applied", Totals: v1alpha1.ResultTotals{Partitions: 3, Applied: 3}}
 	return rr
 }
 
@@ -280,11 +281,13 @@ func TestCanUndo(t *testing.T) {
 	}{
 		{"succeeded", mk(func(*v1alpha1.ReplayRequest) {}), ""},
 		{"dry run", mk(func(r *v1alpha1.ReplayRequest) { r.Spec.DryRun = true }), "was a dry run"},
-		{"running", mk(func(r *v1alpha1.ReplayRequest) { r.Status.Conditions = nil; r.Status.Phase = v1alpha1.PhaseRunning }), "has not finished (phase Running)"},
+		{"dry run by its result", mk(func(r *v1alpha1.ReplayRequest) { r.Status.Result.DryRun = true }), "was a dry run"},
+		{"running", mk(func(r *v1alpha1.ReplayRequest) { r.Status.Conditions = nil; r.Status.Phase = v1alpha1.PhaseRunning }), "has not finished yet (phase Running)"},
 		{"failed", mk(func(r *v1alpha1.ReplayRequest) {
 			r.Status.Conditions[0].Status, r.Status.Conditions[0].Reason = metav1.ConditionFalse, "GroupActive"
 		}), "did not succeed (GroupActive"},
-		{"no job", mk(func(r *v1alpha1.ReplayRequest) { r.Status.JobName = "" }), "has no Job"},
+		{"no job", mk(func(r *v1alpha1.ReplayRequest) { r.Status.JobName = "" }), "has no runner Job"},
+		{"nothing applied", mk(func(r *v1alpha1.ReplayRequest) { r.Status.Result.Totals.Applied = 0 }), "applied no partition"},
 	}
 	for _, c := range cases {
 		err := CanUndo(c.rr)

@@ -1,9 +1,9 @@
 package request
 
 import (
+	"errors"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
@@ -32,23 +32,19 @@ func UndoName(name string) string {
 	return name + suffix
 }
 
-// CanUndo says whether a request can be undone, as the launcher will judge
-// it (an undo of anything else fails UndoRefused), so that the plugin says
-// so before creating anything: it must have succeeded, applied (not a dry
-// run) and have its Job's record.
+// CanUndo says whether a request can be undone, by the rule the launcher
+// judges it (replay.Undoable; an undo of anything else fails UndoRefused),
+// so that the plugin says so before creating anything.
 func CanUndo(rr *v1alpha1.ReplayRequest) error {
-	succeeded := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionSucceeded)
+	err := replay.Undoable(rr)
+	var no *replay.NotUndoable
 	switch {
-	case rr.Spec.DryRun:
-		return exit.Errorf(exit.WrongState, "%s was a dry run: it moved nothing, there is nothing to undo", rr.Name)
-	case succeeded == nil:
-		return exit.Errorf(exit.WrongState, "%s has not finished (phase %s); undo it once it has succeeded", rr.Name, phaseOf(rr))
-	case succeeded.Status != metav1.ConditionTrue:
-		return exit.Errorf(exit.WrongState, "%s did not succeed (%s: %s): a failed request is not undone by another request; see `kubectl replay describe %s` for what moved", rr.Name, succeeded.Reason, succeeded.Message, rr.Name)
-	case rr.Status.JobName == "":
-		return exit.Errorf(exit.WrongState, "%s has no Job in its status, so no record of the offsets to restore", rr.Name)
+	case err == nil:
+		return nil
+	case errors.As(err, &no) && no.Rule == replay.UndoFailed:
+		return exit.Errorf(exit.WrongState, "%w: a failed request is not undone by another request; see `kubectl replay describe %s` for what moved", err, rr.Name)
 	}
-	return nil
+	return exit.Errorf(exit.WrongState, "%w", err)
 }
 
 func phaseOf(rr *v1alpha1.ReplayRequest) string {
