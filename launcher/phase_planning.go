@@ -41,15 +41,11 @@ func PlanSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan 
 		Totals:    record.APITotals(plan.Totals),
 	}
 	for _, p := range LargestDeltas(plan.Partitions, maxLargestDeltas) {
-		s.LargestDeltas = append(s.LargestDeltas, v1alpha1.PartitionResult{
-			Topic:          p.Topic,
-			Partition:      p.Partition,
-			PreviousOffset: state.CopyPtr(p.PreviousOffset),
-			NewOffset:      p.NewOffset,
-			Delta:          state.CopyPtr(p.Delta),
-			Clamped:        p.Clamped,
-			Note:           state.Truncate(p.Note, 256),
-		})
+		d := record.APIPartition(p)
+		// The plan is read from the whole record, not the runner's compact
+		// result: bound what a note may add to status.
+		d.Note = state.Truncate(d.Note, 256)
+		s.LargestDeltas = append(s.LargestDeltas, d)
 	}
 	for i, w := range plan.Warnings {
 		if i == maxPlanWarnings {

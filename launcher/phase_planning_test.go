@@ -64,6 +64,10 @@ func TestUnitPlanSummary(t *testing.T) {
 	if len(s.LargestDeltas) != 10 || s.LargestDeltas[0].Partition != 29 || s.LargestDeltas[9].Partition != 20 {
 		t.Errorf("largest deltas %+v", s.LargestDeltas)
 	}
+	plan.Partitions[29].Note = strings.Repeat("n", 300)
+	if n := PlanSummaryOf(rr, rec, plan, t0).LargestDeltas[0].Note; len(n) != 256 {
+		t.Errorf("a largest move's note of 300 bytes is %d in status, want 256", len(n))
+	}
 	if s.Totals.Partitions != 30 || s.Totals.MessagesToReconsume != 435 {
 		t.Errorf("totals %+v", s.Totals)
 	}

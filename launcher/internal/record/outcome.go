@@ -85,19 +85,25 @@ func APIResult(r *report.Result) *v1alpha1.ReplayResult {
 		out.FinishedAt = &metav1.Time{Time: r.FinishedAt}
 	}
 	for _, p := range r.Partitions {
-		out.Partitions = append(out.Partitions, v1alpha1.PartitionResult{
-			Topic:          p.Topic,
-			Partition:      p.Partition,
-			PreviousOffset: state.CopyPtr(p.PreviousOffset),
-			NewOffset:      p.NewOffset,
-			Delta:          state.CopyPtr(p.Delta),
-			Clamped:        p.Clamped,
-			Note:           p.Note,
-			Error:          p.Error,
-			LeftAlone:      p.LeftAlone,
-		})
+		out.Partitions = append(out.Partitions, APIPartition(p))
 	}
 	return out
+}
+
+// APIPartition converts one partition of the runner's result into its
+// status form (status.result.partitions, status.plan.largestDeltas).
+func APIPartition(p report.Partition) v1alpha1.PartitionResult {
+	return v1alpha1.PartitionResult{
+		Topic:          p.Topic,
+		Partition:      p.Partition,
+		PreviousOffset: state.CopyPtr(p.PreviousOffset),
+		NewOffset:      p.NewOffset,
+		Delta:          state.CopyPtr(p.Delta),
+		Clamped:        p.Clamped,
+		Note:           p.Note,
+		Error:          p.Error,
+		LeftAlone:      p.LeftAlone,
+	}
 }
 
 // Finish records a final outcome in the request's status: the Succeeded

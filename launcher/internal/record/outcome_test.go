@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -164,5 +165,25 @@ func TestUnitFinishSetsConditionsAndPhase(t *testing.T) {
 	}
 	if meta.FindStatusCondition(failed.Status.Conditions, v1alpha1.ConditionRunning) != nil {
 		t.Fatal("Running set on a request that never ran")
+	}
+}
+
+// One partition's status form carries every field of the runner's, and
+// shares no pointer with it.
+func TestUnitAPIPartition(t *testing.T) {
+	prev, delta := int64(1000), int64(-5)
+	p := report.Partition{Topic: "orders", Partition: 3, PreviousOffset: &prev, NewOffset: 1005, Delta: &delta, LogEndOffset: 2000,
+		Clamped: true, Note: "clamped to the log end", Error: "stale", LeftAlone: "consumed since", Applied: true}
+	got := APIPartition(p)
+	want := v1alpha1.PartitionResult{Topic: "orders", Partition: 3, PreviousOffset: &prev, NewOffset: 1005, Delta: &delta,
+		Clamped: true, Note: "clamped to the log end", Error: "stale", LeftAlone: "consumed since"}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("APIPartition = %+v, want %+v", got, want)
+	}
+	if got.PreviousOffset == p.PreviousOffset || got.Delta == p.Delta {
+		t.Fatal("the status form shares the result's pointers")
+	}
+	if r := APIResult(&report.Result{Partitions: []report.Partition{p}}); len(r.Partitions) != 1 || !equality.Semantic.DeepEqual(r.Partitions[0], want) {
+		t.Fatalf("APIResult partitions %+v", r.Partitions)
 	}
 }
