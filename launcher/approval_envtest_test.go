@@ -171,10 +171,7 @@ func noApplyJob(t *testing.T, rr *v1alpha1.ReplayRequest) {
 // digest of its bytes, and decodes the plan it holds.
 func inputOf(t *testing.T, job *batchv1.Job) *report.Result {
 	t.Helper()
-	env := map[string]string{}
-	for _, v := range job.Spec.Template.Spec.Containers[0].Env {
-		env[v.Name] = v.Value
-	}
+	env := testutil.RunnerEnv(job)
 	if got := env[config.EnvTo]; got != "plan:/etc/kafka-replay/input/input.json.gz" {
 		t.Fatalf("%s=%q", config.EnvTo, got)
 	}
@@ -227,10 +224,7 @@ func TestEnvtestApprovalApproved(t *testing.T) {
 	create(t, rr)
 	plan := planOf("orders")
 	planJob := planJobOf(t, rr)
-	env := map[string]string{}
-	for _, v := range planJob.Spec.Template.Spec.Containers[0].Env {
-		env[v.Name] = v.Value
-	}
+	env := testutil.RunnerEnv(planJob)
 	if env[config.EnvDryRun] != "true" || env[config.EnvTo] != "shift:-10" || planJob.Labels[v1alpha1.LabelStage] != string(launcher.StagePlan) {
 		t.Fatalf("the planning Job is not a dry run of the target: env %v labels %v", env, planJob.Labels)
 	}
@@ -703,12 +697,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 		create(t, cm)
 		annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan)
 		apply := waitJob(t, rr)
-		var digest string
-		for _, v := range apply.Spec.Template.Spec.Containers[0].Env {
-			if v.Name == config.EnvFileDigest {
-				digest = v.Value
-			}
-		}
+		digest := testutil.RunnerEnv(apply)[config.EnvFileDigest]
 		// The Job names the launcher's bytes: the runner refuses the
 		// planted ones (exit 2, naming the setting).
 		if digest == "" || digest == forgedDigest {
@@ -814,10 +803,8 @@ func TestEnvtestApprovalWithConsumers(t *testing.T) {
 	rr := manualRequest(e.ns, "paused", "paused").Wait(time.Minute).Consumers(deploymentRef("orders-consumer")).Obj()
 	create(t, rr)
 	planJob := planJobOf(t, rr)
-	for _, v := range planJob.Spec.Template.Spec.Containers[0].Env {
-		if v.Name == config.EnvWaitForEmpty {
-			t.Errorf("the planning Job waits for the group (%s=%s): a dry run commits nothing", v.Name, v.Value)
-		}
+	if v, ok := testutil.RunnerEnv(planJob)[config.EnvWaitForEmpty]; ok {
+		t.Errorf("the planning Job waits for the group (%s=%s): a dry run commits nothing", config.EnvWaitForEmpty, v)
 	}
 	plan := planOf("paused")
 	e.playPlan(t, planJob, plan)

@@ -66,10 +66,7 @@ func TestEnvtestRequestBecomesExpectedJob(t *testing.T) {
 		*job.Spec.BackoffLimit != *want.Spec.BackoffLimit || *job.Spec.ActiveDeadlineSeconds != *want.Spec.ActiveDeadlineSeconds {
 		t.Fatalf("Job differs from BuildJob:\n got %s\nwant %s", testutil.JSON(job), testutil.JSON(want))
 	}
-	env := map[string]string{}
-	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
-		env[e.Name] = e.Value
-	}
+	env := testutil.RunnerEnv(job)
 	if env[config.EnvTo] != cur.Status.ResolvedTarget || env[config.EnvTopics] != "orders:0,1 payments" || env[config.EnvKafkaConfigDir] == "" {
 		t.Fatalf("env = %v", env)
 	}

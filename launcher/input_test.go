@@ -175,10 +175,7 @@ func TestUnitBuildJobWithPlanInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{}
-	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
-		env[e.Name] = e.Value
-	}
+	env := testutil.RunnerEnv(job)
 	if got := env[config.EnvTo]; got != "plan:/etc/kafka-replay/input/input.json.gz" {
 		t.Errorf("%s=%q", config.EnvTo, got)
 	}
@@ -223,10 +220,7 @@ func TestUnitBuildJobWithPlanInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	penv := map[string]string{}
-	for _, e := range plan.Spec.Template.Spec.Containers[0].Env {
-		penv[e.Name] = e.Value
-	}
+	penv := testutil.RunnerEnv(plan)
 	if penv[config.EnvDryRun] != "true" || penv[config.EnvTo] != "shift:-10" || penv[config.EnvTopics] == "" {
 		t.Errorf("planning Job env %v", penv)
 	}

@@ -15,7 +15,7 @@ import (
 // and it must be derived from the timeout the Job actually passes.
 func TestUnitRunnerPodOutlastsItsCommit(t *testing.T) {
 	job := buildJob(t, testutil.MakeRequest("ns", "a"))
-	env := envOf(t, job)
+	env := testutil.RunnerEnv(job)
 	timeout, err := time.ParseDuration(env[config.EnvTimeout])
 	if err != nil {
 		t.Fatalf("%s = %q: %v", config.EnvTimeout, env[config.EnvTimeout], err)
@@ -33,7 +33,7 @@ func TestUnitRunnerPodOutlastsItsCommit(t *testing.T) {
 // launcher reads into the ReplayRecord.
 func TestUnitJobEmitsTheRecord(t *testing.T) {
 	for _, w := range []*testutil.RequestWrapper{testutil.MakeRequest("ns", "a"), testutil.MakeRequest("ns", "b").DryRun()} {
-		if got := envOf(t, buildJob(t, w))[config.EnvEmitRecord]; got != "true" {
+		if got := testutil.RunnerEnv(buildJob(t, w))[config.EnvEmitRecord]; got != "true" {
 			t.Errorf("%s = %q, want true", config.EnvEmitRecord, got)
 		}
 	}

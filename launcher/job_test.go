@@ -23,19 +23,6 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
-func envOf(t *testing.T, job *batchv1.Job) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
-		if e.ValueFrom != nil {
-			out[e.Name] = "<from " + e.ValueFrom.FieldRef.FieldPath + ">"
-			continue
-		}
-		out[e.Name] = e.Value
-	}
-	return out
-}
-
 func buildJob(t *testing.T, w *testutil.RequestWrapper) *batchv1.Job {
 	t.Helper()
 	rr := w.UID("0b0d3b6e-6d8e-4c55-9a0e-2f1b1f3f2a10").Obj()
@@ -150,7 +137,7 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			env := envOf(t, buildJob(t, tc.req))
+			env := testutil.RunnerEnv(buildJob(t, tc.req))
 			for k, v := range tc.want {
 				if env[k] != v {
 					t.Errorf("%s = %q, want %q (env %v)", k, env[k], v, env)
@@ -255,7 +242,7 @@ func TestUnitBuildJobAllowUnboundSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env := envOf(t, job); env[config.EnvAllowUnboundSecret] != "true" {
+	if env := testutil.RunnerEnv(job); env[config.EnvAllowUnboundSecret] != "true" {
 		t.Errorf("env = %v", env)
 	}
 }

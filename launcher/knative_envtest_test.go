@@ -121,15 +121,6 @@ func knativeRequest(ns, name string, kind v1alpha1.KnativeKind, ref string) *tes
 	return w
 }
 
-func envOf(job *batchv1.Job, name string) string {
-	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
-		if e.Name == name {
-			return e.Value
-		}
-	}
-	return ""
-}
-
 // waitNotResolved waits for a request to fail ConsumerRefNotResolved and
 // returns its message.
 func waitNotResolved(t *testing.T, rr *v1alpha1.ReplayRequest) string {
@@ -176,8 +167,8 @@ func TestEnvtestKnativeKafkaSource(t *testing.T) {
 		res.GroupFrom != "KafkaSource orders-source: spec.consumerGroup" || res.UID != string(src.GetUID()) || !strings.Contains(res.Pause, "scale subresource") {
 		t.Fatalf("status.resolved = %+v", res)
 	}
-	if envOf(job, config.EnvGroup) != res.Group || envOf(job, config.EnvBootstrapServers) != servers || envOf(job, config.EnvTopics) != "orders refunds" {
-		t.Fatalf("Job env group %q servers %q topics %q", envOf(job, config.EnvGroup), envOf(job, config.EnvBootstrapServers), envOf(job, config.EnvTopics))
+	if testutil.RunnerEnv(job)[config.EnvGroup] != res.Group || testutil.RunnerEnv(job)[config.EnvBootstrapServers] != servers || testutil.RunnerEnv(job)[config.EnvTopics] != "orders refunds" {
+		t.Fatalf("Job env group %q servers %q topics %q", testutil.RunnerEnv(job)[config.EnvGroup], testutil.RunnerEnv(job)[config.EnvBootstrapServers], testutil.RunnerEnv(job)[config.EnvTopics])
 	}
 	if job.Labels[v1alpha1.LabelGroup] != v1alpha1.LabelValue(res.Group) || job.Annotations[v1alpha1.AnnotationGroup] != res.Group {
 		t.Fatalf("Job labels %v", job.Labels)
@@ -264,7 +255,7 @@ func TestEnvtestKnativeTriggerSecretAuthorised(t *testing.T) {
 	if res == nil || res.Group != "knative-trigger-"+ns+"-orders-trigger" || res.SecretName != "kafka-creds" || !strings.Contains(res.Pause, "no safe per-resource pause") {
 		t.Fatalf("status.resolved = %+v", res)
 	}
-	if envOf(job, config.EnvGroup) != res.Group || envOf(job, config.EnvBootstrapServers) != servers || envOf(job, config.EnvTopics) != "knative-broker-"+ns+"-default" {
+	if testutil.RunnerEnv(job)[config.EnvGroup] != res.Group || testutil.RunnerEnv(job)[config.EnvBootstrapServers] != servers || testutil.RunnerEnv(job)[config.EnvTopics] != "knative-broker-"+ns+"-default" {
 		t.Fatalf("Job env %v", job.Spec.Template.Spec.Containers[0].Env)
 	}
 	var secret *corev1.SecretProjection
@@ -287,8 +278,8 @@ func TestEnvtestKnativeTriggerSecretAuthorised(t *testing.T) {
 	if paths["user"] != "sasl.username" || paths["password"] != "sasl.password" || paths["protocol"] != "security.protocol" || paths["bootstrap.servers"] != "bootstrap.servers" || paths["ca.crt"] != "ssl.ca.pem" {
 		t.Fatalf("Secret items %v", paths)
 	}
-	if envOf(job, config.EnvKafkaSecretDir) == "" || envOf(job, config.EnvAllowUnboundSecret) != "" {
-		t.Fatalf("Job env secret dir %q, unbound %q", envOf(job, config.EnvKafkaSecretDir), envOf(job, config.EnvAllowUnboundSecret))
+	if testutil.RunnerEnv(job)[config.EnvKafkaSecretDir] == "" || testutil.RunnerEnv(job)[config.EnvAllowUnboundSecret] != "" {
+		t.Fatalf("Job env secret dir %q, unbound %q", testutil.RunnerEnv(job)[config.EnvKafkaSecretDir], testutil.RunnerEnv(job)[config.EnvAllowUnboundSecret])
 	}
 	if len(cur.Status.Consumers) != 0 {
 		t.Fatalf("a Trigger request paused %+v", cur.Status.Consumers)
@@ -325,7 +316,7 @@ func TestEnvtestKnativeSubscription(t *testing.T) {
 	create(t, rr)
 	job := waitJob(t, rr)
 	want := fmt.Sprintf("kafka.%s.orders.%s", ns, sub.GetUID())
-	if envOf(job, config.EnvGroup) != want || envOf(job, config.EnvBootstrapServers) != "kafka-0.kafka:9092,kafka-1.kafka:9092" || envOf(job, config.EnvTopics) != "knative-messaging-kafka."+ns+".orders" {
+	if testutil.RunnerEnv(job)[config.EnvGroup] != want || testutil.RunnerEnv(job)[config.EnvBootstrapServers] != "kafka-0.kafka:9092,kafka-1.kafka:9092" || testutil.RunnerEnv(job)[config.EnvTopics] != "knative-messaging-kafka."+ns+".orders" {
 		t.Fatalf("Job env %v", job.Spec.Template.Spec.Containers[0].Env)
 	}
 	if res := getRR(t, rr).Status.Resolved; res == nil || res.BootstrapServersFrom != "ConfigMap knative-eventing/kafka-channel-config: data[bootstrap.servers]" {
@@ -456,8 +447,8 @@ func TestEnvtestKnativeSharesTheGroupLock(t *testing.T) {
 	runPod(t, plainJob, 0, 0, testutil.Compact(testutil.Result("knative-kafka-source-lock", report.ExitOK, 1)))
 	finishJob(t, plainJob, "")
 	waitPhase(t, plain, v1alpha1.PhaseSucceeded)
-	if job := waitJob(t, viaRef); envOf(job, config.EnvGroup) != "knative-kafka-source-lock" {
-		t.Fatalf("via-ref's Job replays %q", envOf(job, config.EnvGroup))
+	if job := waitJob(t, viaRef); testutil.RunnerEnv(job)[config.EnvGroup] != "knative-kafka-source-lock" {
+		t.Fatalf("via-ref's Job replays %q", testutil.RunnerEnv(job)[config.EnvGroup])
 	}
 }
 
@@ -614,7 +605,7 @@ func TestEnvtestKnativeResolvedOnceAcrossRestart(t *testing.T) {
 	runPod(t, holderJob, 0, 0, testutil.Compact(testutil.Result(first, report.ExitOK, 1)))
 	finishJob(t, holderJob, "")
 	job := waitJob(t, rr)
-	if got := envOf(job, config.EnvGroup); got != first {
+	if got := testutil.RunnerEnv(job)[config.EnvGroup]; got != first {
 		t.Fatalf("the Job replays %q, want %q as resolved at acceptance", got, first)
 	}
 	if res := getRR(t, rr).Status.Resolved; res == nil || res.Group != first {

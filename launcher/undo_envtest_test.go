@@ -66,14 +66,6 @@ func undoCommandRequest(t *testing.T, cmd string) *v1alpha1.ReplayRequest {
 	return &rr
 }
 
-func envMap(c corev1.Container) map[string]string {
-	m := map[string]string{}
-	for _, e := range c.Env {
-		m[e.Name] = e.Value
-	}
-	return m
-}
-
 // inputFile reads an undo Job's input ConfigMap (the test is admin; the
 // launcher itself cannot read ConfigMaps) and checks it as the runner does.
 func inputFile(t *testing.T, job *batchv1.Job, group string) *report.Result {
@@ -84,7 +76,7 @@ func inputFile(t *testing.T, job *batchv1.Job, group string) *report.Result {
 		t.Fatalf("input ConfigMap %s: %v", name, err)
 	}
 	b := cm.BinaryData[launcher.InputKey]
-	env := envMap(job.Spec.Template.Spec.Containers[0])
+	env := testutil.RunnerEnv(job)
 	if got := config.FileDigestOf(b); env[config.EnvFileDigest] != got {
 		t.Fatalf("Job's %s = %q, the ConfigMap's bytes are %s", config.EnvFileDigest, env[config.EnvFileDigest], got)
 	}
@@ -127,7 +119,7 @@ func TestEnvtestUndoHappyPath(t *testing.T) {
 	if cur.Status.Undo == nil || *cur.Status.Undo != want || cur.Status.ResolvedTarget != "undo:rewind" {
 		t.Fatalf("status.undo %+v resolvedTarget %q; want %+v", cur.Status.Undo, cur.Status.ResolvedTarget, want)
 	}
-	env := envMap(job.Spec.Template.Spec.Containers[0])
+	env := testutil.RunnerEnv(job)
 	if env[config.EnvTo] != "undo:/etc/kafka-replay/input/input.json.gz" || env[config.EnvTopics] != "" || env[config.EnvForce] != "" {
 		t.Fatalf("undo Job env %v", env)
 	}
@@ -374,7 +366,7 @@ func TestEnvtestUndoForce(t *testing.T) {
 	forced := testutil.MakeRequest(ns, "undo-forced").UndoOf("rewind").Force().Obj()
 	create(t, forced)
 	job := waitJob(t, forced)
-	if env := envMap(job.Spec.Template.Spec.Containers[0]); env[config.EnvForce] != "true" || env[config.EnvTo] != "undo:/etc/kafka-replay/input/input.json.gz" {
+	if env := testutil.RunnerEnv(job); env[config.EnvForce] != "true" || env[config.EnvTo] != "undo:/etc/kafka-replay/input/input.json.gz" {
 		t.Fatalf("forced undo Job env %v", env)
 	}
 	inputFile(t, job, "orders")
@@ -519,7 +511,7 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 	in := input(third)
 	startLauncher(t, opts, 2)
 	job3 := waitJob(t, third)
-	if got := envMap(job3.Spec.Template.Spec.Containers[0])[config.EnvFileDigest]; got != in.Digest {
+	if got := testutil.RunnerEnv(job3)[config.EnvFileDigest]; got != in.Digest {
 		t.Fatalf("Job digest %q, ConfigMap's %q", got, in.Digest)
 	}
 	inputFile(t, job3, "orders")
@@ -536,7 +528,7 @@ func TestEnvtestUndoManual(t *testing.T) {
 	undo := testutil.MakeRequest(ns, "undo").UndoOf("rewind").Manual().Obj()
 	create(t, undo)
 	planJob := planJobOf(t, undo)
-	env := envMap(planJob.Spec.Template.Spec.Containers[0])
+	env := testutil.RunnerEnv(planJob)
 	if env[config.EnvTo] != "undo:/etc/kafka-replay/input/input.json.gz" || env[config.EnvDryRun] != "true" || planJob.Annotations[v1alpha1.AnnotationUndoOf] != "rewind" {
 		t.Fatalf("planning Job env %v annotations %v", env, planJob.Annotations)
 	}
@@ -621,7 +613,7 @@ func TestEnvtestUndoPlantedInputIsNotTrusted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := envMap(job.Spec.Template.Spec.Containers[0])[config.EnvFileDigest]
+	got := testutil.RunnerEnv(job)[config.EnvFileDigest]
 	if got != want || got == plantedDigest {
 		t.Fatalf("Job digest %q; the record's bytes are %q, the planted ConfigMap's %q", got, want, plantedDigest)
 	}

@@ -407,7 +407,7 @@ func TestUnitCheckUndoInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := envOf(t, job)
+	env := testutil.RunnerEnv(job)
 	if env["REPLAY_TO"] != "undo:/etc/kafka-replay/input/input.json.gz" || env["REPLAY_FILE_DIGEST"] != "sha256:00" || env["REPLAY_TOPICS"] != "" {
 		t.Errorf("env %v", env)
 	}

@@ -270,6 +270,26 @@ func PodFor(job *batchv1.Job, name string) *corev1.Pod {
 	}
 }
 
+// RunnerEnv is the environment a Job gives its runner container: each
+// variable's value, or "<from FIELD>" for one the downward API sets. It is
+// how a test reads what a Job tells the runner.
+func RunnerEnv(job *batchv1.Job) map[string]string {
+	out := map[string]string{}
+	for _, c := range job.Spec.Template.Spec.Containers {
+		if c.Name != "runner" {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+				out[e.Name] = "<from " + e.ValueFrom.FieldRef.FieldPath + ">"
+				continue
+			}
+			out[e.Name] = e.Value
+		}
+	}
+	return out
+}
+
 // Terminated sets a pod's status as the kubelet leaves it after the runner
 // container exited with code and termination message msg.
 func Terminated(pod *corev1.Pod, code int32, msg string, at time.Time) {
