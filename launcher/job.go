@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -434,7 +435,7 @@ func jobTarget(rr *v1alpha1.ReplayRequest) (string, error) {
 	if err := ValidateSpec(&rr.Spec); err != nil {
 		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
-	if err := ValidateResolved(rr); err != nil {
+	if err := knative.ValidateResolved(rr); err != nil {
 		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
 	target, err := ResolveTarget(rr.Spec.Target, rr.CreationTimestamp.Time)

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -33,6 +32,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -149,7 +149,7 @@ func TestEnvtestKnativeKafkaSource(t *testing.T) {
 	startLauncher(t, testOptions(), 2)
 
 	servers := "kafka-0.kafka." + ns + ".svc:9092,kafka-1.kafka." + ns + ".svc:9092"
-	src := knativeObject(t, launcher.KafkaSourceGVK, ns, "orders-source", nil, map[string]any{
+	src := knativeObject(t, knative.KafkaSourceGVK, ns, "orders-source", nil, map[string]any{
 		"bootstrapServers": strings.Split(servers, ","),
 		"topics":           []any{"orders", "refunds"},
 		"consumerGroup":    "knative-kafka-source-0c6f",
@@ -202,7 +202,7 @@ func TestEnvtestKnativeKafkaSource(t *testing.T) {
 func kafkaSourceConsumers(t *testing.T, ns, name string) int64 {
 	t.Helper()
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(launcher.KafkaSourceGVK)
+	u.SetGroupVersionKind(knative.KafkaSourceGVK)
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 		t.Fatal(err)
 	}
@@ -222,12 +222,12 @@ func TestEnvtestKnativeTriggerSecretAuthorised(t *testing.T) {
 	startLauncher(t, testOptions(), 2)
 
 	servers := "kafka." + ns + ".svc:9092"
-	knativeObject(t, launcher.BrokerGVK, ns, "default", map[string]string{"eventing.knative.dev/broker.class": "Kafka"},
+	knativeObject(t, knative.BrokerGVK, ns, "default", map[string]string{"eventing.knative.dev/broker.class": "Kafka"},
 		map[string]any{"config": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "kafka-broker-config"}},
 		func(*unstructured.Unstructured) map[string]any {
 			return readyStatus(map[string]any{"default.topic": "knative-broker-" + ns + "-default", "bootstrap.servers": servers, "auth.secret.ref.name": "kafka-creds"})
 		})
-	knativeObject(t, launcher.TriggerGVK, ns, "orders-trigger", nil,
+	knativeObject(t, knative.TriggerGVK, ns, "orders-trigger", nil,
 		map[string]any{"broker": "default", "subscriber": map[string]any{"ref": map[string]any{"apiVersion": "v1", "kind": "Service", "name": "handler"}}},
 		func(*unstructured.Unstructured) map[string]any {
 			return readyStatus(map[string]any{"group.id": "knative-trigger-" + ns + "-orders-trigger"})
@@ -301,11 +301,11 @@ func TestEnvtestKnativeSubscription(t *testing.T) {
 	if err := k8s.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	sub := knativeObject(t, launcher.SubscriptionGVK, ns, "orders-sub", nil, map[string]any{
+	sub := knativeObject(t, knative.SubscriptionGVK, ns, "orders-sub", nil, map[string]any{
 		"channel":    map[string]any{"apiVersion": "messaging.knative.dev/v1beta1", "kind": "KafkaChannel", "name": "orders"},
 		"subscriber": map[string]any{"ref": map[string]any{"apiVersion": "v1", "kind": "Service", "name": "handler"}},
 	}, func(*unstructured.Unstructured) map[string]any { return readyStatus(nil) })
-	knativeObject(t, launcher.KafkaChannelGVK, ns, "orders", nil, map[string]any{
+	knativeObject(t, knative.KafkaChannelGVK, ns, "orders", nil, map[string]any{
 		"numPartitions": int64(3), "replicationFactor": int64(1),
 		"subscribers": []any{map[string]any{"uid": string(sub.GetUID()), "generation": int64(1), "subscriberUri": "http://handler." + ns + ".svc.cluster.local"}},
 	}, func(*unstructured.Unstructured) map[string]any {
@@ -335,12 +335,12 @@ func TestEnvtestKnativeNotResolved(t *testing.T) {
 	ctx := context.Background()
 	startLauncher(t, testOptions(), 2)
 
-	knativeObject(t, launcher.BrokerGVK, ns, "default", map[string]string{"eventing.knative.dev/broker.class": "Kafka"}, map[string]any{},
+	knativeObject(t, knative.BrokerGVK, ns, "default", map[string]string{"eventing.knative.dev/broker.class": "Kafka"}, map[string]any{},
 		func(*unstructured.Unstructured) map[string]any {
 			return map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "TopicNotPresent", "message": "topic not found", "lastTransitionTime": "2026-01-01T00:00:00Z"}}}
 		})
-	knativeObject(t, launcher.TriggerGVK, ns, "t", nil, map[string]any{"broker": "default"}, func(*unstructured.Unstructured) map[string]any { return readyStatus(nil) })
-	knativeObject(t, launcher.SubscriptionGVK, ns, "s", nil, map[string]any{"channel": map[string]any{"apiVersion": "messaging.knative.dev/v1", "kind": "InMemoryChannel", "name": "c"}},
+	knativeObject(t, knative.TriggerGVK, ns, "t", nil, map[string]any{"broker": "default"}, func(*unstructured.Unstructured) map[string]any { return readyStatus(nil) })
+	knativeObject(t, knative.SubscriptionGVK, ns, "s", nil, map[string]any{"channel": map[string]any{"apiVersion": "messaging.knative.dev/v1", "kind": "InMemoryChannel", "name": "c"}},
 		func(*unstructured.Unstructured) map[string]any { return readyStatus(nil) })
 
 	for _, c := range []struct {
@@ -410,7 +410,7 @@ func TestEnvtestKnativeDocsExamplesAdmitted(t *testing.T) {
 
 func plainSource(t *testing.T, ns, name, servers, group string, annotations map[string]string) *unstructured.Unstructured {
 	t.Helper()
-	return knativeObject(t, launcher.KafkaSourceGVK, ns, name, annotations, map[string]any{
+	return knativeObject(t, knative.KafkaSourceGVK, ns, name, annotations, map[string]any{
 		"bootstrapServers": strings.Split(servers, ","),
 		"topics":           []any{"orders"},
 		"consumerGroup":    group,
@@ -574,11 +574,11 @@ func TestEnvtestKnativeResolvedOnceAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	servers := "kafka." + ns + ".svc:9092"
 	first := "knative-trigger-" + ns + "-first"
-	knativeObject(t, launcher.BrokerGVK, ns, "default", map[string]string{"eventing.knative.dev/broker.class": "Kafka"}, map[string]any{},
+	knativeObject(t, knative.BrokerGVK, ns, "default", map[string]string{"eventing.knative.dev/broker.class": "Kafka"}, map[string]any{},
 		func(*unstructured.Unstructured) map[string]any {
 			return readyStatus(map[string]any{"default.topic": "knative-broker-" + ns + "-default", "bootstrap.servers": servers})
 		})
-	trig := knativeObject(t, launcher.TriggerGVK, ns, "orders-trigger", nil, map[string]any{"broker": "default"},
+	trig := knativeObject(t, knative.TriggerGVK, ns, "orders-trigger", nil, map[string]any{"broker": "default"},
 		func(*unstructured.Unstructured) map[string]any { return readyStatus(map[string]any{"group.id": first}) })
 
 	l := startLauncher(t, testOptions(), 2)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -29,15 +30,6 @@ import (
 // +kubebuilder:rbac:groups=eventing.knative.dev,resources=triggers;brokers,verbs=get
 // +kubebuilder:rbac:groups=messaging.knative.dev,resources=subscriptions;kafkachannels,verbs=get
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get,resourceNames=kafka-channel-config;config-kafka-features
-
-// Knative's kinds, as their CRDs serve them.
-var (
-	KafkaSourceGVK  = schema.GroupVersionKind{Group: "sources.knative.dev", Version: "v1beta1", Kind: "KafkaSource"}
-	TriggerGVK      = schema.GroupVersionKind{Group: "eventing.knative.dev", Version: "v1", Kind: "Trigger"}
-	BrokerGVK       = schema.GroupVersionKind{Group: "eventing.knative.dev", Version: "v1", Kind: "Broker"}
-	SubscriptionGVK = schema.GroupVersionKind{Group: "messaging.knative.dev", Version: "v1", Kind: "Subscription"}
-	KafkaChannelGVK = schema.GroupVersionKind{Group: "messaging.knative.dev", Version: "v1beta1", Kind: "KafkaChannel"}
-)
 
 // Knative's ConfigMaps the launcher reads, in KnativeNamespace only: the
 // KafkaChannel configuration (control-plane/config/eventing-kafka-broker/
@@ -67,18 +59,18 @@ func (r *ReplayRequestReconciler) getKnative(ctx context.Context, gvk schema.Gro
 	case err == nil:
 		return obj, nil
 	case meta.IsNoMatchError(err):
-		return nil, unresolvable("this cluster does not serve %s (%s): is Knative's CRD installed?", gvk.Kind, gvk.GroupVersion())
+		return nil, knative.Unresolvable("this cluster does not serve %s (%s): is Knative's CRD installed?", gvk.Kind, gvk.GroupVersion())
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case apierrors.IsForbidden(err):
-		return nil, unresolvable("the launcher may not read %s %s/%s: install the chart with launcher.knative.enabled true", gvk.Kind, ns, name)
+		return nil, knative.Unresolvable("the launcher may not read %s %s/%s: install the chart with launcher.knative.enabled true", gvk.Kind, ns, name)
 	}
 	return nil, fmt.Errorf("read %s %s/%s: %w", gvk.Kind, ns, name, err)
 }
 
 // readKnativeConfigMap reads one of Knative's ConfigMaps; nil when it
 // does not exist or the launcher may not read it.
-func (r *ReplayRequestReconciler) readKnativeConfigMap(ctx context.Context, name string) (*ConfigData, error) {
+func (r *ReplayRequestReconciler) readKnativeConfigMap(ctx context.Context, name string) (*knative.ConfigData, error) {
 	var cm corev1.ConfigMap
 	ns := r.knativeNamespace()
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &cm); err != nil {
@@ -87,16 +79,16 @@ func (r *ReplayRequestReconciler) readKnativeConfigMap(ctx context.Context, name
 		}
 		return nil, fmt.Errorf("read ConfigMap %s/%s: %w", ns, name, err)
 	}
-	return &ConfigData{Namespace: ns, Name: ns + "/" + name, Data: cm.Data}, nil
+	return &knative.ConfigData{Namespace: ns, Name: ns + "/" + name, Data: cm.Data}, nil
 }
 
 // knativeConfig is the name templates from config-kafka-features, when it
 // can be read; upstream's defaults otherwise. Upstream reads the template
 // under either spelling of its key (the dotted one and the dashed one).
-func (r *ReplayRequestReconciler) knativeConfig(ctx context.Context) (KnativeConfig, error) {
+func (r *ReplayRequestReconciler) knativeConfig(ctx context.Context) (knative.Config, error) {
 	cm, err := r.readKnativeConfigMap(ctx, knativeFeaturesConfigMap)
 	if err != nil || cm == nil {
-		return KnativeConfig{}, err
+		return knative.Config{}, err
 	}
 	pick := func(keys ...string) string {
 		for _, k := range keys {
@@ -106,45 +98,45 @@ func (r *ReplayRequestReconciler) knativeConfig(ctx context.Context) (KnativeCon
 		}
 		return ""
 	}
-	return KnativeConfig{
+	return knative.Config{
 		TriggerGroupTemplate: pick("triggers.consumergroup.template", "triggers-consumergroup-template"),
 		ChannelTopicTemplate: pick("channels.topic.template", "channels-topic-template"),
 	}, nil
 }
 
 // resolveConsumerRef reads a request's Knative resource (and its Broker or
-// KafkaChannel) and resolves it. An ErrNotResolvable error fails the
+// KafkaChannel) and resolves it. An knative.ErrNotResolvable error fails the
 // request; any other is retried.
 func (r *ReplayRequestReconciler) resolveConsumerRef(ctx context.Context, rr *v1alpha1.ReplayRequest) (*v1alpha1.ResolvedConsumer, error) {
 	ref := rr.Spec.ConsumerRef
 	if r.Options.NoKnative {
-		return nil, unresolvable("consumerRef: Knative support is turned off in this launcher (--knative=false)")
+		return nil, knative.Unresolvable("consumerRef: Knative support is turned off in this launcher (--knative=false)")
 	}
 	ns := rr.Namespace
 	var res v1alpha1.ResolvedConsumer
 	switch ref.Kind {
 	case v1alpha1.KnativeKafkaSource:
-		src, err := r.getKnative(ctx, KafkaSourceGVK, ns, ref.Name)
+		src, err := r.getKnative(ctx, knative.KafkaSourceGVK, ns, ref.Name)
 		if err != nil {
 			return nil, err
 		}
 		if src == nil {
-			return nil, unresolvable("consumerRef: KafkaSource %s does not exist in namespace %s", ref.Name, ns)
+			return nil, knative.Unresolvable("consumerRef: KafkaSource %s does not exist in namespace %s", ref.Name, ns)
 		}
-		if res, err = ResolveKafkaSource(src); err != nil {
+		if res, err = knative.ResolveKafkaSource(src); err != nil {
 			return nil, err
 		}
 	case v1alpha1.KnativeTrigger:
-		trigger, err := r.getKnative(ctx, TriggerGVK, ns, ref.Name)
+		trigger, err := r.getKnative(ctx, knative.TriggerGVK, ns, ref.Name)
 		if err != nil {
 			return nil, err
 		}
 		if trigger == nil {
-			return nil, unresolvable("consumerRef: Trigger %s does not exist in namespace %s", ref.Name, ns)
+			return nil, knative.Unresolvable("consumerRef: Trigger %s does not exist in namespace %s", ref.Name, ns)
 		}
 		var broker *unstructured.Unstructured
 		if name, _, _ := unstructured.NestedString(trigger.Object, "spec", "broker"); name != "" {
-			if broker, err = r.getKnative(ctx, BrokerGVK, ns, name); err != nil {
+			if broker, err = r.getKnative(ctx, knative.BrokerGVK, ns, name); err != nil {
 				return nil, err
 			}
 		}
@@ -152,21 +144,21 @@ func (r *ReplayRequestReconciler) resolveConsumerRef(ctx context.Context, rr *v1
 		if err != nil {
 			return nil, err
 		}
-		if res, err = ResolveTrigger(trigger, broker, cfg); err != nil {
+		if res, err = knative.ResolveTrigger(trigger, broker, cfg); err != nil {
 			return nil, err
 		}
 	case v1alpha1.KnativeSubscription:
-		sub, err := r.getKnative(ctx, SubscriptionGVK, ns, ref.Name)
+		sub, err := r.getKnative(ctx, knative.SubscriptionGVK, ns, ref.Name)
 		if err != nil {
 			return nil, err
 		}
 		if sub == nil {
-			return nil, unresolvable("consumerRef: Subscription %s does not exist in namespace %s", ref.Name, ns)
+			return nil, knative.Unresolvable("consumerRef: Subscription %s does not exist in namespace %s", ref.Name, ns)
 		}
 		var channel *unstructured.Unstructured
 		kind, _, _ := unstructured.NestedString(sub.Object, "spec", "channel", "kind")
-		if name, _, _ := unstructured.NestedString(sub.Object, "spec", "channel", "name"); name != "" && kind == KafkaChannelGVK.Kind {
-			if channel, err = r.getKnative(ctx, KafkaChannelGVK, ns, name); err != nil {
+		if name, _, _ := unstructured.NestedString(sub.Object, "spec", "channel", "name"); name != "" && kind == knative.KafkaChannelGVK.Kind {
+			if channel, err = r.getKnative(ctx, knative.KafkaChannelGVK, ns, name); err != nil {
 				return nil, err
 			}
 		}
@@ -178,18 +170,18 @@ func (r *ReplayRequestReconciler) resolveConsumerRef(ctx context.Context, rr *v1
 		if err != nil {
 			return nil, err
 		}
-		if res, err = ResolveSubscription(sub, channel, chcfg, cfg); err != nil {
+		if res, err = knative.ResolveSubscription(sub, channel, chcfg, cfg); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, unresolvable("consumerRef.kind %q is not KafkaSource, Trigger or Subscription", ref.Kind)
+		return nil, knative.Unresolvable("consumerRef.kind %q is not KafkaSource, Trigger or Subscription", ref.Kind)
 	}
 	if res.SecretName != "" {
 		if err := r.authorizeSecret(ctx, rr, res.SecretName, res.SecretFrom); err != nil {
 			return nil, err
 		}
 	}
-	boundResolved(&res)
+	knative.BoundResolved(&res)
 	return &res, nil
 }
 
@@ -203,7 +195,7 @@ func (r *ReplayRequestReconciler) resolveConsumerRef(ctx context.Context, rr *v1
 func (r *ReplayRequestReconciler) authorizeSecret(ctx context.Context, rr *v1alpha1.ReplayRequest, secret, from string) error {
 	user := rr.Annotations[v1alpha1.AnnotationRequestedBy]
 	if user == "" {
-		return unresolvable("%s names Secret %s, and the request's creator is unknown (no %s annotation: are the chart's admission policies on?), so the launcher cannot check they may use it", from, secret, v1alpha1.AnnotationRequestedBy)
+		return knative.Unresolvable("%s names Secret %s, and the request's creator is unknown (no %s annotation: are the chart's admission policies on?), so the launcher cannot check they may use it", from, secret, v1alpha1.AnnotationRequestedBy)
 	}
 	var groups []string
 	for _, g := range strings.Split(rr.Annotations[v1alpha1.AnnotationRequestedByGroups], ",") {
@@ -226,7 +218,7 @@ func (r *ReplayRequestReconciler) authorizeSecret(ctx context.Context, rr *v1alp
 			return nil
 		}
 	}
-	return unresolvable("%s names Secret %s, which the request's creator %s may neither get nor use (grant the verb use on it, as for kafka.secretRef)", from, secret, user)
+	return knative.Unresolvable("%s names Secret %s, which the request's creator %s may neither get nor use (grant the verb use on it, as for kafka.secretRef)", from, secret, user)
 }
 
 // acceptConsumerRef resolves a request's consumerRef at acceptance. A
@@ -241,7 +233,7 @@ func (r *ReplayRequestReconciler) acceptConsumerRef(ctx context.Context, rr *v1a
 		return nil, err
 	}
 	if rr.Status.Resolved != nil && !reflect.DeepEqual(*rr.Status.Resolved, *res) {
-		return nil, unresolvable("status.resolved was written before the launcher accepted the request, and is not what %s %s resolves to", rr.Spec.ConsumerRef.Kind, rr.Spec.ConsumerRef.Name)
+		return nil, knative.Unresolvable("status.resolved was written before the launcher accepted the request, and is not what %s %s resolves to", rr.Spec.ConsumerRef.Kind, rr.Spec.ConsumerRef.Name)
 	}
 	return res, nil
 }
@@ -257,7 +249,7 @@ func (r *ReplayRequestReconciler) authorizeResolved(ctx context.Context, rr *v1a
 		return nil
 	}
 	if err := r.authorizeSecret(ctx, rr, res.SecretName, "status.resolved.secretName"); err != nil {
-		if errors.Is(err, ErrNotResolvable) {
+		if errors.Is(err, knative.ErrNotResolvable) {
 			return fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 		}
 		return err

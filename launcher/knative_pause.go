@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 )
 
 // Pausing a KafkaSource. Its CRD has a scale subresource whose replicas are
@@ -43,8 +44,8 @@ func (r *ReplayRequestReconciler) recordKafkaSource(ctx context.Context, ns stri
 	if r.Options.NoKnative {
 		return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s: Knative support is turned off in this launcher (--knative=false)", c.Name)}
 	}
-	src, err := r.getKnative(ctx, KafkaSourceGVK, ns, c.Name)
-	if errors.Is(err, ErrNotResolvable) {
+	src, err := r.getKnative(ctx, knative.KafkaSourceGVK, ns, c.Name)
+	if errors.Is(err, knative.ErrNotResolvable) {
 		return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s: %v", c.Name, err)}
 	}
 	if err != nil {
@@ -54,16 +55,16 @@ func (r *ReplayRequestReconciler) recordKafkaSource(ctx context.Context, ns stri
 		return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s does not exist", c.Name)}
 	}
 	c.Workload = string(v1alpha1.ConsumerKafkaSource) + "/" + c.Name
-	if src.GetAnnotations()[knativeAutoscalingClassAnnotation] == knativeKEDAClass {
+	if src.GetAnnotations()[knative.AutoscalingClassAnnotation] == knative.KEDAClass {
 		if r.Options.NoKEDA {
-			return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s is scaled by KEDA (%s), and KEDA support is turned off in this launcher", c.Name, knativeAutoscalingClassAnnotation)}
+			return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s is scaled by KEDA (%s), and KEDA support is turned off in this launcher", c.Name, knative.AutoscalingClassAnnotation)}
 		}
 		so, err := r.scaledObjectFor(ctx, ns, knativeConsumerGroupKind, string(src.GetUID()))
 		if err != nil {
 			return c, fmt.Errorf("consumers: ScaledObjects targeting KafkaSource %s's ConsumerGroup: %w", c.Name, err)
 		}
 		if so == nil {
-			return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s is scaled by KEDA (%s: %s) but no ScaledObject targets its ConsumerGroup %s", c.Name, knativeAutoscalingClassAnnotation, knativeKEDAClass, src.GetUID())}
+			return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s is scaled by KEDA (%s: %s) but no ScaledObject targets its ConsumerGroup %s", c.Name, knative.AutoscalingClassAnnotation, knative.KEDAClass, src.GetUID())}
 		}
 		recordKEDA(&c, so)
 		c.Warnings = PauseWarnings(c.Workload, c.Method, src.GetLabels(), src.GetAnnotations(), nil)
@@ -84,7 +85,7 @@ func (r *ReplayRequestReconciler) recordKafkaSource(ctx context.Context, ns stri
 
 func kafkaSourceObject(ns, name string) *unstructured.Unstructured {
 	src := &unstructured.Unstructured{}
-	src.SetGroupVersionKind(KafkaSourceGVK)
+	src.SetGroupVersionKind(knative.KafkaSourceGVK)
 	src.SetNamespace(ns)
 	src.SetName(name)
 	return src

@@ -11,6 +11,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -51,7 +52,7 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		// (knative_io.go); a status.resolved someone else wrote first is
 		// refused, not trusted.
 		res, err := r.acceptConsumerRef(ctx, rr)
-		if errors.Is(err, ErrNotResolvable) {
+		if errors.Is(err, knative.ErrNotResolvable) {
 			msg := state.Truncate(err.Error(), 1024)
 			state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonConsumerRefNotResolved, msg)
 			return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonConsumerRefNotResolved, Message: msg})

@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -84,7 +85,7 @@ func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 		if spec.Kafka != (v1alpha1.KafkaConnection{}) || spec.Group != "" || len(spec.Topics) > 0 {
 			errs = append(errs, "consumerRef: replaces kafka, group and topics; leave them out")
 		}
-		if err := validateKnativeRef(*spec.ConsumerRef); err != nil {
+		if err := knative.ValidateRef(*spec.ConsumerRef); err != nil {
 			errs = append(errs, err.Error())
 		}
 	} else {

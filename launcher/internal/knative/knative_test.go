@@ -1,4 +1,4 @@
-package launcher
+package knative
 
 import (
 	"errors"
@@ -256,7 +256,7 @@ func TestResolveTrigger(t *testing.T) {
 		name     string
 		trigger  *unstructured.Unstructured
 		broker   *unstructured.Unstructured
-		cfg      KnativeConfig
+		cfg      Config
 		want     v1alpha1.ResolvedConsumer
 		wantErr  string
 		wantWarn string
@@ -280,14 +280,14 @@ func TestResolveTrigger(t *testing.T) {
 		name:     "no group.id annotation: the installation's template",
 		trigger:  trigger(ready(nil)),
 		broker:   kafkaBroker("Kafka", brokerReady(nil), ""),
-		cfg:      KnativeConfig{TriggerGroupTemplate: "cg-{{ .UID }}"},
+		cfg:      Config{TriggerGroupTemplate: "cg-{{ .UID }}"},
 		want:     v1alpha1.ResolvedConsumer{Group: "cg-trig-uid"},
 		wantWarn: "computed from the template",
 	}, {
 		name:    "a template that fails",
 		trigger: trigger(ready(nil)),
 		broker:  kafkaBroker("Kafka", brokerReady(nil), ""),
-		cfg:     KnativeConfig{TriggerGroupTemplate: "cg-{{ .Nope }}"},
+		cfg:     Config{TriggerGroupTemplate: "cg-{{ .Nope }}"},
 		wantErr: "status.annotations[group.id] is missing and triggers.consumergroup.template",
 	}, {
 		name:    "the Broker's Secret in the request's namespace",
@@ -443,7 +443,7 @@ func TestResolveSubscription(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ResolveSubscription(tc.sub, tc.channel, tc.config, KnativeConfig{})
+			got, err := ResolveSubscription(tc.sub, tc.channel, tc.config, Config{})
 			checkResolved(t, got, err, tc.want, tc.wantErr, tc.wantWarn, "")
 		})
 	}
@@ -496,14 +496,14 @@ func TestRequestAccessorsFollowResolved(t *testing.T) {
 // status write is never refused.
 func TestBoundResolved(t *testing.T) {
 	long := "cg-{{ .Name }}" + strings.Repeat("{{/* a comment that renders to nothing */}}", 20)
-	res, err := ResolveTrigger(trigger(ready(nil)), kafkaBroker("Kafka", brokerReady(nil), ""), KnativeConfig{TriggerGroupTemplate: long})
+	res, err := ResolveTrigger(trigger(ready(nil)), kafkaBroker("Kafka", brokerReady(nil), ""), Config{TriggerGroupTemplate: long})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Group != "cg-orders-trigger" || len(res.GroupFrom) <= 512 {
 		t.Fatalf("group %q from %d characters: the case does not test the bound", res.Group, len(res.GroupFrom))
 	}
-	boundResolved(&res)
+	BoundResolved(&res)
 	if len(res.GroupFrom) > 512 || !strings.HasPrefix(res.GroupFrom, "Trigger orders-trigger: triggers.consumergroup.template") {
 		t.Fatalf("groupFrom %d characters: %q", len(res.GroupFrom), res.GroupFrom)
 	}

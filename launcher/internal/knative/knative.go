@@ -1,4 +1,4 @@
-package launcher
+package knative
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
@@ -23,8 +24,8 @@ import (
 // the API server returns them (unstructured: the launcher has no Knative Go
 // dependency), one per kind, each rule citing the file of
 // knative-extensions/eventing-kafka-broker (or knative/eventing) it follows.
-// knative_io.go reads the objects; acceptance calls these once and stores
-// the result in status.resolved.
+// The launcher reads the objects (its knative_io.go); acceptance calls these
+// once and stores the result in status.resolved.
 //
 // A resolution never guesses silently: a resource that is not Ready, or a
 // value upstream has not written yet, fails with the field that is missing;
@@ -53,8 +54,8 @@ const (
 
 	// control-plane/pkg/apis/sources/v1beta1/kafka_defaults.go: a
 	// KafkaSource that KEDA scales carries this class.
-	knativeAutoscalingClassAnnotation = "autoscaling.knative.dev/class"
-	knativeKEDAClass                  = "keda.autoscaling.knative.dev"
+	AutoscalingClassAnnotation = "autoscaling.knative.dev/class"
+	KEDAClass                  = "keda.autoscaling.knative.dev"
 
 	// DefaultTriggerGroupTemplate is upstream's default
 	// triggers.consumergroup.template
@@ -63,6 +64,15 @@ const (
 	// DefaultChannelTopicTemplate is upstream's default
 	// channels.topic.template (same file).
 	DefaultChannelTopicTemplate = "knative-messaging-kafka.{{ .Namespace }}.{{ .Name }}"
+)
+
+// Knative's kinds, as their CRDs serve them.
+var (
+	KafkaSourceGVK  = schema.GroupVersionKind{Group: "sources.knative.dev", Version: "v1beta1", Kind: "KafkaSource"}
+	TriggerGVK      = schema.GroupVersionKind{Group: "eventing.knative.dev", Version: "v1", Kind: "Trigger"}
+	BrokerGVK       = schema.GroupVersionKind{Group: "eventing.knative.dev", Version: "v1", Kind: "Broker"}
+	SubscriptionGVK = schema.GroupVersionKind{Group: "messaging.knative.dev", Version: "v1", Kind: "Subscription"}
+	KafkaChannelGVK = schema.GroupVersionKind{Group: "messaging.knative.dev", Version: "v1beta1", Kind: "KafkaChannel"}
 )
 
 var knativeBrokerClasses = []string{"Kafka", "KafkaNamespaced"}
@@ -84,8 +94,8 @@ var knativeSecretKeys = []v1alpha1.SecretKeyProperty{
 	{Key: "user.key", Property: "ssl.key.pem"},
 }
 
-// KnativeConfig is what the launcher knows about the Knative installation.
-type KnativeConfig struct {
+// Config is what the launcher knows about the Knative installation.
+type Config struct {
 	// TriggerGroupTemplate is config-kafka-features'
 	// triggers.consumergroup.template, for Triggers whose status has no
 	// group.id annotation. Empty: upstream's default.
@@ -102,7 +112,8 @@ type KnativeConfig struct {
 // other errors (the API server unreachable) are retried.
 var ErrNotResolvable = errors.New("consumerRef not resolvable")
 
-func unresolvable(format string, args ...any) error {
+// Unresolvable is an ErrNotResolvable saying why.
+func Unresolvable(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotResolvable}, args...)...)
 }
 
@@ -118,18 +129,18 @@ func ResolveKafkaSource(src *unstructured.Unstructured) (v1alpha1.ResolvedConsum
 	}
 	servers, _, _ := unstructured.NestedStringSlice(src.Object, "spec", "bootstrapServers")
 	if len(servers) == 0 {
-		return res, unresolvable("%s: spec.bootstrapServers is empty", what)
+		return res, Unresolvable("%s: spec.bootstrapServers is empty", what)
 	}
 	res.BootstrapServers = strings.Join(servers, ",")
 	res.BootstrapServersFrom = what + ": spec.bootstrapServers"
 	group, _, _ := unstructured.NestedString(src.Object, "spec", "consumerGroup")
 	if group == "" {
-		return res, unresolvable("%s: spec.consumerGroup is empty (Knative's webhook sets it on creation; was the source created without it?)", what)
+		return res, Unresolvable("%s: spec.consumerGroup is empty (Knative's webhook sets it on creation; was the source created without it?)", what)
 	}
 	res.Group, res.GroupFrom = group, what+": spec.consumerGroup"
 	topics, _, _ := unstructured.NestedStringSlice(src.Object, "spec", "topics")
 	if len(topics) == 0 {
-		return res, unresolvable("%s: spec.topics is empty", what)
+		return res, Unresolvable("%s: spec.topics is empty", what)
 	}
 	res.Topics, res.TopicsFrom = topics, what+": spec.topics"
 
@@ -159,13 +170,13 @@ func ResolveKafkaSource(src *unstructured.Unstructured) (v1alpha1.ResolvedConsum
 		}
 		field := "spec.net." + r.path + ".secretKeyRef"
 		if key == "" {
-			return res, unresolvable("%s: %s.key is empty", what, field)
+			return res, Unresolvable("%s: %s.key is empty", what, field)
 		}
 		if secret != "" && name != secret {
-			return res, unresolvable("%s: %s names Secret %s and %s names Secret %s: the runner mounts one Secret, so every credential must be in the same one", what, secretField, secret, field, name)
+			return res, Unresolvable("%s: %s names Secret %s and %s names Secret %s: the runner mounts one Secret, so every credential must be in the same one", what, secretField, secret, field, name)
 		}
 		if slices.ContainsFunc(keys, func(k v1alpha1.SecretKeyProperty) bool { return k.Key == key && k.Property != r.property }) {
-			return res, unresolvable("%s: %s.key %q is also another credential's key", what, field, key)
+			return res, Unresolvable("%s: %s.key %q is also another credential's key", what, field, key)
 		}
 		secret, secretField = name, field
 		keys = append(keys, v1alpha1.SecretKeyProperty{Key: key, Property: r.property})
@@ -180,8 +191,8 @@ func ResolveKafkaSource(src *unstructured.Unstructured) (v1alpha1.ResolvedConsum
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the source's net.sasl.enable and net.tls.enable mean security.protocol %s: Secret %s must say so in a protocol key (and sasl.mechanism with SASL), as Knative's Broker Secrets do; the runner never takes them from the source", p, secret))
 		}
 	}
-	if src.GetAnnotations()[knativeAutoscalingClassAnnotation] == knativeKEDAClass {
-		res.Pause = "KEDA scales this source (" + knativeAutoscalingClassAnnotation + ": " + knativeKEDAClass + "): with whenGroupActive: Wait it is paused through the ScaledObject of its ConsumerGroup " + string(src.GetUID())
+	if src.GetAnnotations()[AutoscalingClassAnnotation] == KEDAClass {
+		res.Pause = "KEDA scales this source (" + AutoscalingClassAnnotation + ": " + KEDAClass + "): with whenGroupActive: Wait it is paused through the ScaledObject of its ConsumerGroup " + string(src.GetUID())
 	} else {
 		res.Pause = "with whenGroupActive: Wait it is paused through its scale subresource (spec.consumers to 0) and restored afterwards"
 	}
@@ -209,19 +220,19 @@ func netSpecProtocol(src *unstructured.Unstructured) string {
 // spec.config namespace when set; the group is the Trigger's group.id
 // status annotation, or, for Triggers that do not have it yet, the
 // triggers.consumergroup.template executed on the Trigger's metadata).
-func ResolveTrigger(trigger, broker *unstructured.Unstructured, cfg KnativeConfig) (v1alpha1.ResolvedConsumer, error) {
+func ResolveTrigger(trigger, broker *unstructured.Unstructured, cfg Config) (v1alpha1.ResolvedConsumer, error) {
 	what := "Trigger " + trigger.GetName()
 	res := v1alpha1.ResolvedConsumer{Kind: v1alpha1.KnativeTrigger, Name: trigger.GetName(), UID: string(trigger.GetUID())}
 	brokerName, _, _ := unstructured.NestedString(trigger.Object, "spec", "broker")
 	if brokerName == "" {
-		return res, unresolvable("%s: spec.broker is empty", what)
+		return res, Unresolvable("%s: spec.broker is empty", what)
 	}
 	if broker == nil {
-		return res, unresolvable("%s: its Broker %s (spec.broker) does not exist", what, brokerName)
+		return res, Unresolvable("%s: its Broker %s (spec.broker) does not exist", what, brokerName)
 	}
 	bwhat := "Broker " + broker.GetName()
 	if class := broker.GetAnnotations()[knativeBrokerClassAnnotation]; !slices.Contains(knativeBrokerClasses, class) {
-		return res, unresolvable("%s: its %s has %s %q, not Kafka: only eventing-kafka-broker's Brokers have a Kafka consumer group per Trigger", what, bwhat, knativeBrokerClassAnnotation, class)
+		return res, Unresolvable("%s: its %s has %s %q, not Kafka: only eventing-kafka-broker's Brokers have a Kafka consumer group per Trigger", what, bwhat, knativeBrokerClassAnnotation, class)
 	}
 	if err := knativeReady(broker, bwhat); err != nil {
 		return res, err
@@ -232,12 +243,12 @@ func ResolveTrigger(trigger, broker *unstructured.Unstructured, cfg KnativeConfi
 	ann, _, _ := unstructured.NestedStringMap(broker.Object, "status", "annotations")
 	topic := ann[knativeTopicAnnotation]
 	if topic == "" {
-		return res, unresolvable("%s: status.annotations[%s] is missing", bwhat, knativeTopicAnnotation)
+		return res, Unresolvable("%s: status.annotations[%s] is missing", bwhat, knativeTopicAnnotation)
 	}
 	res.Topics, res.TopicsFrom = []string{topic}, bwhat+": status.annotations["+knativeTopicAnnotation+"]"
 	servers := ann[knativeBootstrapServersAnnotation]
 	if normaliseKnativeServers(servers) == "" {
-		return res, unresolvable("%s: status.annotations[%s] is missing", bwhat, knativeBootstrapServersAnnotation)
+		return res, Unresolvable("%s: status.annotations[%s] is missing", bwhat, knativeBootstrapServersAnnotation)
 	}
 	res.BootstrapServers, res.BootstrapServersFrom = normaliseKnativeServers(servers), bwhat+": status.annotations["+knativeBootstrapServersAnnotation+"]"
 	if name := ann[knativeAuthSecretName]; name != "" {
@@ -246,7 +257,7 @@ func ResolveTrigger(trigger, broker *unstructured.Unstructured, cfg KnativeConfi
 			ns = broker.GetNamespace()
 		}
 		if ns != trigger.GetNamespace() {
-			return res, unresolvable("%s: its Secret %s/%s (status.annotations[%s], namespace from spec.config.namespace) is not in the request's namespace %s: a runner pod mounts only Secrets of its own namespace; copy the Secret here and name it in a Broker of this namespace, or use kafka.secretRef", bwhat, ns, name, knativeAuthSecretName, trigger.GetNamespace())
+			return res, Unresolvable("%s: its Secret %s/%s (status.annotations[%s], namespace from spec.config.namespace) is not in the request's namespace %s: a runner pod mounts only Secrets of its own namespace; copy the Secret here and name it in a Broker of this namespace, or use kafka.secretRef", bwhat, ns, name, knativeAuthSecretName, trigger.GetNamespace())
 		}
 		res.SecretName, res.SecretFrom, res.SecretKeys = name, bwhat+": status.annotations["+knativeAuthSecretName+"]", slices.Clone(knativeSecretKeys)
 	}
@@ -260,7 +271,7 @@ func ResolveTrigger(trigger, broker *unstructured.Unstructured, cfg KnativeConfi
 		}
 		g, err := executeKnativeTemplate(tmpl, trigger)
 		if err != nil {
-			return res, unresolvable("%s: status.annotations[%s] is missing and %s %q fails: %v", what, knativeGroupIDAnnotation, from, tmpl, err)
+			return res, Unresolvable("%s: status.annotations[%s] is missing and %s %q fails: %v", what, knativeGroupIDAnnotation, from, tmpl, err)
 		}
 		res.Group, res.GroupFrom = g, fmt.Sprintf("%s: %s %q (status.annotations[%s] is missing)", what, from, tmpl, knativeGroupIDAnnotation)
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the group is computed from the template, not read from the Trigger's status.annotations[%s]: check it is the group the Broker's dispatcher uses (Triggers made by eventing-kafka-broker before 1.10 used their UID, %s)", knativeGroupIDAnnotation, trigger.GetUID()))
@@ -281,19 +292,19 @@ func ResolveTrigger(trigger, broker *unstructured.Unstructured, cfg KnativeConfi
 // (kafka-channel-config: bootstrap.servers, auth.secret.ref.name and
 // auth.secret.ref.namespace, control-plane/pkg/security/config.go
 // MTConfigMapSecretLocator with UseNamespaceInConfigmap).
-func ResolveSubscription(sub, channel *unstructured.Unstructured, channelConfig *ConfigData, cfg KnativeConfig) (v1alpha1.ResolvedConsumer, error) {
+func ResolveSubscription(sub, channel *unstructured.Unstructured, channelConfig *ConfigData, cfg Config) (v1alpha1.ResolvedConsumer, error) {
 	what := "Subscription " + sub.GetName()
 	res := v1alpha1.ResolvedConsumer{Kind: v1alpha1.KnativeSubscription, Name: sub.GetName(), UID: string(sub.GetUID())}
 	kind, _, _ := unstructured.NestedString(sub.Object, "spec", "channel", "kind")
 	chName, _, _ := unstructured.NestedString(sub.Object, "spec", "channel", "name")
 	if kind != "KafkaChannel" {
-		return res, unresolvable("%s: spec.channel.kind is %q, not KafkaChannel: only a KafkaChannel has a Kafka consumer group per Subscription", what, kind)
+		return res, Unresolvable("%s: spec.channel.kind is %q, not KafkaChannel: only a KafkaChannel has a Kafka consumer group per Subscription", what, kind)
 	}
 	if chName == "" {
-		return res, unresolvable("%s: spec.channel.name is empty", what)
+		return res, Unresolvable("%s: spec.channel.name is empty", what)
 	}
 	if channel == nil {
-		return res, unresolvable("%s: its KafkaChannel %s (spec.channel.name) does not exist", what, chName)
+		return res, Unresolvable("%s: its KafkaChannel %s (spec.channel.name) does not exist", what, chName)
 	}
 	cwhat := "KafkaChannel " + channel.GetName()
 	if err := knativeReady(sub, what); err != nil {
@@ -305,7 +316,7 @@ func ResolveSubscription(sub, channel *unstructured.Unstructured, channelConfig 
 		uid, _ := m["uid"].(string)
 		return uid != "" && uid == string(sub.GetUID())
 	}) {
-		return res, unresolvable("%s: spec.subscribers has no entry with the Subscription's UID %s: the channel has not taken the Subscription yet", cwhat, sub.GetUID())
+		return res, Unresolvable("%s: spec.subscribers has no entry with the Subscription's UID %s: the channel has not taken the Subscription yet", cwhat, sub.GetUID())
 	}
 	res.Group = fmt.Sprintf("kafka.%s.%s.%s", channel.GetNamespace(), channel.GetName(), sub.GetUID())
 	res.GroupFrom = fmt.Sprintf("kafka.<namespace>.<channel>.<Subscription UID> with %s: metadata.uid", what)
@@ -320,18 +331,18 @@ func ResolveSubscription(sub, channel *unstructured.Unstructured, channelConfig 
 		}
 		t, err := executeKnativeTemplate(tmpl, channel)
 		if err != nil {
-			return res, unresolvable("%s: status.annotations[%s] is missing and %s %q fails: %v", cwhat, knativeTopicAnnotation, from, tmpl, err)
+			return res, Unresolvable("%s: status.annotations[%s] is missing and %s %q fails: %v", cwhat, knativeTopicAnnotation, from, tmpl, err)
 		}
 		res.Topics = []string{t}
 		res.TopicsFrom = fmt.Sprintf("%s: %s %q (status.annotations[%s] is missing)", cwhat, from, tmpl, knativeTopicAnnotation)
 		res.Warnings = append(res.Warnings, "the topic is computed from the channel topic template, not read from the KafkaChannel's status: check it")
 	}
 	if channelConfig == nil {
-		return res, unresolvable("the KafkaChannel configuration ConfigMap (kafka-channel-config in Knative's namespace) cannot be read: it has the bootstrap servers")
+		return res, Unresolvable("the KafkaChannel configuration ConfigMap (kafka-channel-config in Knative's namespace) cannot be read: it has the bootstrap servers")
 	}
 	servers := channelConfig.Data[knativeBootstrapServersAnnotation]
 	if normaliseKnativeServers(servers) == "" {
-		return res, unresolvable("ConfigMap %s: data[%s] is missing", channelConfig.Name, knativeBootstrapServersAnnotation)
+		return res, Unresolvable("ConfigMap %s: data[%s] is missing", channelConfig.Name, knativeBootstrapServersAnnotation)
 	}
 	res.BootstrapServers, res.BootstrapServersFrom = normaliseKnativeServers(servers), "ConfigMap "+channelConfig.Name+": data["+knativeBootstrapServersAnnotation+"]"
 	if name := channelConfig.Data[knativeAuthSecretName]; name != "" {
@@ -340,7 +351,7 @@ func ResolveSubscription(sub, channel *unstructured.Unstructured, channelConfig 
 			ns = channelConfig.Namespace
 		}
 		if ns != sub.GetNamespace() {
-			return res, unresolvable("ConfigMap %s: the channel's Secret %s/%s (data[%s], data[%s]) is not in the request's namespace %s: a runner pod mounts only Secrets of its own namespace", channelConfig.Name, ns, name, knativeAuthSecretName, knativeAuthSecretNamespace, sub.GetNamespace())
+			return res, Unresolvable("ConfigMap %s: the channel's Secret %s/%s (data[%s], data[%s]) is not in the request's namespace %s: a runner pod mounts only Secrets of its own namespace", channelConfig.Name, ns, name, knativeAuthSecretName, knativeAuthSecretNamespace, sub.GetNamespace())
 		}
 		res.SecretName, res.SecretFrom, res.SecretKeys = name, "ConfigMap "+channelConfig.Name+": data["+knativeAuthSecretName+"]", slices.Clone(knativeSecretKeys)
 	}
@@ -370,9 +381,9 @@ func knativeReady(obj *unstructured.Unstructured, what string) error {
 		}
 		reason, _ := m["reason"].(string)
 		msg, _ := m["message"].(string)
-		return unresolvable("%s is not ready (status.conditions Ready is %v: %s %s)", what, m["status"], reason, state.Truncate(msg, 256))
+		return Unresolvable("%s is not ready (status.conditions Ready is %v: %s %s)", what, m["status"], reason, state.Truncate(msg, 256))
 	}
-	return unresolvable("%s is not ready: status.conditions has no Ready condition (is eventing-kafka-broker's controller running?)", what)
+	return Unresolvable("%s is not ready: status.conditions has no Ready condition (is eventing-kafka-broker's controller running?)", what)
 }
 
 // executeKnativeTemplate runs an upstream name template on an object's
@@ -403,10 +414,10 @@ func normaliseKnativeServers(s string) string {
 
 var knativeTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
 
-// boundResolved cuts the descriptive fields to what the CRD stores: a
+// BoundResolved cuts the descriptive fields to what the CRD stores: a
 // template or a Ready message may be long, and a status write the API
 // server refuses would leave the request unaccepted, retried for ever.
-func boundResolved(res *v1alpha1.ResolvedConsumer) {
+func BoundResolved(res *v1alpha1.ResolvedConsumer) {
 	for _, f := range []*string{&res.BootstrapServersFrom, &res.GroupFrom, &res.TopicsFrom, &res.SecretFrom} {
 		*f = state.Truncate(*f, 512)
 	}
@@ -421,27 +432,28 @@ func boundResolved(res *v1alpha1.ResolvedConsumer) {
 // naming where it came from.
 func validateResolvedValues(res v1alpha1.ResolvedConsumer) error {
 	if err := config.ValidateBootstrapServers(res.BootstrapServers); err != nil {
-		return unresolvable("%s: %v", res.BootstrapServersFrom, err)
+		return Unresolvable("%s: %v", res.BootstrapServersFrom, err)
 	}
 	if len(res.BootstrapServers) > 512 {
-		return unresolvable("%s: %d characters, more than 512", res.BootstrapServersFrom, len(res.BootstrapServers))
+		return Unresolvable("%s: %d characters, more than 512", res.BootstrapServersFrom, len(res.BootstrapServers))
 	}
 	if err := config.ValidateGroup(res.Group); err != nil {
-		return unresolvable("%s: %v", res.GroupFrom, err)
+		return Unresolvable("%s: %v", res.GroupFrom, err)
 	}
 	if len(res.Topics) > 100 {
-		return unresolvable("%s: %d topics, more than the 100 a request may replay", res.TopicsFrom, len(res.Topics))
+		return Unresolvable("%s: %d topics, more than the 100 a request may replay", res.TopicsFrom, len(res.Topics))
 	}
 	for _, t := range res.Topics {
 		if !knativeTopicName.MatchString(t) || t == "." || t == ".." {
-			return unresolvable("%s: %q is not a Kafka topic name", res.TopicsFrom, t)
+			return Unresolvable("%s: %q is not a Kafka topic name", res.TopicsFrom, t)
 		}
 	}
 	return nil
 }
 
-// validateKnativeRef is the spec side of ValidateSpec for a consumerRef.
-func validateKnativeRef(ref v1alpha1.KnativeRef) error {
+// ValidateRef is the spec side of the launcher's ValidateSpec for a
+// consumerRef.
+func ValidateRef(ref v1alpha1.KnativeRef) error {
 	switch ref.Kind {
 	case v1alpha1.KnativeKafkaSource, v1alpha1.KnativeTrigger, v1alpha1.KnativeSubscription:
 	default:
@@ -453,7 +465,7 @@ func validateKnativeRef(ref v1alpha1.KnativeRef) error {
 	return nil
 }
 
-// ValidateResolved is BuildJob's check of a consumerRef request's
+// ValidateResolved is the launcher's BuildJob's check of a consumerRef request's
 // status.resolved: it must belong to the spec's consumerRef and pass the
 // runner's rules, else no Job is made from it.
 func ValidateResolved(rr *v1alpha1.ReplayRequest) error {
