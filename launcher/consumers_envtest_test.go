@@ -31,6 +31,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
@@ -103,7 +104,7 @@ func makeScaledObject(t *testing.T, ns, name, deployment string, annotations map
 			"triggers":       []any{map[string]any{"type": "cron", "metadata": map[string]any{"timezone": "UTC", "start": "0 8 * * *", "end": "0 18 * * *", "desiredReplicas": "3"}}},
 		},
 	}}
-	so.SetGroupVersionKind(launcher.ScaledObjectGVK)
+	so.SetGroupVersionKind(consumers.ScaledObjectGVK)
 	so.SetNamespace(ns)
 	so.SetName(name)
 	so.SetAnnotations(annotations)
@@ -113,7 +114,7 @@ func makeScaledObject(t *testing.T, ns, name, deployment string, annotations map
 func scaledObjectAnnotations(t *testing.T, ns, name string) map[string]string {
 	t.Helper()
 	so := &unstructured.Unstructured{}
-	so.SetGroupVersionKind(launcher.ScaledObjectGVK)
+	so.SetGroupVersionKind(consumers.ScaledObjectGVK)
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, so); err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestEnvtestConsumersKEDA(t *testing.T) {
 		ref    func(deployment, so string) v1alpha1.ConsumerRef
 	}{
 		{"Deployment named, no annotations before", nil, func(d, _ string) v1alpha1.ConsumerRef { return deploymentRef(d) }},
-		{"ScaledObject named, annotations before", map[string]string{launcher.AnnotationKEDAPaused: "false", launcher.AnnotationKEDAPausedReplicas: "2"},
+		{"ScaledObject named, annotations before", map[string]string{consumers.AnnotationKEDAPaused: "false", consumers.AnnotationKEDAPausedReplicas: "2"},
 			func(_, so string) v1alpha1.ConsumerRef {
 				return v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerScaledObject, Name: so}
 			}},
@@ -338,7 +339,7 @@ func TestEnvtestConsumersKEDA(t *testing.T) {
 			create(t, rr)
 			cur, job := waitPaused(t, rr)
 			ann := scaledObjectAnnotations(t, ns, so)
-			if ann[launcher.AnnotationKEDAPaused] != "true" || ann[launcher.AnnotationKEDAPausedReplicas] != "0" {
+			if ann[consumers.AnnotationKEDAPaused] != "true" || ann[consumers.AnnotationKEDAPausedReplicas] != "0" {
 				t.Fatalf("ScaledObject annotations while paused: %v", ann)
 			}
 			if n := replicasOf(t, dep); n != 3 {
@@ -354,7 +355,7 @@ func TestEnvtestConsumersKEDA(t *testing.T) {
 			finishJob(t, job, "")
 			waitRestored(t, rr, state.ReasonRestored)
 			after := scaledObjectAnnotations(t, ns, so)
-			for _, k := range []string{launcher.AnnotationKEDAPaused, launcher.AnnotationKEDAPausedReplicas} {
+			for _, k := range []string{consumers.AnnotationKEDAPaused, consumers.AnnotationKEDAPausedReplicas} {
 				want, had := c.before[k]
 				got, has := after[k]
 				if had != has || got != want {
@@ -621,7 +622,7 @@ func TestEnvtestConsumersKEDAOff(t *testing.T) {
 	if s := st.Status.Consumers[0]; s.Method != v1alpha1.PauseScale || replicasOf(t, dep) != 0 {
 		t.Fatalf("consumer %+v at %d replicas", s, replicasOf(t, dep))
 	}
-	if ann := scaledObjectAnnotations(t, ns, "so"); ann[launcher.AnnotationKEDAPaused] != "" {
+	if ann := scaledObjectAnnotations(t, ns, "so"); ann[consumers.AnnotationKEDAPaused] != "" {
 		t.Fatalf("ScaledObject annotated with KEDA support off: %v", ann)
 	}
 	runPod(t, job, 0, int32(report.ExitKafkaError), "")

@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -31,10 +31,6 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale,verbs=get;patch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=list
 // +kubebuilder:rbac:groups=keda.sh,resources=scaledobjects,verbs=get;list;patch
-
-// ScaledObjectGVK is KEDA's ScaledObject, read as an unstructured object: the
-// launcher does not depend on KEDA's Go module.
-var ScaledObjectGVK = schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"}
 
 // errConsumer is a consumer that cannot be paused as named (missing, KEDA
 // support off, not a scale target): the request fails, nothing retries it.
@@ -81,7 +77,7 @@ func (r *ReplayRequestReconciler) recordConsumer(ctx context.Context, ns string,
 		}
 		if so != nil {
 			recordKEDA(&c, so)
-			c.Warnings = PauseWarnings(c.Workload, c.Method, obj.GetLabels(), obj.GetAnnotations(), nil)
+			c.Warnings = consumers.PauseWarnings(c.Workload, c.Method, obj.GetLabels(), obj.GetAnnotations(), nil)
 			return c, nil
 		}
 	}
@@ -95,7 +91,7 @@ func (r *ReplayRequestReconciler) recordConsumer(ctx context.Context, ns string,
 	if err != nil {
 		return c, fmt.Errorf("consumers: HorizontalPodAutoscalers of %s: %w", c.Workload, err)
 	}
-	c.Warnings = PauseWarnings(c.Workload, c.Method, obj.GetLabels(), obj.GetAnnotations(), hpas)
+	c.Warnings = consumers.PauseWarnings(c.Workload, c.Method, obj.GetLabels(), obj.GetAnnotations(), hpas)
 	return c, nil
 }
 
@@ -105,10 +101,10 @@ func recordKEDA(c *v1alpha1.ConsumerStatus, so *unstructured.Unstructured) {
 	kind, name := scaleTarget(so)
 	c.Workload = kind + "/" + name
 	ann := so.GetAnnotations()
-	if v, ok := ann[AnnotationKEDAPaused]; ok {
+	if v, ok := ann[consumers.AnnotationKEDAPaused]; ok {
 		c.PreviousPaused = &v
 	}
-	if v, ok := ann[AnnotationKEDAPausedReplicas]; ok {
+	if v, ok := ann[consumers.AnnotationKEDAPausedReplicas]; ok {
 		c.PreviousPausedReplicas = &v
 	}
 }
@@ -126,7 +122,7 @@ func scaleTarget(so *unstructured.Unstructured) (kind, name string) {
 
 func (r *ReplayRequestReconciler) getScaledObject(ctx context.Context, ns, name string) (*unstructured.Unstructured, error) {
 	so := &unstructured.Unstructured{}
-	so.SetGroupVersionKind(ScaledObjectGVK)
+	so.SetGroupVersionKind(consumers.ScaledObjectGVK)
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, so); err != nil {
 		return nil, err
 	}
@@ -137,7 +133,7 @@ func (r *ReplayRequestReconciler) getScaledObject(ctx context.Context, ns, name 
 // cluster without KEDA's CRD has none.
 func (r *ReplayRequestReconciler) scaledObjectFor(ctx context.Context, ns, kind, name string) (*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(ScaledObjectGVK.GroupVersion().WithKind("ScaledObjectList"))
+	list.SetGroupVersionKind(consumers.ScaledObjectGVK.GroupVersion().WithKind("ScaledObjectList"))
 	if err := r.APIReader.List(ctx, list, client.InNamespace(ns)); err != nil {
 		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 			return nil, nil
@@ -187,7 +183,7 @@ func workloadObject(ns, kindName string) (client.Object, error) {
 // pauseConsumer pauses one recorded consumer. Pausing again is harmless.
 func (r *ReplayRequestReconciler) pauseConsumer(ctx context.Context, ns string, c *v1alpha1.ConsumerStatus) error {
 	if c.Method == v1alpha1.PauseKEDA {
-		return r.patchScaledObject(ctx, ns, c.ScaledObject, "", ptrTo(kedaPausedValue), ptrTo(kedaPausedReplicasValue))
+		return r.patchScaledObject(ctx, ns, c.ScaledObject, "", ptrTo(consumers.KEDAPausedValue), ptrTo(consumers.KEDAPausedReplicasValue))
 	}
 	if isKafkaSourceScale(c) {
 		return r.patchKafkaSourceScale(ctx, ns, c.Name, "", 0)
@@ -200,21 +196,21 @@ func (r *ReplayRequestReconciler) pauseConsumer(ctx context.Context, ns string, 
 }
 
 // readConsumer is what a recorded consumer looks like now.
-func (r *ReplayRequestReconciler) readConsumer(ctx context.Context, ns string, c *v1alpha1.ConsumerStatus) (WorkloadState, string, error) {
+func (r *ReplayRequestReconciler) readConsumer(ctx context.Context, ns string, c *v1alpha1.ConsumerStatus) (consumers.WorkloadState, string, error) {
 	if c.Method == v1alpha1.PauseKEDA {
 		so, err := r.getScaledObject(ctx, ns, c.ScaledObject)
 		if apierrors.IsNotFound(err) {
-			return WorkloadState{Gone: true}, "", nil
+			return consumers.WorkloadState{Gone: true}, "", nil
 		}
 		if err != nil {
-			return WorkloadState{}, "", err
+			return consumers.WorkloadState{}, "", err
 		}
-		st := WorkloadState{}
+		st := consumers.WorkloadState{}
 		ann := so.GetAnnotations()
-		if v, ok := ann[AnnotationKEDAPaused]; ok {
+		if v, ok := ann[consumers.AnnotationKEDAPaused]; ok {
 			st.Paused = &v
 		}
-		if v, ok := ann[AnnotationKEDAPausedReplicas]; ok {
+		if v, ok := ann[consumers.AnnotationKEDAPausedReplicas]; ok {
 			st.PausedReplicas = &v
 		}
 		return st, so.GetResourceVersion(), nil
@@ -222,33 +218,33 @@ func (r *ReplayRequestReconciler) readConsumer(ctx context.Context, ns string, c
 	if isKafkaSourceScale(c) {
 		n, version, err := r.kafkaSourceScale(ctx, ns, c.Name)
 		if apierrors.IsNotFound(err) {
-			return WorkloadState{Gone: true}, "", nil
+			return consumers.WorkloadState{Gone: true}, "", nil
 		}
-		return WorkloadState{Replicas: n}, version, err
+		return consumers.WorkloadState{Replicas: n}, version, err
 	}
 	obj, err := workloadObject(ns, c.Workload)
 	if err != nil {
-		return WorkloadState{}, "", err
+		return consumers.WorkloadState{}, "", err
 	}
 	var scale autoscalingv1.Scale
 	if err := r.Client.SubResource("scale").Get(ctx, obj, &scale); err != nil {
 		if apierrors.IsNotFound(err) {
-			return WorkloadState{Gone: true}, "", nil
+			return consumers.WorkloadState{Gone: true}, "", nil
 		}
-		return WorkloadState{}, "", err
+		return consumers.WorkloadState{}, "", err
 	}
-	return WorkloadState{Replicas: scale.Spec.Replicas}, scale.ResourceVersion, nil
+	return consumers.WorkloadState{Replicas: scale.Spec.Replicas}, scale.ResourceVersion, nil
 }
 
-// restoreConsumer puts one recorded consumer back as DecideRestore says, the
+// restoreConsumer puts one recorded consumer back as consumers.DecideRestore says, the
 // write conditional on the version it decided on.
 func (r *ReplayRequestReconciler) restoreConsumer(ctx context.Context, ns string, c *v1alpha1.ConsumerStatus) error {
 	now, version, err := r.readConsumer(ctx, ns, c)
 	if err != nil {
 		return err
 	}
-	action, msg := DecideRestore(*c, now)
-	if action == RestoreApply {
+	action, msg := consumers.DecideRestore(*c, now)
+	if action == consumers.RestoreApply {
 		switch {
 		case c.Method == v1alpha1.PauseKEDA:
 			err = r.patchScaledObject(ctx, ns, c.ScaledObject, version, c.PreviousPaused, c.PreviousPausedReplicas)
@@ -265,7 +261,7 @@ func (r *ReplayRequestReconciler) restoreConsumer(ctx context.Context, ns string
 		}
 	}
 	c.State = v1alpha1.ConsumerRestored
-	if action == RestoreLeave {
+	if action == consumers.RestoreLeave {
 		c.State = v1alpha1.ConsumerNotRestored
 	}
 	c.Message = state.Truncate(msg, 1024)
@@ -289,12 +285,12 @@ func (r *ReplayRequestReconciler) patchScale(ctx context.Context, obj client.Obj
 // patchScaledObject sets (nil: removes) KEDA's two pause annotations in one
 // write, only at resourceVersion when it is given.
 func (r *ReplayRequestReconciler) patchScaledObject(ctx context.Context, ns, name, version string, paused, pausedReplicas *string) error {
-	ann := map[string]any{AnnotationKEDAPaused: nil, AnnotationKEDAPausedReplicas: nil}
+	ann := map[string]any{consumers.AnnotationKEDAPaused: nil, consumers.AnnotationKEDAPausedReplicas: nil}
 	if paused != nil {
-		ann[AnnotationKEDAPaused] = *paused
+		ann[consumers.AnnotationKEDAPaused] = *paused
 	}
 	if pausedReplicas != nil {
-		ann[AnnotationKEDAPausedReplicas] = *pausedReplicas
+		ann[consumers.AnnotationKEDAPausedReplicas] = *pausedReplicas
 	}
 	md := map[string]any{"annotations": ann}
 	if version != "" {
@@ -305,7 +301,7 @@ func (r *ReplayRequestReconciler) patchScaledObject(ctx context.Context, ns, nam
 		return err
 	}
 	so := &unstructured.Unstructured{}
-	so.SetGroupVersionKind(ScaledObjectGVK)
+	so.SetGroupVersionKind(consumers.ScaledObjectGVK)
 	so.SetNamespace(ns)
 	so.SetName(name)
 	return r.Client.Patch(ctx, so, client.RawPatch(types.MergePatchType, data))

@@ -30,8 +30,8 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
-	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
@@ -496,7 +496,7 @@ func TestEnvtestKnativeKafkaSourceThroughKEDA(t *testing.T) {
 		"scaleTargetRef": map[string]any{"apiVersion": "internal.kafka.eventing.knative.dev/v1alpha1", "kind": "ConsumerGroup", "name": string(src.GetUID())},
 		"triggers":       []any{map[string]any{"type": "kafka", "metadata": map[string]any{"bootstrapServers": "kafka:9092", "consumerGroup": "knative-kafka-source-keda", "topic": "orders", "lagThreshold": "10"}}},
 	}}}
-	so.SetGroupVersionKind(launcher.ScaledObjectGVK)
+	so.SetGroupVersionKind(consumers.ScaledObjectGVK)
 	so.SetNamespace(ns)
 	so.SetName("so-" + string(src.GetUID()))
 	create(t, so)

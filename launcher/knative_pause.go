@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 )
 
@@ -67,7 +68,7 @@ func (r *ReplayRequestReconciler) recordKafkaSource(ctx context.Context, ns stri
 			return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s is scaled by KEDA (%s: %s) but no ScaledObject targets its ConsumerGroup %s", c.Name, knative.AutoscalingClassAnnotation, knative.KEDAClass, src.GetUID())}
 		}
 		recordKEDA(&c, so)
-		c.Warnings = PauseWarnings(c.Workload, c.Method, src.GetLabels(), src.GetAnnotations(), nil)
+		c.Warnings = consumers.PauseWarnings(c.Workload, c.Method, src.GetLabels(), src.GetAnnotations(), nil)
 		return c, nil
 	}
 	if r.Options.NoKnativeScale {
@@ -79,7 +80,7 @@ func (r *ReplayRequestReconciler) recordKafkaSource(ctx context.Context, ns stri
 	}
 	c.Method = v1alpha1.PauseScale
 	c.Replicas = &replicas
-	c.Warnings = PauseWarnings(c.Workload, c.Method, src.GetLabels(), src.GetAnnotations(), nil)
+	c.Warnings = consumers.PauseWarnings(c.Workload, c.Method, src.GetLabels(), src.GetAnnotations(), nil)
 	return c, nil
 }
 

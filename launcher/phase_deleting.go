@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
@@ -95,7 +96,7 @@ func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 		}
 	}
 	if len(rr.Status.Consumers) > 0 {
-		_, msg := ConsumersRestoredCondition(rr.Status.Consumers)
+		_, msg := consumers.RestoredCondition(rr.Status.Consumers)
 		p.event(nil, corev1.EventTypeNormal, v1alpha1.ConditionConsumersRestored, "Restore", msg)
 	}
 	return r.removeFinalizer(ctx, rr)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
@@ -79,14 +80,14 @@ func (r *ReplayRequestReconciler) pausingConsumers(ctx context.Context, p *pass)
 			if !permanent(err) {
 				return false, err
 			}
-			msg := "cannot pause " + consumerName(*c) + ": " + err.Error()
+			msg := "cannot pause " + consumers.Name(*c) + ": " + err.Error()
 			state.SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonPauseFailed, msg)
 			return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonPauseFailed, Message: msg})
 		}
 		c.State = v1alpha1.ConsumerPaused
 		c.Message = "paused"
 	}
-	msg := ConsumersPausedMessage(rr.Status.Consumers)
+	msg := consumers.PausedMessage(rr.Status.Consumers)
 	if state.SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionTrue, state.ReasonPaused, msg) {
 		p.event(nil, corev1.EventTypeNormal, v1alpha1.ConditionConsumersPaused, "Pause", msg)
 		for _, c := range rr.Status.Consumers {
@@ -116,7 +117,7 @@ func consumersList(cs []v1alpha1.ConsumerStatus) string {
 		if i > 0 {
 			s += ", "
 		}
-		s += consumerSummary(c)
+		s += consumers.Summary(c)
 	}
 	return s
 }

@@ -7,13 +7,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
 // restoringConsumers restores every consumer a finished request still holds,
 // whatever its outcome, as recorded and only where the pause is still in
-// place (DecideRestore). The pass's status write records it; only the next
+// place (consumers.DecideRestore). The pass's status write records it; only the next
 // pass (Finished) drops the finalizer, so the record outlives a launcher
 // stopped in between, and the group stays held until it is written.
 func (r *ReplayRequestReconciler) restoringConsumers(ctx context.Context, p *pass) error {
@@ -32,7 +33,7 @@ func (r *ReplayRequestReconciler) restoringConsumers(ctx context.Context, p *pas
 		state.SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionFalse, state.ReasonRestoreFailed, "restoring the consumers: "+err.Error())
 		return err
 	}
-	reason, msg := ConsumersRestoredCondition(p.rr.Status.Consumers)
+	reason, msg := consumers.RestoredCondition(p.rr.Status.Consumers)
 	state.SetCondition(p.rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonRestored, "the consumers are no longer paused")
 	state.SetCondition(p.rr, v1alpha1.ConditionConsumersRestored, metav1.ConditionTrue, reason, msg)
 	eventType := corev1.EventTypeNormal

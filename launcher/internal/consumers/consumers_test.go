@@ -1,4 +1,4 @@
-package launcher
+package consumers
 
 import (
 	"strings"
@@ -79,10 +79,10 @@ func TestUnitPauseWarnings(t *testing.T) {
 func TestUnitConsumersRestoredCondition(t *testing.T) {
 	restored := v1alpha1.ConsumerStatus{Method: v1alpha1.PauseScale, Workload: "Deployment/a", Replicas: ptr.To[int32](2), State: v1alpha1.ConsumerRestored}
 	left := v1alpha1.ConsumerStatus{Method: v1alpha1.PauseScale, Workload: "Deployment/b", State: v1alpha1.ConsumerNotRestored, Message: "Deployment/b was scaled to 5 by someone else"}
-	if r, m := ConsumersRestoredCondition([]v1alpha1.ConsumerStatus{restored}); r != state.ReasonRestored || !strings.Contains(m, "Deployment/a (2 replicas)") {
+	if r, m := RestoredCondition([]v1alpha1.ConsumerStatus{restored}); r != state.ReasonRestored || !strings.Contains(m, "Deployment/a (2 replicas)") {
 		t.Errorf("%s %q", r, m)
 	}
-	if r, m := ConsumersRestoredCondition([]v1alpha1.ConsumerStatus{restored, left}); r != state.ReasonNotRestored || !strings.Contains(m, "scaled to 5 by someone else") || !strings.Contains(m, "Deployment/a") {
+	if r, m := RestoredCondition([]v1alpha1.ConsumerStatus{restored, left}); r != state.ReasonNotRestored || !strings.Contains(m, "scaled to 5 by someone else") || !strings.Contains(m, "Deployment/a") {
 		t.Errorf("%s %q", r, m)
 	}
 }

@@ -1,8 +1,10 @@
-package launcher
+package consumers
 
 import (
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
@@ -16,8 +18,10 @@ const (
 	AnnotationKEDAPaused         = "autoscaling.keda.sh/paused"
 	AnnotationKEDAPausedReplicas = "autoscaling.keda.sh/paused-replicas"
 
-	kedaPausedValue         = "true"
-	kedaPausedReplicasValue = "0"
+	// KEDAPausedValue and KEDAPausedReplicasValue are the values a pause
+	// sets them to.
+	KEDAPausedValue         = "true"
+	KEDAPausedReplicasValue = "0"
 )
 
 // WorkloadState is what a consumer looks like now, as read for a restore.
@@ -52,7 +56,7 @@ const (
 // overwritten.
 func DecideRestore(c v1alpha1.ConsumerStatus, now WorkloadState) (RestoreAction, string) {
 	if now.Gone {
-		return RestoreLeave, fmt.Sprintf("%s is gone; nothing to restore", consumerName(c))
+		return RestoreLeave, fmt.Sprintf("%s is gone; nothing to restore", Name(c))
 	}
 	switch c.Method {
 	case v1alpha1.PauseKEDA:
@@ -60,7 +64,7 @@ func DecideRestore(c v1alpha1.ConsumerStatus, now WorkloadState) (RestoreAction,
 		switch {
 		case eqOpt(now.Paused, c.PreviousPaused) && eqOpt(now.PausedReplicas, c.PreviousPausedReplicas):
 			return RestoreNothing, fmt.Sprintf("ScaledObject %s is as recorded (%s)", c.ScaledObject, prev)
-		case valueIs(now.Paused, kedaPausedValue) && valueIs(now.PausedReplicas, kedaPausedReplicasValue):
+		case valueIs(now.Paused, KEDAPausedValue) && valueIs(now.PausedReplicas, KEDAPausedReplicasValue):
 			return RestoreApply, fmt.Sprintf("ScaledObject %s restored to %s", c.ScaledObject, prev)
 		default:
 			return RestoreLeave, fmt.Sprintf("ScaledObject %s was changed by someone else while paused (%s=%s, %s=%s); left as found, recorded %s",
@@ -79,16 +83,16 @@ func DecideRestore(c v1alpha1.ConsumerStatus, now WorkloadState) (RestoreAction,
 	}
 }
 
-// ConsumersRestoredCondition is the ConsumersRestored condition once no
+// RestoredCondition is the ConsumersRestored condition once no
 // consumer is held: Restored, or NotRestored naming those left as found. It
 // is pure.
-func ConsumersRestoredCondition(cs []v1alpha1.ConsumerStatus) (reason, message string) {
+func RestoredCondition(cs []v1alpha1.ConsumerStatus) (reason, message string) {
 	var restored, left []string
 	for _, c := range cs {
 		if c.State == v1alpha1.ConsumerNotRestored {
 			left = append(left, c.Message)
 		} else {
-			restored = append(restored, consumerSummary(c))
+			restored = append(restored, Summary(c))
 		}
 	}
 	if len(left) > 0 {
@@ -101,29 +105,35 @@ func ConsumersRestoredCondition(cs []v1alpha1.ConsumerStatus) (reason, message s
 	return state.ReasonRestored, "restored: " + strings.Join(restored, ", ")
 }
 
-// ConsumersPausedMessage names the paused consumers and what they were.
-func ConsumersPausedMessage(cs []v1alpha1.ConsumerStatus) string {
+// PausedMessage names the paused consumers and what they were.
+func PausedMessage(cs []v1alpha1.ConsumerStatus) string {
 	parts := make([]string, 0, len(cs))
 	for _, c := range cs {
-		parts = append(parts, consumerSummary(c))
+		parts = append(parts, Summary(c))
 	}
 	return "paused: " + strings.Join(parts, ", ") + "; the runner waits for the group to be empty"
 }
 
-// consumerSummary is one consumer and what it was before the pause.
-func consumerSummary(c v1alpha1.ConsumerStatus) string {
+// Summary is one consumer and what it was before the pause.
+func Summary(c v1alpha1.ConsumerStatus) string {
 	if c.Method == v1alpha1.PauseKEDA {
 		return fmt.Sprintf("ScaledObject %s (scaling %s)", c.ScaledObject, c.Workload)
 	}
 	return fmt.Sprintf("%s (%d replicas)", c.Workload, state.ValueOr(c.Replicas, 0))
 }
 
-func consumerName(c v1alpha1.ConsumerStatus) string {
+// Name is what a consumer is called in messages: its ScaledObject, or its
+// workload.
+func Name(c v1alpha1.ConsumerStatus) string {
 	if c.Method == v1alpha1.PauseKEDA {
 		return "ScaledObject " + c.ScaledObject
 	}
 	return c.Workload
 }
+
+// ScaledObjectGVK is KEDA's ScaledObject, read as an unstructured object: the
+// launcher does not depend on KEDA's Go module.
+var ScaledObjectGVK = schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"}
 
 // Labels and annotations by which Argo CD and Flux track what they apply.
 // Both may revert spec.replicas to the manifest's (self-heal, or the next
