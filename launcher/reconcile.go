@@ -424,23 +424,33 @@ func (r *ReplayRequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 // setupIndexes registers the queue key index on requests, Jobs and pods.
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &v1alpha1.ReplayRequest{}, indexQueueKey, func(o client.Object) []string {
-		return []string{grouplock.QueueKey(o.(*v1alpha1.ReplayRequest))}
-	}); err != nil {
-		return err
+	for _, q := range queueKeyIndexes {
+		if err := idx.IndexField(ctx, q.obj, indexQueueKey, q.key); err != nil {
+			return err
+		}
 	}
-	if err := idx.IndexField(ctx, &batchv1.Job{}, indexQueueKey, func(o client.Object) []string {
+	return nil
+}
+
+// queueKeyIndexes say, per kind, the QueueKey of the group an object
+// replays (indexQueueKey).
+var queueKeyIndexes = []struct {
+	obj client.Object
+	key client.IndexerFunc
+}{
+	{&v1alpha1.ReplayRequest{}, func(o client.Object) []string {
+		return []string{grouplock.QueueKey(o.(*v1alpha1.ReplayRequest))}
+	}},
+	{&batchv1.Job{}, func(o client.Object) []string {
 		if k := grouplock.PodSpecQueueKey(&o.(*batchv1.Job).Spec.Template.Spec); k != "" {
 			return []string{k}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	return idx.IndexField(ctx, &corev1.Pod{}, indexQueueKey, func(o client.Object) []string {
+	}},
+	{&corev1.Pod{}, func(o client.Object) []string {
 		if k := grouplock.PodSpecQueueKey(&o.(*corev1.Pod).Spec); k != "" {
 			return []string{k}
 		}
 		return nil
-	})
+	}},
 }
