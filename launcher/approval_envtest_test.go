@@ -31,6 +31,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
@@ -958,7 +959,7 @@ func TestEnvtestApprovalPlantedJob(t *testing.T) {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), &now); err != nil {
 			t.Fatal(err)
 		}
-		if state.IsRecorded(&now) || !launcher.ControlledBy(&now, cur) {
+		if state.IsRecorded(&now) || !lifecycle.ControlledBy(&now, cur) {
 			t.Fatalf("the refused Job was touched: annotations %v, owners %+v", now.Annotations, now.OwnerReferences)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -388,7 +389,7 @@ func (r *ReplayRequestReconciler) recoverPlan(ctx context.Context, p *pass) erro
 	}
 	var rec *v1alpha1.ReplayRecord
 	var plan *report.Result
-	if err == nil && ControlledBy(&planJob, rr) {
+	if err == nil && lifecycle.ControlledBy(&planJob, rr) {
 		rec, plan, err = r.readPlan(ctx, &planJob)
 	}
 	switch {

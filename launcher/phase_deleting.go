@@ -14,6 +14,7 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -50,7 +51,7 @@ func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 	if job == nil {
 		job = p.planJob // a Manual request deleted while it plans
 	}
-	if job != nil && !ControlledBy(job, rr) {
+	if job != nil && !lifecycle.ControlledBy(job, rr) {
 		job = nil // not this request's
 	}
 	var pods []corev1.Pod

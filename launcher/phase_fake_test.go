@@ -24,6 +24,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
@@ -193,7 +194,7 @@ func TestUnitPhasesRunARequest(t *testing.T) {
 		t.Errorf("finalizers %v, want %s before the Job", cur.Finalizers, Finalizer)
 	}
 	job := f.job(cur.Namespace, name)
-	if !ControlledBy(job, cur) || !job.CreationTimestamp.Time.Equal(t0) {
+	if !lifecycle.ControlledBy(job, cur) || !job.CreationTimestamp.Time.Equal(t0) {
 		t.Fatalf("Job %s: owners %+v, created %s", job.Name, job.OwnerReferences, job.CreationTimestamp)
 	}
 	if ev := f.sent(); !hasEvent(ev, "Normal "+state.ReasonAccepted+" ") || !hasEvent(ev, "Normal "+state.ReasonJobCreated+" ") {

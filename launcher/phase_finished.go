@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
@@ -67,7 +68,7 @@ func FinishRequest(rr *v1alpha1.ReplayRequest, o record.Outcome, logTail string,
 // when an earlier pass reached it and stopped before this (the Finished
 // phase), in which case the Job is recorded from status (StatusOutcome).
 func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.ReplayRequest, job *batchv1.Job, o *record.Outcome) error {
-	if job != nil && ControlledBy(job, rr) && !RefusedJob(rr, job) {
+	if job != nil && lifecycle.ControlledBy(job, rr) && !RefusedJob(rr, job) {
 		var out record.Outcome
 		switch {
 		case o != nil:

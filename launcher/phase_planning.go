@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
@@ -111,7 +112,7 @@ func planExpiryOf(rr *v1alpha1.ReplayRequest, s *v1alpha1.PlanSummary) time.Time
 // was changed, and nothing will be.
 func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next bool, err error) {
 	rr, job := p.rr, p.planJob
-	if !ControlledBy(job, rr) {
+	if !lifecycle.ControlledBy(job, rr) {
 		msg := fmt.Sprintf("a Job named %s already exists that the launcher did not make for this request's plan; it is not adopted, and nothing was run", job.Name)
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobConflict, msg)
 		return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonJobConflict, Message: msg})

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
@@ -64,26 +65,26 @@ func TestUnitDecidePhase(t *testing.T) {
 		name string
 		rr   *v1alpha1.ReplayRequest
 		job  *batchv1.Job
-		want Phase
+		want lifecycle.Phase
 	}{
-		{"new", fresh, nil, PhaseAccepting},
-		{"accepted, no Job", accepted, nil, PhaseQueued},
-		{"own Job not yet in status (adopt)", accepted, mine, PhaseApplying},
-		{"own Job, not even accepted in status (adopt)", fresh, mine, PhaseApplying},
-		{"started", started, mine, PhaseApplying},
-		{"started, Job gone", started, nil, PhaseApplying},
-		{"re-created: the earlier incarnation's Job", recreated, mine, PhaseRecognising},
-		{"finished", finished, mine, PhaseFinished},
-		{"deleting", deleting, mine, PhaseDeleting},
-		{"consumers recorded, no Job", recorded, nil, PhasePausingConsumers},
-		{"consumers paused, Job made", pausedRunning, ownJob(t, pausedRunning), PhaseApplying},
-		{"finished with consumers paused", pausedFinished, nil, PhaseRestoringConsumers},
-		{"finished, consumers restored", restored, nil, PhaseFinished},
-		{"deleted with consumers paused (Deleting restores)", pausedDeleting, nil, PhaseDeleting},
+		{"new", fresh, nil, lifecycle.Accepting},
+		{"accepted, no Job", accepted, nil, lifecycle.Queued},
+		{"own Job not yet in status (adopt)", accepted, mine, lifecycle.Applying},
+		{"own Job, not even accepted in status (adopt)", fresh, mine, lifecycle.Applying},
+		{"started", started, mine, lifecycle.Applying},
+		{"started, Job gone", started, nil, lifecycle.Applying},
+		{"re-created: the earlier incarnation's Job", recreated, mine, lifecycle.Recognising},
+		{"finished", finished, mine, lifecycle.Finished},
+		{"deleting", deleting, mine, lifecycle.Deleting},
+		{"consumers recorded, no Job", recorded, nil, lifecycle.PausingConsumers},
+		{"consumers paused, Job made", pausedRunning, ownJob(t, pausedRunning), lifecycle.Applying},
+		{"finished with consumers paused", pausedFinished, nil, lifecycle.RestoringConsumers},
+		{"finished, consumers restored", restored, nil, lifecycle.Finished},
+		{"deleted with consumers paused (Deleting restores)", pausedDeleting, nil, lifecycle.Deleting},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := DecidePhase(Observed{Request: c.rr, Job: c.job}); got != c.want {
+			if got := lifecycle.DecidePhase(lifecycle.Observed{Request: c.rr, Job: c.job}); got != c.want {
 				t.Fatalf("phase %s, want %s", got, c.want)
 			}
 		})
@@ -309,23 +310,23 @@ func TestUnitDecidePhaseManual(t *testing.T) {
 		name         string
 		rr           *v1alpha1.ReplayRequest
 		job, planJob *batchv1.Job
-		want         Phase
+		want         lifecycle.Phase
 	}{
-		{"accepted: the planning Job next", accepted, nil, nil, PhaseQueued},
-		{"planning Job made", accepted, nil, planJob, PhasePlanning},
-		{"plan ready", ready, nil, planJob, PhaseAwaitingApproval},
-		{"plan ready, its Job since deleted", ready, nil, nil, PhaseAwaitingApproval},
-		{"approved: the apply Job next", approved, nil, planJob, PhaseQueued},
-		{"approved, consumers recorded", consumers, nil, planJob, PhasePausingConsumers},
-		{"approved, apply Job made (adopt)", approved, applyJob, nil, PhaseApplying},
-		{"apply Job made, approval not in status yet (adopt)", ready, applyJob, nil, PhaseApplying},
-		{"started", started, applyJob, nil, PhaseApplying},
-		{"rejected", rejected, nil, planJob, PhaseFinished},
-		{"deleted while planning", deleting, nil, planJob, PhaseDeleting},
+		{"accepted: the planning Job next", accepted, nil, nil, lifecycle.Queued},
+		{"planning Job made", accepted, nil, planJob, lifecycle.Planning},
+		{"plan ready", ready, nil, planJob, lifecycle.AwaitingApproval},
+		{"plan ready, its Job since deleted", ready, nil, nil, lifecycle.AwaitingApproval},
+		{"approved: the apply Job next", approved, nil, planJob, lifecycle.Queued},
+		{"approved, consumers recorded", consumers, nil, planJob, lifecycle.PausingConsumers},
+		{"approved, apply Job made (adopt)", approved, applyJob, nil, lifecycle.Applying},
+		{"apply Job made, approval not in status yet (adopt)", ready, applyJob, nil, lifecycle.Applying},
+		{"started", started, applyJob, nil, lifecycle.Applying},
+		{"rejected", rejected, nil, planJob, lifecycle.Finished},
+		{"deleted while planning", deleting, nil, planJob, lifecycle.Deleting},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := DecidePhase(Observed{Request: c.rr, Job: c.job, PlanJob: c.planJob}); got != c.want {
+			if got := lifecycle.DecidePhase(lifecycle.Observed{Request: c.rr, Job: c.job, PlanJob: c.planJob}); got != c.want {
 				t.Fatalf("phase %s, want %s", got, c.want)
 			}
 		})

@@ -20,6 +20,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -132,28 +133,28 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 			break
 		}
 		p.planJob = orHeld(planJob, p.planJob)
-		phase := DecidePhase(Observed{Request: p.rr, Job: p.job, PlanJob: p.planJob})
+		phase := lifecycle.DecidePhase(lifecycle.Observed{Request: p.rr, Job: p.job, PlanJob: p.planJob})
 		var next bool
 		switch phase {
-		case PhaseAccepting:
+		case lifecycle.Accepting:
 			next, err = r.accepting(ctx, p)
-		case PhaseRecognising:
+		case lifecycle.Recognising:
 			next, err = r.recognising(ctx, p)
-		case PhaseQueued:
+		case lifecycle.Queued:
 			next, err = r.queued(ctx, p)
-		case PhasePlanning:
+		case lifecycle.Planning:
 			next, err = r.planning(ctx, p)
-		case PhaseAwaitingApproval:
+		case lifecycle.AwaitingApproval:
 			next, err = r.awaitingApproval(ctx, p)
-		case PhasePausingConsumers:
+		case lifecycle.PausingConsumers:
 			next, err = r.pausingConsumers(ctx, p)
-		case PhaseApplying:
+		case lifecycle.Applying:
 			next, err = r.applying(ctx, p)
-		case PhaseDeleting:
+		case lifecycle.Deleting:
 			err = r.deleting(ctx, p)
-		case PhaseRestoringConsumers:
+		case lifecycle.RestoringConsumers:
 			err = r.restoringConsumers(ctx, p)
-		case PhaseFinished:
+		case lifecycle.Finished:
 			// What a finish left after its status write, should that pass
 			// have stopped there.
 			err = r.afterFinish(ctx, p.rr, outcomeJob(p), nil)
