@@ -283,7 +283,7 @@ func planUndo(s *Snapshot, t config.Target, id runIdent) (*Plan, error) {
 			continue
 		}
 		want := *up.PreviousOffset
-		addNote(&rp, fmt.Sprintf("restores %d, its offset before the undone run", want))
+		addNote(&rp, fmt.Sprintf("%s %d, its offset before the undone run", report.NoteRestores, want))
 		if d.Forced {
 			rp.Note = report.NoteForced + " (the undo rules would leave it alone: it " + d.LeftAlone + "); " + rp.Note
 		}

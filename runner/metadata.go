@@ -325,7 +325,7 @@ func findPrior(committed map[TP]Committed, id runIdent) (priorRun, error) {
 		case m.Version > metadataVersion:
 			return priorRun{}, &inputError{config.Ref(config.FlagRunID), fmt.Sprintf("%q was used by a newer runner (commit metadata version %d on %s); use that runner or a new run ID", id.RunID, m.Version, tp)}
 		case !id.owns(m):
-			return priorRun{}, &inputError{config.Ref(config.FlagRunID), fmt.Sprintf("%q was already used with another target or scope (plan %s on %s, this run's is %s); a run ID names one replay: use a new run ID", id.RunID, m.Plan, tp, id.Plan)}
+			return priorRun{}, &inputError{config.Ref(config.FlagRunID), fmt.Sprintf("%q was already used with another target or scope (target digest %s on %s, this run's is %s); a run ID names one replay: use a new run ID", id.RunID, m.Plan, tp, id.Plan)}
 		}
 		p.Partitions++
 		if m.Time != nil {

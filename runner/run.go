@@ -144,7 +144,10 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	cfg.Target.Resolve(res.StartedAt)
 	r.id = runIdent{RunID: cfg.RunID, Plan: planDigest(cfg.Target, cfg.Scope)}
 	r.recordTarget(res)
-	r.log.Info("starting", "group", cfg.Group, "target", res.Target.Resolved, "scope", scopeString(cfg.Scope), "dryRun", cfg.DryRun, "runId", cfg.RunID, "plan", r.id.Plan)
+	// targetDigest is not the plan's digest (the table's PLAN, the one an
+	// approval names): it digests the target as given and the scope, which
+	// the commit metadata carries to recognise this run (planDigest).
+	r.log.Info("starting", "group", cfg.Group, "target", res.Target.Resolved, "scope", scopeString(cfg.Scope), "dryRun", cfg.DryRun, "runId", cfg.RunID, "targetDigest", r.id.Plan)
 
 	client, err := newKafkaClient(cfg, r.log)
 	if err != nil {

@@ -370,6 +370,19 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if err != nil || stdoutRes.Totals != o.result.Totals {
 		t.Errorf("stdout is not the JSON result: %v\n%s", err, o.stdout)
 	}
+	// The log names one plan digest, the result's, if any: the digest of
+	// the target and scope is called that (issue 32, friction 5: the log
+	// and the table printed two different "plan" digests).
+	for _, l := range strings.Split(o.stderr, "\n") {
+		for _, f := range strings.Fields(l) {
+			if v, ok := strings.CutPrefix(f, "plan="); ok && v != o.result.Plan {
+				t.Errorf("the log's plan=%s is not the plan %s:\n%s", v, o.result.Plan, l)
+			}
+		}
+	}
+	if !strings.Contains(o.stderr, "targetDigest=") {
+		t.Errorf("the starting line has no targetDigest:\n%s", o.stderr)
+	}
 }
 
 func TestRetriedRunDoesNotApplyTwice(t *testing.T) {

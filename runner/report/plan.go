@@ -32,6 +32,12 @@ const (
 	// NoteUnverified: the group no longer records the undone run's commit,
 	// which alone vouches for its previous offset.
 	NoteUnverified = "unverified"
+	// NoteRestores starts the note of an undo's partition that goes back
+	// to its offset before the undone run ("restores 1200, its offset
+	// before the undone run"); a move the guard weighs starts with one of
+	// the notes above instead. Partition.Messages counts such a forward
+	// move as no skip.
+	NoteRestores = "restores"
 )
 
 // WeighedAsSkip reports whether a partition's note marks an undo's forward

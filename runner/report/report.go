@@ -13,6 +13,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -311,6 +312,12 @@ type Partition struct {
 // (a topic recreated, a forged commit) moves over nothing there. Both are 0
 // without a previous offset. They cannot overflow: each is at most the
 // log's length.
+//
+// An undo's forward move back to where the consumers were before the
+// undone run (its note starts with NoteRestores) skips nothing: the
+// consumers handled those messages before the replay handed them back.
+// Such a move counts as neither, so that the undo of a 100-message rewind
+// does not report 100 skipped.
 func (p Partition) Messages() (reconsume, skip int64) {
 	if p.PreviousOffset == nil {
 		return 0, 0
@@ -321,7 +328,20 @@ func (p Partition) Messages() (reconsume, skip int64) {
 	if prev >= next {
 		return prev - next, 0
 	}
+	if strings.HasPrefix(p.Note, NoteRestores+" ") {
+		return 0, 0
+	}
 	return 0, next - prev
+}
+
+// Moves reports whether p's committed offset is (or, planned, would be)
+// another one than before: a partition without a committed offset gets
+// one; one already at its target, or left alone by an undo, does not move.
+func (p Partition) Moves() bool {
+	if p.LeftAlone != "" {
+		return false
+	}
+	return p.PreviousOffset == nil || *p.PreviousOffset != p.NewOffset
 }
 
 // AddCounts is a + b for message counts (not negative), saturating at the
@@ -346,6 +366,10 @@ type Totals struct {
 	// Applied counts the partitions whose committed offset is this run ID's
 	// (see [Partition.Applied]).
 	Applied int `json:"applied"`
+	// Moved counts the partitions whose committed offset the run changed
+	// ([Partition.Moves]; in a dry run, would change): a partition
+	// committed at the offset it already had is applied, not moved.
+	Moved int `json:"moved"`
 	// Planned is true when the message counts are a dry run's plan rather
 	// than what moved.
 	Planned bool `json:"planned,omitempty"`
@@ -374,6 +398,9 @@ func (r *Result) Summarize() {
 			t.Applied++
 		}
 		if p.Applied || r.DryRun {
+			if p.Moves() {
+				t.Moved++
+			}
 			again, skip := p.Messages()
 			t.MessagesToReconsume = AddCounts(t.MessagesToReconsume, again)
 			t.MessagesSkipped = AddCounts(t.MessagesSkipped, skip)
@@ -392,6 +419,41 @@ func (r *Result) Summarize() {
 		}
 	}
 	r.Totals = t
+}
+
+// Summary says in a sentence what a successful run did, from its totals
+// (never truncated): how many partitions moved, out of how many, and the
+// messages that will be consumed again or were skipped. It is the one
+// wording of these counts; the launcher puts it in a request's status.
+func (r *Result) Summary() string {
+	t := r.Totals
+	if r.AlreadyApplied {
+		return fmt.Sprintf("already applied by this run: %d partitions", t.Partitions)
+	}
+	var s string
+	switch {
+	case r.DryRun && t.Moved == 0:
+		s = fmt.Sprintf("dry run: %d partitions planned, none would move (each is at its target already): no message would be consumed again or skipped", t.Partitions)
+	case r.DryRun:
+		s = fmt.Sprintf("dry run: %d partitions planned, %s, %d messages would be consumed again, %d skipped",
+			t.Partitions, ofTotal(t.Moved, t.Partitions, "would move"), t.MessagesToReconsume, t.MessagesSkipped)
+	case t.Moved == 0:
+		s = fmt.Sprintf("nothing moved: %d partitions were at the target already (committed again, with this run's mark), no message will be consumed again or skipped", t.Applied)
+	default:
+		s = fmt.Sprintf("%s, %d messages will be consumed again, %d skipped", ofTotal(t.Moved, t.Partitions, "moved"), t.MessagesToReconsume, t.MessagesSkipped)
+	}
+	if t.LeftAlone > 0 {
+		s += fmt.Sprintf("; %d left alone by the undo rules (each partition's leftAlone says why)", t.LeftAlone)
+	}
+	return s
+}
+
+// ofTotal is "3 partitions moved", or "2 of 3 partitions moved".
+func ofTotal(n, of int, verb string) string {
+	if n == of {
+		return fmt.Sprintf("%d partitions %s", n, verb)
+	}
+	return fmt.Sprintf("%d of %d partitions %s", n, of, verb)
 }
 
 // Succeeded reports whether the run ended well (applied, already applied or a

@@ -49,6 +49,7 @@ func TestSummarize(t *testing.T) {
 	want := Totals{
 		Partitions:          8,
 		Applied:             6,
+		Moved:               5, // not orders/3, committed where it was
 		MessagesToReconsume: 60 + 3,
 		MessagesSkipped:     30,
 		Clamped:             1,
@@ -65,7 +66,7 @@ func TestSummarize(t *testing.T) {
 		dry.Partitions[i].Applied = false
 	}
 	dry.Summarize()
-	if want := (Totals{Partitions: 2, Planned: true, MessagesToReconsume: 60, MessagesSkipped: 30}); dry.Totals != want {
+	if want := (Totals{Partitions: 2, Moved: 2, Planned: true, MessagesToReconsume: 60, MessagesSkipped: 30}); dry.Totals != want {
 		t.Errorf("dry run Totals = %+v, want %+v", dry.Totals, want)
 	}
 	// The same partitions, not applied and not a dry run, count nothing.
@@ -78,7 +79,7 @@ func TestSummarize(t *testing.T) {
 	// Summarize replaces stale totals rather than adding to them.
 	r.Partitions = r.Partitions[:2]
 	r.Summarize()
-	if want := (Totals{Partitions: 2, Applied: 2, MessagesToReconsume: 60, MessagesSkipped: 30}); r.Totals != want {
+	if want := (Totals{Partitions: 2, Applied: 2, Moved: 2, MessagesToReconsume: 60, MessagesSkipped: 30}); r.Totals != want {
 		t.Errorf("after removing partitions Totals = %+v, want %+v", r.Totals, want)
 	}
 
@@ -86,6 +87,72 @@ func TestSummarize(t *testing.T) {
 	empty.Summarize()
 	if empty.Totals != (Totals{}) {
 		t.Errorf("no partitions: Totals = %+v, want zero", empty.Totals)
+	}
+}
+
+// An undo's forward move back to where the consumers were skips nothing:
+// they handled those messages before the replay handed them back (issue 32,
+// friction 5: the undo of a rewind reported "100 skipped"). A forced or
+// unverified one is weighed as a skip, and counted as one.
+func TestSummarizeUndoRestoreIsNoSkip(t *testing.T) {
+	restore := part("orders", 0, ptr(40), 140) // the rewind set 40; back to 140
+	restore.Note = NoteRestores + " 140, its offset before the undone run"
+	forced := part("orders", 1, ptr(40), 140)
+	forced.Note = NoteForced + " (the undo rules would leave it alone: ...); " + NoteRestores + " 140, its offset before the undone run"
+	back := part("orders", 2, ptr(140), 40) // the undo of a skip hands 100 back
+	back.Note = NoteRestores + " 40, its offset before the undone run"
+	left := part("orders", 3, ptr(7), 7)
+	left.Applied, left.LeftAlone = false, "consumed past its previous offset"
+	r := &Result{Partitions: []Partition{restore, forced, back, left}}
+	r.Summarize()
+	want := Totals{Partitions: 4, Applied: 3, Moved: 3, MessagesToReconsume: 100, MessagesSkipped: 100, LeftAlone: 1}
+	if r.Totals != want {
+		t.Errorf("Totals = %+v, want %+v (the restore skips nothing, the forced one 100)", r.Totals, want)
+	}
+}
+
+// Summary says what moved, not what was in scope (issue 32, friction 5:
+// "3 partitions moved" when nothing had).
+func TestSummary(t *testing.T) {
+	at := func(prev, next int64) Partition { return part("orders", 0, ptr(prev), next) }
+	cases := []struct {
+		name string
+		r    Result
+		want string
+	}{
+		{"all moved", Result{Partitions: []Partition{at(100, 40), at(100, 40)}},
+			"2 partitions moved, 120 messages will be consumed again, 0 skipped"},
+		{"some moved", Result{Partitions: []Partition{at(100, 40), at(100, 100)}},
+			"1 of 2 partitions moved, 60 messages will be consumed again, 0 skipped"},
+		{"nothing moved", Result{Partitions: []Partition{at(100, 100), at(5, 5), at(9, 9)}},
+			"nothing moved: 3 partitions were at the target already (committed again, with this run's mark), no message will be consumed again or skipped"},
+		{"dry run", Result{DryRun: true, Partitions: []Partition{at(100, 40), at(100, 100)}},
+			"dry run: 2 partitions planned, 1 of 2 partitions would move, 60 messages would be consumed again, 0 skipped"},
+		{"dry run, nothing to move", Result{DryRun: true, Partitions: []Partition{at(100, 100)}},
+			"dry run: 1 partitions planned, none would move (each is at its target already): no message would be consumed again or skipped"},
+		{"already applied", Result{AlreadyApplied: true, Partitions: []Partition{at(100, 40)}},
+			"already applied by this run: 1 partitions"},
+	}
+	withLeft := Result{Partitions: []Partition{at(100, 40), at(7, 7)}}
+	withLeft.Partitions[1].Applied, withLeft.Partitions[1].LeftAlone = false, "consumed past its previous offset"
+	cases = append(cases, struct {
+		name string
+		r    Result
+		want string
+	}{"undo, one left alone", withLeft, "1 of 2 partitions moved, 60 messages will be consumed again, 0 skipped; 1 left alone by the undo rules (each partition's leftAlone says why)"})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.r
+			if r.DryRun {
+				for i := range r.Partitions {
+					r.Partitions[i].Applied = false
+				}
+			}
+			r.Summarize()
+			if got := r.Summary(); got != tc.want {
+				t.Errorf("Summary() = %q\nwant        %q", got, tc.want)
+			}
+		})
 	}
 }
 

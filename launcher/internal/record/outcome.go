@@ -44,19 +44,6 @@ type Outcome struct {
 	LogTail string
 }
 
-func successMessage(r *report.Result) string {
-	switch {
-	case r.DryRun:
-		return fmt.Sprintf("dry run: %d partitions planned, %d messages would be consumed again, %d skipped",
-			r.Totals.Partitions, r.Totals.MessagesToReconsume, r.Totals.MessagesSkipped)
-	case r.AlreadyApplied:
-		return fmt.Sprintf("already applied by this run: %d partitions", r.Totals.Partitions)
-	default:
-		return fmt.Sprintf("%d partitions moved, %d messages will be consumed again, %d skipped",
-			r.Totals.Partitions, r.Totals.MessagesToReconsume, r.Totals.MessagesSkipped)
-	}
-}
-
 // APIResult converts the runner's result into its status form.
 func APIResult(r *report.Result) *v1alpha1.ReplayResult {
 	if r == nil {
@@ -122,8 +109,15 @@ func Finish(rr *v1alpha1.ReplayRequest, o Outcome, logTail string, now time.Time
 		finished = now
 	}
 	rr.Status.CompletionTime = &metav1.Time{Time: finished}
-	if o.Result != nil {
+	switch r := rr.Status.Result; {
+	case o.Result != nil:
 		rr.Status.Result = APIResult(o.Result)
+	case r != nil && r.DryRun && !rr.Spec.DryRun:
+		// The planning Job's result of a Manual request that ends without
+		// applying its plan (rejected, expired, never started): it stays
+		// in status.plan, and status.result, which kubectl get rr's
+		// RECONSUMED and SKIPPED columns read, would count it as done.
+		rr.Status.Result = nil
 	}
 	if logTail != "" {
 		rr.Status.LogTail = state.Tail(logTail, 4096)

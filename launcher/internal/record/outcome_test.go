@@ -166,6 +166,27 @@ func TestUnitFinishSetsConditionsAndPhase(t *testing.T) {
 	if meta.FindStatusCondition(failed.Status.Conditions, v1alpha1.ConditionRunning) != nil {
 		t.Fatal("Running set on a request that never ran")
 	}
+
+	// A Manual request's plan in status.result is no outcome: a request
+	// that ends without applying it (rejected) no longer shows its counts
+	// where kubectl get rr reads RECONSUMED (issue 32, friction 5).
+	plan := testutil.Result("orders", report.ExitOK, 40)
+	plan.DryRun, plan.Reason = true, report.ReasonDryRun
+	plan.Summarize()
+	rejected := testutil.MakeRequest("ns", "c").Obj()
+	rejected.Status.Result = APIResult(plan)
+	Finish(rejected, Outcome{Reason: "Rejected", Message: "plan rejected; nothing was applied"}, "", t0)
+	if rejected.Status.Result != nil {
+		t.Errorf("a rejected plan's result stays in status.result: %+v", rejected.Status.Result.Totals)
+	}
+	// A dry-run request's own result is its outcome, and stays.
+	dry := testutil.MakeRequest("ns", "d").Obj()
+	dry.Spec.DryRun = true
+	dry.Status.Result = APIResult(plan)
+	Finish(dry, Outcome{Reason: "PodNotStarted", Message: "no pod"}, "", t0)
+	if dry.Status.Result == nil {
+		t.Error("a dry-run request lost its result")
+	}
 }
 
 // One partition's status form carries every field of the runner's, and

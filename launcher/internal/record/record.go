@@ -257,7 +257,7 @@ func MergeAttempts(job *batchv1.Job, attempts []Attempt) Outcome {
 	switch {
 	case succeeded && last != nil && last.Result != nil:
 		o.Reason = state.ValidReason(string(last.Result.Reason), state.ReasonCompleted)
-		o.Message = successMessage(last.Result)
+		o.Message = last.Result.Summary()
 	case succeeded:
 		o.Reason = state.ReasonCompleted
 		o.Message = "the runner succeeded but left no result in its termination message"
