@@ -473,7 +473,9 @@ func TestEnvtestMissingConsumerChangesNothing(t *testing.T) {
 	rr := consumerRequest(ns, "replay", "g", deploymentRef("there"), deploymentRef("missing"))
 	create(t, rr)
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != state.ReasonPauseFailed || !strings.Contains(c.Message, "missing") {
+	// It names the workload and the namespace searched (issue 32,
+	// friction 7), not the API server's `deployments.apps "missing" not found`.
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c.Reason != state.ReasonPauseFailed || !strings.Contains(c.Message, "Deployment missing not found in namespace "+ns) {
 		t.Fatalf("Succeeded %+v", c)
 	}
 	if cur.Status.JobName != "" || len(cur.Status.Consumers) != 0 || replicasOf(t, dep) != 2 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -38,6 +39,25 @@ type errConsumer struct{ msg string }
 
 func (e errConsumer) Error() string { return e.msg }
 
+// consumerError is a consumer read's error in the reader's words: a
+// workload that is not there is named with the namespace searched, which
+// is the request's own (the API server's `deployments.apps "x" not found`
+// says neither where it looked nor why there), and fails the request. It
+// is pure.
+func consumerError(what, ns string, err error) error {
+	if apierrors.IsNotFound(err) {
+		return errConsumer{fmt.Sprintf("consumers: %s not found in namespace %s: spec.consumers names workloads in the request's own namespace; check the kind and name (kubectl -n %s get %s)",
+			what, ns, ns, kubectlKind(what))}
+	}
+	return fmt.Errorf("consumers: %s: %w", what, err)
+}
+
+// kubectlKind is the kubectl resource of "Kind name" or "Kind/name".
+func kubectlKind(what string) string {
+	kind, _, _ := strings.Cut(strings.Replace(what, "/", " ", 1), " ")
+	return strings.ToLower(kind) + "s"
+}
+
 // permanent reports whether a consumer call's error is one no retry changes.
 func permanent(err error) bool {
 	var ec errConsumer
@@ -57,7 +77,7 @@ func (r *ReplayRequestReconciler) recordConsumer(ctx context.Context, ns string,
 		}
 		so, err := r.getScaledObject(ctx, ns, ref.Name)
 		if err != nil {
-			return c, fmt.Errorf("consumers: ScaledObject %s: %w", ref.Name, err)
+			return c, consumerError("ScaledObject "+ref.Name, ns, err)
 		}
 		recordKEDA(&c, so)
 		return c, nil
@@ -67,7 +87,7 @@ func (r *ReplayRequestReconciler) recordConsumer(ctx context.Context, ns string,
 		obj = &appsv1.StatefulSet{}
 	}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, obj); err != nil {
-		return c, fmt.Errorf("consumers: %s %s: %w", ref.Kind, ref.Name, err)
+		return c, consumerError(string(ref.Kind)+" "+ref.Name, ns, err)
 	}
 	c.Workload = string(ref.Kind) + "/" + ref.Name
 	if !r.Options.NoKEDA {

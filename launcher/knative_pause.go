@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -53,7 +54,7 @@ func (r *ReplayRequestReconciler) recordKafkaSource(ctx context.Context, ns stri
 		return c, fmt.Errorf("consumers: KafkaSource %s: %w", c.Name, err)
 	}
 	if src == nil {
-		return c, errConsumer{fmt.Sprintf("consumers: KafkaSource %s does not exist", c.Name)}
+		return c, consumerError("KafkaSource "+c.Name, ns, apierrors.NewNotFound(schema.GroupResource{Group: KafkaSourceGVK.Group, Resource: "kafkasources"}, c.Name))
 	}
 	c.Workload = string(v1alpha1.ConsumerKafkaSource) + "/" + c.Name
 	if src.GetAnnotations()[knative.AutoscalingClassAnnotation] == knative.KEDAClass {

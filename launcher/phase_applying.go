@@ -335,8 +335,10 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	if start.Started {
 		// Only a status that said the pod waits needs correcting; a
 		// write per pod start would be one more on every run's path.
-		if running != nil && running.Reason == state.ReasonPodWaiting {
-			msg := "runner pod " + start.Pod + " is running"
+		// A runner that may wait for its group says so at once: its log
+		// is read only after RunnerLogInterval.
+		if running != nil && (running.Reason == state.ReasonPodWaiting || runnerWaits(rr) && running.Reason == state.ReasonJobCreated) {
+			msg := RunningMessage(rr, start.Pod)
 			state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonPodRunning, msg)
 			rr.Status.Message = msg
 		}
@@ -366,6 +368,30 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	}
 	rr.Status.Message = msg
 	return false, nil
+}
+
+// runnerWaits says whether a request's runner Job waits for its group to
+// empty (whenGroupActive: Wait; a dry run never waits, job.go).
+func runnerWaits(rr *v1alpha1.ReplayRequest) bool {
+	return rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil && !rr.Spec.DryRun
+}
+
+// RunningMessage is the Running condition's message once the runner pod
+// runs, before its log is first read: for a request that waits for its
+// group, what it waits for, how long, and what happens then (issue 32,
+// friction 4: "runner pod is running" said nothing while it waited). It is
+// pure.
+func RunningMessage(rr *v1alpha1.ReplayRequest, pod string) string {
+	msg := "runner pod " + pod + " is running"
+	if !runnerWaits(rr) {
+		return msg
+	}
+	who := "members"
+	if len(rr.Status.Consumers) > 0 {
+		who = "members (the paused consumers' pods among them)"
+	}
+	return fmt.Sprintf("%s; while group %s has %s, it waits for them to leave, up to %s (spec.waitTimeout), then fails GroupActive naming those that stayed (client ID@host); status.logTail shows the wait once the log is read",
+		msg, replay.Group(rr), who, rr.Spec.WaitTimeout.Duration)
 }
 
 // recoverPlan puts back into status the plan of a Manual request whose

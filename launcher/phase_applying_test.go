@@ -174,3 +174,29 @@ func TestUnitStartVerdict(t *testing.T) {
 		t.Fatalf("failed early with StartFailAfter 0: %+v", o)
 	}
 }
+
+// Issue 32, friction 4: while the runner waits for its group, status says
+// for what, how long and what comes then, not only "runner pod is running".
+func TestUnitRunningMessage(t *testing.T) {
+	plain := testutil.MakeRequest("shop", "a").Obj()
+	if got := RunningMessage(plain, "a-1-xyz"); got != "runner pod a-1-xyz is running" {
+		t.Errorf("a request that does not wait: %q", got)
+	}
+	waits := testutil.MakeRequest("shop", "b").Group("billing").Wait(5 * time.Minute).Obj()
+	got := RunningMessage(waits, "b-1-xyz")
+	for _, want := range []string{"runner pod b-1-xyz is running", "group billing", "up to 5m0s (spec.waitTimeout)", "fails GroupActive", "client ID@host"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	waits.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: v1alpha1.ConsumerDeployment, Name: "billing-consumer", State: v1alpha1.ConsumerPaused}}
+	if got := RunningMessage(waits, "b-1-xyz"); !strings.Contains(got, "paused consumers") {
+		t.Errorf("with paused consumers: %q", got)
+	}
+	// A dry run never waits (job.go sets no wait for it).
+	dry := testutil.MakeRequest("shop", "c").Wait(time.Minute).Obj()
+	dry.Spec.DryRun = true
+	if got := RunningMessage(dry, "c-1"); strings.Contains(got, "waits") {
+		t.Errorf("a dry run: %q", got)
+	}
+}

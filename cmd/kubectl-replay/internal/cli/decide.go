@@ -17,6 +17,8 @@ import (
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/request"
 
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
@@ -42,7 +44,7 @@ one you reviewed). Needs the verb approve on replayrequests (the chart's
 			return a.decide(cmd.Context(), args[0], "approve", func(rr *v1alpha1.ReplayRequest) (string, string, error) {
 				d := rr.Status.Plan.Digest
 				if digest != "" && digest != d {
-					return "", "", exit.Errorf(exit.WrongState, "the plan of %s is now %s, not %s: review it again (kubectl replay plan %s)", rr.Name, d, digest, rr.Name)
+					return "", "", digestMismatch(rr.Namespace, rr.Name, d, digest)
 				}
 				return v1alpha1.AnnotationApprove, d, nil
 			}, w)
@@ -51,6 +53,21 @@ one you reviewed). Needs the verb approve on replayrequests (the chart's
 	cmd.Flags().StringVar(&digest, "digest", "", "approve only if the plan's digest is this one")
 	w.add(cmd)
 	return cmd
+}
+
+// digestMismatch is the refusal of an approve --digest that is not the
+// plan's. It cannot tell a mistyped digest from a plan made again since
+// the review, so it says both, the likelier first: "the plan is now X"
+// read as if the plan had changed when a digest was mistyped (issue 32,
+// friction 7). It is pure.
+func digestMismatch(ns, name, plan, given string) error {
+	review := render.ReplayCommand("plan", name, ns)
+	if len(given) != report.PlanDigestLength || strings.Trim(given, "0123456789abcdef") != "" {
+		return exit.Errorf(exit.WrongState, "--digest %q is not a plan digest (%d lowercase hex digits, as %s shows); nothing was approved",
+			render.Clean(given), report.PlanDigestLength, review)
+	}
+	return exit.Errorf(exit.WrongState, "--digest %s is not the digest of %s's plan, which is %s; nothing was approved: check the digest you copied, or, if it is the plan you reviewed, the request was planned again since: review the new plan (%s)",
+		given, name, plan, review)
 }
 
 func (a *app) rejectCommand() *cobra.Command {
@@ -105,7 +122,7 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 		if first == "" {
 			first = rr.Status.Plan.Digest
 		} else if rr.Status.Plan.Digest != first {
-			return exit.Errorf(exit.WrongState, "the plan of %s changed from %s to %s while you decided: review it again (kubectl replay plan %s)", name, first, rr.Status.Plan.Digest, name)
+			return exit.Errorf(exit.WrongState, "the plan of %s changed from %s to %s while you decided: review it again (%s)", name, first, rr.Status.Plan.Digest, render.ReplayCommand("plan", name, ns))
 		}
 		key, value, err := annotate(rr)
 		if err != nil {

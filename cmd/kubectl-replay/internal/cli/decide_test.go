@@ -76,3 +76,23 @@ func TestApproveAfterAConflict(t *testing.T) {
 		})
 	}
 }
+
+// A digest that is not the plan's is not said to be an old plan's: a
+// mistyped one reads the same (issue 32, friction 7).
+func TestDigestMismatch(t *testing.T) {
+	const plan = "41fc00aa11bb22cc"
+	err := digestMismatch("shop", "orders-rewind", plan, "0123456789abcdef")
+	msg := err.Error()
+	for _, want := range []string{"--digest 0123456789abcdef is not the digest of orders-rewind's plan, which is " + plan, "check the digest you copied", "kubectl replay plan orders-rewind -n shop", "nothing was approved"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "is now") || exit.CodeOf(err) != exit.WrongState {
+		t.Errorf("%q (code %v) reads as if the plan had changed", msg, exit.CodeOf(err))
+	}
+	short := digestMismatch("shop", "orders-rewind", plan, "41fc").Error()
+	if !strings.Contains(short, `--digest "41fc" is not a plan digest (16 lowercase hex digits`) {
+		t.Errorf("a short digest: %q", short)
+	}
+}

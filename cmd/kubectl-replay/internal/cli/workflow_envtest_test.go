@@ -300,7 +300,7 @@ func TestEnvtestPlanApproveReject(t *testing.T) {
 	// Another digest than the plan's: nothing is set.
 	r = plugin(t, ns, operator, "approve", "manual", "--digest", "ffffffffffffffff")
 	wantCode(t, "approve of another digest", r, exit.WrongState)
-	contains(t, "approve of another digest", r.errOut, "the plan of manual is now "+digest+", not ffffffffffffffff")
+	contains(t, "approve of another digest", r.errOut, "--digest ffffffffffffffff is not the digest of manual's plan, which is "+digest)
 	if an := getRR(t, ns, "manual").Annotations; an[v1alpha1.AnnotationApprove] != "" {
 		t.Fatalf("refused approvals annotated the request: %v", an)
 	}
