@@ -114,7 +114,7 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	env[FlagAllowUnsafeProperties] = EnvAllowUnsafeProperties
 	fs.BoolVar(&c.AllowUnboundSecret, FlagAllowUnboundSecret, c.AllowUnboundSecret, "operator only: use a --"+FlagKafkaSecretDir+" without "+bindingProperty+" with any servers, and let --"+FlagKafkaConfigDir+" set security settings beside it")
 	env[FlagAllowUnboundSecret] = EnvAllowUnboundSecret
-	fs.Func(FlagFieldNames, "whose names errors and hints use: flags (--topic), or spec (spec.topics) when the launcher runs a ReplayRequest (default flags)", func(v string) error {
+	fs.Func(FlagFieldNames, "whose names errors and hints use: flags (--topic), spec (spec.topics) when the launcher runs a ReplayRequest, or runbook (runbooks[].topics) in a chart runbook's Job (default flags)", func(v string) error {
 		c.FieldNames = FieldNames(v)
 		return nil
 	})

@@ -19,6 +19,12 @@ const (
 	// runner's configuration from: spec.topics. A setting the launcher sets
 	// itself, not from the request, is named by its environment variable.
 	FieldNamesSpec FieldNames = "spec"
+	// FieldNamesRunbook names the chart's runbook values the runbook
+	// CronJob's Job was made from: runbooks[].allowSkip, not --allow-skip,
+	// which a runbook user never types. The chart sets
+	// REPLAY_FIELD_NAMES=runbook on every runbook Job. A setting no
+	// runbook value sets is named by its environment variable.
+	FieldNamesRunbook FieldNames = "runbook"
 )
 
 // Setting is one configuration setting under each of its names. The
@@ -32,7 +38,14 @@ type Setting struct {
 	// Spec is the ReplayRequest field it comes from under the launcher;
 	// empty if the launcher sets it itself.
 	Spec string
+	// Runbook is the chart's runbook value it comes from in a runbook
+	// Job; empty if the chart sets it itself or runbooks have none.
+	Runbook string
 }
+
+// runbookValue is how a runbook value is named: its place in the chart's
+// values (charts/kafka-replay/values.schema.json, definitions.runbook).
+func runbookValue(key string) string { return "runbooks[]." + key }
 
 // References that are not settings of their own but parts of one, named
 // differently in a request: a hint names the field the user has to change.
@@ -58,26 +71,26 @@ const (
 // above, to its names. The Env* and Flag* constants are the names; this
 // table says which belong together.
 var settings = []Setting{
-	{Flag: FlagBootstrapServers, Env: EnvBootstrapServers, Spec: "spec.kafka.bootstrapServers"},
-	{Flag: FlagGroup, Env: EnvGroup, Spec: "spec.group"},
-	{Flag: FlagTopic, Env: EnvTopics, Spec: "spec.topics"},
-	{Flag: FlagTo, Env: EnvTo, Spec: "spec.target"},
-	{Flag: FlagDryRun, Env: EnvDryRun, Spec: "spec.dryRun"},
+	{Flag: FlagBootstrapServers, Env: EnvBootstrapServers, Spec: "spec.kafka.bootstrapServers", Runbook: runbookValue("kafka.bootstrapServers")},
+	{Flag: FlagGroup, Env: EnvGroup, Spec: "spec.group", Runbook: runbookValue("group")},
+	{Flag: FlagTopic, Env: EnvTopics, Spec: "spec.topics", Runbook: runbookValue("topics")},
+	{Flag: FlagTo, Env: EnvTo, Spec: "spec.target", Runbook: runbookValue("target")},
+	{Flag: FlagDryRun, Env: EnvDryRun, Spec: "spec.dryRun", Runbook: runbookValue("dryRun")},
 	// The request's ConfigMap and Secret, mounted apart: only the Secret's
 	// directory may bind the credentials (credentials.go).
-	{Flag: FlagKafkaConfigDir, Env: EnvKafkaConfigDir, Spec: "spec.kafka.configMapRef"},
-	{Flag: FlagKafkaSecretDir, Env: EnvKafkaSecretDir, Spec: "spec.kafka.secretRef"},
+	{Flag: FlagKafkaConfigDir, Env: EnvKafkaConfigDir, Spec: "spec.kafka.configMapRef", Runbook: runbookValue("kafka.configMapRef")},
+	{Flag: FlagKafkaSecretDir, Env: EnvKafkaSecretDir, Spec: "spec.kafka.secretRef", Runbook: runbookValue("kafka.secretRef")},
 	{Flag: FlagResultFile, Env: EnvResultFile},
 	{Flag: FlagRunID, Env: EnvRunID},
-	{Flag: FlagWaitForEmpty, Env: EnvWaitForEmpty, Spec: "spec.waitTimeout"},
+	{Flag: FlagWaitForEmpty, Env: EnvWaitForEmpty, Spec: "spec.waitTimeout", Runbook: runbookValue("waitForEmpty")},
 	{Flag: FlagOutput, Env: EnvOutput},
 	{Flag: FlagTimeout, Env: EnvTimeout},
 	{Flag: FlagEmitRecord, Env: EnvEmitRecord},
 	{Flag: FlagAllowUnsafeProperties, Env: EnvAllowUnsafeProperties},
 	{Flag: FlagAllowUnboundSecret, Env: EnvAllowUnboundSecret},
 	{Flag: FlagFieldNames, Env: EnvFieldNames},
-	{Flag: FlagMaxMessagesToReconsume, Env: EnvMaxMessagesToReconsume, Spec: "spec.limits.maxMessagesToReconsume"},
-	{Flag: FlagAllowSkip, Env: EnvAllowSkip, Spec: "spec.limits.allowSkip"},
+	{Flag: FlagMaxMessagesToReconsume, Env: EnvMaxMessagesToReconsume, Spec: "spec.limits.maxMessagesToReconsume", Runbook: runbookValue("maxMessagesToReconsume")},
+	{Flag: FlagAllowSkip, Env: EnvAllowSkip, Spec: "spec.limits.allowSkip", Runbook: runbookValue("allowSkip")},
 	{Flag: FlagForce, Env: EnvForce, Spec: "spec.force"},
 	// The launcher's, for the plan: and undo: files it writes.
 	{Flag: FlagFileDigest, Env: EnvFileDigest},
@@ -86,11 +99,11 @@ var settings = []Setting{
 
 // refs are the hint-only references: Flag is how a shell user says it.
 var refs = map[string]Setting{
-	RefCredentials: {Flag: FlagKafkaSecretDir, Spec: "spec.kafka.secretRef"},
-	RefWait:        {Flag: FlagWaitForEmpty, Spec: "spec.whenGroupActive: Wait (with a spec.waitTimeout)"},
+	RefCredentials: {Flag: FlagKafkaSecretDir, Spec: "spec.kafka.secretRef", Runbook: runbookValue("kafka.secretRef")},
+	RefWait:        {Flag: FlagWaitForEmpty, Spec: "spec.whenGroupActive: Wait (with a spec.waitTimeout)", Runbook: runbookValue("waitForEmpty")},
 	RefOffsetsFile: {Flag: FlagTo + " file:", Spec: "spec.target.offsets"},
-	RefFromGroup:   {Flag: FlagTo, Spec: "spec.target.fromGroup"},
-	RefShift:       {Flag: FlagTo, Spec: "spec.target.shiftBy"},
+	RefFromGroup:   {Flag: FlagTo, Spec: "spec.target.fromGroup", Runbook: runbookValue("target") + " (group:)"},
+	RefShift:       {Flag: FlagTo, Spec: "spec.target.shiftBy", Runbook: runbookValue("target") + " (shift:)"},
 	RefPlan:        {Flag: FlagTo + " plan:", Spec: "status.plan (the approved plan)"},
 	RefUndo:        {Flag: FlagTo + " undo:", Spec: "spec.target.undoOf"},
 }
@@ -118,8 +131,22 @@ func ParseFieldNames(s string) (FieldNames, error) {
 		return FieldNamesFlags, nil
 	case FieldNamesSpec:
 		return FieldNamesSpec, nil
+	case FieldNamesRunbook:
+		return FieldNamesRunbook, nil
 	}
-	return FieldNamesFlags, fmt.Errorf("%q is not one of %s, %s", s, FieldNamesFlags, FieldNamesSpec)
+	return FieldNamesFlags, fmt.Errorf("%q is not one of %s, %s, %s", s, FieldNamesFlags, FieldNamesSpec, FieldNamesRunbook)
+}
+
+// own is s's name in n's vocabulary, if it has one there (spec fields,
+// runbook values); empty for the flags, or a setting that n lacks.
+func (s Setting) own(n FieldNames) string {
+	switch n {
+	case FieldNamesSpec:
+		return s.Spec
+	case FieldNamesRunbook:
+		return s.Runbook
+	}
+	return ""
 }
 
 // Name is how n names a setting (a Flag* constant) or reference (a Ref*
@@ -129,13 +156,11 @@ func (n FieldNames) Name(name string) string {
 	if !ok {
 		return "--" + name
 	}
-	if n == FieldNamesSpec {
-		if s.Spec != "" {
-			return s.Spec
-		}
-		if s.Env != "" {
-			return s.Env // set by the launcher, not by the request
-		}
+	if own := s.own(n); own != "" {
+		return own
+	}
+	if n != FieldNamesFlags && s.Env != "" {
+		return s.Env // set by the launcher or the chart, not by the user
 	}
 	return "--" + s.Flag
 }
@@ -173,9 +198,9 @@ func (n FieldNames) replacer() *strings.Replacer {
 // field is how n names a setting at the start of an error about it: the
 // flag with its variable (--topic (REPLAY_TOPICS)), or the spec field.
 func (n FieldNames) field(flagName, env string) string {
-	if n == FieldNamesSpec {
-		if s, ok := settingOf(flagName); ok && s.Spec != "" {
-			return s.Spec
+	if n != FieldNamesFlags {
+		if s, ok := settingOf(flagName); ok && s.own(n) != "" {
+			return s.own(n)
 		}
 		if env != "" {
 			return env

@@ -65,6 +65,50 @@ func TestFieldNamesName(t *testing.T) {
 	}
 }
 
+// A runbook Job's user wrote the chart's values, not flags: the runner's
+// hints name the runbook value (issue 32, friction 8: runbook users were
+// told to set --allow-skip, whose value is allowSkip); a setting the chart
+// sets itself is named by its variable, never by a flag.
+func TestFieldNamesRunbook(t *testing.T) {
+	if n, err := ParseFieldNames("runbook"); err != nil || n != FieldNamesRunbook {
+		t.Fatalf("ParseFieldNames(runbook) = %q, %v", n, err)
+	}
+	for name, want := range map[string]string{
+		FlagAllowSkip:              "runbooks[].allowSkip",
+		FlagMaxMessagesToReconsume: "runbooks[].maxMessagesToReconsume",
+		FlagWaitForEmpty:           "runbooks[].waitForEmpty",
+		RefWait:                    "runbooks[].waitForEmpty",
+		RefCredentials:             "runbooks[].kafka.secretRef",
+		FlagBootstrapServers:       "runbooks[].kafka.bootstrapServers",
+		FlagTo:                     "runbooks[].target",
+		FlagRunID:                  EnvRunID,
+		FlagTimeout:                EnvTimeout,
+	} {
+		if got := FieldNamesRunbook.Name(name); got != want {
+			t.Errorf("runbook name of %q = %q, want %q", name, got, want)
+		}
+	}
+	// Every runbook value named is one the chart's schema has.
+	schema, err := os.ReadFile(filepath.Join("..", "..", "charts", "kafka-replay", "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range Settings() {
+		if s.Runbook == "" {
+			continue
+		}
+		key := strings.TrimPrefix(s.Runbook, "runbooks[].")
+		key = key[strings.LastIndexByte(key, '.')+1:]
+		if !strings.Contains(string(schema), `"`+key+`"`) {
+			t.Errorf("%s: the chart's values schema has no %q", s.Runbook, key)
+		}
+	}
+	msg := "to skip them anyway set " + Ref(FlagAllowSkip)
+	if got := FieldNamesRunbook.Expand(msg); got != "to skip them anyway set runbooks[].allowSkip" {
+		t.Errorf("Expand = %q", got)
+	}
+}
+
 // Load's errors speak in the names the runner was started with: a shell
 // user's flags, or a ReplayRequest's fields under the launcher.
 func TestLoadErrorsInFieldNames(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -407,10 +406,17 @@ func compareRunbooks(t *testing.T, objs []*unstructured.Unstructured, values cha
 				t.Fatal("launcher Job has no REPLAY_RUN_ID")
 			}
 			// A runbook is chart values, not a request: its errors name
-			// the runner's settings, not spec fields.
-			wantSpec.Template.Spec.Containers[0].Env = slices.DeleteFunc(wantSpec.Template.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
-				return e.Name == config.EnvFieldNames
-			})
+			// the runbook's values, not spec fields (issue 32, friction 8).
+			named := false
+			for i, e := range wantSpec.Template.Spec.Containers[0].Env {
+				if e.Name == config.EnvFieldNames {
+					wantSpec.Template.Spec.Containers[0].Env[i].Value = string(config.FieldNamesRunbook)
+					named = true
+				}
+			}
+			if !named {
+				t.Fatalf("launcher Job has no %s", config.EnvFieldNames)
+			}
 			if strings.HasPrefix(rb.Target, "ago:") {
 				env := wantSpec.Template.Spec.Containers[0].Env
 				found := false
