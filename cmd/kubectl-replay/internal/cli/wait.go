@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/progress"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/request"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -148,9 +149,9 @@ func (a *app) outcome(rr *v1alpha1.ReplayRequest) error {
 	_, succeeded := progress.Finished(rr)
 	reason, msg := progress.Outcome(rr)
 	if !succeeded {
-		return exit.Errorf(exit.Failed, "replayrequest %s failed: %s: %s", rr.Name, render.Clean(reason), oneLine(msg, 4096))
+		return exit.Errorf(exit.Failed, "replayrequest %s failed: %s: %s", rr.Name, render.Clean(reason), oneLine(request.InPluginWords(msg), 4096))
 	}
-	fmt.Fprintf(a.streams.Out, "%s %s: %s\n", p.Green("succeeded"), render.Clean(reason), oneLine(msg, 4096))
+	fmt.Fprintf(a.streams.Out, "%s %s: %s\n", p.Green("succeeded"), render.Clean(reason), oneLine(request.InPluginWords(msg), 4096))
 	if r := rr.Status.Result; r != nil {
 		fmt.Fprintf(a.streams.Out, "%d partitions, %d messages re-consumed, %d skipped\n", r.Totals.Partitions, r.Totals.MessagesToReconsume, r.Totals.MessagesSkipped)
 	}
@@ -190,7 +191,7 @@ func Lines(p render.Palette, rr *v1alpha1.ReplayRequest, elapsed time.Duration) 
 		case progress.Active:
 			mark = p.Yellow(mark)
 		}
-		line := fmt.Sprintf("  %s %-17s %s", mark, s.Name, oneLine(s.Detail, 110))
+		line := fmt.Sprintf("  %s %-17s %s", mark, s.Name, oneLine(request.InPluginWords(s.Detail), 110))
 		out = append(out, strings.TrimRight(line, " "))
 	}
 	return out
@@ -244,6 +245,6 @@ func (d *display) show(rr *v1alpha1.ReplayRequest, elapsed time.Duration) {
 			continue
 		}
 		d.last[s.Name] = text
-		fmt.Fprintf(d.w, "%s %-17s %s %s\n", time.Now().UTC().Format("15:04:05"), s.Name, s.State.Symbol(), oneLine(s.Detail, 200))
+		fmt.Fprintf(d.w, "%s %-17s %s %s\n", time.Now().UTC().Format("15:04:05"), s.Name, s.State.Symbol(), oneLine(request.InPluginWords(s.Detail), 200))
 	}
 }

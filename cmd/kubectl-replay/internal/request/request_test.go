@@ -347,3 +347,47 @@ func TestDecidable(t *testing.T) {
 		}
 	}
 }
+
+// A plugin user is told the flags they typed, each with the field it set
+// (issue 32, friction 8: they were told about spec.whenGroupActive and
+// spec.kafka.secretRef, not --wait-for-empty and --secret).
+func TestInPluginWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"group is active (state Stable, 1 member(s): w-1@10.0.0.1); stop its consumers first, or use spec.whenGroupActive: Wait (with a spec.waitTimeout)": "group is active (state Stable, 1 member(s): w-1@10.0.0.1); stop its consumers first, or use --wait-for-empty (spec.whenGroupActive: Wait (with a spec.waitTimeout))",
+		"stop those consumers, or wait longer (spec.waitTimeout)":                "stop those consumers, or wait longer (--wait-for-empty (spec.waitTimeout))",
+		`spec.kafka.secretRef.name: Secret "kafka-credentials" not found`:        `--secret (spec.kafka.secretRef.name): Secret "kafka-credentials" not found`,
+		"to skip them anyway set spec.limits.allowSkip.":                         "to skip them anyway set --allow-skip (spec.limits.allowSkip).",
+		"spec.approvalTimeout ran out; spec.approval is Manual":                  "--approval-timeout (spec.approvalTimeout) ran out; --approval (spec.approval) is Manual",
+		"status.plan (the approved plan) and spec.unknownField stay as they are": "status.plan (the approved plan) and spec.unknownField stay as they are",
+	} {
+		if got := InPluginWords(in); got != want {
+			t.Errorf("InPluginWords(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+// InPluginWords's flags are the ones docs/kubectl-replay.md's create table
+// gives for each field: the two say the same, and a test holds them so.
+func TestInPluginWordsMatchesTheDocsTable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "kubectl-replay.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][2]string
+	for _, l := range strings.Split(string(b), "\n") {
+		if cells := strings.Split(l, "|"); len(cells) == 4 && strings.Contains(cells[1], "`--") {
+			rows = append(rows, [2]string{cells[1], cells[2]})
+		}
+	}
+	for field, flag := range specFlags {
+		found := false
+		for _, r := range rows {
+			if strings.Contains(r[0], "--"+flag) && strings.Contains(r[1], "`"+strings.TrimPrefix(field, "spec.")) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("docs/kubectl-replay.md's create table has no row with --%s for %s", flag, field)
+		}
+	}
+}
