@@ -249,7 +249,7 @@ dev-cluster-down: ## Tear down the dev cluster recorded in DEV_CLUSTER_DIR (refu
 	$(BIN)/dev-cluster down --dir $(DEV_CLUSTER_DIR)
 
 .PHONY: dev-stop-consumer
-dev-stop-consumer: ## Stop the dev cluster's live consumer of group billing, so that replays of it can apply.
+dev-stop-consumer: ## Scale the dev cluster's live consumer of group billing (Deployment billing/billing-consumer) to 0, so that replays of it can apply.
 	$(GO) build -o $(BIN)/dev-cluster ./test/dev-cluster
 	$(BIN)/dev-cluster stop-consumer --dir $(DEV_CLUSTER_DIR)
 

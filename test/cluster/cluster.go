@@ -79,6 +79,12 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// KeepDir keeps the state directory (logs, configs) after Stop.
 	KeepDir bool
+	// CleanSignalExit makes the process exit 0, not 128+signal, once the
+	// harness has torn the cluster down on SIGINT, SIGTERM or SIGHUP: for
+	// a process whose normal end is a signal (make dev-cluster, stopped by
+	// ^C or make dev-cluster-down), so that make does not report the clean
+	// teardown as "Error 143".
+	CleanSignalExit bool
 }
 
 // Cluster is a running single-node cluster.

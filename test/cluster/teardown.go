@@ -116,9 +116,15 @@ func track(c *Cluster) {
 				cs = append(cs, c)
 			}
 			liveMu.Unlock()
+			clean := len(cs) > 0
 			for _, c := range cs {
 				c.logf("%v: tearing down", s)
-				_ = c.Stop()
+				if err := c.Stop(); err != nil || !c.opts.CleanSignalExit {
+					clean = false
+				}
+			}
+			if clean {
+				os.Exit(0) // every cluster asked for it, and went cleanly
 			}
 			os.Exit(128 + int(s.(syscall.Signal)))
 		}()

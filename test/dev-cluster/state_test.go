@@ -7,9 +7,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/kafka-replay/kafka-replay/test/cluster"
 )
@@ -212,6 +215,51 @@ func TestNamespaceMatchesDocs(t *testing.T) {
 			if m[1] != release || m[2] != namespace {
 				t.Errorf("%s installs release %s into %s; the dev cluster installs %s into %s", doc, m[1], m[2], release, namespace)
 			}
+		}
+	}
+}
+
+// The docs' pause example runs on the dev cluster as written (issue 32,
+// friction 10): the workload it names is the dev cluster's live consumer,
+// a Deployment of the group it replays, and the manifest that makes it is
+// YAML kubectl takes.
+func TestPauseExampleMatchesTheLiveConsumer(t *testing.T) {
+	b, err := os.ReadFile("../../docs/usage.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "### Pausing the consumers")
+	if start < 0 {
+		t.Fatal("docs/usage.md has no section Pausing the consumers")
+	}
+	example := doc[start:]
+	example = example[:strings.Index(example, "```\n")]
+	for _, want := range []string{"group: " + liveGroup, "{kind: Deployment, name: " + liveConsumer + "}"} {
+		if !strings.Contains(example, want) {
+			t.Errorf("the pause example does not name %q:\n%s", want, example)
+		}
+	}
+	// A workload the dev cluster lacks would fail it (PauseFailed).
+	if n := strings.Count(example, "{kind: "); n != 1 {
+		t.Errorf("the pause example names %d workloads; the dev cluster has one:\n%s", n, example)
+	}
+	m := consumerManifest("10.200.0.1:9092")
+	for _, want := range []string{"kind: Deployment", "name: " + liveConsumer, "namespace: " + appNamespace, "value: " + liveGroup, "fieldPath: metadata.name"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("the consumer manifest lacks %q:\n%s", want, m)
+		}
+	}
+	for _, doc := range strings.Split(m, "\n---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil || obj["kind"] == nil {
+			t.Errorf("not a manifest (%v):\n%s", err, doc)
+		}
+	}
+	for _, doc := range strings.Split(scraperManifest(), "\n---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil || obj["kind"] == nil {
+			t.Errorf("not a manifest (%v):\n%s", err, doc)
 		}
 	}
 }

@@ -41,6 +41,11 @@ func run() error {
 		// Commits are explicit, after the records are printed.
 		kgo.DisableAutoCommit(),
 	}
+	// The client ID the group shows for this member (make dev-cluster
+	// sets the pod's name), so that a GroupActive error names it.
+	if id := os.Getenv("CLIENT_ID"); id != "" {
+		opts = append(opts, kgo.ClientID(id))
+	}
 	switch p := os.Getenv("GROUP_PROTOCOL"); p {
 	case "", "classic":
 	case "consumer":
