@@ -1,7 +1,6 @@
 package record
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
