@@ -137,6 +137,10 @@ func ParseFieldNames(s string) (FieldNames, error) {
 	return FieldNamesFlags, fmt.Errorf("%q is not one of %s, %s, %s", s, FieldNamesFlags, FieldNamesSpec, FieldNamesRunbook)
 }
 
+// flags says whether n names the runner's flags (the default, also when
+// unset).
+func (n FieldNames) flags() bool { return n == "" || n == FieldNamesFlags }
+
 // own is s's name in n's vocabulary, if it has one there (spec fields,
 // runbook values); empty for the flags, or a setting that n lacks.
 func (s Setting) own(n FieldNames) string {
@@ -159,7 +163,7 @@ func (n FieldNames) Name(name string) string {
 	if own := s.own(n); own != "" {
 		return own
 	}
-	if n != FieldNamesFlags && s.Env != "" {
+	if !n.flags() && s.Env != "" {
 		return s.Env // set by the launcher or the chart, not by the user
 	}
 	return "--" + s.Flag
@@ -198,7 +202,7 @@ func (n FieldNames) replacer() *strings.Replacer {
 // field is how n names a setting at the start of an error about it: the
 // flag with its variable (--topic (REPLAY_TOPICS)), or the spec field.
 func (n FieldNames) field(flagName, env string) string {
-	if n != FieldNamesFlags {
+	if !n.flags() {
 		if s, ok := settingOf(flagName); ok && s.own(n) != "" {
 			return s.own(n)
 		}

@@ -375,7 +375,7 @@ func TestInPluginWordsMatchesTheDocsTable(t *testing.T) {
 	}
 	var rows [][2]string
 	for _, l := range strings.Split(string(b), "\n") {
-		if cells := strings.Split(l, "|"); len(cells) == 4 && strings.Contains(cells[1], "`--") {
+		if cells := strings.Split(l, "|"); len(cells) == 4 && strings.Contains(cells[1], "--") {
 			rows = append(rows, [2]string{cells[1], cells[2]})
 		}
 	}
