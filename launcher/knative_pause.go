@@ -54,7 +54,7 @@ func (r *ReplayRequestReconciler) recordKafkaSource(ctx context.Context, ns stri
 		return c, fmt.Errorf("consumers: KafkaSource %s: %w", c.Name, err)
 	}
 	if src == nil {
-		return c, consumerError("KafkaSource "+c.Name, ns, apierrors.NewNotFound(schema.GroupResource{Group: KafkaSourceGVK.Group, Resource: "kafkasources"}, c.Name))
+		return c, consumerError("KafkaSource "+c.Name, ns, apierrors.NewNotFound(schema.GroupResource{Group: knative.KafkaSourceGVK.Group, Resource: "kafkasources"}, c.Name))
 	}
 	c.Workload = string(v1alpha1.ConsumerKafkaSource) + "/" + c.Name
 	if src.GetAnnotations()[knative.AutoscalingClassAnnotation] == knative.KEDAClass {
