@@ -398,3 +398,80 @@ func TestUnitPhasesOneReplayPerGroup(t *testing.T) {
 		t.Fatalf("the second did not start once the first finished: %+v", conditionOf(cur, v1alpha1.ConditionAccepted))
 	}
 }
+
+// A request deleted while its runner runs: the pass deletes its Job and
+// keeps the request (its finalizer) while the runner pod may still commit;
+// once the pod has ended, the request goes.
+func TestUnitPhasesDeletedWhileRunning(t *testing.T) {
+	rr := testutil.MakeRequest("shop", "rewind").UID("rr-uid").Created(t0).Obj()
+	f := newFakeAPI(t, fakeOptions(), rr)
+	ctx := context.Background()
+	f.reconcile(rr)
+	cur := f.request(rr)
+	job := f.job(cur.Namespace, cur.Status.JobName)
+	pod := testutil.PodFor(job, job.Name+"-0")
+	if err := f.c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}
+	if err := f.c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := f.c.Delete(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+	var gone batchv1.Job
+	if err := f.c.Get(ctx, client.ObjectKeyFromObject(job), &gone); !apierrors.IsNotFound(err) {
+		t.Fatalf("the deleted request's running Job: %v, want it deleted", err)
+	}
+	if cur = f.request(rr); cur.DeletionTimestamp == nil || len(cur.Finalizers) != 1 {
+		t.Fatalf("the request went while its runner pod runs: finalizers %v", cur.Finalizers)
+	}
+
+	testutil.Terminated(pod, 143, "", f.clock.Now())
+	if err := f.c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+	var after v1alpha1.ReplayRequest
+	if err := f.c.Get(ctx, client.ObjectKeyFromObject(rr), &after); !apierrors.IsNotFound(err) {
+		t.Fatalf("the request stays once its runner has ended: %v, finalizers %v", err, after.Finalizers)
+	}
+}
+
+// A request re-created with the same name and spec (a GitOps re-sync) finds
+// the earlier run's Job, kept as history, and ends AlreadyRan: nothing runs
+// again.
+func TestUnitPhasesAlreadyRan(t *testing.T) {
+	rr := testutil.MakeRequest("shop", "rewind").UID("rr-uid").Created(t0).ShiftBy(-10).Obj()
+	f := newFakeAPI(t, fakeOptions(), rr)
+	ctx := context.Background()
+	f.reconcile(rr)
+	cur := f.request(rr)
+	res := testutil.Result(cur.Spec.Group, report.ExitOK, 10)
+	res.RunID = RequestRunID(cur)
+	f.ran(f.job(cur.Namespace, cur.Status.JobName), 0, res, "")
+	f.reconcile(rr)
+	if err := f.c.Delete(ctx, f.request(rr)); err != nil {
+		t.Fatal(err)
+	}
+
+	f.clock.Step(time.Hour)
+	again := testutil.MakeRequest("shop", "rewind").UID("rr-uid-2").ShiftBy(-10).Obj()
+	if err := f.c.Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(again)
+	cur = f.request(again)
+	c := conditionOf(cur, v1alpha1.ConditionSucceeded)
+	if c.Status != metav1.ConditionTrue || c.Reason != state.ReasonAlreadyRan || !strings.Contains(c.Message, JobName(cur, StageApply)) {
+		t.Fatalf("Succeeded = %+v", c)
+	}
+	var jobs batchv1.JobList
+	if err := f.c.List(ctx, &jobs, client.InNamespace("shop")); err != nil || len(jobs.Items) != 1 {
+		t.Fatalf("Jobs %d (%v), want the earlier one only", len(jobs.Items), err)
+	}
+}
