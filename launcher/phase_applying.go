@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
@@ -276,7 +277,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		if err := r.recoverPlan(ctx, p); err != nil {
 			return false, err
 		}
-		approval, err := AdoptedApproval(rr, job)
+		approved, err := approval.Adopted(rr, job)
 		var undo *v1alpha1.UndoStatus
 		if err == nil {
 			undo, err = AdoptedUndo(rr, job)
@@ -297,7 +298,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			rr.Status.Undo = undo
 		}
 		rr.Status.StartTime = &metav1.Time{Time: job.CreationTimestamp.Time}
-		adoptApproval(rr, approval)
+		approval.Adopt(rr, approved)
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonAccepted, "target resolved to "+rr.Status.ResolvedTarget)
 		state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonJobCreated, "runner Job "+job.Name+" created")
 		rr.Status.Message = "runner Job " + job.Name + " created"
@@ -399,7 +400,7 @@ func RunningMessage(rr *v1alpha1.ReplayRequest, pod string) string {
 // finish, found the approval already there and made the apply Job, then
 // stopped before its status write. The plan is read as Planning reads it
 // (the planning Job's own ReplayRecord, its digest recomputed), so that
-// AdoptedApproval compares the approval with the plan, not with the Job's
+// approval.Adopted compares the approval with the plan, not with the Job's
 // word. A plan that cannot be read stays missing: the Job is then not
 // adopted.
 func (r *ReplayRequestReconciler) recoverPlan(ctx context.Context, p *pass) error {

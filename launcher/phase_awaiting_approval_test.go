@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -35,23 +36,23 @@ func TestUnitDecideApproval(t *testing.T) {
 		name string
 		rr   *v1alpha1.ReplayRequest
 		now  time.Time
-		want ApprovalVerdict
+		want approval.Decision
 	}
 	cases := []approvalCase{
-		{"nothing yet", plan(), t0, ApprovalVerdict{Verdict: VerdictWaiting}},
-		{"approved with the digest", plan(approve, digest, by, "bob"), t0, ApprovalVerdict{Verdict: VerdictApproved, By: "bob", Value: digest}},
-		{"approved, nothing stamped who", plan(approve, digest), t0, ApprovalVerdict{Verdict: VerdictApproved, By: "unknown", Value: digest}},
-		{"another digest", plan(approve, "fedcba9876543210", by, "bob"), t0, ApprovalVerdict{Verdict: VerdictWrongDigest, By: "bob", Value: "fedcba9876543210"}},
-		{"the digest in capitals is another value", plan(approve, strings.ToUpper(digest)), t0, ApprovalVerdict{Verdict: VerdictWrongDigest, By: "unknown", Value: strings.ToUpper(digest)}},
-		{"an empty approve", plan(approve, ""), t0, ApprovalVerdict{Verdict: VerdictWrongDigest, By: "unknown"}},
-		{"rejected", plan(reject, "wrong topic", by, "carol"), t0, ApprovalVerdict{Verdict: VerdictRejected, By: "carol", Value: "wrong topic"}},
-		{"rejected with no reason", plan(reject, ""), t0, ApprovalVerdict{Verdict: VerdictRejected, By: "unknown"}},
-		{"rejected and approved: the rejection wins", plan(approve, digest, reject, "no"), t0, ApprovalVerdict{Verdict: VerdictRejected, By: "unknown", Value: "no"}},
-		{"expired", plan(), expires, ApprovalVerdict{Verdict: VerdictExpired}},
-		{"approved after the expiry: expired", plan(approve, digest), expires.Add(time.Second), ApprovalVerdict{Verdict: VerdictExpired}},
-		{"rejected after the expiry: rejected", plan(reject, "late"), expires.Add(time.Second), ApprovalVerdict{Verdict: VerdictRejected, By: "unknown", Value: "late"}},
-		{"a second before the expiry", plan(approve, digest), expires.Add(-time.Second), ApprovalVerdict{Verdict: VerdictApproved, By: "unknown", Value: digest}},
-		{"a long reason is bounded", plan(reject, strings.Repeat("x", 5000)), t0, ApprovalVerdict{Verdict: VerdictRejected, By: "unknown", Value: strings.Repeat("x", maxRejectReason)}},
+		{"nothing yet", plan(), t0, approval.Decision{Verdict: approval.VerdictWaiting}},
+		{"approved with the digest", plan(approve, digest, by, "bob"), t0, approval.Decision{Verdict: approval.VerdictApproved, By: "bob", Value: digest}},
+		{"approved, nothing stamped who", plan(approve, digest), t0, approval.Decision{Verdict: approval.VerdictApproved, By: "unknown", Value: digest}},
+		{"another digest", plan(approve, "fedcba9876543210", by, "bob"), t0, approval.Decision{Verdict: approval.VerdictWrongDigest, By: "bob", Value: "fedcba9876543210"}},
+		{"the digest in capitals is another value", plan(approve, strings.ToUpper(digest)), t0, approval.Decision{Verdict: approval.VerdictWrongDigest, By: "unknown", Value: strings.ToUpper(digest)}},
+		{"an empty approve", plan(approve, ""), t0, approval.Decision{Verdict: approval.VerdictWrongDigest, By: "unknown"}},
+		{"rejected", plan(reject, "wrong topic", by, "carol"), t0, approval.Decision{Verdict: approval.VerdictRejected, By: "carol", Value: "wrong topic"}},
+		{"rejected with no reason", plan(reject, ""), t0, approval.Decision{Verdict: approval.VerdictRejected, By: "unknown"}},
+		{"rejected and approved: the rejection wins", plan(approve, digest, reject, "no"), t0, approval.Decision{Verdict: approval.VerdictRejected, By: "unknown", Value: "no"}},
+		{"expired", plan(), expires, approval.Decision{Verdict: approval.VerdictExpired}},
+		{"approved after the expiry: expired", plan(approve, digest), expires.Add(time.Second), approval.Decision{Verdict: approval.VerdictExpired}},
+		{"rejected after the expiry: rejected", plan(reject, "late"), expires.Add(time.Second), approval.Decision{Verdict: approval.VerdictRejected, By: "unknown", Value: "late"}},
+		{"a second before the expiry", plan(approve, digest), expires.Add(-time.Second), approval.Decision{Verdict: approval.VerdictApproved, By: "unknown", Value: digest}},
+		{"a long reason is bounded", plan(reject, strings.Repeat("x", 5000)), t0, approval.Decision{Verdict: approval.VerdictRejected, By: "unknown", Value: strings.Repeat("x", approval.MaxRejectReason)}},
 	}
 	// A status writer leaving out expiresAt: plannedAt + approvalTimeout,
 	// and a plan of unknown age has expired.
@@ -61,13 +62,13 @@ func TestUnitDecideApproval(t *testing.T) {
 	noTimes := plan(approve, digest)
 	noTimes.Status.Plan.ExpiresAt = nil
 	cases = append(cases,
-		approvalCase{"no expiresAt: plannedAt + 24h", noExpiry, t0.Add(23 * time.Hour), ApprovalVerdict{Verdict: VerdictApproved, By: "unknown", Value: digest}},
-		approvalCase{"no expiresAt: expired after plannedAt + 24h", noExpiry, t0.Add(24 * time.Hour), ApprovalVerdict{Verdict: VerdictExpired}},
-		approvalCase{"neither time: expired", noTimes, t0, ApprovalVerdict{Verdict: VerdictExpired}},
+		approvalCase{"no expiresAt: plannedAt + 24h", noExpiry, t0.Add(23 * time.Hour), approval.Decision{Verdict: approval.VerdictApproved, By: "unknown", Value: digest}},
+		approvalCase{"no expiresAt: expired after plannedAt + 24h", noExpiry, t0.Add(24 * time.Hour), approval.Decision{Verdict: approval.VerdictExpired}},
+		approvalCase{"neither time: expired", noTimes, t0, approval.Decision{Verdict: approval.VerdictExpired}},
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := DecideApproval(c.rr, c.now); got != c.want {
+			if got := approval.Decide(c.rr, c.now); got != c.want {
 				t.Fatalf("got %+v, want %+v", got, c.want)
 			}
 		})
@@ -251,7 +252,7 @@ func TestUnitAdoptedApproval(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			before := c.rr.DeepCopy()
-			got, err := AdoptedApproval(c.rr, c.job)
+			got, err := approval.Adopted(c.rr, c.job)
 			switch {
 			case c.err == "" && err != nil:
 				t.Fatalf("error %v", err)

@@ -91,7 +91,7 @@ func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.
 }
 
 // RefusedJob reports whether job is a finished request's apply Job that its
-// status never named: Applying refused to adopt it (AdoptedApproval, a
+// status never named: Applying refused to adopt it (approval.Adopted, a
 // JobConflict), or it came after the request ended. Its controller
 // reference notwithstanding, the launcher leaves it as it was, as it does
 // any Job it did not make: no outcome of this request is written on it. It

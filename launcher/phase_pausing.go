@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
@@ -66,7 +67,7 @@ func (r *ReplayRequestReconciler) recordFailed(ctx context.Context, p *pass, err
 // (RestoringConsumers).
 func (r *ReplayRequestReconciler) pausingConsumers(ctx context.Context, p *pass) (next bool, err error) {
 	rr := p.rr
-	if v, ok := lateRejection(rr); ok {
+	if v, ok := approval.LateRejection(rr); ok {
 		// Approved and its consumers recorded, but no apply Job yet: a
 		// rejection still stops it, and what was paused is restored.
 		return false, r.rejected(ctx, p, v)

@@ -18,6 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
@@ -102,7 +103,7 @@ func PlanReadyMessage(rr *v1alpha1.ReplayRequest, s *v1alpha1.PlanSummary) strin
 func planExpiryOf(rr *v1alpha1.ReplayRequest, s *v1alpha1.PlanSummary) time.Time {
 	cp := *rr
 	cp.Status.Plan = s
-	return PlanExpiry(&cp)
+	return approval.PlanExpiry(&cp)
 }
 
 // planning follows a Manual request's planning Job, as applying follows an

@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
@@ -35,7 +36,7 @@ var errStale = errors.New("the cache is behind the API server")
 // or records what it waits for.
 func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next bool, err error) {
 	rr := p.rr
-	if v, ok := lateRejection(rr); ok {
+	if v, ok := approval.LateRejection(rr); ok {
 		// Approved, but waiting for the group: a rejection still stops
 		// it, before anything is made.
 		return false, r.rejected(ctx, p, v)
