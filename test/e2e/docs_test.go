@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,26 +12,37 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/test/cluster"
 )
 
 // The docs run as written: the shell blocks of the README's Kubernetes
-// section and of docs/usage.md's ReplayRequest walk-through run, in order,
-// on the real cluster, and the documented `kubectl get rr` columns are the
-// ones kubectl prints.
+// section, of docs/usage.md's ReplayRequest walk-through and of its runbook
+// section run, in order, on the real cluster, with the chart in the
+// namespace every doc names (releaseNS), from the repository's root as the
+// working directory (charts/kafka-replay), and the documented `kubectl get
+// rr` columns are the ones kubectl prints.
 //
 // Every ```sh block of those sections carries a marker on the line above it:
 //
 //	<!-- e2e: run -->                  run here, after docSubstitutions
 //	<!-- e2e: not run: <why> -->       cannot run here, and why (Argo's CLI, ...)
 //
-// A block without one fails the test: nothing is skipped silently.
+// A block without one fails the test: nothing is skipped silently. A file
+// the commands read (the runbook section's values-runbooks.yaml) is a
+// block marked <!-- e2e: file -->, whose first line is a comment naming
+// the file; it is written, after docSubstitutions, before the commands
+// that follow it run.
 
 // docSections are the parts of the docs whose commands run, each from its
 // heading to the next heading of the same level.
 var docSections = []struct{ file, heading string }{
 	{"README.md", "## On Kubernetes: three ways to start a replay"},
 	{"docs/usage.md", "## 1. A ReplayRequest"},
+	{"docs/usage.md", "## 2. A runbook: kubectl create job --from=cronjob"},
 }
 
 // docSubstitutions are the only changes made to a documented command: the
@@ -45,10 +57,16 @@ func docSubstitutions(bootstrap string) []string {
 type docBlock struct {
 	file, first string // where, and its first line, for messages
 	run         bool
-	text        string
+	// write is the name of the file the block is written to, for a block
+	// marked <!-- e2e: file -->.
+	write string
+	text  string
 }
 
-var docMarker = regexp.MustCompile(`^<!-- e2e: (run|not run: .+) -->$`)
+var (
+	docMarker  = regexp.MustCompile(`^<!-- e2e: (run|not run: .+|file) -->$`)
+	fileMarker = regexp.MustCompile(`^# ([A-Za-z0-9._-]+)$`)
+)
 
 // docBlocks returns the sh blocks of one section, in order, with their
 // markers; an error names any block without one.
@@ -71,7 +89,16 @@ func docBlocks(root, file, heading string) ([]docBlock, error) {
 	var out []docBlock
 	var bad []string
 	for i := 0; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) != "```sh" {
+		fence := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(fence, "```") || fence == "```" {
+			continue
+		}
+		marked := i > 0 && docMarker.MatchString(strings.TrimSpace(lines[i-1]))
+		if fence != "```sh" && !marked {
+			// Other blocks (YAML fragments, output) are read, not run,
+			// unless marked as a file the commands use.
+			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+			}
 			continue
 		}
 		indent, _, _ := strings.Cut(lines[i], "```") // the fence's indentation, as in a list item
@@ -91,9 +118,18 @@ func docBlocks(root, file, heading string) ([]docBlock, error) {
 		if i > 0 {
 			m = docMarker.FindStringSubmatch(strings.TrimSpace(lines[i-1]))
 		}
-		if m == nil {
+		switch {
+		case m == nil:
 			bad = append(bad, fmt.Sprintf("%s: the block starting %q has no <!-- e2e: run --> or <!-- e2e: not run: why --> marker", file, blk.first))
-		} else {
+		case m[1] == "file":
+			f := fileMarker.FindStringSubmatch(blk.first)
+			if f == nil {
+				bad = append(bad, fmt.Sprintf("%s: the block marked <!-- e2e: file --> starting %q does not name its file in a first line '# NAME'", file, blk.first))
+				break
+			}
+			blk.write = f[1]
+			out = append(out, blk)
+		default:
 			blk.run = m[1] == "run"
 			out = append(out, blk)
 		}
@@ -127,19 +163,38 @@ func TestDocsRunAsWritten(t *testing.T) {
 	}
 	sub := strings.NewReplacer(docSubstitutions(f.kafka.Bootstrap())...)
 	dir := t.TempDir() // the walk-through writes its request file in the working directory
+	env := docEnv(t, ctx, f, root, dir)
 	for _, b := range blocks {
+		if b.write != "" {
+			if err := os.WriteFile(filepath.Join(dir, b.write), []byte(sub.Replace(b.text)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: wrote %s as documented", b.file, b.write)
+			continue
+		}
 		if !b.run {
 			t.Logf("%s: not run here, as marked: %s", b.file, b.first)
 			continue
 		}
 		script := sub.Replace(b.text)
 		cmd := f.c.Command(ctx, "sh", "-ec", script)
+		cmd.Env = append(cmd.Env, env...)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		t.Logf("%s: ran %q:\n%s", b.file, b.first, out)
 		if err != nil {
 			t.Fatalf("%s: the documented commands starting %q failed: %v\n%s", b.file, b.first, err, out)
 		}
+	}
+
+	// The runbook the section started succeeded: the documented wait
+	// returned on its recorded outcome, in the namespace the docs name.
+	var jobs batchv1.JobList
+	if err := f.cl.List(ctx, &jobs, client.InNamespace(releaseNS), client.MatchingLabels{"kafkareplay.dev/runbook": "orders-rewind-1h"}); err != nil || len(jobs.Items) != 1 {
+		t.Fatalf("runbook Jobs of orders-rewind-1h in %s: %d, %v; want the one the docs started", releaseNS, len(jobs.Items), err)
+	}
+	if a := jobs.Items[0].Annotations; a[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeSucceeded {
+		t.Fatalf("the documented runbook Job %s: outcome %q, reason %q", jobs.Items[0].Name, a[v1alpha1.AnnotationOutcome], a[v1alpha1.AnnotationReason])
 	}
 
 	// The documented kubectl get rr columns are kubectl's.
@@ -161,4 +216,49 @@ func TestDocsRunAsWritten(t *testing.T) {
 	if header := strings.Join(strings.Fields(strings.SplitN(got, "\n", 2)[0]), " "); want == "" || header != want {
 		t.Fatalf("docs/usage.md documents the columns %q; kubectl get rr prints %q", want, header)
 	}
+}
+
+// docEnv prepares what the documented commands assume besides the cluster:
+// the repository's root as the working directory (the tests run the
+// commands in dir, where the walk-through writes its files, with the
+// chart linked in), helm on PATH beside kubectl, and the Kafka credentials
+// Secret the runbook section names (docs/usage.md, "Kafka credentials":
+// the servers it is for in bootstrap.servers) in the release namespace.
+// The runbook section's helm upgrade replaces the chart's runbooks, so the
+// release is rolled back to its values when the test ends.
+func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []string {
+	t.Helper()
+	if err := os.Symlink(filepath.Join(root, "charts"), filepath.Join(dir, "charts")); err != nil {
+		t.Fatal(err)
+	}
+	helm, err := cluster.Helm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, home := t.TempDir(), t.TempDir()
+	if err := os.Symlink(helm, filepath.Join(bin, "helm")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + bin + ":" + f.c.BinDir() + ":" + os.Getenv("PATH"),
+		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
+	if _, err := f.c.Kubectl(ctx, "-n", releaseNS, "create", "secret", "generic", "kafka-credentials",
+		"--from-literal=bootstrap.servers="+f.kafka.Bootstrap()); err != nil && !strings.Contains(err.Error(), "AlreadyExists") {
+		t.Fatal(err)
+	}
+	history, err := f.c.Command(ctx, helm, "history", release, "-n", releaseNS, "--max", "1", "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("helm history: %v", err)
+	}
+	var revs []struct{ Revision int }
+	if err := json.Unmarshal(history, &revs); err != nil || len(revs) != 1 {
+		t.Fatalf("helm history %s: %v", history, err)
+	}
+	t.Cleanup(func() {
+		cmd := f.c.Command(context.Background(), helm, "rollback", release, fmt.Sprint(revs[0].Revision), "-n", releaseNS, "--wait")
+		cmd.Env = append(cmd.Env, env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("helm rollback to revision %d: %v\n%s", revs[0].Revision, err, out)
+		}
+	})
+	return env
 }

@@ -33,7 +33,10 @@ import (
 // and reads it with kafkatest's independent franz-go client).
 
 const (
-	releaseNS = "kafka-replay"
+	// As every doc installs it (helm install kafka-replay ... -n
+	// kafka-replay-system), so that the documented commands run here as
+	// written (TestDocsRunAsWritten).
+	releaseNS = "kafka-replay-system"
 	release   = "kafka-replay"
 	topic     = "orders"
 	parts     = 3
