@@ -141,6 +141,39 @@ func docBlocks(root, file, heading string) ([]docBlock, error) {
 	return out, nil
 }
 
+// The sections' blocks are all marked, and the runbook section's values
+// file is written before the commands that read it: checked without a
+// cluster, so that a doc edit fails in a second, not after the bring-up.
+func TestDocBlocksAreMarked(t *testing.T) {
+	root, err := cluster.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]bool{}
+	for _, s := range docSections {
+		blocks, err := docBlocks(root, s.file, s.heading)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			if b.write != "" {
+				written[b.write] = true
+			}
+			for _, f := range regexp.MustCompile(`>\s*([A-Za-z0-9._-]+\.yaml)`).FindAllStringSubmatch(b.text, -1) {
+				written[f[1]] = true // written by the commands themselves
+			}
+			for _, f := range regexp.MustCompile(`-f ([A-Za-z0-9._-]+\.yaml)`).FindAllStringSubmatch(b.text, -1) {
+				if b.run && !written[f[1]] {
+					t.Errorf("%s: %q reads %s, which no earlier <!-- e2e: file --> block writes", b.file, b.first, f[1])
+				}
+			}
+		}
+	}
+	if !written["values-runbooks.yaml"] {
+		t.Error("the runbook section's values-runbooks.yaml is not written")
+	}
+}
+
 func TestDocsRunAsWritten(t *testing.T) {
 	root, err := cluster.ModuleRoot()
 	if err != nil {
