@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -114,7 +114,7 @@ func slimPodSpec(s *corev1.PodSpec) corev1.PodSpec {
 // ReplayRequest controller and the runbook Job controller, which share one
 // per-group queue.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) error {
-	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	cs, err := corev1client.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return err
 	}

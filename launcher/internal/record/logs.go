@@ -6,7 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // LogFetcher reads the end of a container's log (pods/log).
@@ -27,7 +27,10 @@ const fullLogTimeout = time.Minute
 
 // PodLogs reads logs through the API server, which asks the pod's kubelet.
 type PodLogs struct {
-	Client kubernetes.Interface
+	// Client is the core API group's typed client, not the whole clientset,
+	// which would link every API group's typed client into the launcher
+	// (about a fifth of its binary, whose pages count in its memory).
+	Client corev1client.PodsGetter
 	// Timeout bounds one read, so a slow or unreachable kubelet never holds
 	// up recording an outcome; the log tail is a convenience.
 	Timeout time.Duration
@@ -40,7 +43,7 @@ func (p PodLogs) Tail(ctx context.Context, namespace, pod, container string, lin
 		ctx, cancel = context.WithTimeout(ctx, p.Timeout)
 		defer cancel()
 	}
-	rc, err := p.Client.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
+	rc, err := p.Client.Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
 		Container:  container,
 		TailLines:  &lines,
 		LimitBytes: &bytes,
@@ -57,7 +60,7 @@ func (p PodLogs) Tail(ctx context.Context, namespace, pod, container string, lin
 // fullLogTimeout (or Timeout, if longer). The caller closes it.
 func (p PodLogs) Full(ctx context.Context, namespace, pod, container string, limitBytes int64) (io.ReadCloser, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(p.Timeout, fullLogTimeout))
-	rc, err := p.Client.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
+	rc, err := p.Client.Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{
 		Container:  container,
 		LimitBytes: &limitBytes,
 	}).Stream(ctx)

@@ -17,7 +17,7 @@ import (
 // request is made for the right pod and that the byte bound holds.
 func TestUnitPodLogsTail(t *testing.T) {
 	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}})
-	logs := PodLogs{Client: cs, Timeout: time.Second}
+	logs := PodLogs{Client: cs.CoreV1(), Timeout: time.Second}
 	got, err := logs.Tail(context.Background(), "ns", "p", state.ContainerName, 10, 4096)
 	if err != nil || got != "fake logs" {
 		t.Fatalf("Tail = %q, %v", got, err)
@@ -30,7 +30,7 @@ func TestUnitPodLogsTail(t *testing.T) {
 
 func TestUnitPodLogsFull(t *testing.T) {
 	cs := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}})
-	logs := PodLogs{Client: cs, Timeout: time.Second}
+	logs := PodLogs{Client: cs.CoreV1(), Timeout: time.Second}
 	for _, tc := range []struct {
 		limit int64
 		want  string
