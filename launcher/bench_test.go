@@ -1,7 +1,6 @@
 package launcher_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -200,25 +199,32 @@ func startLauncherProcess(b *testing.B) *launcherProcess {
 	return p
 }
 
-// peakRSS reads the process's high-water resident set (VmHWM).
+// peakRSS reads the process's high-water resident set (VmHWM), and logs
+// what is resident now: file pages (the binary's) and anonymous ones (the
+// heap, mostly), the peak's parts, roughly.
 func (p *launcherProcess) peakRSS(b *testing.B) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = f.Close() }()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+	var hwm int64 = -1
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		switch k {
+		case "VmRSS", "RssAnon", "RssFile":
+			b.Logf("launcher %s: %s", k, strings.TrimSpace(v))
+		case "VmHWM":
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
 				b.Fatal(err)
 			}
-			return kb << 10
+			hwm = kb << 10
 		}
 	}
-	b.Fatal("no VmHWM")
-	return 0
+	if hwm < 0 {
+		b.Fatal("no VmHWM")
+	}
+	return hwm
 }
 
 func tailString(s string, n int) string {
