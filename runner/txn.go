@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -249,10 +251,9 @@ func (t *txnCommitter) supersededError(fenced error, group string, after map[TP]
 	}
 	shows := "it shows no other replay's commit yet"
 	if len(others) > 0 {
-		ids := make([]string, 0, len(others))
-		for r := range others {
-			ids = append(ids, r)
-		}
+		// Sorted: the same group shows the same message, and the runs it
+		// names beyond maxNamed are not a draw of map order.
+		ids := slices.Sorted(maps.Keys(others))
 		if len(ids) > maxNamed {
 			ids = append(ids[:maxNamed], "…")
 		}

@@ -78,9 +78,10 @@ type argoTemplate struct {
 }
 
 type argoParam struct {
-	Name    string  `json:"name"`
-	Value   *string `json:"value"`
-	Default *string `json:"default"`
+	Name    string   `json:"name"`
+	Value   *string  `json:"value"`
+	Default *string  `json:"default"`
+	Enum    []string `json:"enum"`
 }
 
 type argoStep struct {
@@ -158,7 +159,7 @@ func TestArgoTemplateContract(t *testing.T) {
 	for _, n := range []string{config.EnvBootstrapServers, config.EnvGroup, config.EnvTopics, config.EnvTo, config.EnvDryRun,
 		config.EnvKafkaConfigDir, config.EnvKafkaSecretDir, config.EnvResultFile, config.EnvTerminationMessagePath, config.EnvRunID,
 		config.EnvWaitForEmpty, config.EnvOutput, config.EnvTimeout, config.EnvAllowSkip, config.EnvMaxMessagesToReconsume,
-		config.EnvForce} {
+		config.EnvForce, config.EnvCommitMode} {
 		known[n] = true
 	}
 	env := map[string]string{}
@@ -216,7 +217,7 @@ func TestArgoTemplateContract(t *testing.T) {
 			}
 		}
 	}
-	for _, code := range []report.ExitCode{report.ExitOK, report.ExitInvalidInput, report.ExitGroupActive, report.ExitRefused} {
+	for _, code := range []report.ExitCode{report.ExitOK, report.ExitInvalidInput, report.ExitGroupActive, report.ExitRefused, report.ExitSuperseded} {
 		w := "{{inputs.parameters.exit-code}} == " + strconv.Itoa(int(code))
 		if !slices.Contains(whens, w) {
 			t.Errorf("outcome: no step `when: %s` (%s)", w, report.ReasonForExitCode(code))
@@ -225,6 +226,12 @@ func TestArgoTemplateContract(t *testing.T) {
 	re := regexp.MustCompile(`\{\{inputs\.parameters\.exit-code\}\} != 0`)
 	if !slices.ContainsFunc(whens, re.MatchString) {
 		t.Error("outcome: no step for the other failures")
+	}
+	// The commit-mode parameter offers the runner's modes, and no other.
+	if i := slices.IndexFunc(spec.Arguments.Parameters, func(p argoParam) bool { return p.Name == "commit-mode" }); i < 0 ||
+		env[config.EnvCommitMode] != "{{workflow.parameters.commit-mode}}" ||
+		!slices.Equal(slices.Sorted(slices.Values(spec.Arguments.Parameters[i].Enum)), slices.Sorted(slices.Values(config.CommitModes))) {
+		t.Errorf("want a commit-mode parameter with the runner's modes %v, passed as %s", config.CommitModes, config.EnvCommitMode)
 	}
 	checkArgoInputFiles(t, spec.Arguments.Parameters, templates)
 	checkArgoKafkaDirs(t, spec.Arguments.Parameters, templates)

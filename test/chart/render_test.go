@@ -421,6 +421,7 @@ func TestSchemaRejects(t *testing.T) {
 		}), "/runbooks/0/topics/0/partitions/0"},
 		{"runbook wait with fraction", runbook(func(rb map[string]any) { rb["waitForEmpty"] = "1.5m" }), "/runbooks/0/waitForEmpty"},
 		{"runbook group with newline", runbook(func(rb map[string]any) { rb["group"] = "orders\nx" }), "/runbooks/0/group"},
+		{"runbook lower-case commit mode", runbook(func(rb map[string]any) { rb["commitMode"] = "atomic" }), "/runbooks/0/commitMode"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -523,6 +524,15 @@ func TestSchemaPatternsAgreeWithRunner(t *testing.T) {
 		if groupRE.MatchString(g) != runner {
 			t.Errorf("group %q: schema %v, runner %v", g, groupRE.MatchString(g), runner)
 		}
+	}
+
+	// The commit modes are the runner's, spelled as it spells them.
+	var modes []string
+	for _, m := range prop(rb, "commitMode")["enum"].([]any) {
+		modes = append(modes, m.(string))
+	}
+	if !slices.Equal(modes, config.CommitModes) {
+		t.Errorf("runbook commitMode enum %q, the runner's %q", modes, config.CommitModes)
 	}
 
 	bootRE := regexp.MustCompile(prop(rb, "kafka", "bootstrapServers")["pattern"].(string))

@@ -44,6 +44,7 @@ type Runbook struct {
 	AllowSkip             bool                         `json:"allowSkip"`
 	MaxReconsume          *int64                       `json:"maxMessagesToReconsume"`
 	WaitForEmpty          string                       `json:"waitForEmpty"`
+	CommitMode            v1alpha1.CommitMode          `json:"commitMode"`
 	Resources             *corev1.ResourceRequirements `json:"resources"`
 	ActiveDeadlineSeconds *int64                       `json:"activeDeadlineSeconds"`
 	BackoffLimit          *int32                       `json:"backoffLimit"`
@@ -171,6 +172,7 @@ func equivalentRequest(t *testing.T, rb Runbook, now time.Time) *v1alpha1.Replay
 		rr.Spec.WhenGroupActive = v1alpha1.GroupActiveWait
 		rr.Spec.WaitTimeout = &metav1.Duration{Duration: d}
 	}
+	rr.Spec.CommitMode = rb.CommitMode
 	if rb.Resources != nil || rb.ActiveDeadlineSeconds != nil || rb.ServiceAccountName != "" || (rb.Image != nil && (rb.Image.Repository != "" || rb.Image.Tag != "" || rb.Image.Digest != "")) {
 		rr.Spec.Runner = &v1alpha1.RunnerOverrides{
 			Resources:             rb.Resources,
@@ -222,7 +224,7 @@ func TestRunbookJobMatchesLauncherJob(t *testing.T) {
 		// runner.serviceAccount.defaultForRequests.
 		"defaults": {"--values", writeValues(t, map[string]any{"runbooks": []any{
 			map[string]any{"name": "plain", "group": "orders", "target": "shift:-100", "kafka": map[string]any{"bootstrapServers": "kafka:9092"}},
-			map[string]any{"name": "waiting", "group": "orders", "target": "latest", "allowSkip": true, "maxMessagesToReconsume": 5000, "waitForEmpty": "1h2m3s",
+			map[string]any{"name": "waiting", "group": "orders", "target": "latest", "allowSkip": true, "maxMessagesToReconsume": 5000, "waitForEmpty": "1h2m3s", "commitMode": "Plain",
 				"topics": []any{map[string]any{"name": "a", "partitions": []any{3, 1, 2}}},
 				"kafka":  map[string]any{"bootstrapServers": "kafka:9092", "configMapRef": map[string]any{"name": "kc"}}},
 		}})},

@@ -118,6 +118,7 @@ latest and a positive shift skip messages the consumers never handled and need
 	f.StringArrayVar(&o.Consumers, request.FlagConsumers, nil, "workloads to pause meanwhile, KIND/NAME: deploy/x, sts/x, scaledobject/x; repeatable or comma-separated (spec.consumers; needs --wait-for-empty)")
 	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the plan (LimitExceeded) if it re-consumes more messages than this (spec.limits.maxMessagesToReconsume)")
 	f.BoolVar(&o.AllowSkip, request.FlagAllowSkip, false, "allow moving partitions forward, past messages never consumed (spec.limits.allowSkip)")
+	f.StringVar(&o.CommitMode, request.FlagCommitMode, "", "Plain (the default: OffsetCommit), Atomic (one Kafka transaction that fences every other replay of the group; needs WRITE and DESCRIBE on TransactionalId kafka-replay.<group>) or Auto (Atomic where allowed) (spec.commitMode)")
 	f.StringVar(&o.RunnerImage, request.FlagRunnerImage, "", "runner image instead of the launcher's (spec.runner.image)")
 	f.StringVar(&o.ServiceAccount, request.FlagServiceAccount, "", "ServiceAccount the runner pod runs as (spec.runner.serviceAccountName)")
 	f.DurationVar(&o.ActiveDeadline, request.FlagActiveDeadline, 0, "bound on the whole runner Job (spec.runner.activeDeadlineSeconds)")

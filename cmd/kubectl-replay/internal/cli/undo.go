@@ -24,7 +24,8 @@ moved goes back to the offset it had before, as its ReplayRecord shows, under
 the undo rules (docs/usage.md, "Undo"): a partition whose consumers have moved
 on in a way a restore would re-consume or skip is left alone and listed with
 the reason; --force restores those too. The undo has the same group, Kafka
-connection, consumers and wait as NAME, and is named NAME-undo unless --name.`,
+connection, consumers, wait and commit mode as NAME, and is named NAME-undo
+unless --name.`,
 		Example: `  kubectl replay undo orders-rewind --wait
   kubectl replay undo orders-rewind --force --name orders-rewind-undo-2
   kubectl replay undo orders-rewind --approval Manual --wait   # review the restore first`,
@@ -69,6 +70,7 @@ connection, consumers and wait as NAME, and is named NAME-undo unless --name.`,
 	f.StringVar(&o.Name, "name", "", "name of the undo request (default NAME-undo)")
 	f.StringVar(&o.Approval, request.FlagApproval, "", "Manual: plan the undo and wait for an approval (spec.approval)")
 	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the undo if it re-consumes more than this (spec.limits.maxMessagesToReconsume)")
+	f.StringVar(&o.CommitMode, request.FlagCommitMode, "", "Plain, Atomic or Auto instead of NAME's commit mode (spec.commitMode)")
 	outputFlag(cmd, &output, "the undo request without creating it")
 	w.add(cmd)
 	return cmd

@@ -39,6 +39,7 @@ const (
 	FlagMaxMessagesToReconsume = "max-messages-to-reconsume" // spec.limits.maxMessagesToReconsume
 	FlagAllowSkip              = "allow-skip"                // spec.limits.allowSkip
 	FlagForce                  = "force"                     // spec.force (undo only)
+	FlagCommitMode             = config.FlagCommitMode       // spec.commitMode
 	FlagRunnerImage            = "runner-image"              // spec.runner.image
 	FlagServiceAccount         = "service-account"           // spec.runner.serviceAccountName
 	FlagActiveDeadline         = "active-deadline"           // spec.runner.activeDeadlineSeconds
@@ -65,9 +66,11 @@ type Options struct {
 	// MaxMessagesToReconsume is nil when the flag was not given.
 	MaxMessagesToReconsume *int64
 	AllowSkip              bool
-	RunnerImage            string
-	ServiceAccount         string
-	ActiveDeadline         time.Duration
+	// CommitMode is "" when the flag was not given: the runner's default.
+	CommitMode     string
+	RunnerImage    string
+	ServiceAccount string
+	ActiveDeadline time.Duration
 }
 
 // Build makes the request the flags describe. It checks what the API
@@ -197,6 +200,10 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		add(FlagTo, fmt.Errorf("%s moves the group past messages its consumers never handled; add --%s to allow that", o.To, FlagAllowSkip))
 	}
 
+	mode, err := CommitMode(o.CommitMode)
+	add(FlagCommitMode, err)
+	spec.CommitMode = mode
+
 	if o.RunnerImage != "" || o.ServiceAccount != "" || o.ActiveDeadline != 0 {
 		spec.Runner = &v1alpha1.RunnerOverrides{Image: o.RunnerImage, ServiceAccountName: o.ServiceAccount}
 		if o.ServiceAccount != "" {
@@ -214,6 +221,15 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		return nil, err
 	}
 	return rr, nil
+}
+
+// CommitMode checks a --commit-mode value against the runner's modes
+// (spelled as the runner and the CRD's enum spell them); "" is none given.
+func CommitMode(m string) (v1alpha1.CommitMode, error) {
+	if m != "" && !slices.Contains(config.CommitModes, m) {
+		return "", fmt.Errorf("%q is not one of %s", m, strings.Join(config.CommitModes, ", "))
+	}
+	return v1alpha1.CommitMode(m), nil
 }
 
 // skips reports whether a target always moves the group forward, which the

@@ -110,6 +110,7 @@ func TestBuildMapsEachFlag(t *testing.T) {
 	o.Consumers = []string{"deploy/orders,sts/billing", "scaledobject/payments"}
 	o.MaxMessagesToReconsume = ptr.To[int64](5000)
 	o.AllowSkip = true
+	o.CommitMode = "Atomic"
 	o.RunnerImage, o.ServiceAccount, o.ActiveDeadline = "registry.local/runner:1", "replayer", 10*time.Minute
 	rr, err := Build(o)
 	if err != nil {
@@ -123,6 +124,7 @@ metadata:
 spec:
   approval: Manual
   approvalTimeout: 4h0m0s
+  commitMode: Atomic
   consumers:
   - kind: Deployment
     name: orders
@@ -204,6 +206,7 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 		{"consumer kind", func(o *Options) { o.Consumers = []string{"pod/x"}; o.WaitForEmpty = time.Minute }, []string{"--consumers: \"pod/x\" is not KIND/NAME"}},
 		{"consumer twice", func(o *Options) { o.Consumers = []string{"deploy/x", "deployment/x"}; o.WaitForEmpty = time.Minute }, []string{"--consumers: \"deployment/x\" is named twice"}},
 		{"negative limit", func(o *Options) { o.MaxMessagesToReconsume = ptr.To[int64](-1) }, []string{"--max-messages-to-reconsume: -1 is negative"}},
+		{"commit mode", func(o *Options) { o.CommitMode = "atomic" }, []string{`--commit-mode: "atomic" is not one of Atomic, Plain, Auto`}},
 		{"deadline fraction", func(o *Options) { o.ActiveDeadline = 1500 * time.Millisecond }, []string{"--active-deadline:"}},
 		{"consumer-ref with group", func(o *Options) { o.ConsumerRef = "trigger/t" }, []string{"--bootstrap-servers: must not be given with --consumer-ref", "--group: must not be given with --consumer-ref"}},
 		{"consumer-ref kind", func(o *Options) { o.ConsumerRef = "deploy/t"; o.Group, o.BootstrapServers = "", "" }, []string{"--consumer-ref: \"deploy/t\" is not KIND/NAME"}},
@@ -238,6 +241,7 @@ func TestUndo(t *testing.T) {
 	o.WaitForEmpty = time.Minute
 	o.Consumers = []string{"deploy/orders"}
 	o.Secret = "creds"
+	o.CommitMode = "Atomic"
 	done, err := Build(o)
 	if err != nil {
 		t.Fatal(err)
@@ -253,8 +257,16 @@ func TestUndo(t *testing.T) {
 	// The same group, servers, credentials, consumers and wait: the
 	// launcher refuses an undo whose group or servers differ.
 	if rr.Spec.Group != done.Spec.Group || rr.Spec.Kafka != done.Spec.Kafka && mustYAML(t, rr.Spec.Kafka) != mustYAML(t, done.Spec.Kafka) ||
-		len(rr.Spec.Consumers) != 1 || rr.Spec.WhenGroupActive != v1alpha1.GroupActiveWait || rr.Spec.WaitTimeout.Duration != time.Minute || len(rr.Spec.Topics) != 0 {
+		len(rr.Spec.Consumers) != 1 || rr.Spec.WhenGroupActive != v1alpha1.GroupActiveWait || rr.Spec.WaitTimeout.Duration != time.Minute || len(rr.Spec.Topics) != 0 ||
+		rr.Spec.CommitMode != "Atomic" {
 		t.Errorf("undo spec = %+v", rr.Spec)
+	}
+	// --commit-mode overrides the undone request's, checked as create checks it.
+	if u, err := Undo(done, UndoOptions{CommitMode: "Plain"}); err != nil || u.Spec.CommitMode != "Plain" {
+		t.Errorf("undo --commit-mode Plain = %+v, %v", u, err)
+	}
+	if _, err := Undo(done, UndoOptions{CommitMode: "plain"}); err == nil || exit.CodeOf(err) != exit.Usage || !strings.Contains(err.Error(), `--commit-mode: "plain" is not one of Atomic, Plain, Auto`) {
+		t.Errorf("undo --commit-mode plain: %v", err)
 	}
 	if u, _ := Undo(done, UndoOptions{Name: "again", Approval: "Manual", MaxMessagesToReconsume: ptr.To[int64](3)}); u.Name != "again" || u.Spec.Approval != v1alpha1.ApprovalManual || *u.Spec.Limits.MaxMessagesToReconsume != 3 || u.Spec.Force {
 		t.Errorf("undo with options = %+v", u)

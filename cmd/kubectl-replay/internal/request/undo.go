@@ -21,6 +21,8 @@ type UndoOptions struct {
 	Approval string
 	// MaxMessagesToReconsume bounds the undo like any request.
 	MaxMessagesToReconsume *int64
+	// CommitMode overrides the undone request's; "" keeps it.
+	CommitMode string
 }
 
 // UndoName is the default name of the request that undoes name.
@@ -57,7 +59,7 @@ func phaseOf(rr *v1alpha1.ReplayRequest) string {
 // Undo makes the request that undoes undone: target.undoOf naming it, the
 // same group and Kafka connection (the launcher refuses an undo whose group
 // or servers differ), the same consumers to pause and the same wait for
-// the group, and the undone request's runner overrides.
+// the group, and the undone request's runner overrides and commit mode.
 func Undo(undone *v1alpha1.ReplayRequest, o UndoOptions) (*v1alpha1.ReplayRequest, error) {
 	if err := CanUndo(undone); err != nil {
 		return nil, err
@@ -84,6 +86,13 @@ func Undo(undone *v1alpha1.ReplayRequest, o UndoOptions) (*v1alpha1.ReplayReques
 		rr.Spec.Approval = v1alpha1.ApprovalManual
 	default:
 		return nil, exit.Errorf(exit.Usage, "--%s: %q is not Automatic or Manual", FlagApproval, o.Approval)
+	}
+	if o.CommitMode != "" {
+		mode, err := CommitMode(o.CommitMode)
+		if err != nil {
+			return nil, exit.Errorf(exit.Usage, "--%s: %w", FlagCommitMode, err)
+		}
+		rr.Spec.CommitMode = mode
 	}
 	if o.MaxMessagesToReconsume != nil {
 		if *o.MaxMessagesToReconsume < 0 {
