@@ -68,7 +68,8 @@ func scopeFromOffsets(offs map[TP]Committed) []string {
 
 // resolveScope turns the configured scope into concrete partitions, checking
 // every named topic and partition against the cluster's metadata. Warnings
-// report committed topics that no longer exist.
+// report committed topics that no longer exist. The partition counts are
+// those checkPartitionCounts found consistent with the committed offsets.
 func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, []string, error) {
 	var out []TP
 	var warnings []string
@@ -140,15 +141,11 @@ func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, 
 		}
 		out = make([]TP, 0, len(from))
 		for tp := range from {
-			n, exists := s.Topics[tp.Topic]
-			switch {
-			case !exists:
+			if _, exists := s.Topics[tp.Topic]; !exists {
 				warnings = appendOnce(warnings, fmt.Sprintf("topic %q has committed offsets but no longer exists; left alone", tp.Topic))
-			case tp.Partition >= n:
-				warnings = append(warnings, fmt.Sprintf("%s has a committed offset but the partition no longer exists; left alone", tp))
-			default:
-				out = append(out, tp)
+				continue
 			}
+			out = append(out, tp)
 		}
 		if len(out) == 0 {
 			return nil, warnings, &inputError{config.Ref(config.FlagTopic), fmt.Sprintf("is empty and %s has no committed offsets on existing topics; name the topics to reposition", whose)}
@@ -156,6 +153,52 @@ func resolveScope(s *Snapshot, scope config.Scope, target config.Target) ([]TP, 
 	}
 	sortTPs(out)
 	return out, warnings, nil
+}
+
+// checkPartitionCounts refuses a description of the topics with fewer
+// partitions than the group's committed offsets (or, for a group: target,
+// the source group's) show. Kafka never takes partitions away from a
+// topic, and refuses a commit to a partition it does not have, so such a
+// description is incomplete: a mangled answer, or one from a broker that
+// has not yet learnt of partitions added a moment ago. Leaving its last
+// partitions out is no visible gap (partitions 0 to n-1 are all there),
+// and a plan made from it would leave the missing ones where they are
+// without a word. Only the topics described are judged.
+func checkPartitionCounts(s *Snapshot, target config.Target) error {
+	type beyond struct {
+		tp    TP
+		whose string
+	}
+	var found []beyond
+	look := func(offsets map[TP]Committed, whose string) {
+		for tp := range offsets {
+			if n, ok := s.Topics[tp.Topic]; ok && tp.Partition >= n {
+				found = append(found, beyond{tp, whose})
+			}
+		}
+	}
+	look(s.Committed, "the group")
+	if target.Kind == config.KindGroup {
+		look(s.Source, "source group "+target.Group)
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	slices.SortFunc(found, func(a, b beyond) int {
+		if c := compareTPs(a.tp, b.tp); c != 0 {
+			return c
+		}
+		return strings.Compare(a.whose, b.whose)
+	})
+	var topics []string
+	names := newNames(maxNamed)
+	for _, f := range found {
+		if t := fmt.Sprintf("%q with %d", f.tp.Topic, s.Topics[f.tp.Topic]); !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+		names.add(func() string { return f.tp.String() + " (" + f.whose + ")" })
+	}
+	return fmt.Errorf("the topics are described with fewer partitions than the offsets committed on them show: topic %s partition(s), but offsets on %s; Kafka never removes partitions, so the description is incomplete (a broker that has not yet learnt of partitions just added, or a mangled answer); nothing was planned; retry. Should the topic have been deleted and made again with fewer partitions, delete those old offsets first (kafka-consumer-groups.sh --delete-offsets)", strings.Join(topics, ", topic "), names.list())
 }
 
 func appendOnce(ss []string, s string) []string {

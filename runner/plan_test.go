@@ -327,7 +327,7 @@ func TestResolveScope(t *testing.T) {
 	s := &Snapshot{
 		Topics: map[string]int32{"a": 3, "b": 2},
 		Committed: map[TP]Committed{
-			{Topic: "a", Partition: 1}: {}, {Topic: "gone", Partition: 0}: {}, {Topic: "b", Partition: 5}: {},
+			{Topic: "a", Partition: 1}: {}, {Topic: "gone", Partition: 0}: {},
 		},
 	}
 	scope := func(entries ...string) config.Scope {
@@ -342,7 +342,7 @@ func TestResolveScope(t *testing.T) {
 		t.Errorf("explicit scope: %v %v", got, err)
 	}
 	got, warnings, err := resolveScope(s, config.Scope{}, config.Target{Kind: config.KindEarliest})
-	if err != nil || len(got) != 1 || got[0] != (TP{Topic: "a", Partition: 1}) || len(warnings) != 2 {
+	if err != nil || len(got) != 1 || got[0] != (TP{Topic: "a", Partition: 1}) || len(warnings) != 1 || !strings.Contains(warnings[0], `"gone"`) {
 		t.Errorf("empty scope: %v %q %v", got, warnings, err)
 	}
 	for _, bad := range []config.Scope{scope("c"), scope("a:3")} {
@@ -355,6 +355,62 @@ func TestResolveScope(t *testing.T) {
 	file := config.Target{Kind: config.KindFile, Offsets: []config.PartitionOffset{{Topic: "b", Partition: 2}}}
 	if _, _, err := resolveScope(s, config.Scope{}, file); err == nil || !strings.Contains(config.FieldNamesFlags.Expand(err.Error()), "--to file:") {
 		t.Errorf("file partition out of range: %v", err)
+	}
+}
+
+// TestCheckPartitionCounts: topics described with fewer partitions than
+// the committed offsets on them show are refused, whichever group's
+// offsets show it, naming the partitions in order; offsets of topics not
+// described, and within the counts, pass.
+func TestCheckPartitionCounts(t *testing.T) {
+	offs := func(tps ...TP) map[TP]Committed {
+		m := map[TP]Committed{}
+		for _, tp := range tps {
+			m[tp] = Committed{Offset: 1}
+		}
+		return m
+	}
+	a := func(p int32) TP { return TP{Topic: "a", Partition: p} }
+	b := func(p int32) TP { return TP{Topic: "b", Partition: p} }
+	earliest := config.Target{Kind: config.KindEarliest}
+	copyFrom := config.Target{Kind: config.KindGroup, Group: "src"}
+	cases := []struct {
+		name   string
+		s      Snapshot
+		target config.Target
+		want   string // "" for none
+	}{
+		{"within the counts", Snapshot{Topics: map[string]int32{"a": 3}, Committed: offs(a(0), a(2))}, earliest, ""},
+		{"topic not described", Snapshot{Topics: map[string]int32{"a": 3}, Committed: offs(b(7))}, earliest, ""},
+		{"no offsets", Snapshot{Topics: map[string]int32{"a": 3}}, earliest, ""},
+		{"the last partition left out", Snapshot{Topics: map[string]int32{"a": 3}, Committed: offs(a(0), a(3))}, earliest,
+			`topic "a" with 3 partition(s), but offsets on a/3 (the group);`},
+		{"several, in order", Snapshot{Topics: map[string]int32{"a": 1, "b": 2}, Committed: offs(b(9), a(2), a(1), b(2))}, earliest,
+			`topic "a" with 1, topic "b" with 2 partition(s), but offsets on a/1 (the group), a/2 (the group), b/2 (the group), b/9 (the group);`},
+		{"the source group's", Snapshot{Topics: map[string]int32{"a": 2}, Committed: offs(a(0)), Source: offs(a(4))}, copyFrom,
+			`but offsets on a/4 (source group src);`},
+		{"a source group only counts for group:", Snapshot{Topics: map[string]int32{"a": 2}, Source: offs(a(4))}, earliest, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkPartitionCounts(&c.s, c.target)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v, want %q in it", err, c.want)
+			case err != nil && (!strings.Contains(err.Error(), "nothing was planned; retry") || config.IsInvalidInput(err)):
+				t.Fatalf("not a retryable Kafka error: %v", err)
+			}
+		})
+	}
+	// Many: the first maxNamed, and how many more.
+	many := map[TP]Committed{}
+	for p := range int32(maxNamed + 5) {
+		many[a(p+1)] = Committed{}
+	}
+	if err := checkPartitionCounts(&Snapshot{Topics: map[string]int32{"a": 1}, Committed: many}, earliest); err == nil || !strings.Contains(err.Error(), "a/10 (the group) and 5 more;") {
+		t.Errorf("many: %v", err)
 	}
 }
 

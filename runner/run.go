@@ -464,6 +464,22 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	if s.Group.Active() && !cfg.DryRun {
 		return s, nil // no point reading more; the caller refuses or waits
 	}
+	if len(topics) == 0 {
+		from := s.Committed
+		if cfg.Target.Kind == config.KindGroup {
+			from = s.Source
+		}
+		ti, err := k.describeTopics(ctx, scopeFromOffsets(from))
+		if err != nil {
+			return nil, err
+		}
+		s.Topics, s.Leaders = ti.Partitions, ti.Leaders
+	}
+	// The topics' partitions as described, against the committed offsets:
+	// a second source, read at the same time.
+	if err := checkPartitionCounts(s, cfg.Target); err != nil {
+		return nil, err
+	}
 	var (
 		parts    []TP
 		warnings []string
@@ -472,15 +488,6 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 	if len(topics) > 0 {
 		parts, warnings, err = early.parts, early.warnings, early.scopeErr
 	} else {
-		from := s.Committed
-		if cfg.Target.Kind == config.KindGroup {
-			from = s.Source
-		}
-		var ti topicInfo
-		if ti, err = k.describeTopics(ctx, scopeFromOffsets(from)); err != nil {
-			return nil, err
-		}
-		s.Topics, s.Leaders = ti.Partitions, ti.Leaders
 		parts, warnings, err = resolveScope(s, cfg.Scope, cfg.Target)
 	}
 	for _, w := range warnings {

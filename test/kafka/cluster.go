@@ -244,8 +244,14 @@ func (c *Cluster) ResetRequests() {
 // partition: a real broker learns of a new topic from the metadata log a
 // moment after the controller has created it, and a test must not see that
 // moment as a missing topic.
+//
+// The topic keeps its records however old their timestamps (retention.ms
+// -1, KeepsRecords): tests seed records stamped months ago, which a
+// broker's time retention (7 days by default, checked every 5 minutes)
+// deletes in the middle of a test, moving the log start to the log end.
+// Set on the topic, it holds on any broker, an external one too.
 func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int32) error {
-	resp, err := c.admin.CreateTopic(ctx, partitions, 1, nil, topic)
+	resp, err := c.admin.CreateTopic(ctx, partitions, 1, map[string]*string{retentionMs: &keepForever}, topic)
 	if err != nil {
 		return err
 	}
@@ -253,6 +259,37 @@ func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int3
 		return resp.Err
 	}
 	return c.waitTopics(ctx, func(known map[string]int32) bool { return known[topic] == partitions })
+}
+
+// retentionMs is the topic setting of time retention; keepForever turns it
+// off.
+const retentionMs = "retention.ms"
+
+var keepForever = "-1"
+
+// KeepsRecords says whether the cluster keeps topic's records however old
+// their timestamps: its retention.ms, as the broker resolves it, is -1.
+func (c *Cluster) KeepsRecords(ctx context.Context, topic string) error {
+	rcs, err := c.admin.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		return err
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil {
+		return err
+	}
+	if rc.Err != nil {
+		return rc.Err
+	}
+	for _, cfg := range rc.Configs {
+		if cfg.Key == retentionMs {
+			if v := cfg.MaybeValue(); v != keepForever {
+				return fmt.Errorf("topic %s: %s is %q (%s): records stamped long ago are deleted at the next retention check", topic, retentionMs, v, cfg.Source)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("topic %s: no %s in its configuration", topic, retentionMs)
 }
 
 // waitTopics waits until done accepts what every broker reports: topic →
