@@ -94,7 +94,7 @@ var settings = []Setting{
 	{Flag: FlagForce, Env: EnvForce, Spec: "spec.force"},
 	// The launcher's, for the plan: and undo: files it writes.
 	{Flag: FlagFileDigest, Env: EnvFileDigest},
-	{Flag: FlagCommitMode, Env: EnvCommitMode, Spec: "spec.commitMode"},
+	{Flag: FlagCommitMode, Env: EnvCommitMode, Spec: "spec.commitMode", Runbook: runbookValue("commitMode")},
 }
 
 // refs are the hint-only references: Flag is how a shell user says it.

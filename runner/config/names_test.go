@@ -81,6 +81,7 @@ func TestFieldNamesRunbook(t *testing.T) {
 		RefCredentials:             "runbooks[].kafka.secretRef",
 		FlagBootstrapServers:       "runbooks[].kafka.bootstrapServers",
 		FlagTo:                     "runbooks[].target",
+		FlagCommitMode:             "runbooks[].commitMode",
 		FlagRunID:                  EnvRunID,
 		FlagTimeout:                EnvTimeout,
 	} {

@@ -34,6 +34,7 @@ var specFlags = map[string]string{
 	"spec.limits.maxMessagesToReconsume": FlagMaxMessagesToReconsume,
 	"spec.limits.allowSkip":              FlagAllowSkip,
 	"spec.force":                         FlagForce,
+	"spec.commitMode":                    FlagCommitMode,
 	"spec.runner.image":                  FlagRunnerImage,
 	"spec.runner.serviceAccountName":     FlagServiceAccount,
 	"spec.runner.activeDeadlineSeconds":  FlagActiveDeadline,
