@@ -131,7 +131,7 @@ func TestFindPrior(t *testing.T) {
 		{name: "nothing", committed: map[TP]Committed{a: {Metadata: "consumer"}}},
 		{name: "another run", committed: map[TP]Committed{a: {Metadata: mark("s", "bbbbbbbbbbbbbbbb", nil)}}},
 		{name: "this run, twice", committed: map[TP]Committed{a: {Metadata: mark("r", id.Plan, &t1)}, b: {Metadata: mark("r", id.Plan, &t1)}, c: {}}, n: 2, time: &t1},
-		{name: "this run ID, another plan", committed: map[TP]Committed{a: {Metadata: mark("r", id.Plan, nil)}, b: {Metadata: mark("r", "bbbbbbbbbbbbbbbb", nil)}}, err: "another target or scope (plan bbbbbbbbbbbbbbbb on o/1"},
+		{name: "this run ID, another plan", committed: map[TP]Committed{a: {Metadata: mark("r", id.Plan, nil)}, b: {Metadata: mark("r", "bbbbbbbbbbbbbbbb", nil)}}, err: "another target or scope (target digest bbbbbbbbbbbbbbbb on o/1"},
 		{name: "disagreeing instants", committed: map[TP]Committed{a: {Metadata: mark("r", id.Plan, &t1)}, b: {Metadata: mark("r", id.Plan, &t2)}}, err: "disagree"},
 		{name: "newer runner", committed: map[TP]Committed{a: {Metadata: "kafka-replay/3 run=r plan=x at=2026-03-01T08:00:00Z"}}, err: "newer runner"},
 		{name: "version 1", committed: map[TP]Committed{a: {Metadata: "kafka-replay run=r at=2026-03-01T08:00:00Z"}}, n: 1},
