@@ -52,7 +52,7 @@ func TestUnitDecideApproval(t *testing.T) {
 		{"approved after the expiry: expired", plan(approve, digest), expires.Add(time.Second), approval.Decision{Verdict: approval.VerdictExpired}},
 		{"rejected after the expiry: rejected", plan(reject, "late"), expires.Add(time.Second), approval.Decision{Verdict: approval.VerdictRejected, By: "unknown", Value: "late"}},
 		{"a second before the expiry", plan(approve, digest), expires.Add(-time.Second), approval.Decision{Verdict: approval.VerdictApproved, By: "unknown", Value: digest}},
-		{"a long reason is bounded", plan(reject, strings.Repeat("x", 5000)), t0, approval.Decision{Verdict: approval.VerdictRejected, By: "unknown", Value: strings.Repeat("x", approval.MaxRejectReason)}},
+		{"a long reason is bounded", plan(reject, strings.Repeat("x", 5000)), t0, approval.Decision{Verdict: approval.VerdictRejected, By: "unknown", Value: strings.Repeat("x", 1024)}},
 	}
 	// A status writer leaving out expiresAt: plannedAt + approvalTimeout,
 	// and a plan of unknown age has expired.

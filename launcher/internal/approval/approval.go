@@ -12,8 +12,8 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
-// MaxRejectReason bounds a rejection's reason as status keeps it.
-const MaxRejectReason = 1024
+// maxRejectReason bounds a rejection's reason as status keeps it.
+const maxRejectReason = 1024
 
 // Verdict is what the annotations and the clock say about a plan awaiting
 // approval.
@@ -54,7 +54,7 @@ func Decide(rr *v1alpha1.ReplayRequest, now time.Time) Decision {
 	by := Decider(rr)
 	plan := rr.Status.Plan
 	if reason, ok := rr.Annotations[v1alpha1.AnnotationReject]; ok {
-		return Decision{Verdict: VerdictRejected, By: by, Value: state.Truncate(reason, MaxRejectReason)}
+		return Decision{Verdict: VerdictRejected, By: by, Value: state.Truncate(reason, maxRejectReason)}
 	}
 	if !now.Before(PlanExpiry(rr)) {
 		return Decision{Verdict: VerdictExpired}
@@ -103,7 +103,7 @@ func LateRejection(rr *v1alpha1.ReplayRequest) (Decision, bool) {
 	if !ok || rr.Spec.Approval != v1alpha1.ApprovalManual || !state.Approved(rr) {
 		return Decision{}, false
 	}
-	return Decision{Verdict: VerdictRejected, By: Decider(rr), Value: state.Truncate(reason, MaxRejectReason)}, true
+	return Decision{Verdict: VerdictRejected, By: Decider(rr), Value: state.Truncate(reason, maxRejectReason)}, true
 }
 
 // Adopted is the approval under which a request adopts its apply

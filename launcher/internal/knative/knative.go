@@ -57,13 +57,13 @@ const (
 	AutoscalingClassAnnotation = "autoscaling.knative.dev/class"
 	KEDAClass                  = "keda.autoscaling.knative.dev"
 
-	// DefaultTriggerGroupTemplate is upstream's default
+	// defaultTriggerGroupTemplate is upstream's default
 	// triggers.consumergroup.template
 	// (control-plane/config/eventing-kafka-broker/200-controller/100-config-kafka-features.yaml).
-	DefaultTriggerGroupTemplate = "knative-trigger-{{ .Namespace }}-{{ .Name }}"
-	// DefaultChannelTopicTemplate is upstream's default
+	defaultTriggerGroupTemplate = "knative-trigger-{{ .Namespace }}-{{ .Name }}"
+	// defaultChannelTopicTemplate is upstream's default
 	// channels.topic.template (same file).
-	DefaultChannelTopicTemplate = "knative-messaging-kafka.{{ .Namespace }}.{{ .Name }}"
+	defaultChannelTopicTemplate = "knative-messaging-kafka.{{ .Namespace }}.{{ .Name }}"
 )
 
 // Knative's kinds, as their CRDs serve them.
@@ -267,7 +267,7 @@ func ResolveTrigger(trigger, broker *unstructured.Unstructured, cfg Config) (v1a
 	} else {
 		tmpl, from := cfg.TriggerGroupTemplate, "triggers.consumergroup.template"
 		if tmpl == "" {
-			tmpl, from = DefaultTriggerGroupTemplate, "upstream's default triggers.consumergroup.template"
+			tmpl, from = defaultTriggerGroupTemplate, "upstream's default triggers.consumergroup.template"
 		}
 		g, err := executeKnativeTemplate(tmpl, trigger)
 		if err != nil {
@@ -327,7 +327,7 @@ func ResolveSubscription(sub, channel *unstructured.Unstructured, channelConfig 
 	} else {
 		tmpl, from := cfg.ChannelTopicTemplate, "channels.topic.template"
 		if tmpl == "" {
-			tmpl, from = DefaultChannelTopicTemplate, "upstream's default channels.topic.template"
+			tmpl, from = defaultChannelTopicTemplate, "upstream's default channels.topic.template"
 		}
 		t, err := executeKnativeTemplate(tmpl, channel)
 		if err != nil {
