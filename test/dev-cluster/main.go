@@ -380,10 +380,13 @@ func kubectlApply(ctx context.Context, c *cluster.Cluster, manifest string) erro
 }
 
 // metricsCommand reads the launcher's metrics from the shell: a token of
-// the scraper's ServiceAccount, the metrics Service's cluster IP (the
-// shell's network namespace is the node's, where kube-proxy routes it).
+// the scraper's ServiceAccount, sent to the metrics Service's endpoint, the
+// launcher pod's address. The shell's network namespace is the node's,
+// which routes the pod network (the CNI bridge) but has no route to
+// Service IPs, so the Service's cluster IP is not reachable from it (tried:
+// curl answers "Couldn't connect to server").
 func metricsCommand() string {
-	return fmt.Sprintf(`curl -sk -H "Authorization: Bearer $(kubectl -n %[1]s create token %[2]s)" "https://$(kubectl -n %[1]s get svc %[3]s-launcher-metrics -o jsonpath='{.spec.clusterIP}'):8080/metrics" | grep ^kafkareplay_`,
+	return fmt.Sprintf(`curl -sk -H "Authorization: Bearer $(kubectl -n %[1]s create token %[2]s)" "https://$(kubectl -n %[1]s get endpointslices -l kubernetes.io/service-name=%[3]s-launcher-metrics -o jsonpath='{.items[0].endpoints[0].addresses[0]}'):8080/metrics" | grep ^kafkareplay_`,
 		namespace, metricsScraper, release)
 }
 
