@@ -80,6 +80,17 @@ const (
 	// file that the runner's file: target reads.
 	AnnotationOffsets = "kafkareplay.dev/offsets"
 
+	// AnnotationClusterID, on the pod template of a spec.kafka.clusterRef
+	// request's Job, is the Kafka cluster's ID (status.resolvedKafka): the
+	// group lock's key for the Job, as for its request.
+	AnnotationClusterID = "kafkareplay.dev/cluster-id"
+	// AnnotationPropertyPrefix starts the pod template annotations that
+	// hold a clusterRef request's resolved properties
+	// (status.resolvedKafka.properties): a downward API source of the
+	// secret directory turns each into the property file the runner reads,
+	// beside the Secrets' keys.
+	AnnotationPropertyPrefix = "kafkareplay.dev/property."
+
 	// Result annotations, written on the Job when it has finished, so that
 	// the Job alone tells what happened after the request is gone.
 

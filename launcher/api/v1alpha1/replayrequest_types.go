@@ -319,13 +319,29 @@ type ConsumerStatus struct {
 }
 
 // KafkaConnection says how the runner reaches Kafka.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.bootstrapServers) != has(self.clusterRef)",message="kafka: set bootstrapServers, or clusterRef to take them from a Strimzi Kafka's listener"
+// +kubebuilder:validation:XValidation:rule="!has(self.clusterRef) || !has(self.secretRef)",message="kafka.secretRef: not with clusterRef, whose user names the KafkaUser whose Secret holds the credentials",fieldPath=".secretRef"
 type KafkaConnection struct {
-	// bootstrapServers is a comma-separated list of host:port.
-	// +required
+	// bootstrapServers is a comma-separated list of host:port. Required
+	// unless clusterRef is set, which replaces it.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^\\s*([A-Za-z][A-Za-z0-9+._-]*://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])\\s*(,\\s*([A-Za-z][A-Za-z0-9+._-]*://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])\\s*)*$')`,message="kafka.bootstrapServers must be a comma-separated list of host:port, with ports 1-65535"
-	BootstrapServers string `json:"bootstrapServers"`
+	BootstrapServers string `json:"bootstrapServers,omitempty"`
+
+	// clusterRef names a Strimzi Kafka in the request's namespace and one
+	// of its listeners, and optionally a KafkaUser, instead of
+	// bootstrapServers and secretRef: the launcher resolves them once, when
+	// it accepts the request, to the listener's bootstrap servers, its TLS
+	// trust (the <name>-cluster-ca-cert Secret) and the user's Secret, as
+	// librdkafka properties bound to those servers, and keeps what it found
+	// in status.resolvedKafka. Replays of a group through any clusterRef to
+	// the same cluster (status.clusterId) wait for each other
+	// (docs/strimzi.md).
+	// +optional
+	ClusterRef *StrimziClusterRef `json:"clusterRef,omitempty"`
 
 	// configMapRef names a ConfigMap in the request's namespace. Every key is
 	// a librdkafka property (security.protocol, sasl.mechanism, ...) and its
@@ -524,6 +540,7 @@ type RunnerOverrides struct {
 // ReplayRequestStatus is what the launcher observed and did.
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.resolved) || (has(self.resolved) && self.resolved == oldSelf.resolved)",message="status.resolved is written once, when the request is accepted, and never changed"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.resolvedKafka) || (has(self.resolvedKafka) && self.resolvedKafka == oldSelf.resolvedKafka)",message="status.resolvedKafka is written once, when the request is accepted, and never changed"
 type ReplayRequestStatus struct {
 	// conditions are Accepted, Running and, once finished, Succeeded (True
 	// or False, with a one-word reason such as GroupActive, InvalidInput,
@@ -581,6 +598,12 @@ type ReplayRequestStatus struct {
 	// not move this request to another group.
 	// +optional
 	Resolved *ResolvedConsumer `json:"resolved,omitempty"`
+
+	// resolvedKafka is, for a request with spec.kafka.clusterRef, what the
+	// Strimzi Kafka, its listener and the KafkaUser resolved to when the
+	// request was accepted. It never changes afterwards.
+	// +optional
+	ResolvedKafka *ResolvedKafka `json:"resolvedKafka,omitempty"`
 
 	// group is the consumer group the request replays, for people and the
 	// Group printer column: spec.group, or for a spec.consumerRef the group
