@@ -1,0 +1,334 @@
+package strimzi
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
+)
+
+// Strimzi's kinds, as its CRDs serve them (v1beta2 since Strimzi 0.22).
+var (
+	KafkaGVK     = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "Kafka"}
+	KafkaUserGVK = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "KafkaUser"}
+)
+
+// Upstream names.
+const (
+	// ClusterLabel is the label by which a KafkaUser names its Kafka
+	// (io.strimzi.api.kafka.model.common.Labels STRIMZI_CLUSTER_LABEL).
+	ClusterLabel = "strimzi.io/cluster"
+
+	// The listener authentication types (KafkaListenerAuthentication
+	// subclasses) and the KafkaUser ones (KafkaUserAuthentication).
+	authSCRAM       = "scram-sha-512"
+	authTLS         = "tls"
+	authTLSExternal = "tls-external"
+
+	// caSecretSuffix: the cluster CA's public Secret is
+	// <cluster>-cluster-ca-cert, with the certificate under ca.crt
+	// (KafkaResources.clusterCaCertificateSecretName, Ca.CA_CRT).
+	caSecretSuffix = "-cluster-ca-cert"
+	caKey          = "ca.crt"
+	// The KafkaUser Secret's keys (user operator: ScramCredentials and
+	// KafkaUserModel): password for scram-sha-512, user.crt and user.key
+	// (PEM) for tls.
+	passwordKey = "password"
+	userCrtKey  = "user.crt"
+	userKeyKey  = "user.key"
+)
+
+// The runner's property names.
+const (
+	propBootstrap = "bootstrap.servers" // the credentials' binding
+	propProtocol  = "security.protocol"
+	propMechanism = "sasl.mechanism"
+	propUsername  = "sasl.username"
+)
+
+// ErrNotResolvable marks a clusterRef that cannot be resolved as it is now:
+// a Kafka or KafkaUser missing, not ready, or without a value Strimzi
+// should have written; a listener or user that does not fit. The request
+// fails; other errors (the API server unreachable) are retried.
+var ErrNotResolvable = errors.New("clusterRef not resolvable")
+
+func unresolvable(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrNotResolvable}, args...)...)
+}
+
+// Field names of the request, for errors.
+const (
+	fieldName     = "kafka.clusterRef.name"
+	fieldListener = "kafka.clusterRef.listener"
+	fieldUser     = "kafka.clusterRef.user"
+)
+
+// CASecretName is the Secret with a cluster's CA certificate.
+func CASecretName(cluster string) string {
+	return cluster + caSecretSuffix
+}
+
+// Resolve resolves ref against the Kafka it names and, when ref names one,
+// the KafkaUser (nil when they do not exist). Every refusal names the
+// request's field or the Strimzi field it is about.
+func Resolve(ref v1alpha1.StrimziClusterRef, kafka, user *unstructured.Unstructured) (v1alpha1.ResolvedKafka, error) {
+	res := v1alpha1.ResolvedKafka{Name: ref.Name, Listener: ref.Listener, User: ref.User}
+	if kafka == nil {
+		return res, unresolvable("%s: Kafka %s does not exist in the request's namespace", fieldName, ref.Name)
+	}
+	what := "Kafka " + kafka.GetName()
+	res.UID = string(kafka.GetUID())
+	if err := ready(kafka, what); err != nil {
+		return res, err
+	}
+	id, _, _ := unstructured.NestedString(kafka.Object, "status", "clusterId")
+	if id == "" {
+		return res, unresolvable("%s: status.clusterId is empty", what)
+	}
+	res.ClusterID = id
+
+	listener, err := specListener(kafka, ref.Listener)
+	if err != nil {
+		return res, err
+	}
+	servers, err := statusServers(kafka, ref.Listener)
+	if err != nil {
+		return res, err
+	}
+	res.BootstrapServers = servers
+
+	tls, _, _ := unstructured.NestedBool(listener, "tls")
+	auth, _, _ := unstructured.NestedString(listener, "authentication", "type")
+	lwhat := fmt.Sprintf("%s: listener %s", what, ref.Listener)
+	if tls {
+		// A listener with its own certificate is not signed by the cluster
+		// CA (GenericKafkaListenerConfiguration brokerCertChainAndKey):
+		// trusting the cluster CA would fail every handshake.
+		if _, set, _ := unstructured.NestedMap(listener, "configuration", "brokerCertChainAndKey"); set {
+			return res, unresolvable("%s has its own certificate (configuration.brokerCertChainAndKey), not one of the cluster CA: name its servers in kafka.bootstrapServers and its CA in kafka.secretRef instead", lwhat)
+		}
+		res.Secrets = append(res.Secrets, v1alpha1.ResolvedSecret{
+			Name: CASecretName(kafka.GetName()),
+			From: what + ": the cluster CA (" + CASecretName(kafka.GetName()) + ")",
+			Keys: []v1alpha1.SecretKeyProperty{{Key: caKey, Property: "ssl.ca.pem"}},
+		})
+	}
+	protocol := "PLAINTEXT"
+	switch auth {
+	case "":
+		if ref.User != "" {
+			return res, unresolvable("%s: %s has no authentication (spec.kafka.listeners[].authentication), so a KafkaUser's credentials have nothing to do there: leave user out", fieldUser, lwhat)
+		}
+	case authSCRAM, authTLS:
+		if ref.User == "" {
+			return res, unresolvable("%s: %s authenticates with %s: name the KafkaUser to connect as", fieldUser, lwhat, auth)
+		}
+		keys, props, err := userCredentials(ref, user, auth, lwhat)
+		if err != nil {
+			return res, err
+		}
+		name, _, _ := unstructured.NestedString(user.Object, "status", "secret")
+		res.Secrets = append(res.Secrets, v1alpha1.ResolvedSecret{Name: name, From: "KafkaUser " + user.GetName() + ": status.secret", Keys: keys})
+		res.UserSecret = name
+		res.Properties = append(res.Properties, props...)
+		if auth == authSCRAM {
+			protocol = "SASL_PLAINTEXT"
+		}
+	default:
+		return res, unresolvable("%s authenticates with %s (spec.kafka.listeners[].authentication.type): only scram-sha-512 and tls are resolved; name the servers in kafka.bootstrapServers and the credentials in kafka.secretRef instead", lwhat, auth)
+	}
+	if tls {
+		protocol = map[string]string{"PLAINTEXT": "SSL", "SASL_PLAINTEXT": "SASL_SSL"}[protocol]
+	}
+	res.Properties = append([]v1alpha1.KafkaProperty{
+		{Name: propBootstrap, Value: servers},
+		{Name: propProtocol, Value: protocol},
+	}, res.Properties...)
+	return res, nil
+}
+
+// specListener is the Kafka's spec.kafka.listeners entry called name
+// (GenericKafkaListener).
+func specListener(kafka *unstructured.Unstructured, name string) (map[string]any, error) {
+	ls, _, _ := unstructured.NestedSlice(kafka.Object, "spec", "kafka", "listeners")
+	var names []string
+	for _, l := range ls {
+		m, _ := l.(map[string]any)
+		n, _ := m["name"].(string)
+		if n == name {
+			return m, nil
+		}
+		names = append(names, n)
+	}
+	return nil, unresolvable("%s: Kafka %s has no listener %q (spec.kafka.listeners has %s)", fieldListener, kafka.GetName(), name, quoted(names))
+}
+
+// statusServers is the listener's status.listeners[].bootstrapServers
+// (ListenerStatus), in the runner's syntax and checked by its rules.
+func statusServers(kafka *unstructured.Unstructured, name string) (string, error) {
+	ls, _, _ := unstructured.NestedSlice(kafka.Object, "status", "listeners")
+	for _, l := range ls {
+		m, _ := l.(map[string]any)
+		if n, _ := m["name"].(string); n != name {
+			continue
+		}
+		s, _ := m["bootstrapServers"].(string)
+		servers := strings.Join(replay.ServerList(s), ",")
+		if servers == "" {
+			return "", unresolvable("Kafka %s: status.listeners[%s].bootstrapServers is empty", kafka.GetName(), name)
+		}
+		if err := config.ValidateBootstrapServers(servers); err != nil {
+			return "", unresolvable("Kafka %s: status.listeners[%s].bootstrapServers: %v", kafka.GetName(), name, err)
+		}
+		if len(servers) > 512 {
+			return "", unresolvable("Kafka %s: status.listeners[%s].bootstrapServers: %d characters, more than 512", kafka.GetName(), name, len(servers))
+		}
+		return servers, nil
+	}
+	return "", unresolvable("Kafka %s: status.listeners has no entry for listener %s (has the Strimzi operator reconciled it?)", kafka.GetName(), name)
+}
+
+// userCredentials checks the KafkaUser against the listener and maps its
+// Secret's keys, and the properties its authentication needs.
+func userCredentials(ref v1alpha1.StrimziClusterRef, user *unstructured.Unstructured, listenerAuth, lwhat string) ([]v1alpha1.SecretKeyProperty, []v1alpha1.KafkaProperty, error) {
+	if user == nil {
+		return nil, nil, unresolvable("%s: KafkaUser %s does not exist in the request's namespace", fieldUser, ref.User)
+	}
+	uwhat := "KafkaUser " + user.GetName()
+	if c := user.GetLabels()[ClusterLabel]; c != ref.Name {
+		return nil, nil, unresolvable("%s: %s is a user of cluster %q (label %s), not of Kafka %s", fieldUser, uwhat, c, ClusterLabel, ref.Name)
+	}
+	if err := ready(user, uwhat); err != nil {
+		return nil, nil, err
+	}
+	auth, _, _ := unstructured.NestedString(user.Object, "spec", "authentication", "type")
+	switch {
+	case auth == authTLSExternal && listenerAuth == authTLS:
+		return nil, nil, unresolvable("%s: %s authenticates with tls-external (spec.authentication.type): its certificate is not in a Strimzi Secret; name the servers in kafka.bootstrapServers and the credentials in kafka.secretRef instead", fieldUser, uwhat)
+	case auth != listenerAuth:
+		return nil, nil, unresolvable("%s: %s authenticates with %q (spec.authentication.type), and %s with %s", fieldUser, uwhat, auth, lwhat, listenerAuth)
+	}
+	secret, _, _ := unstructured.NestedString(user.Object, "status", "secret")
+	if secret == "" {
+		return nil, nil, unresolvable("%s: status.secret is empty", uwhat)
+	}
+	if secret == CASecretName(ref.Name) {
+		return nil, nil, unresolvable("%s: status.secret names the cluster CA's Secret %s", uwhat, secret)
+	}
+	if auth == authTLS {
+		return []v1alpha1.SecretKeyProperty{
+			{Key: userCrtKey, Property: "ssl.certificate.pem"},
+			{Key: userKeyKey, Property: "ssl.key.pem"},
+		}, nil, nil
+	}
+	username, _, _ := unstructured.NestedString(user.Object, "status", "username")
+	if username == "" {
+		return nil, nil, unresolvable("%s: status.username is empty", uwhat)
+	}
+	return []v1alpha1.SecretKeyProperty{{Key: passwordKey, Property: "sasl.password"}},
+		[]v1alpha1.KafkaProperty{{Name: propMechanism, Value: "SCRAM-SHA-512"}, {Name: propUsername, Value: username}}, nil
+}
+
+// ready requires a Strimzi resource's Ready condition to be True, for its
+// current generation (Status.observedGeneration): before that its status
+// values may be absent, or stale for a spec that has changed.
+func ready(obj *unstructured.Unstructured, what string) error {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	i := slices.IndexFunc(conds, func(c any) bool {
+		m, _ := c.(map[string]any)
+		return m["type"] == "Ready"
+	})
+	if i < 0 {
+		return unresolvable("%s is not ready: status.conditions has no Ready condition (is the Strimzi operator running?)", what)
+	}
+	m, _ := conds[i].(map[string]any)
+	if m["status"] != string(metav1.ConditionTrue) {
+		reason, _ := m["reason"].(string)
+		msg, _ := m["message"].(string)
+		return unresolvable("%s is not ready (status.conditions Ready is %v: %s %s)", what, m["status"], reason, state.Truncate(msg, 256))
+	}
+	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	if observed < obj.GetGeneration() {
+		return unresolvable("%s: status.observedGeneration %d is behind metadata.generation %d: the Strimzi operator has not reconciled its latest spec yet", what, observed, obj.GetGeneration())
+	}
+	return nil
+}
+
+func quoted(ss []string) string {
+	if len(ss) == 0 {
+		return "none"
+	}
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// The properties and Secret keys Resolve gives, by name: all Check lets a
+// status.resolvedKafka mount into the runner's secret directory.
+var (
+	valueProperties = map[string]bool{propBootstrap: true, propProtocol: true, propMechanism: true, propUsername: true}
+	secretKeys      = map[v1alpha1.SecretKeyProperty]bool{
+		{Key: caKey, Property: "ssl.ca.pem"}:               true,
+		{Key: passwordKey, Property: "sasl.password"}:      true,
+		{Key: userCrtKey, Property: "ssl.certificate.pem"}: true,
+		{Key: userKeyKey, Property: "ssl.key.pem"}:         true,
+	}
+)
+
+// Check is the Job builder's check of a status.resolvedKafka: only what
+// Resolve could have made is mounted, whoever wrote status. The
+// properties are Resolve's names and bind the credentials to exactly the
+// servers the runner is given; the Secrets are the cluster CA's (with its
+// one key) and the user's (with its credential keys); no property is set
+// twice.
+func Check(res v1alpha1.ResolvedKafka) error {
+	if err := config.ValidateBootstrapServers(res.BootstrapServers); err != nil {
+		return fmt.Errorf("status.resolvedKafka.bootstrapServers: %w", err)
+	}
+	if res.ClusterID == "" {
+		return errors.New("status.resolvedKafka.clusterId: empty")
+	}
+	seen := map[string]bool{}
+	for _, p := range res.Properties {
+		if !valueProperties[p.Name] || seen[p.Name] {
+			return fmt.Errorf("status.resolvedKafka.properties: %q is not a property a clusterRef resolves to, or is there twice", p.Name)
+		}
+		seen[p.Name] = true
+		if p.Name == propBootstrap && p.Value != res.BootstrapServers {
+			return fmt.Errorf("status.resolvedKafka.properties: %s is not status.resolvedKafka.bootstrapServers", propBootstrap)
+		}
+	}
+	if !seen[propBootstrap] || !seen[propProtocol] {
+		return fmt.Errorf("status.resolvedKafka.properties: %s and %s are missing", propBootstrap, propProtocol)
+	}
+	for _, s := range res.Secrets {
+		switch {
+		case s.Name == CASecretName(res.Name):
+			if len(s.Keys) != 1 || s.Keys[0] != (v1alpha1.SecretKeyProperty{Key: caKey, Property: "ssl.ca.pem"}) {
+				return fmt.Errorf("status.resolvedKafka.secrets: %s is mounted with other keys than %s", s.Name, caKey)
+			}
+		case s.Name == res.UserSecret && s.Name != "":
+		default:
+			return fmt.Errorf("status.resolvedKafka.secrets: %s is neither the cluster CA's Secret nor userSecret", s.Name)
+		}
+		for _, k := range s.Keys {
+			if !secretKeys[k] || seen[k.Property] {
+				return fmt.Errorf("status.resolvedKafka.secrets: %s -> %s is not a mapping a clusterRef resolves to, or sets a property twice", k.Key, k.Property)
+			}
+			seen[k.Property] = true
+		}
+	}
+	return nil
+}
