@@ -215,6 +215,10 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 		{Name: config.EnvBootstrapServers, Value: replay.BootstrapServers(rr)},
 		{Name: config.EnvGroup, Value: replay.Group(rr)},
 	}
+	if id := replay.ClusterID(rr); id != "" {
+		// The runner refuses another cluster; the group lock is keyed by it.
+		env = append(env, corev1.EnvVar{Name: config.EnvClusterID, Value: id})
+	}
 	if entries := topicEntries(replay.Topics(rr)); len(entries) > 0 && in == nil {
 		env = append(env, corev1.EnvVar{Name: config.EnvTopics, Value: strings.Join(entries, " ")})
 	}
@@ -299,6 +303,11 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 		if opts.AllowUnboundSecrets {
 			env = append(env, corev1.EnvVar{Name: config.EnvAllowUnboundSecret, Value: "true"})
 		}
+	} else if sources, props := clusterSecretDir(rr); len(sources) > 0 {
+		// Bound by its own bootstrap.servers: never unbound.
+		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaSecretVolume, kafkaSecretDir, sources...)
+		maps.Copy(podAnnotations, props)
+		env = append(env, corev1.EnvVar{Name: config.EnvKafkaSecretDir, Value: kafkaSecretDir})
 	}
 
 	serviceAccount := opts.RunnerServiceAccount
@@ -438,6 +447,9 @@ func jobTarget(rr *v1alpha1.ReplayRequest) (string, error) {
 	if err := knative.ValidateResolved(rr); err != nil {
 		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
+	if err := validateResolvedKafka(rr); err != nil {
+		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+	}
 	target, err := ResolveTarget(rr.Spec.Target, rr.CreationTimestamp.Time)
 	if err != nil {
 		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
@@ -451,11 +463,11 @@ func jobTarget(rr *v1alpha1.ReplayRequest) (string, error) {
 // withPropertyVolume mounts one ConfigMap or Secret as a directory of
 // librdkafka properties, read-only and readable by the runner's group only
 // (fsGroup).
-func withPropertyVolume(volumes []corev1.Volume, mounts []corev1.VolumeMount, name, dir string, src corev1.VolumeProjection) ([]corev1.Volume, []corev1.VolumeMount) {
+func withPropertyVolume(volumes []corev1.Volume, mounts []corev1.VolumeMount, name, dir string, src ...corev1.VolumeProjection) ([]corev1.Volume, []corev1.VolumeMount) {
 	volumes = append(volumes, corev1.Volume{
 		Name: name,
 		VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-			Sources:     []corev1.VolumeProjection{src},
+			Sources:     src,
 			DefaultMode: ptr.To[int32](0o440),
 		}},
 	})

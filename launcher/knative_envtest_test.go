@@ -125,10 +125,17 @@ func knativeRequest(ns, name string, kind v1alpha1.KnativeKind, ref string) *tes
 // returns its message.
 func waitNotResolved(t *testing.T, rr *v1alpha1.ReplayRequest) string {
 	t.Helper()
+	return waitRefused(t, rr, state.ReasonConsumerRefNotResolved)
+}
+
+// waitRefused waits for a request to fail with reason, with no Job, and
+// returns its message.
+func waitRefused(t *testing.T, rr *v1alpha1.ReplayRequest, reason string) string {
+	t.Helper()
 	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
 	c := condition(cur, v1alpha1.ConditionSucceeded)
-	if c == nil || c.Reason != state.ReasonConsumerRefNotResolved {
-		t.Fatalf("Succeeded = %+v, want reason %s", c, state.ReasonConsumerRefNotResolved)
+	if c == nil || c.Reason != reason {
+		t.Fatalf("Succeeded = %+v, want reason %s", c, reason)
 	}
 	if cur.Status.JobName != "" || len(jobsOf(t, rr.Namespace, map[string]string{v1alpha1.LabelRequest: rr.Name})) != 0 {
 		t.Fatal("a request that did not resolve has a Job")

@@ -238,17 +238,21 @@ func (r *ReplayRequestReconciler) acceptConsumerRef(ctx context.Context, rr *v1a
 	return res, nil
 }
 
-// authorizeResolved checks again, before a consumerRef request's Job is
-// made, that its creator may use the Secret status.resolved names. The
+// authorizeResolved checks again, before a consumerRef or clusterRef
+// request's Job is made, that its creator may use the Secret
+// status.resolved (or status.resolvedKafka, its user's) names. The
 // Secret was checked at acceptance, but whoever may write status could
 // also have written Accepted and skipped acceptance: the Job, which mounts
 // the Secret, is what must not follow from status alone.
 func (r *ReplayRequestReconciler) authorizeResolved(ctx context.Context, rr *v1alpha1.ReplayRequest) error {
-	res := replay.Resolved(rr)
-	if res == nil || res.SecretName == "" {
+	secret, from := replay.ClusterUserSecret(rr), "status.resolvedKafka.userSecret"
+	if res := replay.Resolved(rr); res != nil {
+		secret, from = res.SecretName, "status.resolved.secretName"
+	}
+	if secret == "" {
 		return nil
 	}
-	if err := r.authorizeSecret(ctx, rr, res.SecretName, "status.resolved.secretName"); err != nil {
+	if err := r.authorizeSecret(ctx, rr, secret, from); err != nil {
 		if errors.Is(err, knative.ErrNotResolvable) {
 			return fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 		}

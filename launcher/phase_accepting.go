@@ -14,6 +14,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -53,15 +54,26 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		// refused, not trusted.
 		res, err := r.acceptConsumerRef(ctx, rr)
 		if errors.Is(err, knative.ErrNotResolvable) {
-			msg := state.Truncate(err.Error(), 1024)
-			state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonConsumerRefNotResolved, msg)
-			return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonConsumerRefNotResolved, Message: msg})
+			return false, r.refuseUnresolved(ctx, p, state.ReasonConsumerRefNotResolved, err)
 		}
 		if err != nil {
 			return false, err
 		}
 		rr.Status.Resolved = res
 		// The pass's queue key was taken before the group was known.
+		p.key = grouplock.QueueKey(rr)
+	}
+	if replay.UsesClusterRef(rr) {
+		// The same once-at-acceptance resolution, for a Strimzi Kafka
+		// (strimzi.go).
+		res, err := r.acceptClusterRef(ctx, rr)
+		if errors.Is(err, strimzi.ErrNotResolvable) {
+			return false, r.refuseUnresolved(ctx, p, state.ReasonClusterRefNotResolved, err)
+		}
+		if err != nil {
+			return false, err
+		}
+		rr.Status.ResolvedKafka = res
 		p.key = grouplock.QueueKey(rr)
 	}
 	if rr.Spec.Target.UndoOf != nil {
@@ -82,4 +94,12 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 	rr.Status.ObservedGeneration = rr.Generation
 	p.accepted = true
 	return true, nil
+}
+
+// refuseUnresolved finishes a request whose consumerRef or clusterRef
+// cannot be resolved, nothing run, with why.
+func (r *ReplayRequestReconciler) refuseUnresolved(ctx context.Context, p *pass, reason string, err error) error {
+	msg := state.Truncate(err.Error(), 1024)
+	state.SetCondition(p.rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
+	return r.finish(ctx, p, nil, record.Outcome{Reason: reason, Message: msg})
 }

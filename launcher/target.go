@@ -89,7 +89,9 @@ func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 			errs = append(errs, err.Error())
 		}
 	} else {
-		if err := config.ValidateBootstrapServers(spec.Kafka.BootstrapServers); err != nil {
+		if spec.Kafka.ClusterRef != nil {
+			errs = append(errs, validateClusterRef(spec.Kafka)...)
+		} else if err := config.ValidateBootstrapServers(spec.Kafka.BootstrapServers); err != nil {
 			errs = append(errs, "kafka.bootstrapServers: "+err.Error())
 		}
 		if err := config.ValidateGroup(spec.Group); err != nil {

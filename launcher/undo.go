@@ -82,7 +82,13 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, job *batchv1.Job, rec *v1alp
 	if g := replay.Group(undone); g != group {
 		return refuseUndo("%s moved group %q, not %q: an undo restores the same group", name, g, group)
 	}
-	if a, b := replay.BootstrapServers(undone), replay.BootstrapServers(rr); !replay.SameServers(a, b) {
+	if a, b := replay.ClusterID(undone), replay.ClusterID(rr); a != "" && b != "" {
+		// Two Strimzi requests: the same cluster by its ID, through any
+		// listener.
+		if a != b {
+			return refuseUndo("%s ran on Kafka cluster %s, not %s: an undo restores the same Kafka cluster", name, a, b)
+		}
+	} else if a, b := replay.BootstrapServers(undone), replay.BootstrapServers(rr); !replay.SameServers(a, b) {
 		return refuseUndo("%s ran against kafka.bootstrapServers %q, not %q: an undo restores the same Kafka cluster", name, a, b)
 	}
 	jobName := undone.Status.JobName

@@ -52,6 +52,15 @@ func recordFor(rr *v1alpha1.ReplayRequest) *v1alpha1.ReplayRecord {
 	}
 }
 
+// viaCluster makes rr name a Strimzi Kafka's listener and gives it the
+// cluster ID it resolved to.
+func viaCluster(rr *v1alpha1.ReplayRequest, listener, clusterID string) *v1alpha1.ReplayRequest {
+	ref := v1alpha1.StrimziClusterRef{Name: "my-cluster", Listener: listener}
+	rr.Spec.Kafka = v1alpha1.KafkaConnection{ClusterRef: &ref}
+	rr.Status.ResolvedKafka = &v1alpha1.ResolvedKafka{Name: ref.Name, Listener: listener, ClusterID: clusterID, BootstrapServers: "my-cluster-" + listener + ":9092"}
+	return rr
+}
+
 func TestUnitDecideUndo(t *testing.T) {
 	undo := func() *v1alpha1.ReplayRequest { return testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj() }
 	undone := func() *v1alpha1.ReplayRequest {
@@ -91,6 +100,12 @@ func TestUnitDecideUndo(t *testing.T) {
 				rr.Status.Resolved = &v1alpha1.ResolvedConsumer{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source", Group: "knative-group-uid", BootstrapServers: "kafka.ns.svc:9092"}
 				return rr
 			}, undone: undone, refuse: `moved group "orders", not "knative-group-uid"`},
+		{name: "a clusterRef undo through another listener of the same cluster",
+			rr:     func() *v1alpha1.ReplayRequest { return viaCluster(undo(), "scram", "id-1") },
+			undone: func() *v1alpha1.ReplayRequest { return viaCluster(undone(), "tls", "id-1") }},
+		{name: "a clusterRef undo on another cluster",
+			rr:     func() *v1alpha1.ReplayRequest { return viaCluster(undo(), "tls", "id-2") },
+			undone: func() *v1alpha1.ReplayRequest { return viaCluster(undone(), "tls", "id-1") }, refuse: "ran on Kafka cluster id-1, not id-2"},
 		{name: "itself", rr: func() *v1alpha1.ReplayRequest { return testutil.MakeRequest("ns", "rewind").UndoOf("rewind").Obj() }, undone: undone, refuse: "names this request itself"},
 		{name: "no such request", rr: undo, refuse: `there is no ReplayRequest "rewind" in namespace ns`},
 		{name: "not finished yet", rr: undo, undone: func() *v1alpha1.ReplayRequest {

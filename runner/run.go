@@ -160,6 +160,9 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	ctx, cancel := context.WithTimeout(sigCtx, config.AddDurations(cfg.Timeout, cfg.WaitForEmpty))
 	defer cancel()
 
+	if err := r.checkClusterID(ctx, client); err != nil {
+		return r.failCtx(sigCtx, res, err)
+	}
 	// A share or streams group is never planned as a consumer group.
 	kind := r.startKindCheck(ctx)
 	// An Atomic commit fences every other replay of the group first, so
@@ -723,4 +726,31 @@ func randomID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// checkClusterID refuses, before anything is read, fenced or committed, a
+// run whose servers reach another cluster than --cluster-id names: a
+// replay locked by a cluster's ID must run on that cluster.
+func (r *run) checkClusterID(ctx context.Context, k *kafkaClient) error {
+	want := r.cfg.ClusterID
+	if want == "" {
+		return nil
+	}
+	// Read as every request is, so that refused credentials or brokers
+	// never reached say so rather than time out.
+	got, err := retry(ctx, k, "read the cluster ID", func(actx context.Context) (string, error) {
+		if id := k.clusterID(actx); id != "" || actx.Err() == nil {
+			return id, nil
+		}
+		return "", kafka.NewError(kafka.ErrTimedOut, "no metadata from the brokers yet", false)
+	})
+	switch {
+	case err != nil:
+		return err
+	case got == want:
+		return nil
+	case got == "":
+		got = "one that gives no cluster ID"
+	}
+	return &inputError{config.Ref(config.FlagClusterID), fmt.Sprintf("the servers reach Kafka cluster %s, not %s; nothing was read or committed", got, want)}
 }

@@ -36,6 +36,34 @@ func Resolved(rr *v1alpha1.ReplayRequest) *v1alpha1.ResolvedConsumer {
 	return res
 }
 
+// UsesClusterRef reports whether a request names a Strimzi Kafka
+// (spec.kafka.clusterRef).
+func UsesClusterRef(rr *v1alpha1.ReplayRequest) bool {
+	return !UsesConsumerRef(rr) && rr.Spec.Kafka.ClusterRef != nil
+}
+
+// ResolvedKafka is status.resolvedKafka when it belongs to the request's
+// own clusterRef (the same Kafka, listener and user), else nil.
+func ResolvedKafka(rr *v1alpha1.ReplayRequest) *v1alpha1.ResolvedKafka {
+	res := rr.Status.ResolvedKafka
+	if !UsesClusterRef(rr) || res == nil {
+		return nil
+	}
+	if ref := rr.Spec.Kafka.ClusterRef; res.Name != ref.Name || res.Listener != ref.Listener || res.User != ref.User {
+		return nil
+	}
+	return res
+}
+
+// ClusterID is the Kafka cluster's ID a clusterRef request resolved to;
+// empty for other requests and before acceptance.
+func ClusterID(rr *v1alpha1.ReplayRequest) string {
+	if res := ResolvedKafka(rr); res != nil {
+		return res.ClusterID
+	}
+	return ""
+}
+
 // Group is the consumer group a request replays.
 func Group(rr *v1alpha1.ReplayRequest) string {
 	if !UsesConsumerRef(rr) {
@@ -49,6 +77,12 @@ func Group(rr *v1alpha1.ReplayRequest) string {
 
 // BootstrapServers is the bootstrap servers a request connects to.
 func BootstrapServers(rr *v1alpha1.ReplayRequest) string {
+	if UsesClusterRef(rr) {
+		if res := ResolvedKafka(rr); res != nil {
+			return res.BootstrapServers
+		}
+		return ""
+	}
 	if !UsesConsumerRef(rr) {
 		return rr.Spec.Kafka.BootstrapServers
 	}
@@ -89,6 +123,9 @@ func ConfigMapRef(rr *v1alpha1.ReplayRequest) *v1alpha1.LocalObjectReference {
 // spec.kafka.secretRef, or the Secret its Knative resource names. Empty
 // when there is none.
 func SecretName(rr *v1alpha1.ReplayRequest) string {
+	if UsesClusterRef(rr) {
+		return ClusterUserSecret(rr)
+	}
 	if !UsesConsumerRef(rr) {
 		if ref := rr.Spec.Kafka.SecretRef; ref != nil {
 			return ref.Name
@@ -133,4 +170,13 @@ func SecretProjection(rr *v1alpha1.ReplayRequest) *corev1.SecretProjection {
 		Items:                items,
 		Optional:             &optional,
 	}
+}
+
+// ClusterUserSecret is the KafkaUser's Secret a clusterRef request
+// resolved to; empty without a user.
+func ClusterUserSecret(rr *v1alpha1.ReplayRequest) string {
+	if res := ResolvedKafka(rr); res != nil {
+		return res.UserSecret
+	}
+	return ""
 }

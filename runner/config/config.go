@@ -49,6 +49,7 @@ const (
 	EnvForce                  = "REPLAY_FORCE"
 	EnvFileDigest             = "REPLAY_FILE_DIGEST"
 	EnvCommitMode             = "REPLAY_COMMIT_MODE"
+	EnvClusterID              = "REPLAY_CLUSTER_ID"
 )
 
 // Flag names (without dashes).
@@ -96,6 +97,12 @@ const (
 	// FlagCommitMode is how the offsets are committed: CommitModeAtomic,
 	// CommitModePlain or CommitModeAuto.
 	FlagCommitMode = "commit-mode"
+	// FlagClusterID is the ID of the Kafka cluster the bootstrap servers
+	// must reach: a run that reaches another cluster (or one that gives no
+	// ID) is refused before it reads, fences or commits anything. The
+	// launcher sets it for a request that names a Strimzi Kafka, whose
+	// replays are locked by that ID.
+	FlagClusterID = "cluster-id"
 )
 
 // Commit modes (--commit-mode, REPLAY_COMMIT_MODE, spec.commitMode).
@@ -166,6 +173,7 @@ type Config struct {
 	Force                  bool          `envconfig:"REPLAY_FORCE"`
 	FileDigest             string        `envconfig:"REPLAY_FILE_DIGEST"`
 	CommitMode             string        `envconfig:"REPLAY_COMMIT_MODE" default:"Plain"`
+	ClusterID              string        `envconfig:"REPLAY_CLUSTER_ID"`
 
 	// ToFlag is the alias the target was given with (--to-offset, say),
 	// so that an error about the target names what the user typed; empty

@@ -44,6 +44,7 @@ var envByField = map[string]string{
 	"Force":                  EnvForce,
 	"FileDigest":             EnvFileDigest,
 	"CommitMode":             EnvCommitMode,
+	"ClusterID":              EnvClusterID,
 }
 
 // clearEnv unsets every variable Load could read, including the bare names

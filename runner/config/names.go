@@ -95,6 +95,8 @@ var settings = []Setting{
 	// The launcher's, for the plan: and undo: files it writes.
 	{Flag: FlagFileDigest, Env: EnvFileDigest},
 	{Flag: FlagCommitMode, Env: EnvCommitMode, Spec: "spec.commitMode", Runbook: runbookValue("commitMode")},
+	// The launcher's, from the Strimzi Kafka a request names.
+	{Flag: FlagClusterID, Env: EnvClusterID, Spec: "spec.kafka.clusterRef (its Kafka's status.clusterId)"},
 }
 
 // refs are the hint-only references: Flag is how a shell user says it.

@@ -236,6 +236,27 @@ func TestAdmissionPolicies(t *testing.T) {
 		}
 	})
 
+	t.Run("clusterRef", func(t *testing.T) {
+		viaCluster := func(name, user string) *v1alpha1.ReplayRequest {
+			rr := testutil.MakeRequest(ns, name).Obj()
+			rr.Spec.Kafka = v1alpha1.KafkaConnection{ClusterRef: &v1alpha1.StrimziClusterRef{Name: "prod", Listener: "tls", User: user}}
+			return rr
+		}
+		if err := alice.Create(ctx, viaCluster("cluster-no-right", ""), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "spec.kafka.clusterRef.name: alice may not get Kafka prod") {
+			t.Fatalf("a Kafka alice may not get: %v", err)
+		}
+		grant(ctx, t, admin, ns, "get-prod-kafka", user, rbacv1.PolicyRule{
+			APIGroups: []string{"kafka.strimzi.io"}, Resources: []string{"kafkas"}, ResourceNames: []string{"prod"}, Verbs: []string{"get"},
+		})
+		eventuallyDo(t, time.Minute, "the Kafka get grant", func() error {
+			return alice.Create(ctx, viaCluster("cluster-right", ""), client.DryRunAll)
+		})
+		// get on the Kafka is not get on a KafkaUser of it.
+		if err := alice.Create(ctx, viaCluster("cluster-user", "orders"), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "spec.kafka.clusterRef.user: alice may not get KafkaUser orders") {
+			t.Errorf("a KafkaUser alice may not get: %v", err)
+		}
+	})
+
 	t.Run("serviceAccountName", func(t *testing.T) {
 		rr := testutil.MakeRequest(ns, "sa").Runner(v1alpha1.RunnerOverrides{ServiceAccountName: "kafka-admin"}).Obj()
 		if err := alice.Create(ctx, rr.DeepCopy(), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "may not use ServiceAccount kafka-admin") {

@@ -23,12 +23,18 @@ import (
 // (replay.ServersKey: case, order, duplicates, protocol prefixes and the
 // default port do not matter), and the group. At most one replay per key
 // runs at a time. Two lists that reach the same cluster through different
-// servers are, unavoidably, two keys.
+// servers are, unavoidably, two keys; but a request that names a Strimzi
+// Kafka (spec.kafka.clusterRef) is keyed by the cluster's ID instead, which
+// its runner checks (REPLAY_CLUSTER_ID), so that such requests share one
+// lock whichever listener they use.
 func QueueKey(rr *v1alpha1.ReplayRequest) string {
-	return queueKey(replay.BootstrapServers(rr), replay.Group(rr))
+	return queueKey(replay.BootstrapServers(rr), replay.ClusterID(rr), replay.Group(rr))
 }
 
-func queueKey(bootstrapServers, group string) string {
+func queueKey(bootstrapServers, clusterID, group string) string {
+	if clusterID != "" {
+		return "cluster-id:" + clusterID + "|" + group
+	}
 	return replay.ServersKey(bootstrapServers) + "|" + group
 }
 
@@ -41,11 +47,13 @@ func PodSpecQueueKey(spec *corev1.PodSpec) string {
 		if c.Name != state.ContainerName {
 			continue
 		}
-		var servers, group string
+		var servers, clusterID, group string
 		for _, e := range c.Env {
 			switch e.Name {
 			case config.EnvBootstrapServers:
 				servers = e.Value
+			case config.EnvClusterID:
+				clusterID = e.Value
 			case config.EnvGroup:
 				group = e.Value
 			}
@@ -53,7 +61,7 @@ func PodSpecQueueKey(spec *corev1.PodSpec) string {
 		if servers == "" || group == "" {
 			return ""
 		}
-		return queueKey(servers, group)
+		return queueKey(servers, clusterID, group)
 	}
 	return ""
 }

@@ -28,7 +28,7 @@ var outcomeReasons = func() map[string]bool {
 		ReasonJobInvalid, ReasonJobCreateFailed, ReasonJobNotCreated, ReasonPodNotStarted,
 		ReasonImagePullFailed, ReasonUnschedulable, ReasonConfigMissing,
 		ReasonAlreadyRan, ReasonJobConflict, ReasonInvalidTarget,
-		ReasonConsumerRefNotResolved, ReasonUndoRefused, ReasonPauseFailed,
+		ReasonConsumerRefNotResolved, ReasonClusterRefNotResolved, ReasonUndoRefused, ReasonPauseFailed,
 		ReasonRejected, ReasonExpired, ReasonPlanNotRecorded,
 	} {
 		m[r] = true

@@ -26,6 +26,10 @@ const (
 // request whose consumerRef cannot be resolved.
 const ReasonConsumerRefNotResolved = "ConsumerRefNotResolved"
 
+// ReasonClusterRefNotResolved is the Succeeded condition's reason of a
+// request whose kafka.clusterRef cannot be resolved.
+const ReasonClusterRefNotResolved = "ClusterRefNotResolved"
+
 // Reasons of the Applying phase.
 const (
 	// ReasonPodWaiting: the runner pod has not started yet; the message

@@ -115,6 +115,8 @@ latest and a positive shift skip messages the consumers never handled and need
 	f.DurationVar(&o.ApprovalTimeout, request.FlagApprovalTimeout, 0, "with --approval Manual, fail Expired if nobody decides within this (spec.approvalTimeout; 24h when unset)")
 	f.DurationVar(&o.WaitForEmpty, request.FlagWaitForEmpty, 0, "if the group has members, wait up to this long for it to empty (spec.whenGroupActive: Wait, spec.waitTimeout); 0 fails at once")
 	f.StringVar(&o.ConsumerRef, request.FlagConsumerRef, "", "a Knative KafkaSource, Trigger or Subscription whose group is replayed, KIND/NAME: kafkasource/x, trigger/x, subscription/x; instead of --bootstrap-servers, --group and --topic (spec.consumerRef)")
+	f.StringVar(&o.Cluster, request.FlagCluster, "", "a Strimzi Kafka and one of its listeners, KAFKA/LISTENER such as my-cluster/tls, instead of --bootstrap-servers and --secret (spec.kafka.clusterRef)")
+	f.StringVar(&o.User, request.FlagUser, "", "with --cluster, the KafkaUser to connect as; its Secret holds the credentials (spec.kafka.clusterRef.user)")
 	f.StringArrayVar(&o.Consumers, request.FlagConsumers, nil, "workloads to pause meanwhile, KIND/NAME: deploy/x, sts/x, scaledobject/x; repeatable or comma-separated (spec.consumers; needs --wait-for-empty)")
 	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the plan (LimitExceeded) if it re-consumes more messages than this (spec.limits.maxMessagesToReconsume)")
 	f.BoolVar(&o.AllowSkip, request.FlagAllowSkip, false, "allow moving partitions forward, past messages never consumed (spec.limits.allowSkip)")

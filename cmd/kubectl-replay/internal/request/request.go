@@ -7,6 +7,7 @@ package request
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -36,6 +37,8 @@ const (
 	FlagWaitForEmpty           = config.FlagWaitForEmpty     // spec.whenGroupActive: Wait + spec.waitTimeout
 	FlagConsumers              = "consumers"                 // spec.consumers
 	FlagConsumerRef            = "consumer-ref"              // spec.consumerRef
+	FlagCluster                = "cluster"                   // spec.kafka.clusterRef.name and .listener
+	FlagUser                   = "user"                      // spec.kafka.clusterRef.user
 	FlagMaxMessagesToReconsume = "max-messages-to-reconsume" // spec.limits.maxMessagesToReconsume
 	FlagAllowSkip              = "allow-skip"                // spec.limits.allowSkip
 	FlagForce                  = "force"                     // spec.force (undo only)
@@ -63,6 +66,9 @@ type Options struct {
 	Consumers        []string
 	// ConsumerRef is a Knative KIND/NAME whose group is replayed.
 	ConsumerRef string
+	// Cluster is a Strimzi KAFKA/LISTENER; User a KafkaUser of it.
+	Cluster string
+	User    string
 	// MaxMessagesToReconsume is nil when the flag was not given.
 	MaxMessagesToReconsume *int64
 	AllowSkip              bool
@@ -101,15 +107,28 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		for _, f := range []struct {
 			flag  string
 			given bool
-		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, o.Group != ""}, {FlagTopic, len(o.Topics) > 0}} {
+		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, o.Group != ""}, {FlagTopic, len(o.Topics) > 0}, {FlagCluster, o.Cluster != ""}, {FlagUser, o.User != ""}} {
 			if f.given {
 				add(f.flag, fmt.Errorf("must not be given with --%s, which takes it from the Knative resource", FlagConsumerRef))
 			}
 		}
 	} else {
-		if o.BootstrapServers == "" {
-			add(FlagBootstrapServers, fmt.Errorf("is required (or --%s): the Kafka bootstrap list, host:port[,host:port...]", FlagConsumerRef))
-		} else {
+		if o.Cluster != "" {
+			ref, err := ClusterRef(o.Cluster, o.User)
+			add(FlagCluster, err)
+			spec.Kafka.ClusterRef = ref
+			if o.BootstrapServers != "" {
+				add(FlagBootstrapServers, fmt.Errorf("must not be given with --%s, which takes them from the Kafka's listener", FlagCluster))
+			}
+			if o.Secret != "" {
+				add(FlagSecret, fmt.Errorf("must not be given with --%s: --%s names the KafkaUser whose Secret holds the credentials", FlagCluster, FlagUser))
+			}
+		} else if o.User != "" {
+			add(FlagUser, fmt.Errorf("is a KafkaUser of the --%s cluster, and needs it", FlagCluster))
+		}
+		if o.BootstrapServers == "" && o.Cluster == "" {
+			add(FlagBootstrapServers, fmt.Errorf("is required (or --%s, or --%s): the Kafka bootstrap list, host:port[,host:port...]", FlagCluster, FlagConsumerRef))
+		} else if o.BootstrapServers != "" {
 			add(FlagBootstrapServers, config.ValidateBootstrapServers(o.BootstrapServers))
 		}
 		if o.Group == "" {
@@ -237,6 +256,31 @@ func CommitMode(m string) (v1alpha1.CommitMode, error) {
 func skips(t v1alpha1.Target) bool {
 	return (t.Position != nil && *t.Position == v1alpha1.PositionLatest) || (t.ShiftBy != nil && *t.ShiftBy > 0)
 }
+
+// ClusterRef maps --cluster KAFKA/LISTENER and --user NAME onto
+// spec.kafka.clusterRef.
+func ClusterRef(cluster, user string) (*v1alpha1.StrimziClusterRef, error) {
+	name, listener, ok := strings.Cut(cluster, "/")
+	if !ok || name == "" || listener == "" {
+		return nil, fmt.Errorf("%q is not KAFKA/LISTENER, such as my-cluster/tls", cluster)
+	}
+	if err := objectName(name); err != nil {
+		return nil, err
+	}
+	if !strimziListenerName.MatchString(listener) {
+		return nil, fmt.Errorf("listener %q is not a Strimzi listener name (1-11 lowercase letters and digits)", listener)
+	}
+	if user != "" {
+		if err := objectName(user); err != nil {
+			return nil, fmt.Errorf("--%s: %w", FlagUser, err)
+		}
+	}
+	return &v1alpha1.StrimziClusterRef{Name: name, Listener: listener, User: user}, nil
+}
+
+// strimziListenerName is Strimzi's rule for a listener's name
+// (GenericKafkaListener), as spec.kafka.clusterRef.listener holds it.
+var strimziListenerName = regexp.MustCompile(`^[a-z0-9]{1,11}$`)
 
 func objectName(s string) error {
 	if msgs := validation.IsDNS1123Subdomain(s); len(msgs) > 0 {

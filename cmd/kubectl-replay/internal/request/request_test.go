@@ -179,6 +179,19 @@ func TestBuildConsumerRef(t *testing.T) {
 	}
 }
 
+func TestBuildClusterRef(t *testing.T) {
+	o := base()
+	o.BootstrapServers, o.Cluster, o.User = "", "my-cluster/tls", "my-user"
+	rr, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := v1alpha1.StrimziClusterRef{Name: "my-cluster", Listener: "tls", User: "my-user"}
+	if ref := rr.Spec.Kafka.ClusterRef; ref == nil || *ref != want || rr.Spec.Kafka.BootstrapServers != "" || rr.Spec.Group != o.Group {
+		t.Errorf("spec = %+v", rr.Spec)
+	}
+}
+
 // Each bad input is refused before anything is sent, naming the flag.
 func TestBuildErrorsNameTheFlag(t *testing.T) {
 	cases := []struct {
@@ -209,6 +222,15 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 		{"commit mode", func(o *Options) { o.CommitMode = "atomic" }, []string{`--commit-mode: "atomic" is not one of Atomic, Plain, Auto`}},
 		{"deadline fraction", func(o *Options) { o.ActiveDeadline = 1500 * time.Millisecond }, []string{"--active-deadline:"}},
 		{"consumer-ref with group", func(o *Options) { o.ConsumerRef = "trigger/t" }, []string{"--bootstrap-servers: must not be given with --consumer-ref", "--group: must not be given with --consumer-ref"}},
+		{"cluster with servers and secret", func(o *Options) { o.Cluster, o.Secret = "c/tls", "creds" }, []string{"--bootstrap-servers: must not be given with --cluster", "--secret: must not be given with --cluster"}},
+		{"cluster without listener", func(o *Options) { o.BootstrapServers, o.Cluster = "", "my-cluster" }, []string{`--cluster: "my-cluster" is not KAFKA/LISTENER`}},
+		{"cluster listener", func(o *Options) { o.BootstrapServers, o.Cluster = "", "c/External" }, []string{`--cluster: listener "External" is not a Strimzi listener name`}},
+		{"user without cluster", func(o *Options) { o.User = "u" }, []string{"--user: is a KafkaUser of the --cluster cluster"}},
+		{"bad user", func(o *Options) { o.BootstrapServers, o.Cluster, o.User = "", "c/tls", "U_1" }, []string{"--cluster: --user:"}},
+		{"consumer-ref with cluster", func(o *Options) {
+			o.ConsumerRef, o.Cluster = "trigger/t", "c/tls"
+			o.Group, o.BootstrapServers = "", ""
+		}, []string{"--cluster: must not be given with --consumer-ref"}},
 		{"consumer-ref kind", func(o *Options) { o.ConsumerRef = "deploy/t"; o.Group, o.BootstrapServers = "", "" }, []string{"--consumer-ref: \"deploy/t\" is not KIND/NAME"}},
 	}
 	for _, c := range cases {

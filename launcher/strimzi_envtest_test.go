@@ -1,0 +1,309 @@
+package launcher_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+var strimziOnce sync.Once
+
+// installStrimzi installs the Kafka and KafkaUser CRDs of testdata/strimzi
+// (see there for where they come from), once.
+func installStrimzi(t *testing.T) {
+	t.Helper()
+	var err error
+	strimziOnce.Do(func() {
+		_, err = envtest.InstallCRDs(adminCfg, envtest.CRDInstallOptions{
+			Paths: []string{filepath.Join("testdata", "strimzi", "crds.yaml")}, ErrorIfPathMissing: true,
+		})
+	})
+	if err != nil {
+		t.Fatalf("Strimzi CRDs: %v", err)
+	}
+}
+
+// strimziObject creates a Strimzi object as a user would, then writes its
+// status as Strimzi's operators would, Ready for its generation.
+func strimziObject(t *testing.T, gvk schema.GroupVersionKind, ns, name string, labels map[string]string, spec, status map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetLabels(labels)
+	create(t, u)
+	status["observedGeneration"] = u.GetGeneration()
+	status["conditions"] = []any{map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}}
+	u.Object["status"] = status
+	if err := k8s.Status().Update(context.Background(), u); err != nil {
+		t.Fatalf("%s %s status: %v", gvk.Kind, name, err)
+	}
+	return u
+}
+
+// strimziCluster is a Kafka named my-cluster with a plain listener (no
+// authentication), a scram one (TLS, scram-sha-512) and an mtls one (TLS,
+// tls), and their servers in status as Strimzi writes them. Its cluster ID,
+// returned, is the namespace's: every test's cluster is another cluster,
+// whose group locks are its own.
+func strimziCluster(t *testing.T, ns string) string {
+	t.Helper()
+	listener := func(name string, port int64, tls bool, auth string) map[string]any {
+		l := map[string]any{"name": name, "port": port, "type": "internal", "tls": tls}
+		if auth != "" {
+			l["authentication"] = map[string]any{"type": auth}
+		}
+		return l
+	}
+	servers := func(name, port string) map[string]any {
+		return map[string]any{"name": name, "bootstrapServers": "my-cluster-kafka-bootstrap." + ns + ".svc:" + port}
+	}
+	strimziObject(t, strimzi.KafkaGVK, ns, "my-cluster", nil,
+		map[string]any{"kafka": map[string]any{"listeners": []any{
+			listener("plain", 9092, false, ""), listener("scram", 9093, true, "scram-sha-512"), listener("mtls", 9094, true, "tls"),
+		}}},
+		map[string]any{"clusterId": "id-" + ns, "listeners": []any{servers("plain", "9092"), servers("scram", "9093"), servers("mtls", "9094")}})
+	return "id-" + ns
+}
+
+func strimziUser(t *testing.T, ns, name, cluster, auth string) {
+	t.Helper()
+	strimziObject(t, strimzi.KafkaUserGVK, ns, name, map[string]string{strimzi.ClusterLabel: cluster},
+		map[string]any{"authentication": map[string]any{"type": auth}},
+		map[string]any{"username": name, "secret": name})
+}
+
+func clusterRequest(ns, name, listener, user, by string) *v1alpha1.ReplayRequest {
+	w := testutil.MakeRequest(ns, name)
+	w.Spec.Kafka = v1alpha1.KafkaConnection{ClusterRef: &v1alpha1.StrimziClusterRef{Name: "my-cluster", Listener: listener, User: user}}
+	rr := w.Obj()
+	rr.Annotations = map[string]string{v1alpha1.AnnotationRequestedBy: by}
+	return rr
+}
+
+// grantSecret lets user use the Secret secret of ns, as an admin would
+// for kafka.secretRef.
+func grantSecret(t *testing.T, ns, user, secret string) {
+	t.Helper()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "use-" + secret},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{secret}, Verbs: []string{"use"}}}}
+	create(t, role)
+	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user + "-uses-" + secret},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}})
+}
+
+// secretDir is the Job's projected secret directory: each Secret's items
+// (key -> path) and the downward API files (path -> annotation value).
+func secretDir(t *testing.T, job *batchv1.Job) (map[string]map[string]string, map[string]string) {
+	t.Helper()
+	secrets, files := map[string]map[string]string{}, map[string]string{}
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, s := range v.Projected.Sources {
+			if s.Secret != nil {
+				items := map[string]string{}
+				for _, it := range s.Secret.Items {
+					items[it.Key] = it.Path
+				}
+				secrets[s.Secret.Name] = items
+			}
+			if s.DownwardAPI != nil {
+				for _, f := range s.DownwardAPI.Items {
+					key := strings.TrimSuffix(strings.TrimPrefix(f.FieldRef.FieldPath, "metadata.annotations['"), "']")
+					files[f.Path] = job.Spec.Template.Annotations[key]
+				}
+			}
+		}
+	}
+	return secrets, files
+}
+
+// waitClusterRefNotResolved waits for a request to fail
+// ClusterRefNotResolved, with no Job, and returns its message.
+func waitClusterRefNotResolved(t *testing.T, rr *v1alpha1.ReplayRequest) string {
+	t.Helper()
+	return waitRefused(t, rr, state.ReasonClusterRefNotResolved)
+}
+
+// A clusterRef with a SCRAM-SHA-512 user on a TLS listener: refused while
+// its creator may neither get nor use the user's Secret, as a secretRef
+// would be; once allowed, resolved once into status.resolvedKafka, and
+// its Job connects to the listener's servers with the cluster's ID, the
+// CA, the password and the listener's properties in its secret directory,
+// bound to those servers.
+func TestEnvtestStrimziSCRAM(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+	clusterID := strimziCluster(t, ns)
+	strimziUser(t, ns, "my-user", "my-cluster", "scram-sha-512")
+
+	refused := clusterRequest(ns, "by-alice", "scram", "my-user", "alice")
+	create(t, refused)
+	if msg := waitClusterRefNotResolved(t, refused); !strings.Contains(msg, "names Secret my-user, which the request's creator alice may neither get nor use") {
+		t.Fatalf("refusal says %q", msg)
+	}
+
+	grantSecret(t, ns, "bob", "my-user")
+	allowed := clusterRequest(ns, "by-bob", "scram", "my-user", "bob")
+	create(t, allowed)
+	job := waitJob(t, allowed)
+	servers := "my-cluster-kafka-bootstrap." + ns + ".svc:9093"
+	res := getRR(t, allowed).Status.ResolvedKafka
+	if res == nil || res.ClusterID != clusterID || res.BootstrapServers != servers || res.UserSecret != "my-user" {
+		t.Fatalf("status.resolvedKafka = %+v", res)
+	}
+	if envOf(job, config.EnvBootstrapServers) != servers || envOf(job, config.EnvClusterID) != clusterID || envOf(job, config.EnvKafkaSecretDir) == "" || envOf(job, config.EnvAllowUnboundSecret) != "" {
+		t.Fatalf("Job env %v", job.Spec.Template.Spec.Containers[0].Env)
+	}
+	secrets, files := secretDir(t, job)
+	if fmt.Sprint(secrets) != fmt.Sprint(map[string]map[string]string{
+		"my-cluster-cluster-ca-cert": {"ca.crt": "ssl.ca.pem"},
+		"my-user":                    {"password": "sasl.password"},
+	}) {
+		t.Fatalf("Secrets mounted %v", secrets)
+	}
+	if fmt.Sprint(files) != fmt.Sprint(map[string]string{
+		"bootstrap.servers": servers, "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "my-user",
+	}) {
+		t.Fatalf("properties %v", files)
+	}
+}
+
+// TLS client authentication: the user's certificate and key, the CA, and
+// SSL, on the mtls listener.
+func TestEnvtestStrimziTLSClientAuth(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+	strimziCluster(t, ns)
+	strimziUser(t, ns, "tls-user", "my-cluster", "tls")
+	grantSecret(t, ns, "bob", "tls-user")
+
+	rr := clusterRequest(ns, "mtls", "mtls", "tls-user", "bob")
+	create(t, rr)
+	job := waitJob(t, rr)
+	secrets, files := secretDir(t, job)
+	if fmt.Sprint(secrets) != fmt.Sprint(map[string]map[string]string{
+		"my-cluster-cluster-ca-cert": {"ca.crt": "ssl.ca.pem"},
+		"tls-user":                   {"user.crt": "ssl.certificate.pem", "user.key": "ssl.key.pem"},
+	}) || files["security.protocol"] != "SSL" || files["bootstrap.servers"] != envOf(job, config.EnvBootstrapServers) {
+		t.Fatalf("Secrets %v, properties %v", secrets, files)
+	}
+}
+
+// Every refusal fails the request ClusterRefNotResolved, with no Job and a
+// message naming the field.
+func TestEnvtestStrimziRefusals(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 4)
+	strimziCluster(t, ns)
+	strimziUser(t, ns, "other-user", "other-cluster", "scram-sha-512")
+	strimziUser(t, ns, "my-user", "my-cluster", "scram-sha-512")
+	for _, tc := range []struct{ name, listener, user, want string }{
+		{"missing-listener", "external", "", `kafka.clusterRef.listener: Kafka my-cluster has no listener "external"`},
+		{"user-of-another-cluster", "scram", "other-user", `kafka.clusterRef.user: KafkaUser other-user is a user of cluster "other-cluster"`},
+		{"missing-user", "scram", "nobody", "kafka.clusterRef.user: KafkaUser nobody does not exist"},
+		{"no-user", "scram", "", "kafka.clusterRef.user: Kafka my-cluster: listener scram authenticates with scram-sha-512"},
+		{"scram-user-on-mtls", "mtls", "my-user", `KafkaUser my-user authenticates with "scram-sha-512"`},
+	} {
+		rr := clusterRequest(ns, tc.name, tc.listener, tc.user, "bob")
+		create(t, rr)
+		if msg := waitClusterRefNotResolved(t, rr); !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: refusal says %q, want %q", tc.name, msg, tc.want)
+		}
+	}
+	missing := clusterRequest(ns, "missing-kafka", "plain", "", "bob")
+	missing.Spec.Kafka.ClusterRef.Name = "nope"
+	create(t, missing)
+	if msg := waitClusterRefNotResolved(t, missing); !strings.Contains(msg, "kafka.clusterRef.name: Kafka nope does not exist") {
+		t.Errorf("refusal says %q", msg)
+	}
+}
+
+// Requests that name the same Kafka share one lock for a group, whichever
+// listener they use: the second waits for the first and starts after it.
+func TestEnvtestStrimziGroupLockByClusterID(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 4)
+	clusterID := strimziCluster(t, ns)
+	strimziUser(t, ns, "my-user", "my-cluster", "scram-sha-512")
+	grantSecret(t, ns, "bob", "my-user")
+
+	first := clusterRequest(ns, "via-plain", "plain", "", "bob")
+	create(t, first)
+	firstJob := waitJob(t, first)
+	second := clusterRequest(ns, "via-scram", "scram", "my-user", "bob")
+	create(t, second)
+	eventually(t, 10*time.Second, "via-scram waits for via-plain", func() error {
+		cur := getRR(t, second)
+		c := condition(cur, v1alpha1.ConditionAccepted)
+		if c == nil || c.Reason != state.ReasonWaitingForGroup || !strings.Contains(c.Message, ns+"/via-plain") || cur.Status.JobName != "" {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
+	group := first.Spec.Group
+	runPod(t, firstJob, 0, 0, testutil.Compact(testutil.Result(group, report.ExitOK, 1)))
+	finishJob(t, firstJob, "")
+	waitPhase(t, first, v1alpha1.PhaseSucceeded)
+	if job := waitJob(t, second); envOf(job, config.EnvClusterID) != clusterID {
+		t.Fatalf("via-scram's Job: %v", job.Spec.Template.Spec.Containers[0].Env)
+	}
+}
+
+// The API server refuses a clusterRef beside bootstrapServers or
+// secretRef, and a request with neither.
+func TestEnvtestStrimziCEL(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	for _, tc := range []struct {
+		name  string
+		kafka v1alpha1.KafkaConnection
+		want  string
+	}{
+		{"both", v1alpha1.KafkaConnection{BootstrapServers: "k:9092", ClusterRef: &v1alpha1.StrimziClusterRef{Name: "c", Listener: "tls"}}, "set bootstrapServers, or clusterRef"},
+		{"neither", v1alpha1.KafkaConnection{ConfigMapRef: &v1alpha1.LocalObjectReference{Name: "props"}}, "set bootstrapServers, or clusterRef"},
+		{"secret", v1alpha1.KafkaConnection{ClusterRef: &v1alpha1.StrimziClusterRef{Name: "c", Listener: "tls"}, SecretRef: &v1alpha1.LocalObjectReference{Name: "s"}}, "kafka.secretRef: not with clusterRef"},
+		{"listener", v1alpha1.KafkaConnection{ClusterRef: &v1alpha1.StrimziClusterRef{Name: "c", Listener: "External"}}, "spec.kafka.clusterRef.listener"},
+	} {
+		w := testutil.MakeRequest(ns, tc.name)
+		w.Spec.Kafka = tc.kafka
+		err := k8s.Create(context.Background(), w.Obj())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	ok := testutil.MakeRequest(ns, "ok")
+	ok.Spec.Kafka = v1alpha1.KafkaConnection{ClusterRef: &v1alpha1.StrimziClusterRef{Name: "c", Listener: "tls", User: "u"}}
+	create(t, ok.Obj())
+}
