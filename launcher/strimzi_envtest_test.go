@@ -177,7 +177,7 @@ func TestEnvtestStrimziSCRAM(t *testing.T) {
 	if res == nil || res.ClusterID != clusterID || res.BootstrapServers != servers || res.UserSecret != "my-user" {
 		t.Fatalf("status.resolvedKafka = %+v", res)
 	}
-	if envOf(job, config.EnvBootstrapServers) != servers || envOf(job, config.EnvClusterID) != clusterID || envOf(job, config.EnvKafkaSecretDir) == "" || envOf(job, config.EnvAllowUnboundSecret) != "" {
+	if testutil.RunnerEnv(job)[config.EnvBootstrapServers] != servers || testutil.RunnerEnv(job)[config.EnvClusterID] != clusterID || testutil.RunnerEnv(job)[config.EnvKafkaSecretDir] == "" || testutil.RunnerEnv(job)[config.EnvAllowUnboundSecret] != "" {
 		t.Fatalf("Job env %v", job.Spec.Template.Spec.Containers[0].Env)
 	}
 	secrets, files := secretDir(t, job)
@@ -212,7 +212,7 @@ func TestEnvtestStrimziTLSClientAuth(t *testing.T) {
 	if fmt.Sprint(secrets) != fmt.Sprint(map[string]map[string]string{
 		"my-cluster-cluster-ca-cert": {"ca.crt": "ssl.ca.pem"},
 		"tls-user":                   {"user.crt": "ssl.certificate.pem", "user.key": "ssl.key.pem"},
-	}) || files["security.protocol"] != "SSL" || files["bootstrap.servers"] != envOf(job, config.EnvBootstrapServers) {
+	}) || files["security.protocol"] != "SSL" || files["bootstrap.servers"] != testutil.RunnerEnv(job)[config.EnvBootstrapServers] {
 		t.Fatalf("Secrets %v, properties %v", secrets, files)
 	}
 }
@@ -276,7 +276,7 @@ func TestEnvtestStrimziGroupLockByClusterID(t *testing.T) {
 	runPod(t, firstJob, 0, 0, testutil.Compact(testutil.Result(group, report.ExitOK, 1)))
 	finishJob(t, firstJob, "")
 	waitPhase(t, first, v1alpha1.PhaseSucceeded)
-	if job := waitJob(t, second); envOf(job, config.EnvClusterID) != clusterID {
+	if job := waitJob(t, second); testutil.RunnerEnv(job)[config.EnvClusterID] != clusterID {
 		t.Fatalf("via-scram's Job: %v", job.Spec.Template.Spec.Containers[0].Env)
 	}
 }

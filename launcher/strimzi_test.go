@@ -57,7 +57,7 @@ func clusterRefRequest(t *testing.T, name, listener string) *testutil.RequestWra
 // properties, the binding among them, from pod annotations; never unbound.
 func TestUnitClusterRefJob(t *testing.T) {
 	job := buildJob(t, clusterRefRequest(t, "a", "tls"))
-	env := envOf(t, job)
+	env := testutil.RunnerEnv(job)
 	if env[config.EnvBootstrapServers] != "my-cluster-kafka-bootstrap:9093" || env[config.EnvClusterID] != "cluster-1" ||
 		env[config.EnvKafkaSecretDir] != kafkaSecretDir || env[config.EnvAllowUnboundSecret] != "" || env[config.EnvKafkaConfigDir] != "" {
 		t.Fatalf("env %v", env)
