@@ -71,6 +71,9 @@ func (r *ReplayRequestReconciler) recordConsumer(ctx context.Context, ns string,
 	if ref.Kind == v1alpha1.ConsumerKafkaSource {
 		return r.recordKafkaSource(ctx, ns, c)
 	}
+	if ref.Kind == v1alpha1.ConsumerKafkaConnector {
+		return r.recordConnector(ctx, ns, c)
+	}
 	if ref.Kind == v1alpha1.ConsumerScaledObject {
 		if r.Options.NoKEDA {
 			return c, errConsumer{fmt.Sprintf("consumers: ScaledObject %s: KEDA support is turned off in this launcher", ref.Name)}
@@ -202,6 +205,9 @@ func workloadObject(ns, kindName string) (client.Object, error) {
 
 // pauseConsumer pauses one recorded consumer. Pausing again is harmless.
 func (r *ReplayRequestReconciler) pauseConsumer(ctx context.Context, ns string, c *v1alpha1.ConsumerStatus) error {
+	if c.Method == v1alpha1.PauseState {
+		return r.patchConnectorState(ctx, ns, c.Name, "", ptrTo(consumers.ConnectorStopped))
+	}
 	if c.Method == v1alpha1.PauseKEDA {
 		return r.patchScaledObject(ctx, ns, c.ScaledObject, "", ptrTo(consumers.KEDAPausedValue), ptrTo(consumers.KEDAPausedReplicasValue))
 	}
@@ -217,6 +223,9 @@ func (r *ReplayRequestReconciler) pauseConsumer(ctx context.Context, ns string, 
 
 // readConsumer is what a recorded consumer looks like now.
 func (r *ReplayRequestReconciler) readConsumer(ctx context.Context, ns string, c *v1alpha1.ConsumerStatus) (consumers.WorkloadState, string, error) {
+	if c.Method == v1alpha1.PauseState {
+		return r.readConnector(ctx, ns, c.Name)
+	}
 	if c.Method == v1alpha1.PauseKEDA {
 		so, err := r.getScaledObject(ctx, ns, c.ScaledObject)
 		if apierrors.IsNotFound(err) {
@@ -266,6 +275,8 @@ func (r *ReplayRequestReconciler) restoreConsumer(ctx context.Context, ns string
 	action, msg := consumers.DecideRestore(*c, now)
 	if action == consumers.RestoreApply {
 		switch {
+		case c.Method == v1alpha1.PauseState:
+			err = r.patchConnectorState(ctx, ns, c.Name, version, c.PreviousState)
 		case c.Method == v1alpha1.PauseKEDA:
 			err = r.patchScaledObject(ctx, ns, c.ScaledObject, version, c.PreviousPaused, c.PreviousPausedReplicas)
 		case isKafkaSourceScale(c):

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
@@ -306,4 +307,62 @@ func TestEnvtestStrimziCEL(t *testing.T) {
 	ok := testutil.MakeRequest(ns, "ok")
 	ok.Spec.Kafka = v1alpha1.KafkaConnection{ClusterRef: &v1alpha1.StrimziClusterRef{Name: "c", Listener: "tls", User: "u"}}
 	create(t, ok.Obj())
+}
+
+// connectorState is a KafkaConnector's spec.state, or "(absent)".
+func connectorStateOf(t *testing.T, ns, name string) string {
+	t.Helper()
+	kc := &unstructured.Unstructured{}
+	kc.SetGroupVersionKind(strimzi.KafkaConnectorGVK)
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, kc); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := unstructured.NestedString(kc.Object, "spec", "state"); ok {
+		return v
+	}
+	return "(absent)"
+}
+
+// A KafkaConnector among the consumers is stopped through spec.state for
+// the replay and put back to its recorded state after, absent (running)
+// and paused alike (one changed meanwhile is left as found:
+// TestUnitDecideRestore).
+func TestEnvtestStrimziConnectorConsumer(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 4)
+	connector := func(name string, spec map[string]any) {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		u.SetGroupVersionKind(strimzi.KafkaConnectorGVK)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		create(t, u)
+	}
+	connector("sink", map[string]any{"class": "org.example.Sink", "tasksMax": int64(2)})
+	connector("paused-sink", map[string]any{"class": "org.example.Sink", "state": "paused"})
+	rr := consumerRequest(ns, "replay-sinks", "connect-sink",
+		v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerKafkaConnector, Name: "sink"},
+		v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerKafkaConnector, Name: "paused-sink"})
+	create(t, rr)
+	cur, job := waitPaused(t, rr)
+	if connectorStateOf(t, ns, "sink") != "stopped" || connectorStateOf(t, ns, "paused-sink") != "stopped" {
+		t.Fatalf("running with connectors %s and %s", connectorStateOf(t, ns, "sink"), connectorStateOf(t, ns, "paused-sink"))
+	}
+	recorded := map[string]string{}
+	for _, s := range cur.Status.Consumers {
+		if s.Method != v1alpha1.PauseState || s.State != v1alpha1.ConsumerPaused {
+			t.Fatalf("consumer status %+v", s)
+		}
+		recorded[s.Name] = fmt.Sprint(s.PreviousState != nil)
+	}
+	if recorded["sink"] != "false" || recorded["paused-sink"] != "true" {
+		t.Fatalf("recorded %v", recorded)
+	}
+	runPod(t, job, 0, 0, testutil.Compact(testutil.Result("connect-sink", report.ExitOK, 10)))
+	finishJob(t, job, "")
+	waitRestored(t, rr, state.ReasonRestored)
+	if connectorStateOf(t, ns, "sink") != "(absent)" || connectorStateOf(t, ns, "paused-sink") != "paused" {
+		t.Fatalf("restored to %s and %s", connectorStateOf(t, ns, "sink"), connectorStateOf(t, ns, "paused-sink"))
+	}
 }

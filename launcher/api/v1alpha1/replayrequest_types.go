@@ -212,8 +212,9 @@ type Limits struct {
 // ConsumerRef names a workload that consumes the group.
 type ConsumerRef struct {
 	// kind of the workload: Deployment, StatefulSet (apps/v1),
-	// ScaledObject (keda.sh/v1alpha1) or KafkaSource
-	// (sources.knative.dev/v1beta1).
+	// ScaledObject (keda.sh/v1alpha1), KafkaSource
+	// (sources.knative.dev/v1beta1) or KafkaConnector
+	// (kafka.strimzi.io/v1beta2).
 	// +required
 	Kind ConsumerKind `json:"kind"`
 	// name of the workload, in the request's namespace.
@@ -225,7 +226,7 @@ type ConsumerRef struct {
 }
 
 // ConsumerKind is the kind of a consumer workload.
-// +kubebuilder:validation:Enum=Deployment;StatefulSet;ScaledObject;KafkaSource
+// +kubebuilder:validation:Enum=Deployment;StatefulSet;ScaledObject;KafkaSource;KafkaConnector
 type ConsumerKind string
 
 const (
@@ -241,10 +242,14 @@ const (
 	// KafkaSource pauses it without naming it here (with whenGroupActive:
 	// Wait).
 	ConsumerKafkaSource ConsumerKind = "KafkaSource"
+	// ConsumerKafkaConnector is a Strimzi kafka.strimzi.io/v1beta2
+	// KafkaConnector (a sink connector's tasks are its group's members),
+	// stopped through its spec.state.
+	ConsumerKafkaConnector ConsumerKind = "KafkaConnector"
 )
 
 // PauseMethod is how the launcher pauses a consumer.
-// +kubebuilder:validation:Enum=Scale;KEDA
+// +kubebuilder:validation:Enum=Scale;KEDA;State
 type PauseMethod string
 
 const (
@@ -254,6 +259,10 @@ const (
 	// "0" and autoscaling.keda.sh/paused "true" annotations together (one
 	// alone lets KEDA scale the workload up again).
 	PauseKEDA PauseMethod = "KEDA"
+	// PauseState sets a KafkaConnector's spec.state to stopped, which
+	// Strimzi carries out by stopping its tasks (they leave the group),
+	// and puts the recorded spec.state back afterwards.
+	PauseState PauseMethod = "State"
 )
 
 // ConsumerState is where a consumer is in its pause and restore.
@@ -281,8 +290,9 @@ type ConsumerStatus struct {
 	Kind ConsumerKind `json:"kind"`
 	// name of the workload, as in spec.consumers.
 	Name string `json:"name"`
-	// method is how it is paused: Scale (the workload's scale subresource)
-	// or KEDA (the ScaledObject's pause annotations).
+	// method is how it is paused: Scale (the workload's scale subresource),
+	// KEDA (the ScaledObject's pause annotations) or State (a
+	// KafkaConnector's spec.state).
 	Method PauseMethod `json:"method"`
 	// workload is the workload that scales, as Kind/name (a ScaledObject's
 	// scale target).
@@ -304,6 +314,11 @@ type ConsumerStatus struct {
 	// annotation before the pause, the same way.
 	// +optional
 	PreviousPausedReplicas *string `json:"previousPausedReplicas,omitempty"`
+	// previousState is the KafkaConnector's spec.state before the pause,
+	// with method State; absent when it had none (running).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	PreviousState *string `json:"previousState,omitempty"`
 	// state is Recorded, Paused, Restored or NotRestored.
 	State ConsumerState `json:"state"`
 	// message says what the launcher found or did last.

@@ -62,6 +62,11 @@ func (in *ConsumerStatus) DeepCopyInto(out *ConsumerStatus) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.PreviousState != nil {
+		in, out := &in.PreviousState, &out.PreviousState
+		*out = new(string)
+		**out = **in
+	}
 	if in.Warnings != nil {
 		in, out := &in.Warnings, &out.Warnings
 		*out = make([]string, len(*in))

@@ -24,6 +24,10 @@ const (
 	KEDAPausedReplicasValue = "0"
 )
 
+// ConnectorStopped is the spec.state that stops a Strimzi KafkaConnector
+// (KafkaConnectorSpec), its pause.
+const ConnectorStopped = "stopped"
+
 // WorkloadState is what a consumer looks like now, as read for a restore.
 type WorkloadState struct {
 	// Gone is true when the workload (or ScaledObject) no longer exists.
@@ -33,6 +37,9 @@ type WorkloadState struct {
 	// Paused and PausedReplicas are the KEDA annotations (nil: absent),
 	// with method KEDA.
 	Paused, PausedReplicas *string
+	// State is a KafkaConnector's spec.state (nil: absent), with method
+	// State.
+	State *string
 }
 
 // RestoreAction is what a restore does to one consumer.
@@ -59,6 +66,16 @@ func DecideRestore(c v1alpha1.ConsumerStatus, now WorkloadState) (RestoreAction,
 		return RestoreLeave, fmt.Sprintf("%s is gone; nothing to restore", Name(c))
 	}
 	switch c.Method {
+	case v1alpha1.PauseState:
+		prev := "spec.state " + showOpt(c.PreviousState)
+		switch {
+		case eqOpt(now.State, c.PreviousState):
+			return RestoreNothing, fmt.Sprintf("%s is as recorded (%s)", c.Workload, prev)
+		case valueIs(now.State, ConnectorStopped):
+			return RestoreApply, fmt.Sprintf("%s restored to %s", c.Workload, prev)
+		default:
+			return RestoreLeave, fmt.Sprintf("%s was changed by someone else while stopped (spec.state %s); left as found, recorded %s", c.Workload, showOpt(now.State), prev)
+		}
 	case v1alpha1.PauseKEDA:
 		prev := fmt.Sprintf("%s=%s, %s=%s", AnnotationKEDAPaused, showOpt(c.PreviousPaused), AnnotationKEDAPausedReplicas, showOpt(c.PreviousPausedReplicas))
 		switch {
@@ -116,6 +133,9 @@ func PausedMessage(cs []v1alpha1.ConsumerStatus) string {
 
 // Summary is one consumer and what it was before the pause.
 func Summary(c v1alpha1.ConsumerStatus) string {
+	if c.Method == v1alpha1.PauseState {
+		return fmt.Sprintf("%s (spec.state %s)", c.Workload, showOpt(c.PreviousState))
+	}
 	if c.Method == v1alpha1.PauseKEDA {
 		return fmt.Sprintf("ScaledObject %s (scaling %s)", c.ScaledObject, c.Workload)
 	}

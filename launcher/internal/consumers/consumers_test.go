@@ -15,6 +15,9 @@ func TestUnitDecideRestore(t *testing.T) {
 	keda := v1alpha1.ConsumerStatus{Method: v1alpha1.PauseKEDA, ScaledObject: "so", Workload: "Deployment/c", State: v1alpha1.ConsumerPaused}
 	kedaPrev := keda
 	kedaPrev.PreviousPaused, kedaPrev.PreviousPausedReplicas = ptr.To("false"), ptr.To("2")
+	connector := v1alpha1.ConsumerStatus{Method: v1alpha1.PauseState, Workload: "KafkaConnector/k", State: v1alpha1.ConsumerPaused}
+	pausedConnector := connector
+	pausedConnector.PreviousState = ptr.To("paused")
 	cases := []struct {
 		name string
 		c    v1alpha1.ConsumerStatus
@@ -33,6 +36,12 @@ func TestUnitDecideRestore(t *testing.T) {
 		{"keda: unpaused by someone else", keda, WorkloadState{PausedReplicas: ptr.To("0")}, RestoreLeave, "someone else"},
 		{"keda: other replicas by someone else", keda, WorkloadState{Paused: ptr.To("true"), PausedReplicas: ptr.To("4")}, RestoreLeave, "someone else"},
 		{"keda: gone", keda, WorkloadState{Gone: true}, RestoreLeave, "gone"},
+		{"connector: stopped, none before", connector, WorkloadState{State: ptr.To("stopped")}, RestoreApply, "restored to spec.state (absent)"},
+		{"connector: stopped, paused before", pausedConnector, WorkloadState{State: ptr.To("stopped")}, RestoreApply, `restored to spec.state "paused"`},
+		{"connector: already as recorded", connector, WorkloadState{}, RestoreNothing, "as recorded"},
+		{"connector: stopped before, still stopped", v1alpha1.ConsumerStatus{Method: v1alpha1.PauseState, Workload: "KafkaConnector/k", PreviousState: ptr.To("stopped")}, WorkloadState{State: ptr.To("stopped")}, RestoreNothing, "as recorded"},
+		{"connector: resumed by someone else", connector, WorkloadState{State: ptr.To("running")}, RestoreLeave, `someone else while stopped (spec.state "running")`},
+		{"connector: gone", connector, WorkloadState{Gone: true}, RestoreLeave, "gone"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,6 +21,8 @@ import (
 var (
 	KafkaGVK     = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "Kafka"}
 	KafkaUserGVK = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "KafkaUser"}
+	// KafkaConnectorGVK is the kind a spec.consumers entry may stop.
+	KafkaConnectorGVK = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "KafkaConnector"}
 )
 
 // Upstream names.

@@ -399,6 +399,9 @@ var consumerKinds = map[string]v1alpha1.ConsumerKind{
 	"so":                v1alpha1.ConsumerScaledObject, "scaledobject": v1alpha1.ConsumerScaledObject,
 	"scaledobjects": v1alpha1.ConsumerScaledObject, "scaledobject.keda.sh": v1alpha1.ConsumerScaledObject,
 	"scaledobjects.keda.sh": v1alpha1.ConsumerScaledObject,
+	"kafkaconnector":        v1alpha1.ConsumerKafkaConnector, "kafkaconnectors": v1alpha1.ConsumerKafkaConnector,
+	"kctr": v1alpha1.ConsumerKafkaConnector, "kafkaconnector.kafka.strimzi.io": v1alpha1.ConsumerKafkaConnector,
+	"kafkaconnectors.kafka.strimzi.io": v1alpha1.ConsumerKafkaConnector,
 }
 
 // Consumers maps --consumers entries, kubectl's KIND/NAME (deploy/orders,
