@@ -268,6 +268,9 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 	if m := rr.Spec.CommitMode; m != "" {
 		env = append(env, corev1.EnvVar{Name: config.EnvCommitMode, Value: string(m)})
 	}
+	if k := rr.Spec.GroupType; k != "" {
+		env = append(env, corev1.EnvVar{Name: config.EnvGroupType, Value: string(k)})
+	}
 	var wait time.Duration
 	// A dry run never waits for the group: it commits nothing.
 	if rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil && stage != StagePlan {

@@ -130,6 +130,11 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 			want: map[string]string{config.EnvCommitMode: "Atomic"},
 		},
 		{
+			name: "a stated group type",
+			req:  testutil.MakeRequest("ns", "a").GroupType(v1alpha1.GroupType(config.GroupTypeShare)),
+			want: map[string]string{config.EnvGroupType: "Share"},
+		},
+		{
 			name: "a ConfigMap alone",
 			req:  testutil.MakeRequest("ns", "a").ConfigMap("kafka-props"),
 			want: map[string]string{config.EnvKafkaConfigDir: "/etc/kafka-replay/kafka"},
@@ -157,7 +162,7 @@ func TestUnitBuildJobEnvironment(t *testing.T) {
 			}
 			// The guards are the runner's defaults unless the spec says
 			// otherwise: no limit, skipping refused; force only if asked.
-			for _, g := range []string{config.EnvMaxMessagesToReconsume, config.EnvAllowSkip, config.EnvForce, config.EnvCommitMode} {
+			for _, g := range []string{config.EnvMaxMessagesToReconsume, config.EnvAllowSkip, config.EnvForce, config.EnvCommitMode, config.EnvGroupType} {
 				if _, ok := tc.want[g]; !ok {
 					if v, set := env[g]; set {
 						t.Errorf("%s = %q set without the spec asking", g, v)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/internal/groupkind"
+	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
 // kindError refuses a group of a kind the runner does not reset: a streams
@@ -49,31 +50,38 @@ func capNames(names []string) []string {
 // credentials, an unreachable cluster) is the run's outcome before the
 // kind is looked at.
 type kindCheck struct {
-	done    chan struct{}
-	cancel  context.CancelFunc
-	info    groupkind.Info
-	warning string
-	err     error
+	done   chan struct{}
+	cancel context.CancelFunc
+	group  string
+	info   groupkind.Info
+	// unchecked is why the kind could not be asked for, if it could not.
+	unchecked error
+	err       error
 }
 
 func (r *run) startKindCheck(ctx context.Context) *kindCheck {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	k := &kindCheck{done: make(chan struct{}), cancel: cancel}
+	k := &kindCheck{done: make(chan struct{}), cancel: cancel, group: r.cfg.Group}
 	go func() {
 		defer close(k.done)
 		k.err = recovering(func() (err error) {
-			k.info, k.warning, err = r.checkKind(ctx)
+			k.info, k.unchecked, err = r.checkKind(ctx)
 			return err
 		})()
 	}()
 	return k
 }
 
-// wait returns the check's outcome; stop abandons it.
+// wait returns the check's outcome, with a warning when the kind could
+// not be checked; stop abandons it.
 func (k *kindCheck) wait() (groupkind.Info, string, error) {
 	<-k.done
 	k.cancel()
-	return k.info, k.warning, k.err
+	var w string
+	if k.unchecked != nil {
+		w = fmt.Sprintf("the group's kind was not checked (%v): the run treats %s as a consumer group; Kafka refuses the commit to a share group and to a streams group with members, but an empty streams group's offsets would be moved as a consumer group's, on every topic in scope", k.unchecked, k.group)
+	}
+	return k.info, w, k.err
 }
 
 func (k *kindCheck) stop() {
@@ -109,24 +117,24 @@ func (k *kindCheck) explain(err error, scopeless bool) error {
 // with the same servers and credentials. Properties that client cannot
 // reproduce leave the kind unchecked, which the result says: refusing
 // them would stop consumer-group replays that work today.
-func (r *run) checkKind(ctx context.Context) (info groupkind.Info, warning string, err error) {
+func (r *run) checkKind(ctx context.Context) (info groupkind.Info, unchecked, err error) {
 	cfg := r.cfg
 	cl, err := r.kindClient()
 	var unsupported *groupkind.UnsupportedError
 	if errors.As(err, &unsupported) {
-		return groupkind.Info{Kind: groupkind.Consumer}, fmt.Sprintf("the group's kind was not checked (%v): the run treats %s as a consumer group; Kafka refuses the commit to a share group and to a streams group with members, but an empty streams group's offsets would be moved as a consumer group's, on every topic in scope", err, cfg.Group), nil
+		return groupkind.Info{Kind: groupkind.Consumer}, err, nil
 	}
 	if err != nil {
-		return info, "", err
+		return info, nil, err
 	}
 	defer cl.Close()
 	if info, err = groupkind.Describe(ctx, cl, cfg.Group); err != nil {
-		return info, "", err
+		return info, nil, err
 	}
 	if info.Kind == groupkind.Streams {
-		return info, "", &kindError{group: cfg.Group, info: info}
+		return info, nil, &kindError{group: cfg.Group, info: info}
 	}
-	return info, "", nil
+	return info, nil, nil
 }
 
 // kindClient is a franz-go client with the runner's servers and
@@ -164,4 +172,66 @@ func classicStreamsWarning(group string, committed map[TP]Committed) string {
 	slices.Sort(topics)
 	return fmt.Sprintf("group %s looks like a Kafka Streams application on the classic protocol (it commits on %s, named as its repartition topics are): reset its local state too before it restarts (KafkaStreams#cleanUp, or delete its state directory), and name its input topics only; kafka-streams-application-reset.sh handles its repartition and internal topics",
 		group, strings.Join(capNames(topics), ", "))
+}
+
+// foundType is the kind of group the run found, as --group-type names it:
+// the coordinator's word for a share or streams group, else librdkafka's
+// protocol of the consumer group g; empty when no group exists.
+func foundType(info groupkind.Info, g GroupInfo) string {
+	switch info.Kind {
+	case groupkind.Share:
+		return config.GroupTypeShare
+	case groupkind.Streams:
+		return config.GroupTypeStreams
+	}
+	return g.Type
+}
+
+// checkGroupType decides whether a group found to be of kind found
+// (foundType) may be reset when the user stated it is of kind stated
+// (--group-type). unchecked is why the share and streams kinds could not
+// be asked for (nil when they were): librdkafka then sees such a group as
+// none. Every mismatch is refused, Classic against Consumer too: the user
+// who states the kind asks for it to be checked, and Auto is there for
+// whoever does not care.
+func checkGroupType(group, stated, found string, unchecked error) error {
+	field := config.Ref(config.FlagGroupType)
+	made := stated == config.GroupTypeClassic || stated == config.GroupTypeConsumer
+	switch {
+	case stated == config.GroupTypeAuto || stated == found:
+		return nil
+	case found == "" && made:
+		// No group yet: the commit makes one, which its consumers then
+		// join with either protocol.
+		return nil
+	case found == "" && unchecked != nil:
+		return &inputError{field, fmt.Sprintf("%s: group %s could not be checked to be a %s group (%v); nothing was planned or changed", stated, group, strings.ToLower(stated), unchecked)}
+	case found == "":
+		return &inputError{field, fmt.Sprintf("%s: group %s does not exist, and Kafka sets a %s group's offsets only once the group exists (a reset makes a new group a %s group); nothing was planned or changed", stated, group, strings.ToLower(stated), config.GroupTypeClassic)}
+	}
+	return &inputError{field, fmt.Sprintf("%s: group %s is a %s group, not a %s group; state %s, or %s; nothing was planned or changed", stated, group, found, stated, found, config.GroupTypeAuto)}
+}
+
+// checkStatedType checks the group against --group-type before anything
+// else reads or writes: a group of another kind is neither fenced
+// (Atomic), waited for nor planned. The kind check is already running;
+// librdkafka's describe tells a classic group from a KIP-848 one.
+func (r *run) checkStatedType(ctx context.Context, k *kafkaClient, kind *kindCheck, res *report.Result) error {
+	g, err := k.describeGroup(ctx, r.cfg.Group)
+	if err != nil {
+		kind.stop()
+		return err
+	}
+	info, _, kerr := kind.wait()
+	var ke *kindError
+	if errors.As(kerr, &ke) {
+		info = ke.info
+	} else if kerr != nil {
+		return kerr
+	}
+	res.GroupType = foundType(info, g)
+	if err := checkGroupType(r.cfg.Group, r.cfg.GroupType, res.GroupType, kind.unchecked); err != nil {
+		return err
+	}
+	return kerr // a streams group, stated as such, is still not reset
 }

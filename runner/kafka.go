@@ -248,12 +248,26 @@ func (k *kafkaClient) describeGroup(ctx context.Context, group string) (GroupInf
 		default:
 			return GroupInfo{}, d.Err
 		}
-		info := GroupInfo{State: groupState(d.State)}
+		info := GroupInfo{State: groupState(d.State), Type: groupType(d.Type)}
+		if info.State == "Dead" {
+			info.Type = "" // no group: the type is a default
+		}
 		for _, m := range d.Members {
 			info.Members = append(info.Members, Member{ClientID: m.ClientID, ConsumerID: m.ConsumerID, Host: m.Host})
 		}
 		return info, nil
 	})
+}
+
+// groupType names librdkafka's group protocol as --group-type does.
+func groupType(t kafka.ConsumerGroupType) string {
+	switch t {
+	case kafka.ConsumerGroupTypeClassic:
+		return config.GroupTypeClassic
+	case kafka.ConsumerGroupTypeConsumer:
+		return config.GroupTypeConsumer
+	}
+	return ""
 }
 
 // groupState spells librdkafka's state names the way Kafka's tools do.

@@ -233,7 +233,11 @@ func writeTable(w io.Writer, res *report.Result) error {
 	if res.Plan != "" {
 		mode += "  PLAN " + res.Plan
 	}
-	_, _ = fmt.Fprintf(w, "GROUP %s  TARGET %s  RUN %s  %s\n", res.Group, targetLine(res.Target), res.RunID, mode)
+	group := res.Group
+	if res.GroupType != "" {
+		group += " (" + res.GroupType + ")"
+	}
+	_, _ = fmt.Fprintf(w, "GROUP %s  TARGET %s  RUN %s  %s\n", group, targetLine(res.Target), res.RunID, mode)
 	if len(res.Partitions) > 0 {
 		writePartitions(w, res.Partitions)
 	}

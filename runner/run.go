@@ -165,6 +165,13 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	}
 	// A share or streams group is never planned as a consumer group.
 	kind := r.startKindCheck(ctx)
+	// A stated kind is checked first: a group of another kind is not
+	// fenced, waited for nor planned.
+	if cfg.GroupType != config.GroupTypeAuto {
+		if err := r.checkStatedType(ctx, client, kind, res); err != nil {
+			return r.failCtx(sigCtx, res, err)
+		}
+	}
 	// An Atomic commit fences every other replay of the group first, so
 	// that the snapshot is of settled offsets and no other replay commits
 	// after it.
@@ -187,6 +194,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		res.Warnings = append(res.Warnings, w)
 		r.log.Warn(w)
 	}
+	res.GroupType = foundType(info, snap.Group)
 	// A share group: its start offsets stand for committed offsets, and
 	// share (its client) takes the commit (share.go).
 	var share *kgo.Client
@@ -709,6 +717,7 @@ func (r *run) fail(res *report.Result, err error) *report.Result {
 		res.Reason = report.ReasonCredentialsNotBound
 	case ke != nil:
 		res.Reason = report.ReasonUnsupportedGroupKind
+		res.GroupType = foundType(ke.info, GroupInfo{})
 	}
 	res.Error = errString(err)
 	r.log.Error("nothing was changed", "reason", res.Reason, "error", res.Error)

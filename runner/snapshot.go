@@ -50,7 +50,10 @@ type Committed struct {
 type GroupInfo struct {
 	// State is Kafka's group state: Empty, Dead, Stable, PreparingRebalance,
 	// CompletingRebalance, Assigning, Reconciling or Unknown.
-	State   string
+	State string
+	// Type is the group's protocol, config.GroupTypeClassic or
+	// config.GroupTypeConsumer; empty when the group does not exist.
+	Type    string
 	Members []Member
 }
 

@@ -14,8 +14,8 @@ import (
 // undoOf: the same way to the group (the Kafka connection and group, or the
 // consumerRef, which the undo resolves again and must find the same), the
 // same consumers to pause, the same wait for the group, the same runner
-// overrides and the same commit mode (an Atomic replay's undo is fenced as
-// it was); nothing of the target, the topics or the limits, since the
+// overrides, the same commit mode (an Atomic replay's undo is fenced as
+// it was) and the same stated kind of group; nothing of the target, the topics or the limits, since the
 // undone run's record is the scope. The launcher's status.undoCommand and
 // the plugin's `kubectl replay undo` both make it here, so the fields an
 // undo copies are listed once.
@@ -31,6 +31,7 @@ func UndoSpec(undone *v1alpha1.ReplayRequestSpec, undoOf string) v1alpha1.Replay
 		Runner:          src.Runner,
 		Consumers:       src.Consumers,
 		CommitMode:      src.CommitMode,
+		GroupType:       src.GroupType,
 	}
 }
 

@@ -28,13 +28,14 @@ func TestUnitUndoSpec(t *testing.T) {
 		Approval:        v1alpha1.ApprovalManual,
 		Force:           true,
 		CommitMode:      "Atomic",
+		GroupType:       "Consumer",
 	}
 	got := UndoSpec(&undone, "rewind")
 	if got.Target.UndoOf == nil || *got.Target.UndoOf != "rewind" || got.Target.ShiftBy != nil {
 		t.Errorf("target %+v, want undoOf rewind only", got.Target)
 	}
 	if got.Kafka.BootstrapServers != "k:9092" || got.Group != "orders" || got.WhenGroupActive != v1alpha1.GroupActiveWait ||
-		got.WaitTimeout == nil || got.WaitTimeout.Duration != time.Minute || len(got.Consumers) != 1 || got.Consumers[0].Name != "app" || got.CommitMode != "Atomic" {
+		got.WaitTimeout == nil || got.WaitTimeout.Duration != time.Minute || len(got.Consumers) != 1 || got.Consumers[0].Name != "app" || got.CommitMode != "Atomic" || got.GroupType != "Consumer" {
 		t.Errorf("the way to the group is not kept: %+v", got)
 	}
 	if got.Topics != nil || got.Limits != nil || got.DryRun || got.Approval != "" || got.Force {

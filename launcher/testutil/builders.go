@@ -149,13 +149,19 @@ func (w *RequestWrapper) UndoOf(name string) *RequestWrapper {
 // Force sets force (with target.undoOf).
 func (w *RequestWrapper) Force() *RequestWrapper { w.Spec.Force = true; return w }
 
-// AllowSkip sets limits.allowSkip.
+// GroupType sets spec.groupType.
+func (w *RequestWrapper) GroupType(k v1alpha1.GroupType) *RequestWrapper {
+	w.Spec.GroupType = k
+	return w
+}
+
 // CommitMode sets spec.commitMode.
 func (w *RequestWrapper) CommitMode(m v1alpha1.CommitMode) *RequestWrapper {
 	w.Spec.CommitMode = m
 	return w
 }
 
+// AllowSkip sets limits.allowSkip.
 func (w *RequestWrapper) AllowSkip() *RequestWrapper {
 	if w.Spec.Limits == nil {
 		w.Spec.Limits = &v1alpha1.Limits{}

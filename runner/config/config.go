@@ -50,6 +50,7 @@ const (
 	EnvFileDigest             = "REPLAY_FILE_DIGEST"
 	EnvCommitMode             = "REPLAY_COMMIT_MODE"
 	EnvClusterID              = "REPLAY_CLUSTER_ID"
+	EnvGroupType              = "REPLAY_GROUP_TYPE"
 )
 
 // Flag names (without dashes).
@@ -103,6 +104,10 @@ const (
 	// launcher sets it for a request that names a Strimzi Kafka, whose
 	// replays are locked by that ID.
 	FlagClusterID = "cluster-id"
+	// FlagGroupType is the kind of group the user says the group is:
+	// GroupTypeAuto (find it out), or one of Kafka's four kinds, which the
+	// group must be (see GroupTypes). kafka-groups.sh spells it so.
+	FlagGroupType = "group-type"
 )
 
 // Commit modes (--commit-mode, REPLAY_COMMIT_MODE, spec.commitMode).
@@ -122,6 +127,27 @@ const (
 
 // CommitModes lists the commit modes, for errors and the CRD's enum.
 var CommitModes = []string{CommitModeAtomic, CommitModePlain, CommitModeAuto}
+
+// Group types (--group-type, REPLAY_GROUP_TYPE, spec.groupType, and the
+// result's groupType): Kafka's four kinds of group, as ListGroups and
+// kafka-groups.sh --group-type name them, capitalised as the CRD's enums.
+const (
+	// GroupTypeAuto resets the group as the kind it is found to be.
+	GroupTypeAuto = "Auto"
+	// GroupTypeClassic is a consumer group on the classic protocol
+	// (JoinGroup/SyncGroup), and a group of committed offsets alone.
+	GroupTypeClassic = "Classic"
+	// GroupTypeConsumer is a consumer group on KIP-848's protocol
+	// (ConsumerGroupHeartbeat).
+	GroupTypeConsumer = "Consumer"
+	// GroupTypeShare is a KIP-932 share group.
+	GroupTypeShare = "Share"
+	// GroupTypeStreams is a KIP-1071 streams group.
+	GroupTypeStreams = "Streams"
+)
+
+// GroupTypes lists what --group-type takes, for errors and the CRD's enum.
+var GroupTypes = []string{GroupTypeAuto, GroupTypeClassic, GroupTypeConsumer, GroupTypeShare, GroupTypeStreams}
 
 // TransactionalID is the transactional.id of an Atomic replay of group:
 // derived from the group alone, so that two replays of one group on one
@@ -174,6 +200,7 @@ type Config struct {
 	FileDigest             string        `envconfig:"REPLAY_FILE_DIGEST"`
 	CommitMode             string        `envconfig:"REPLAY_COMMIT_MODE" default:"Plain"`
 	ClusterID              string        `envconfig:"REPLAY_CLUSTER_ID"`
+	GroupType              string        `envconfig:"REPLAY_GROUP_TYPE" default:"Auto"`
 
 	// ToFlag is the alias the target was given with (--to-offset, say),
 	// so that an error about the target names what the user typed; empty
@@ -522,6 +549,9 @@ func (c *Config) Validate() error {
 	}
 	if !slices.Contains(CommitModes, c.CommitMode) {
 		bad(FlagCommitMode, EnvCommitMode, "%q is not one of %s", c.CommitMode, strings.Join(CommitModes, ", "))
+	}
+	if !slices.Contains(GroupTypes, c.GroupType) {
+		bad(FlagGroupType, EnvGroupType, "%q is not one of %s", c.GroupType, strings.Join(GroupTypes, ", "))
 	}
 	if c.WaitForEmpty < 0 {
 		bad(FlagWaitForEmpty, EnvWaitForEmpty, "must not be negative, got %s", c.WaitForEmpty)

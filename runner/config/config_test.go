@@ -45,6 +45,7 @@ var envByField = map[string]string{
 	"FileDigest":             EnvFileDigest,
 	"CommitMode":             EnvCommitMode,
 	"ClusterID":              EnvClusterID,
+	"GroupType":              EnvGroupType,
 }
 
 // clearEnv unsets every variable Load could read, including the bare names
@@ -158,6 +159,7 @@ func TestLoadFromEnv(t *testing.T) {
 	t.Setenv(EnvRunID, "job-uid-123")
 	t.Setenv(EnvWaitForEmpty, "30s")
 	t.Setenv(EnvOutput, "json")
+	t.Setenv(EnvGroupType, "Share")
 	t.Setenv(EnvTimeout, "45s")
 	t.Setenv(EnvFieldNames, "spec")
 	c := mustLoad(t)
@@ -175,6 +177,7 @@ func TestLoadFromEnv(t *testing.T) {
 		Output:                 "json",
 		Timeout:                45 * time.Second,
 		CommitMode:             CommitModePlain,
+		GroupType:              GroupTypeShare,
 	}
 	got := *c
 	got.Target, got.Scope, got.KafkaProperties = Target{}, Scope{}, nil
@@ -513,6 +516,8 @@ func TestValidationErrorsNameFlagAndEnv(t *testing.T) {
 		{name: "zero timeout", args: args("--timeout", "0s"), flag: FlagTimeout, envName: EnvTimeout, msg: "positive"},
 		{name: "bad run id", args: args("--run-id", "has space"), flag: FlagRunID, envName: EnvRunID, msg: "characters"},
 		{name: "long run id", args: args("--run-id", strings.Repeat("r", MaxRunIDLength+1)), flag: FlagRunID, envName: EnvRunID, msg: "1-512"},
+		{name: "unknown group type", args: args("--group-type", "share"), flag: FlagGroupType, envName: EnvGroupType, msg: "not one of Auto, Classic, Consumer, Share, Streams"},
+		{name: "unknown group type env", env: map[string]string{EnvGroupType: "consumer"}, args: base, flag: FlagGroupType, envName: EnvGroupType, msg: `"consumer" is not one of`},
 		{name: "unknown commit mode", args: args("--commit-mode", "atomic"), flag: FlagCommitMode, envName: EnvCommitMode, msg: "not one of Atomic, Plain, Auto"},
 		{name: "result dir missing", args: args("--result-file", filepath.Join(dir, "nope", "r.json")), flag: FlagResultFile, envName: EnvResultFile, msg: "no such file"},
 		{name: "result dir is file", args: args("--result-file", filepath.Join(notDir, "r.json")), flag: FlagResultFile, envName: EnvResultFile, msg: "not a directory"},

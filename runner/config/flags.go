@@ -127,6 +127,7 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	env[FlagForce] = EnvForce
 	str(&c.CommitMode, FlagCommitMode, EnvCommitMode, "how the offsets are committed: Plain (OffsetCommit, as Kafka's own tool), Atomic (a Kafka transaction with transactional.id kafka-replay.<group>, which fences every other replay of the group and shows all offsets or none; needs WRITE and DESCRIBE on that TransactionalId), or Auto (Atomic where allowed, else Plain) (default Plain)")
 	str(&c.ClusterID, FlagClusterID, EnvClusterID, "the ID of the Kafka cluster the bootstrap servers must reach; another cluster is refused (exit 2) before anything is read or committed")
+	str(&c.GroupType, FlagGroupType, EnvGroupType, "the kind of group --group is: Auto (find it out and reset it as that kind), or Classic, Consumer, Share or Streams, which it must be: any other kind is refused (exit 2) before anything is planned")
 	str(&c.FileDigest, FlagFileDigest, EnvFileDigest, "sha256:<hex> of the file a file:, plan: or undo: target reads; a file with other bytes is refused (exit 2)")
 
 	fs.BoolVar(&a.earliest, FlagToEarliest, false, "alias of --to earliest")

@@ -227,6 +227,11 @@ type Result struct {
 	// an approval names; in a run of a plan: target, of the plan it
 	// applied. Empty otherwise.
 	Plan string `json:"plan,omitempty"`
+	// GroupType is the kind of group the run found: Classic, Consumer,
+	// Share or Streams (runner/config's GroupType* names). Empty when the
+	// group does not exist (a commit makes it a Classic group), and when
+	// the run ended before it knew.
+	GroupType string `json:"groupType,omitempty"`
 	// CommitMode is how the run committed, or would have: Atomic (a Kafka
 	// transaction) or Plain; with --commit-mode Auto, the one it chose.
 	// Empty when the run ended before it chose, and in a dry run.

@@ -159,7 +159,7 @@ func TestArgoTemplateContract(t *testing.T) {
 	for _, n := range []string{config.EnvBootstrapServers, config.EnvGroup, config.EnvTopics, config.EnvTo, config.EnvDryRun,
 		config.EnvKafkaConfigDir, config.EnvKafkaSecretDir, config.EnvResultFile, config.EnvTerminationMessagePath, config.EnvRunID,
 		config.EnvWaitForEmpty, config.EnvOutput, config.EnvTimeout, config.EnvAllowSkip, config.EnvMaxMessagesToReconsume,
-		config.EnvForce, config.EnvCommitMode} {
+		config.EnvForce, config.EnvCommitMode, config.EnvGroupType} {
 		known[n] = true
 	}
 	env := map[string]string{}

@@ -30,6 +30,7 @@ type Runbook struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Group       string `json:"group"`
+	GroupType   string `json:"groupType"`
 	Topics      []struct {
 		Name       string  `json:"name"`
 		Partitions []int32 `json:"partitions"`
@@ -129,6 +130,7 @@ func equivalentRequest(t *testing.T, rb Runbook, now time.Time) *v1alpha1.Replay
 				SecretRef:        rb.Kafka.SecretRef,
 			},
 			Group:           rb.Group,
+			GroupType:       v1alpha1.GroupType(rb.GroupType),
 			DryRun:          rb.DryRun,
 			WhenGroupActive: v1alpha1.GroupActiveFail,
 		},
@@ -224,7 +226,7 @@ func TestRunbookJobMatchesLauncherJob(t *testing.T) {
 		// runner.serviceAccount.defaultForRequests.
 		"defaults": {"--values", writeValues(t, map[string]any{"runbooks": []any{
 			map[string]any{"name": "plain", "group": "orders", "target": "shift:-100", "kafka": map[string]any{"bootstrapServers": "kafka:9092"}},
-			map[string]any{"name": "waiting", "group": "orders", "target": "latest", "allowSkip": true, "maxMessagesToReconsume": 5000, "waitForEmpty": "1h2m3s", "commitMode": "Plain",
+			map[string]any{"name": "waiting", "group": "orders", "groupType": "Share", "target": "latest", "allowSkip": true, "maxMessagesToReconsume": 5000, "waitForEmpty": "1h2m3s", "commitMode": "Plain",
 				"topics": []any{map[string]any{"name": "a", "partitions": []any{3, 1, 2}}},
 				"kafka":  map[string]any{"bootstrapServers": "kafka:9092", "configMapRef": map[string]any{"name": "kc"}}},
 		}})},

@@ -175,11 +175,25 @@ type ReplayRequestSpec struct {
 	// ends Superseded, having committed nothing.
 	// +optional
 	CommitMode CommitMode `json:"commitMode,omitempty"`
+
+	// groupType is the kind of group spec.group is: Auto (when unset: the
+	// runner finds it out and resets the group as that kind), or Classic,
+	// Consumer (KIP-848), Share (KIP-932) or Streams (KIP-1071), which the
+	// group must be: a group of another kind fails InvalidInput, naming
+	// both kinds, before anything is planned. A group that does not exist
+	// yet passes as Classic or Consumer. status.result.groupType says the
+	// kind found.
+	// +optional
+	GroupType GroupType `json:"groupType,omitempty"`
 }
 
 // CommitMode is how the runner commits (runner/config's CommitMode*).
 // +kubebuilder:validation:Enum=Atomic;Plain;Auto
 type CommitMode string
+
+// GroupType is a kind of group (runner/config's GroupType*).
+// +kubebuilder:validation:Enum=Auto;Classic;Consumer;Share;Streams
+type GroupType string
 
 // ApprovalPolicy is whether a request waits for a person's approval.
 // +kubebuilder:validation:Enum=Automatic;Manual
@@ -850,6 +864,11 @@ type ReplayResult struct {
 	// run and when the run ended before it chose.
 	// +optional
 	CommitMode string `json:"commitMode,omitempty"`
+	// groupType is the kind of group the runner found: Classic, Consumer,
+	// Share or Streams. Empty when the group did not exist (a reset makes
+	// it a Classic group) and when the run ended before it knew.
+	// +optional
+	GroupType string `json:"groupType,omitempty"`
 	// partitions are the per-partition offsets, sorted by topic and
 	// partition. They may be truncated (see truncated); totals are not. The
 	// Job's ReplayRecord (named status.jobName) has every partition.

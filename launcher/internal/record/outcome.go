@@ -56,6 +56,7 @@ func APIResult(r *report.Result) *v1alpha1.ReplayResult {
 		AlreadyApplied: r.AlreadyApplied,
 		Target:         r.Target.Resolved,
 		CommitMode:     r.CommitMode,
+		GroupType:      r.GroupType,
 		Truncated:      r.Truncated,
 		Error:          r.Error,
 		Warnings:       slices.Clone(r.Warnings),

@@ -326,10 +326,12 @@ func (c *Client) Commit(ctx context.Context, group string, n int, row func(i int
 }
 
 // Group is a DescribeConsumerGroups answer for one group: its error
-// (kafka.ErrNoError if none), state and members.
+// (kafka.ErrNoError if none), state, protocol (classic or KIP-848's
+// consumer protocol) and members.
 type Group struct {
 	Err     kafka.Error
 	State   kafka.ConsumerGroupState
+	Type    kafka.ConsumerGroupType
 	Members []Member
 }
 
@@ -360,7 +362,8 @@ func (c *Client) DescribeGroup(ctx context.Context, group string) (Group, error)
 	if d == nil {
 		return Group{}, kafka.NewError(kafka.ErrorCode(code), C.GoString(&errstr[0]), false)
 	}
-	g := Group{Err: kafka.NewError(kafka.ErrNoError, "", false), State: kafka.ConsumerGroupState(C.rd_kafka_ConsumerGroupDescription_state(d))}
+	g := Group{Err: kafka.NewError(kafka.ErrNoError, "", false), State: kafka.ConsumerGroupState(C.rd_kafka_ConsumerGroupDescription_state(d)),
+		Type: kafka.ConsumerGroupType(C.rd_kafka_ConsumerGroupDescription_type(d))}
 	if e := C.rd_kafka_ConsumerGroupDescription_error(d); e != nil {
 		g.Err = kafka.NewError(kafka.ErrorCode(C.rd_kafka_error_code(e)), C.GoString(C.rd_kafka_error_string(e)), false)
 	}

@@ -108,6 +108,7 @@ latest and a positive shift skip messages the consumers never handled and need
 	f.StringVar(&o.ConfigMap, request.FlagConfigMap, "", "ConfigMap of librdkafka properties in the namespace (spec.kafka.configMapRef)")
 	f.StringVar(&o.Secret, request.FlagSecret, "", "Secret of credential properties in the namespace (spec.kafka.secretRef)")
 	f.StringVar(&o.Group, request.FlagGroup, "", "consumer group to move (spec.group)")
+	f.StringVar(&o.GroupType, request.FlagGroupType, "", "the kind of group it must be: Classic, Consumer, Share or Streams; any other kind is refused before anything is planned; Auto (default) resets it as the kind it is (spec.groupType)")
 	f.StringArrayVar(&o.Topics, request.FlagTopic, nil, "topic, or topic:partitions such as orders:0,1 or orders:0-3; repeatable; none means every topic the group committed (spec.topics)")
 	f.StringVar(&o.To, request.FlagTo, "", "target, in the runner's grammar (spec.target; see above)")
 	f.BoolVar(&o.DryRun, request.FlagDryRun, false, "plan only, commit nothing (spec.dryRun)")

@@ -51,6 +51,7 @@ func Describe(p Palette, d Description) string {
 	}
 	// For a consumerRef, what it resolved to (status.resolved).
 	field("Group", replay.Group(rr))
+	field("Group type", groupType(rr))
 	field("Kafka", replay.BootstrapServers(rr))
 	field("Target", rr.Status.ResolvedTarget)
 	if rr.Spec.DryRun {
@@ -226,4 +227,16 @@ func indent(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// groupType is the kind of group the runner found (status.result), or,
+// before it has looked, the kind the request states.
+func groupType(rr *v1alpha1.ReplayRequest) string {
+	if r := rr.Status.Result; r != nil && r.GroupType != "" {
+		return r.GroupType
+	}
+	if k := rr.Spec.GroupType; k != "" && k != "Auto" {
+		return string(k) + " (stated, not yet checked)"
+	}
+	return ""
 }

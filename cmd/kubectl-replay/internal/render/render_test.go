@@ -142,7 +142,7 @@ func TestGoldenDescribe(t *testing.T) {
 			},
 			Plan:     &v1alpha1.PlanSummary{Digest: "0123456789abcdef", JobName: "orders-rewind-plan", PlannedAt: at("2026-03-01T09:30:10Z"), Totals: v1alpha1.ResultTotals{Partitions: 6, MessagesToReconsume: 410, MessagesSkipped: 300}},
 			Approval: &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob@example.com", At: at("2026-03-01T09:30:50Z"), Digest: "0123456789abcdef"},
-			Result: &v1alpha1.ReplayResult{Reason: "Applied", Totals: v1alpha1.ResultTotals{Partitions: 6, Applied: 6, MessagesToReconsume: 410, MessagesSkipped: 300},
+			Result: &v1alpha1.ReplayResult{Reason: "Applied", GroupType: "Classic", Totals: v1alpha1.ResultTotals{Partitions: 6, Applied: 6, MessagesToReconsume: 410, MessagesSkipped: 300},
 				Warnings: []string{"orders/1: target clamped to the log start 100"}},
 			UndoCommand: "kubectl create -f - <<'EOF' ...",
 		},

@@ -46,6 +46,7 @@ const (
 	FlagRunnerImage            = "runner-image"              // spec.runner.image
 	FlagServiceAccount         = "service-account"           // spec.runner.serviceAccountName
 	FlagActiveDeadline         = "active-deadline"           // spec.runner.activeDeadlineSeconds
+	FlagGroupType              = config.FlagGroupType        // spec.groupType
 )
 
 // Options are the flags of `kubectl replay create`, as typed.
@@ -57,6 +58,7 @@ type Options struct {
 	ConfigMap        string
 	Secret           string
 	Group            string
+	GroupType        string
 	Topics           []string
 	To               string
 	DryRun           bool
@@ -147,6 +149,12 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		spec.Kafka.SecretRef = &v1alpha1.LocalObjectReference{Name: o.Secret}
 	}
 	spec.Group = o.Group
+	if o.GroupType != "" {
+		if !slices.Contains(config.GroupTypes, o.GroupType) {
+			add(FlagGroupType, fmt.Errorf("%q is not one of %s", o.GroupType, strings.Join(config.GroupTypes, ", ")))
+		}
+		spec.GroupType = v1alpha1.GroupType(o.GroupType)
+	}
 
 	topics, err := Topics(o.Topics)
 	add(FlagTopic, err)

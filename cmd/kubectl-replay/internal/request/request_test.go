@@ -111,6 +111,7 @@ func TestBuildMapsEachFlag(t *testing.T) {
 	o.MaxMessagesToReconsume = ptr.To[int64](5000)
 	o.AllowSkip = true
 	o.CommitMode = "Atomic"
+	o.GroupType = "Share"
 	o.RunnerImage, o.ServiceAccount, o.ActiveDeadline = "registry.local/runner:1", "replayer", 10*time.Minute
 	rr, err := Build(o)
 	if err != nil {
@@ -133,6 +134,7 @@ spec:
   - kind: ScaledObject
     name: payments
   group: orders-service
+  groupType: Share
   kafka:
     bootstrapServers: kafka-0.kafka:9092
     configMapRef:
@@ -210,6 +212,7 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 		{"forward shift needs allow-skip", func(o *Options) { o.To = "shift:+10" }, []string{"--to: shift:+10", "--allow-skip"}},
 		{"copy from itself", func(o *Options) { o.To = "group:orders-service" }, []string{"--to: group:orders-service names the group being moved"}},
 		{"file with topics", func(o *Options) { o.To = "file:testdata/offsets.json"; o.Topics = []string{"orders"} }, []string{"--topic: must not be given with --to file:"}},
+		{"group type", func(o *Options) { o.GroupType = "share" }, []string{`--group-type: "share" is not one of Auto, Classic, Consumer, Share, Streams`}},
 		{"approval", func(o *Options) { o.Approval = "manual" }, []string{"--approval: \"manual\" is not Automatic or Manual"}},
 		{"manual dry run", func(o *Options) { o.Approval = "Manual"; o.DryRun = true }, []string{"--approval: Manual already plans"}},
 		{"approval timeout without manual", func(o *Options) { o.ApprovalTimeout = time.Hour }, []string{"--approval-timeout: needs --approval Manual"}},

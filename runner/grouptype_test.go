@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/runner/internal/groupkind"
+)
+
+// TestCheckGroupType: every stated kind against every kind a group can be
+// found to be, and no group at all. Only the same kind, Auto, or a
+// consumer-group kind for a group that does not exist yet passes; every
+// refusal names the field, the group and both kinds.
+func TestCheckGroupType(t *testing.T) {
+	kinds := []string{config.GroupTypeClassic, config.GroupTypeConsumer, config.GroupTypeShare, config.GroupTypeStreams}
+	unsupported := &groupkind.UnsupportedError{Property: "sasl.mechanism", Why: "is GSSAPI"}
+	for _, stated := range config.GroupTypes {
+		for _, found := range append([]string{""}, kinds...) {
+			for _, unchecked := range []error{nil, unsupported} {
+				if unchecked != nil && (found == config.GroupTypeShare || found == config.GroupTypeStreams) {
+					continue // unchecked: librdkafka sees no such kind
+				}
+				err := checkGroupType("g", stated, found, unchecked)
+				pass := stated == config.GroupTypeAuto || stated == found ||
+					(found == "" && (stated == config.GroupTypeClassic || stated == config.GroupTypeConsumer))
+				if pass {
+					if err != nil {
+						t.Errorf("stated %s, found %q, unchecked %v: refused: %v", stated, found, unchecked, err)
+					}
+					continue
+				}
+				var ie *inputError
+				if !errors.As(err, &ie) {
+					t.Errorf("stated %s, found %q, unchecked %v: %v, want an input error", stated, found, unchecked, err)
+					continue
+				}
+				msg := config.FieldNamesFlags.Expand(err.Error())
+				for _, want := range []string{"--group-type: " + stated, "group g", "nothing was planned or changed"} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("stated %s, found %q: %q does not say %q", stated, found, msg, want)
+					}
+				}
+				switch {
+				case found != "" && !strings.Contains(msg, "is a "+found+" group"):
+					t.Errorf("stated %s, found %s: %q does not name the kind found", stated, found, msg)
+				case found == "" && unchecked != nil && !strings.Contains(msg, "sasl.mechanism"):
+					t.Errorf("stated %s, unchecked: %q does not say why", stated, msg)
+				case found == "" && unchecked == nil && !strings.Contains(msg, "does not exist"):
+					t.Errorf("stated %s, no group: %q does not say so", stated, msg)
+				}
+				if spec := config.FieldNamesSpec.Expand(err.Error()); !strings.HasPrefix(spec, "spec.groupType: ") {
+					t.Errorf("in a request's names: %q", spec)
+				}
+			}
+		}
+	}
+}
+
+func TestFoundType(t *testing.T) {
+	for _, tc := range []struct {
+		kind groupkind.Kind
+		typ  string
+		want string
+	}{
+		{groupkind.Consumer, "", ""},
+		{groupkind.Consumer, config.GroupTypeClassic, config.GroupTypeClassic},
+		{groupkind.Consumer, config.GroupTypeConsumer, config.GroupTypeConsumer},
+		{groupkind.Share, "", config.GroupTypeShare},
+		{groupkind.Streams, "", config.GroupTypeStreams},
+	} {
+		if got := foundType(groupkind.Info{Kind: tc.kind}, GroupInfo{Type: tc.typ}); got != tc.want {
+			t.Errorf("foundType(%s, %q) = %q, want %q", tc.kind, tc.typ, got, tc.want)
+		}
+	}
+}
