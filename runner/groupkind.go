@@ -235,3 +235,33 @@ func (r *run) checkStatedType(ctx context.Context, k *kafkaClient, kind *kindChe
 	}
 	return kerr // a streams group, stated as such, is still not reset
 }
+
+// checkFileType refuses a plan: or undo: file of a group of the other
+// family than the group is now (found): a consumer group's committed
+// offsets and a share group's start offsets are moved through different
+// APIs and mean different things, so neither is applied as the other. A
+// file that names no kind (a runner before kinds were recorded, or a
+// group that did not exist) was a consumer group's: share groups took no
+// such files then.
+func checkFileType(t config.Target, group, found string) error {
+	if t.Result == nil || (t.Kind != config.KindPlan && t.Kind != config.KindUndo) {
+		return nil
+	}
+	was := t.Result.GroupType
+	if (was == config.GroupTypeShare) == (found == config.GroupTypeShare) {
+		return nil
+	}
+	ref, what := config.RefPlan, "a plan"
+	if t.Kind == config.KindUndo {
+		ref, what = config.RefUndo, "the result of a run"
+	}
+	of := "a " + was + " group"
+	if was == "" {
+		of = "a consumer group (it names no kind)"
+	}
+	now := "a " + found + " group"
+	if found == "" {
+		now = "a group that does not exist"
+	}
+	return &inputError{config.Ref(ref), fmt.Sprintf("%s:%s is %s of %s, and group %s is now %s: a share group's start offsets and a consumer group's committed offsets are set through different APIs, so neither is applied as the other; nothing was planned or changed", t.Kind, t.File, what, of, group, now)}
+}

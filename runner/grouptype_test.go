@@ -7,6 +7,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/internal/groupkind"
+	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
 // TestCheckGroupType: every stated kind against every kind a group can be
@@ -72,6 +73,39 @@ func TestFoundType(t *testing.T) {
 	} {
 		if got := foundType(groupkind.Info{Kind: tc.kind}, GroupInfo{Type: tc.typ}); got != tc.want {
 			t.Errorf("foundType(%s, %q) = %q, want %q", tc.kind, tc.typ, got, tc.want)
+		}
+	}
+}
+
+// TestCheckFileType: a plan: or undo: file applies only to a group of its
+// own family (share, or consumer of either protocol), and an old file
+// without a kind only to a consumer group.
+func TestCheckFileType(t *testing.T) {
+	file := func(kind config.TargetKind, was string) config.Target {
+		return config.Target{Kind: kind, File: "/in/r.json", Result: &report.Result{GroupType: was}}
+	}
+	for _, tc := range []struct {
+		target config.Target
+		found  string
+		want   string // "" passes
+	}{
+		{config.Target{Kind: config.KindEarliest}, config.GroupTypeShare, ""},
+		{file(config.KindPlan, config.GroupTypeShare), config.GroupTypeShare, ""},
+		{file(config.KindUndo, config.GroupTypeShare), config.GroupTypeShare, ""},
+		{file(config.KindPlan, config.GroupTypeClassic), config.GroupTypeConsumer, ""},
+		{file(config.KindPlan, ""), config.GroupTypeClassic, ""},
+		{file(config.KindPlan, config.GroupTypeClassic), "", ""},
+		{file(config.KindPlan, config.GroupTypeShare), config.GroupTypeClassic, "--to plan:: plan:/in/r.json is a plan of a Share group, and group g is now a Classic group"},
+		{file(config.KindUndo, config.GroupTypeShare), "", "--to undo:: undo:/in/r.json is the result of a run of a Share group, and group g is now a group that does not exist"},
+		{file(config.KindUndo, config.GroupTypeConsumer), config.GroupTypeShare, "is the result of a run of a Consumer group, and group g is now a Share group"},
+		{file(config.KindPlan, ""), config.GroupTypeShare, "a consumer group (it names no kind)"},
+	} {
+		err := checkFileType(tc.target, "g", tc.found)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s of %q on %q: refused: %v", tc.target.Kind, tc.target.Result, tc.found, err)
+		case tc.want != "" && (err == nil || !strings.Contains(config.FieldNamesFlags.Expand(err.Error()), tc.want)):
+			t.Errorf("%s on %q: %v, want %q", tc.target.Kind, tc.found, err, tc.want)
 		}
 	}
 }

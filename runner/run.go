@@ -195,6 +195,9 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		r.log.Warn(w)
 	}
 	res.GroupType = foundType(info, snap.Group)
+	if err := checkFileType(cfg.Target, cfg.Group, res.GroupType); err != nil {
+		return r.fail(res, err)
+	}
 	// A share group: its start offsets stand for committed offsets, and
 	// share (its client) takes the commit (share.go).
 	var share *kgo.Client

@@ -24,15 +24,20 @@ import (
 //
 // What a share group cannot have: run IDs. A start offset carries no
 // metadata, so a retry is recognised only by finding the group where the
-// plan puts it, and relative targets (shift:, undo:, plan:, group:),
-// whose retry would move the group again, are refused.
+// plan puts it. Hence the targets it takes: the absolute ones, whose retry
+// sets the same offsets again; plan:, which applies a plan of those (or of
+// an undo) and refuses, as stale, a relative plan whose partitions moved
+// since it was made, its own apply included; and undo:, whose rules leave
+// alone a partition already back at its previous offset. shift: and
+// group:, whose retry would move the group again, are refused.
 
 // shareTargets are the targets a share group takes: Kafka's tool's
-// (earliest, latest, datetime, offset and file from KIP-1323), and ago:,
-// a time.
+// (earliest, latest, datetime, offset and file from KIP-1323), ago:, a
+// time, and plan: and undo: of a share group's results.
 var shareTargets = map[config.TargetKind]bool{
 	config.KindEarliest: true, config.KindLatest: true, config.KindTime: true,
 	config.KindAgo: true, config.KindOffset: true, config.KindFile: true,
+	config.KindPlan: true, config.KindUndo: true,
 }
 
 // shareSnapshot turns a snapshot librdkafka read of a share group (a
@@ -42,7 +47,7 @@ var shareTargets = map[config.TargetKind]bool{
 func (r *run) shareSnapshot(ctx context.Context, cl *kgo.Client, s *Snapshot, info groupkind.Info) error {
 	cfg := r.cfg
 	if !shareTargets[cfg.Target.Kind] {
-		return &inputError{config.Ref(config.FlagTo), fmt.Sprintf("%s is a share group, whose start offsets carry no run ID: it takes earliest, latest, time:, ago:, offset: and file: targets, not %s:", cfg.Group, cfg.Target.Kind)}
+		return &inputError{config.Ref(config.FlagTo), fmt.Sprintf("%s is a share group, whose start offsets carry no run ID: it takes earliest, latest, time:, ago:, offset:, file:, plan: and undo: targets, not %s:, whose retry would move it again", cfg.Group, cfg.Target.Kind)}
 	}
 	if len(info.Members) > 0 && !cfg.DryRun && cfg.WaitForEmpty > 0 {
 		var err error

@@ -143,3 +143,100 @@ func hasWarning(r *report.Result, part string) bool {
 	}
 	return false
 }
+
+// TestShareGroupPlanApplyUndo: a share group through the steps a request
+// with approval, and its undo, take (launcher/job.go gives the runner the
+// same targets): a dry run's plan, applied with plan: (and again: an
+// absolute plan sets the same offsets); an undo: of that run, whose
+// forward restore needs --allow-skip because no run ID in the group vouches
+// for the file's previous offsets, and whose retry finds nothing to undo;
+// and a file of a consumer group refused on the share group.
+func TestShareGroupPlanApplyUndo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := seeded(t)
+	g := "share-plan"
+	m, err := c.JoinShare(testCtx(t), g, g+"-worker", topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Leave()
+	starts := func(t *testing.T) map[string]int64 {
+		t.Helper()
+		s, err := c.ShareStartOffsets(testCtx(t), g)
+		if err != nil {
+			t.Fatalf("read start offsets: %v", err)
+		}
+		return s
+	}
+	all := func(t *testing.T, want int64) {
+		t.Helper()
+		got := starts(t)
+		for p := 0; p < partitions; p++ {
+			if k := fmt.Sprintf("%s/%d", topic, p); got[k] != want {
+				t.Errorf("%s: start offset %d, want %d (all: %v)", k, got[k], want, got)
+			}
+		}
+	}
+	run(t, c, "--group", g, "--topic", topic, "--to", "offset:80", "--allow-skip").mustCode(t, report.ExitOK)
+	all(t, 80)
+
+	dry := run(t, c, "--group", g, "--topic", topic, "--to", "earliest", "--dry-run").mustCode(t, report.ExitOK)
+	if dry.result.GroupType != "Share" || dry.result.Plan == "" {
+		t.Fatalf("dry run: groupType %q, plan %q", dry.result.GroupType, dry.result.Plan)
+	}
+	all(t, 80)
+	plan := saveResult(t, dry, false)
+	var applied outcome
+	for i := range 2 {
+		applied = run(t, c, "--group", g, "--to", "plan:"+plan, "--run-id", "share-approved").mustCode(t, report.ExitOK)
+		if applied.result.Plan != dry.result.Plan || applied.result.Totals.Applied != partitions || applied.result.GroupType != "Share" {
+			t.Errorf("apply %d: plan %q (approved %q), %d applied, groupType %q", i+1, applied.result.Plan, dry.result.Plan, applied.result.Totals.Applied, applied.result.GroupType)
+		}
+		all(t, 0)
+	}
+	// The second apply started where the first had put the group: its
+	// undo has nothing to restore.
+	undone := saveResult(t, applied, false)
+	o := run(t, c, "--group", g, "--to", "undo:"+undone).mustCode(t, report.ExitOK)
+	if !hasWarning(o.result, "nothing to undo") {
+		t.Errorf("undo of the second apply (0 to 0): warnings %q", o.result.Warnings)
+	}
+	all(t, 0)
+
+	// An undo of a run that moved the group from 80 to 0.
+	run(t, c, "--group", g, "--topic", topic, "--to", "offset:80", "--allow-skip").mustCode(t, report.ExitOK)
+	rewind := run(t, c, "--group", g, "--topic", topic, "--to", "earliest").mustCode(t, report.ExitOK)
+	all(t, 0)
+	file := saveResult(t, rewind, false)
+	o = run(t, c, "--group", g, "--to", "undo:"+file).mustCode(t, report.ExitRefused)
+	if o.result.Reason != report.ReasonWouldSkipMessages {
+		t.Errorf("undo without --allow-skip: %s: %s", o.result.Reason, o.result.Error)
+	}
+	all(t, 0)
+	o = run(t, c, "--group", g, "--to", "undo:"+file, "--allow-skip").mustCode(t, report.ExitOK)
+	if o.result.Totals.Applied != partitions || o.result.GroupType != "Share" {
+		t.Errorf("undo: %d applied, groupType %q\n%s", o.result.Totals.Applied, o.result.GroupType, o.resultRaw)
+	}
+	all(t, 80)
+	// Its retry finds every partition back at its previous offset.
+	o = run(t, c, "--group", g, "--to", "undo:"+file, "--allow-skip").mustCode(t, report.ExitOK)
+	if !hasWarning(o.result, "nothing to undo") {
+		t.Errorf("undo retried: warnings %q", o.result.Warnings)
+	}
+	all(t, 80)
+
+	// The same plan, as if made when the group was a consumer group: the
+	// digest does not cover the kind, the kind check refuses it.
+	forged := strings.Replace(dry.resultRaw, `"groupType": "Share"`, `"groupType": "Classic"`, 1)
+	if forged == dry.resultRaw {
+		t.Fatalf("no groupType in the plan:\n%s", dry.resultRaw)
+	}
+	dry.resultRaw = forged
+	o = run(t, c, "--group", g, "--to", "plan:"+saveResult(t, dry, false)).mustCode(t, report.ExitInvalidInput)
+	if !strings.Contains(o.result.Error, "plan of a Classic group") || !strings.Contains(o.result.Error, "now a Share group") {
+		t.Errorf("error %q", o.result.Error)
+	}
+	all(t, 80)
+}
