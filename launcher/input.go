@@ -69,7 +69,7 @@ type Input struct {
 func InputConfigMapName(jobName string) string { return jobName + "-input" }
 
 // RecordResult rebuilds the full runner result of a run from its
-// ReplayRecord: group, run ID, target, dry run, exit code and reason, every
+// ReplayRecord: group, run ID, the kind of group, target, dry run, exit code and reason, every
 // partition (RecordPartitions), the totals and, for a dry run, its plan
 // digest (report.PlanDigest over its target and those partitions, as the
 // runner's dry run wrote it and its plan: target recomputes). It is pure. A record that does not hold every
@@ -90,6 +90,7 @@ func RecordResult(rec *v1alpha1.ReplayRecord) (*report.Result, error) {
 		Group:      rec.Group,
 		RunID:      rec.RunID,
 		ClusterID:  rec.ClusterID,
+		GroupType:  rec.GroupType,
 		Target:     report.Target{Given: rec.Target, Resolved: rec.Target},
 		DryRun:     rec.DryRun,
 		Reason:     report.Reason(rec.Outcome.Reason),

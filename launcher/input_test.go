@@ -30,6 +30,7 @@ func dryRunRecord(t *testing.T, n int) (*v1alpha1.ReplayRecord, *report.Result) 
 	r.DryRun, r.Reason = true, report.ReasonDryRun
 	r.Target = report.Target{Given: "shift:-10", Resolved: "shift:-10"}
 	r.ClusterID = "4L6g3nShT-eMCtK--X86sw"
+	r.GroupType = "Share"
 	for i := range n {
 		prev := int64(1000 + i)
 		d := int64(10)
@@ -61,6 +62,11 @@ func TestUnitRecordResult(t *testing.T) {
 	// The runner refuses the plan on any other cluster than its own.
 	if got.ClusterID != want.ClusterID {
 		t.Errorf("cluster %q, want the runner's %q", got.ClusterID, want.ClusterID)
+	}
+	// The runner refuses a share group's plan on a consumer group, and
+	// the reverse.
+	if got.GroupType != "Share" || rec.GroupType != "Share" {
+		t.Errorf("group type %q in the record, %q rebuilt; want the runner's Share", rec.GroupType, got.GroupType)
 	}
 	if got.Schema != report.Schema || got.Group != "orders" || !got.DryRun || got.ExitCode != report.ExitOK || got.Reason != report.ReasonDryRun || got.Target.Resolved != "shift:-10" {
 		t.Errorf("result %+v", got)

@@ -68,6 +68,13 @@ type ReplayRecord struct {
 	// +optional
 	ClusterID string `json:"clusterId,omitempty"`
 
+	// groupType is the kind of group the run found: Classic, Consumer,
+	// Share or Streams; empty when the group did not exist. An undo or an
+	// approved plan built from this record is refused on a group of the
+	// other family (a share group against a consumer group).
+	// +optional
+	GroupType string `json:"groupType,omitempty"`
+
 	// target is the target as the runner resolved it (time:<RFC3339>,
 	// offset:<N>, ...).
 	// +optional

@@ -90,7 +90,7 @@ func BuildRecord(job *batchv1.Job, o Outcome) *v1alpha1.ReplayRecord {
 	if rec.Group == "" {
 		rec.Group = r.Group
 	}
-	rec.RunID, rec.DryRun, rec.ClusterID = r.RunID, r.DryRun, r.ClusterID
+	rec.RunID, rec.DryRun, rec.ClusterID, rec.GroupType = r.RunID, r.DryRun, r.ClusterID, r.GroupType
 	rec.Target = r.Target.Resolved
 	if rec.Target == "" {
 		rec.Target = r.Target.Given
