@@ -14,29 +14,6 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
-// kindError refuses a group of a kind the runner does not reset: a streams
-// group through the consumer-group offset APIs would be planned as a new,
-// empty consumer group (librdkafka describes it as a group that does not
-// exist, whatever members it has), on every topic in scope.
-type kindError struct {
-	group string
-	info  groupkind.Info
-}
-
-func (e *kindError) Error() string {
-	// Only streams groups are refused (share groups: share.go).
-	how := "a streams group (KIP-1071) is reset on its input topics only, with the application's local state; use kafka-streams-groups.sh --reset-offsets"
-	if len(e.info.SourceTopics) > 0 {
-		how += " --input-topic " + strings.Join(e.info.SourceTopics, ",")
-	}
-	members := fmt.Sprintf("state %s, %d member(s)", e.info.State, len(e.info.Members))
-	if len(e.info.Members) > 0 {
-		members += ": " + strings.Join(capNames(e.info.Members), ", ")
-	}
-	return fmt.Sprintf("%s: group %s is a %s group (%s), and the runner resets consumer groups and share groups only: %s; nothing was changed",
-		config.Ref(config.FlagGroup), e.group, e.info.Kind, members, how)
-}
-
 // capNames keeps an error short for a group with many members.
 func capNames(names []string) []string {
 	if len(names) <= maxNamed {
@@ -89,30 +66,26 @@ func (k *kindCheck) stop() {
 	<-k.done
 }
 
-// explain is the snapshot's error err, or the kind refusal when the group
-// is not a consumer group and err is about the input: a share group has
-// no committed offsets to take a scope from, which is not what is wrong.
-// A Kafka that could not be reached or refused the credentials stops the
-// check instead of waiting for it.
+// explain is the snapshot's error err, or what is wrong instead when the
+// group is a share group and err is about the input: a share group has no
+// committed offsets to take a scope from. A Kafka that could not be
+// reached or refused the credentials stops the check instead of waiting
+// for it.
 func (k *kindCheck) explain(err error, scopeless bool) error {
 	var ie *inputError
 	if !config.IsInvalidInput(err) && !errors.As(err, &ie) {
 		k.stop()
 		return err
 	}
-	var ke *kindError
-	info, _, kerr := k.wait()
-	if errors.As(kerr, &ke) {
-		return kerr
-	}
+	info, _, _ := k.wait()
 	if info.Kind == groupkind.Share && scopeless {
 		return &inputError{config.Ref(config.FlagTopic), fmt.Sprintf("%s is a share group, which has no committed offsets to take the topics from: name them", info.Kind)}
 	}
 	return err
 }
 
-// checkKind finds the group's kind before anything is planned, and refuses
-// a streams group. The kind is asked with a second, short-lived client
+// checkKind finds the group's kind before anything is planned. The kind
+// is asked with a second, short-lived client
 // (franz-go: librdkafka has no API for these kinds, see package groupkind)
 // with the same servers and credentials. Properties that client cannot
 // reproduce leave the kind unchecked, which the result says: refusing
@@ -128,13 +101,8 @@ func (r *run) checkKind(ctx context.Context) (info groupkind.Info, unchecked, er
 		return info, nil, err
 	}
 	defer cl.Close()
-	if info, err = groupkind.Describe(ctx, cl, cfg.Group); err != nil {
-		return info, nil, err
-	}
-	if info.Kind == groupkind.Streams {
-		return info, nil, &kindError{group: cfg.Group, info: info}
-	}
-	return info, nil, nil
+	info, err = groupkind.Describe(ctx, cl, cfg.Group)
+	return info, nil, err
 }
 
 // kindClient is a franz-go client with the runner's servers and
@@ -196,6 +164,9 @@ func foundType(info groupkind.Info, g GroupInfo) string {
 // whoever does not care.
 func checkGroupType(group, stated, found string, unchecked error) error {
 	field := config.Ref(config.FlagGroupType)
+	refuse := func(format string, a ...any) error {
+		return &kindMismatchError{inputError{field, fmt.Sprintf(format, a...)}}
+	}
 	made := stated == config.GroupTypeClassic || stated == config.GroupTypeConsumer
 	switch {
 	case stated == config.GroupTypeAuto || stated == found:
@@ -205,12 +176,16 @@ func checkGroupType(group, stated, found string, unchecked error) error {
 		// join with either protocol.
 		return nil
 	case found == "" && unchecked != nil:
-		return &inputError{field, fmt.Sprintf("%s: group %s could not be checked to be a %s group (%v); nothing was planned or changed", stated, group, strings.ToLower(stated), unchecked)}
+		return refuse("%s: group %s could not be checked to be a %s group (%v); nothing was planned or changed", stated, group, strings.ToLower(stated), unchecked)
 	case found == "":
-		return &inputError{field, fmt.Sprintf("%s: group %s does not exist, and Kafka sets a %s group's offsets only once the group exists (a reset makes a new group a %s group); nothing was planned or changed", stated, group, strings.ToLower(stated), config.GroupTypeClassic)}
+		return refuse("%s: group %s does not exist, and Kafka sets a %s group's offsets only once the group exists (a reset makes a new group a %s group); nothing was planned or changed", stated, group, strings.ToLower(stated), config.GroupTypeClassic)
 	}
-	return &inputError{field, fmt.Sprintf("%s: group %s is a %s group, not a %s group; state %s, or %s; nothing was planned or changed", stated, group, found, stated, found, config.GroupTypeAuto)}
+	return refuse("%s: group %s is a %s group, not a %s group; state %s, or %s; nothing was planned or changed", stated, group, found, stated, found, config.GroupTypeAuto)
 }
+
+// kindMismatchError is a group that is not shown to be of the kind
+// --group-type states: exit 2, reason UnsupportedGroupKind.
+type kindMismatchError struct{ inputError }
 
 // checkStatedType checks the group against --group-type before anything
 // else reads or writes: a group of another kind is neither fenced
@@ -222,18 +197,12 @@ func (r *run) checkStatedType(ctx context.Context, k *kafkaClient, kind *kindChe
 		kind.stop()
 		return err
 	}
-	info, _, kerr := kind.wait()
-	var ke *kindError
-	if errors.As(kerr, &ke) {
-		info = ke.info
-	} else if kerr != nil {
-		return kerr
-	}
-	res.GroupType = foundType(info, g)
-	if err := checkGroupType(r.cfg.Group, r.cfg.GroupType, res.GroupType, kind.unchecked); err != nil {
+	info, _, err := kind.wait()
+	if err != nil {
 		return err
 	}
-	return kerr // a streams group, stated as such, is still not reset
+	res.GroupType = foundType(info, g)
+	return checkGroupType(r.cfg.Group, r.cfg.GroupType, res.GroupType, kind.unchecked)
 }
 
 // checkFileType refuses a plan: or undo: file of a group of the other

@@ -1,6 +1,8 @@
 package runner_test
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -9,76 +11,152 @@ import (
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
 )
 
-// TestStreamsGroupRefused: a streams group (KIP-1071) is never moved
-// through the consumer-group offset APIs, live or empty, planned or
-// applied, with a topic or without. librdkafka describes it as a group
-// that does not exist, so before the kind check the runner planned it as a
-// new consumer group: it committed to an empty streams group's topics as a
-// consumer group's (exit 0), and sent a live one a commit that Kafka
-// refused (exit 3). kfake has no streams groups.
-func TestStreamsGroupRefused(t *testing.T) {
+// TestStreamsGroupReset: a streams group (KIP-1071) with a live
+// streams-protocol member is refused (exit 3, naming it) and planned in a
+// dry run; once empty (waited for, or left) its input topics' committed
+// offsets move as kafka-streams-groups.sh --reset-offsets moves them, run
+// ID and undo included, a topic outside its topology is refused, and the
+// result warns about the local state and the internal topics. Before the
+// kind check the runner planned it as a new consumer group (librdkafka
+// sees no member in it). kfake has no streams groups.
+func TestStreamsGroupReset(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
 	}
 	c := seeded(t)
-	refused := func(t *testing.T, g, kind, member string) {
+	if c.Apache == nil {
+		t.Skip("kfake has no streams groups")
+	}
+	g := "streams-reset"
+	join := func(t *testing.T) *kafkatest.Member {
 		t.Helper()
+		m, err := c.JoinStreams(testCtx(t), g, g+"-app", topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// The application ran and committed on its input topic.
+	join(t).Leave()
+	commitAll(t, c, g, topic, partitions, committed)
+	m := join(t)
+	t.Run("live: refused, and planned in a dry run", func(t *testing.T) {
+		o := run(t, c, "--group", g, "--topic", topic, "--to", "earliest").mustCode(t, report.ExitGroupActive)
+		if !strings.Contains(o.result.Error, g+"-app") || o.result.GroupType != "Streams" {
+			t.Errorf("error %q does not name the member, or groupType %q", o.result.Error, o.result.GroupType)
+		}
+		o = run(t, c, "--group", g, "--to", "earliest", "--dry-run").mustCode(t, report.ExitOK)
+		if len(o.result.Partitions) != partitions || !hasWarning(o.result, "the group is active") || !hasWarning(o.result, "local state") {
+			t.Errorf("dry run: %d partitions, warnings %q", len(o.result.Partitions), o.result.Warnings)
+		}
+		if got := offsetsOf(t, c, g); got[topic+"/0"] != committed {
+			t.Errorf("offsets changed: %v", got)
+		}
+	})
+	t.Run("--wait-for-empty applies once the member leaves", func(t *testing.T) {
+		o := runWaiting(t, c, m.Leave, "--group", g, "--topic", topic, "--to", "earliest", "--wait-for-empty", "2m").mustCode(t, report.ExitOK)
+		if got := offsetsOf(t, c, g); got[topic+"/0"] != 0 || got[topic+"/3"] != 0 {
+			t.Errorf("offsets %v, want 0\n%s", got, o.resultRaw)
+		}
+	})
+	m.Leave()
+	var moved outcome
+	t.Run("empty: every input topic without --topic, then undone", func(t *testing.T) {
+		moved = run(t, c, "--group", g, "--to", "offset:40", "--allow-skip", "--run-id", "streams-40").mustCode(t, report.ExitOK)
+		if moved.result.Totals.Applied != partitions || !hasWarning(moved.result, "local state") {
+			t.Fatalf("%d applied, warnings %q", moved.result.Totals.Applied, moved.result.Warnings)
+		}
+		assertMatchesKafka(t, c, moved.result)
+		// A retry is recognised by its run ID.
+		if o := run(t, c, "--group", g, "--to", "offset:40", "--allow-skip", "--run-id", "streams-40").mustCode(t, report.ExitOK); !o.result.AlreadyApplied {
+			t.Errorf("retry: %s", o.result.Reason)
+		}
+		o := run(t, c, "--group", g, "--to", "undo:"+saveResult(t, moved, false)).mustCode(t, report.ExitOK)
+		if got := offsetsOf(t, c, g); got[topic+"/0"] != 0 || got[topic+"/3"] != 0 || o.result.Totals.Applied != partitions {
+			t.Errorf("undo: offsets %v, want 0\n%s", got, o.resultRaw)
+		}
+	})
+	t.Run("empty: a topic outside the topology is refused", func(t *testing.T) {
+		other := "not-an-input"
+		if err := c.CreateTopic(testCtx(t), other, 1); err != nil {
+			t.Fatal(err)
+		}
 		before := offsetsOf(t, c, g)
-		for _, args := range [][]string{
-			{"--topic", topic, "--to", "earliest"},
-			{"--topic", topic, "--to", "earliest", "--dry-run"},
-			{"--to", "shift:-5"}, // no scope: the group's own committed topics
-			{"--topic", topic, "--to", "latest", "--wait-for-empty", "1m"},
-		} {
-			o := run(t, c, append([]string{"--group", g}, args...)...).mustCode(t, report.ExitInvalidInput)
-			if o.result.Reason != report.ReasonUnsupportedGroupKind {
-				t.Errorf("%v: reason %s, want %s: %s", args, o.result.Reason, report.ReasonUnsupportedGroupKind, o.result.Error)
-			}
-			if want := "is a " + kind + " group"; !strings.Contains(o.result.Error, want) || !strings.Contains(o.result.Error, member) {
-				t.Errorf("%v: error %q does not say %q or name the member %q", args, o.result.Error, want, member)
-			}
-			if len(o.result.Partitions) != 0 {
-				t.Errorf("%v: a plan for a %s group: %+v", args, kind, o.result.Partitions)
+		o := run(t, c, "--group", g, "--topic", other, "--to", "earliest").mustCode(t, report.ExitInvalidInput)
+		for _, want := range []string{"--topic", other, "not an input topic", "reads " + topic} {
+			if !strings.Contains(o.result.Error, want) {
+				t.Errorf("error %q does not say %q", o.result.Error, want)
 			}
 		}
 		if got := offsetsOf(t, c, g); !equalMaps(got, before) {
 			t.Errorf("offsets changed: %v → %v", before, got)
 		}
-	}
-
-	t.Run("streams group", func(t *testing.T) {
-		if c.Apache == nil {
-			t.Skip("kfake has no streams groups")
-		}
-		g := "kinds-streams"
-		// The application ran and committed on its input topic.
-		m, err := c.JoinStreams(testCtx(t), g, g+"-app", topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Leave()
-		commitAll(t, c, g, topic, partitions, committed)
-		m, err = c.JoinStreams(testCtx(t), g, g+"-app", topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run("live", func(t *testing.T) { refused(t, g, kafkatest.KindStreams, g+"-app") })
-		m.Leave()
-		t.Run("empty", func(t *testing.T) { refused(t, g, kafkatest.KindStreams, "--input-topic "+topic) })
-		if got := offsetsOf(t, c, g); got[topic+"/0"] != committed || len(got) != partitions {
-			t.Errorf("the streams group's offsets %v, want %d on each partition", got, committed)
-		}
 	})
+	if kind, err := c.Kind(testCtx(t), g); err != nil || kind != kafkatest.KindStreams {
+		t.Errorf("the group is now %q (%v), want still a streams group", kind, err)
+	}
+}
+
+// TestStreamsGroupAgreesWithKafkasTool asks kafka-streams-groups.sh
+// --reset-offsets --dry-run (Kafka 4.4's StreamsGroupCommand) and the
+// runner's dry run the same questions about one empty streams group, by
+// --input-topic and --all-input-topics (the runner: --topic, and no
+// topic), and wants the same new offset on every partition.
+func TestStreamsGroupAgreesWithKafkasTool(t *testing.T) {
+	libs := os.Getenv(kafkatest.ApacheEnv)
+	if testing.Short() || libs == "" {
+		t.Skip("needs Apache Kafka's tools (" + kafkatest.ApacheEnv + ")")
+	}
+	c := seeded(t)
+	g := "streams-oracle"
+	m, err := c.JoinStreams(testCtx(t), g, g+"-app", topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Leave()
+	commitAll(t, c, g, topic, partitions, committed)
+	for _, tc := range []struct {
+		runner, tool []string
+	}{
+		{[]string{"--to", "earliest"}, []string{"--to-earliest"}},
+		{[]string{"--to", "latest"}, []string{"--to-latest"}},
+		{[]string{"--to", "time:2026-03-01T09:00:50Z"}, []string{"--to-datetime", "2026-03-01T09:00:50.000"}},
+		{[]string{"--to", "time:2027-01-01T00:00:00Z"}, []string{"--to-datetime", "2027-01-01T00:00:00.000"}},
+		{[]string{"--to", "offset:42"}, []string{"--to-offset", "42"}},
+		{[]string{"--to", "shift:-30"}, []string{"--shift-by", "-30"}},
+	} {
+		for _, scope := range [][2][]string{
+			{{"--topic", topic}, {"--input-topic", topic}},
+			{nil, {"--all-input-topics"}},
+		} {
+			t.Run(strings.Join(append(scope[1], tc.tool...), " "), func(t *testing.T) {
+				args := append([]string{"--bootstrap-server", c.Bootstrap(), "--group", g, "--reset-offsets", "--dry-run"}, scope[1]...)
+				code, out := groupTool(t, libs, streamsGroupCommand, append(args, tc.tool...)...)
+				if code != 0 {
+					t.Fatalf("Kafka's tool: exit %d\n%s", code, out)
+				}
+				want := toolPlan(t, out, g)
+				o := run(t, c, append(append([]string{"--group", g, "--dry-run", "--allow-skip"}, scope[0]...), tc.runner...)...).mustCode(t, report.ExitOK)
+				got := map[string]int64{}
+				for _, p := range o.result.Partitions {
+					got[fmt.Sprintf("%s/%d", p.Topic, p.Partition)] = p.NewOffset
+				}
+				if !equalMaps(got, want) {
+					t.Errorf("the runner plans %v, Kafka's tool %v\n%s", got, want, out)
+				}
+			})
+		}
+	}
 }
 
 // TestGroupTypeStated: --group-type states the kind the group must be.
 // Every kind of group Kafka 4.4 has (kfake: classic and share), and a
 // group that does not exist, is refused under every other stated kind
-// before anything is planned (exit 2, naming --group-type and both kinds,
-// offsets or start offsets unchanged), live too, where the refusal comes
-// before any wait; under its own kind and under Auto it is planned, and
-// the result names the kind found. A streams group stated as such is
-// still refused as one (UnsupportedGroupKind).
+// before anything is planned (exit 2, UnsupportedGroupKind, naming
+// --group-type and both kinds, offsets or start offsets unchanged), live
+// too, where the refusal comes before any wait; under its own kind and
+// under Auto it is planned and applied, and the result names the kind
+// found.
 func TestGroupTypeStated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration")
@@ -174,7 +252,7 @@ func TestGroupTypeStated(t *testing.T) {
 					t.Errorf("%v: error %q does not say %q", args, o.result.Error, w)
 				}
 			}
-			if o.result.Reason != report.ReasonInvalidInput || len(o.result.Partitions) != 0 || o.result.GroupType != k.name {
+			if o.result.Reason != report.ReasonUnsupportedGroupKind || len(o.result.Partitions) != 0 || o.result.GroupType != k.name {
 				t.Errorf("%v: reason %s, %d partitions planned, groupType %q (want %q)", args, o.result.Reason, len(o.result.Partitions), o.result.GroupType, k.name)
 			}
 			if after := state(t, g, k.name); !equalMaps(after, before) {
@@ -195,11 +273,6 @@ func TestGroupTypeStated(t *testing.T) {
 				case mismatch:
 					refused(t, s, "--to", "earliest", "--dry-run")
 					refused(t, s, "--to", "earliest")
-				case s == "Streams":
-					o := run(t, c, "--group", g, "--topic", topic, "--group-type", s, "--to", "earliest", "--dry-run").mustCode(t, report.ExitInvalidInput)
-					if o.result.Reason != report.ReasonUnsupportedGroupKind || o.result.GroupType != s {
-						t.Errorf("reason %s, groupType %q: %s", o.result.Reason, o.result.GroupType, o.result.Error)
-					}
 				default:
 					o := run(t, c, "--group", g, "--topic", topic, "--group-type", s, "--to", "earliest", "--dry-run").mustCode(t, report.ExitOK)
 					if o.result.GroupType != k.name || len(o.result.Partitions) != partitions {
@@ -211,7 +284,7 @@ func TestGroupTypeStated(t *testing.T) {
 		if live != nil {
 			live()
 		}
-		if k.name == "" || k.name == "Streams" {
+		if k.name == "" {
 			continue
 		}
 		t.Run(k.name+"/empty: stated and Auto apply, the result names the kind", func(t *testing.T) {

@@ -32,9 +32,9 @@ func TestCheckGroupType(t *testing.T) {
 					}
 					continue
 				}
-				var ie *inputError
-				if !errors.As(err, &ie) {
-					t.Errorf("stated %s, found %q, unchecked %v: %v, want an input error", stated, found, unchecked, err)
+				var km *kindMismatchError
+				if !errors.As(err, &km) {
+					t.Errorf("stated %s, found %q, unchecked %v: %v, want a kind mismatch", stated, found, unchecked, err)
 					continue
 				}
 				msg := config.FieldNamesFlags.Expand(err.Error())

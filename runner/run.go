@@ -201,7 +201,8 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	// A share group: its start offsets stand for committed offsets, and
 	// share (its client) takes the commit (share.go).
 	var share *kgo.Client
-	if info.Kind == groupkind.Share {
+	switch info.Kind {
+	case groupkind.Share:
 		// Kafka has no transactional form of AlterShareGroupOffsets.
 		switch {
 		case cfg.CommitMode == config.CommitModeAtomic && !cfg.DryRun:
@@ -218,9 +219,20 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 			return r.failCtx(sigCtx, res, err)
 		}
 		res.Warnings = append(res.Warnings, shareNote)
-	} else if w := classicStreamsWarning(cfg.Group, snap.Committed); w != "" {
-		res.Warnings = append(res.Warnings, w)
-		r.log.Warn(w)
+	case groupkind.Streams:
+		var w string
+		if snap, w, err = r.streamsSnapshot(ctx, client, snap, info); err != nil {
+			return r.failCtx(sigCtx, res, err)
+		}
+		if w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+		res.Warnings = append(res.Warnings, streamsNote(cfg.Group, info, snap.Partitions))
+	default:
+		// Logged with the plan's warnings.
+		if w := classicStreamsWarning(cfg.Group, snap.Committed); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 	}
 	if r.reused {
 		r.recordTarget(res)
@@ -700,9 +712,9 @@ func (r *run) fail(res *report.Result, err error) *report.Result {
 	var ie *inputError
 	var ae *authError
 	var ue *unreachableError
-	var ke *kindError
+	var km *kindMismatchError
 	switch {
-	case config.IsInvalidInput(err), errors.As(err, &ie), errors.As(err, &ae), errors.As(err, &ke),
+	case config.IsInvalidInput(err), errors.As(err, &ie), errors.As(err, &ae), errors.As(err, &km),
 		// A Kafka that cannot be reached as configured (a name that does
 		// not resolve, a TLS handshake the brokers refuse) stays so.
 		errors.As(err, &ue) && !ue.retryable:
@@ -718,9 +730,8 @@ func (r *run) fail(res *report.Result, err error) *report.Result {
 	switch {
 	case errors.Is(err, config.ErrCredentialsNotBound):
 		res.Reason = report.ReasonCredentialsNotBound
-	case ke != nil:
+	case km != nil:
 		res.Reason = report.ReasonUnsupportedGroupKind
-		res.GroupType = foundType(ke.info, GroupInfo{})
 	}
 	res.Error = errString(err)
 	r.log.Error("nothing was changed", "reason", res.Reason, "error", res.Error)

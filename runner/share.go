@@ -51,7 +51,7 @@ func (r *run) shareSnapshot(ctx context.Context, cl *kgo.Client, s *Snapshot, in
 	}
 	if len(info.Members) > 0 && !cfg.DryRun && cfg.WaitForEmpty > 0 {
 		var err error
-		if info, err = r.waitShareEmpty(ctx, cl, info); err != nil {
+		if info, err = r.waitKindEmpty(ctx, cl, info); err != nil {
 			return err
 		}
 	}
@@ -67,20 +67,18 @@ func (r *run) shareSnapshot(ctx context.Context, cl *kgo.Client, s *Snapshot, in
 			s.Committed[TP{Topic: t, Partition: p}] = Committed{Offset: o}
 		}
 	}
-	s.Group = GroupInfo{State: info.State}
-	for _, m := range info.Members {
-		s.Group.Members = append(s.Group.Members, Member{ClientID: m})
-	}
+	s.Group = groupInfoOf(info)
 	if s.Group.Active() && !cfg.DryRun {
 		return &groupActiveError{info: s.Group, waited: max(cfg.WaitForEmpty, 0)}
 	}
 	return nil
 }
 
-// waitShareEmpty polls the share group until it has no members or
+// waitKindEmpty polls a share or streams group until it has no members or
 // --wait-for-empty has passed, as waitForEmpty does for a consumer group;
 // it returns the last description, which the caller judges.
-func (r *run) waitShareEmpty(ctx context.Context, cl *kgo.Client, info groupkind.Info) (groupkind.Info, error) {
+func (r *run) waitKindEmpty(ctx context.Context, cl *kgo.Client, info groupkind.Info) (groupkind.Info, error) {
+	kind := info.Kind
 	deadline := time.Now().Add(r.cfg.WaitForEmpty)
 	interval := 500 * time.Millisecond
 	for len(info.Members) > 0 {
@@ -99,9 +97,9 @@ func (r *run) waitShareEmpty(ctx context.Context, cl *kgo.Client, info groupkind
 		if info, err = groupkind.Describe(ctx, cl, r.cfg.Group); err != nil {
 			return info, err
 		}
-		if info.Kind != groupkind.Share {
+		if info.Kind != kind {
 			// Deleted and made again as another kind while waiting.
-			return info, fmt.Errorf("group %s stopped being a share group while the run waited for it to empty (it is now a %s group): nothing was changed; run again", r.cfg.Group, info.Kind)
+			return info, fmt.Errorf("group %s stopped being a %s group while the run waited for it to empty (it is now a %s group): nothing was changed; run again", r.cfg.Group, kind, info.Kind)
 		}
 	}
 	r.log.Info("group is now empty", "state", info.State)

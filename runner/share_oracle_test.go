@@ -42,7 +42,7 @@ func TestShareGroupAgreesWithKafkasTool(t *testing.T) {
 		{[]string{"--to", "offset:42"}, []string{"--to-offset", "42"}},
 	} {
 		t.Run(strings.Join(tc.tool, " "), func(t *testing.T) {
-			code, out := shareGroupTool(t, libs, append([]string{"--bootstrap-server", c.Bootstrap(), "--group", g, "--topic", topic, "--reset-offsets", "--dry-run"}, tc.tool...)...)
+			code, out := groupTool(t, libs, shareGroupCommand, append([]string{"--bootstrap-server", c.Bootstrap(), "--group", g, "--topic", topic, "--reset-offsets", "--dry-run"}, tc.tool...)...)
 			if code != 0 && strings.Contains(out, "is not a recognized option") {
 				t.Skipf("Kafka's tool does not take %s (KIP-1323):\n%s", tc.tool[0], out)
 			}
@@ -62,16 +62,22 @@ func TestShareGroupAgreesWithKafkasTool(t *testing.T) {
 	}
 }
 
-// shareGroupTool runs kafka-share-groups.sh (a JVM per question: the test
-// asks a handful) in UTC, as the times above are written.
-func shareGroupTool(t *testing.T, libs string, args ...string) (int, string) {
+// The main classes of kafka-share-groups.sh and kafka-streams-groups.sh.
+const (
+	shareGroupCommand   = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
+	streamsGroupCommand = "org.apache.kafka.tools.streams.StreamsGroupCommand"
+)
+
+// groupTool runs one of Kafka's group tools (a JVM per question: the tests
+// ask a handful) in UTC, as the times they ask about are written.
+func groupTool(t *testing.T, libs, class string, args ...string) (int, string) {
 	t.Helper()
 	java := "java"
 	if home := os.Getenv("JAVA_HOME"); home != "" {
 		java = filepath.Join(home, "bin", "java")
 	}
 	cmd := exec.Command(java, append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Duser.timezone=UTC",
-		"-cp", filepath.Join(libs, "*"), "org.apache.kafka.tools.consumer.group.ShareGroupCommand"}, args...)...)
+		"-cp", filepath.Join(libs, "*"), class}, args...)...)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -111,9 +111,9 @@ const (
 	// credential looks like.
 	ReasonCredentialsNotBound Reason = "CredentialsNotBound"
 	// ReasonUnsupportedGroupKind is an invalid input (exit 2) of its own
-	// kind: the group is a streams group, which the runner does not reset
-	// (its input topics, repartition topics and local state go together).
-	// The error names the kind and Kafka's tool for it. Nothing changed.
+	// kind: the group is not of the kind --group-type (spec.groupType)
+	// states, so it is not reset through that kind's API. The error names
+	// the setting, the kind stated and the kind found. Nothing changed.
 	ReasonUnsupportedGroupKind Reason = "UnsupportedGroupKind"
 	// ReasonPlanStale (exit 7): a plan: target's plan no longer holds. A
 	// partition of a relative plan (shift:, undo:) has another committed
