@@ -1,6 +1,8 @@
 // Package groupkind finds out whether a group is a share group (KIP-932)
-// or a streams group (KIP-1071), which the runner must never move through
-// the consumer-group offset APIs.
+// or a streams group (KIP-1071), which the runner must never plan as a
+// consumer group: a share group has start offsets, set through their own
+// API, and a streams group has members and a topology librdkafka cannot
+// see.
 //
 // librdkafka cannot tell: its DescribeConsumerGroups describes such a
 // group as a classic group in state Dead with no members (Kafka answers
