@@ -103,9 +103,55 @@ func TestCheckFileType(t *testing.T) {
 		err := checkFileType(tc.target, "g", tc.found)
 		switch {
 		case tc.want == "" && err != nil:
-			t.Errorf("%s of %q on %q: refused: %v", tc.target.Kind, tc.target.Result, tc.found, err)
+			t.Errorf("%s on %q: refused: %v", tc.target.Kind, tc.found, err)
 		case tc.want != "" && (err == nil || !strings.Contains(config.FieldNamesFlags.Expand(err.Error()), tc.want)):
 			t.Errorf("%s on %q: %v, want %q", tc.target.Kind, tc.found, err, tc.want)
 		}
+	}
+}
+
+// TestStreamsScope: a streams group's scope is its topology's input
+// topics, repartition topics included; a named topic outside them is
+// refused, one from the group's own offsets left out with a warning.
+func TestStreamsScope(t *testing.T) {
+	info := groupkind.Info{Kind: groupkind.Streams, SourceTopics: []string{"orders"}, RepartitionTopics: []string{"app-agg-repartition"}}
+	tps := func(topics ...string) []TP {
+		var out []TP
+		for _, tp := range topics {
+			out = append(out, TP{Topic: tp}, TP{Topic: tp, Partition: 1})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		info      groupkind.Info
+		parts     []TP
+		named     bool
+		kept      int
+		warn, err string
+	}{
+		{"input and repartition", info, tps("orders", "app-agg-repartition"), false, 4, "", ""},
+		{"named input", info, tps("orders"), true, 2, "", ""},
+		{"the group's other offsets", info, tps("orders", "audit"), false, 2, "left out: the group's committed offsets on audit", ""},
+		{"named outside", info, tps("orders", "audit"), true, 0, "", "--topic: audit: not an input topic of streams group app, whose topology reads orders and its repartition topics app-agg-repartition"},
+		{"nothing left", info, tps("audit"), false, 0, "", "no committed offset on its input topics"},
+		{"no topology", groupkind.Info{Kind: groupkind.Streams}, tps("orders"), false, 0, "", "has no topology yet"},
+	} {
+		kept, w, err := streamsScope(tc.parts, tc.info, "app", config.Ref(config.FlagTopic), tc.named)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(config.FieldNamesFlags.Expand(err.Error()), tc.err) {
+				t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || len(kept) != tc.kept || !strings.Contains(w, tc.warn) || (tc.warn == "") != (w == "") {
+			t.Errorf("%s: kept %v, warning %q, %v; want %d kept, warning %q", tc.name, kept, w, err, tc.kept, tc.warn)
+		}
+	}
+	if n := streamsNote("app", info, tps("orders", "app-agg-repartition")); !strings.Contains(n, "local state") || !strings.Contains(n, "repartition topics app-agg-repartition are moved") {
+		t.Errorf("note %q", n)
+	}
+	if n := streamsNote("app", info, tps("orders")); strings.Contains(n, "are moved like") {
+		t.Errorf("note names no repartition topic in scope: %q", n)
 	}
 }
