@@ -97,7 +97,7 @@ var settings = []Setting{
 	{Flag: FlagCommitMode, Env: EnvCommitMode, Spec: "spec.commitMode", Runbook: runbookValue("commitMode")},
 	// The launcher's, from the Strimzi Kafka a request names.
 	{Flag: FlagClusterID, Env: EnvClusterID, Spec: "spec.kafka.clusterRef (its Kafka's status.clusterId)"},
-	{Flag: FlagGroupType, Env: EnvGroupType, Spec: "spec.groupType"},
+	{Flag: FlagGroupType, Env: EnvGroupType, Spec: "spec.groupType", Runbook: runbookValue("groupType")},
 }
 
 // refs are the hint-only references: Flag is how a shell user says it.
