@@ -204,11 +204,7 @@ func TestGroupTypeStated(t *testing.T) {
 		if kind != "Share" {
 			return offsetsOf(t, c, g)
 		}
-		s, err := c.ShareStartOffsets(testCtx(t), g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return startOffsetsOf(t, c, g)
 	}
 	stated := []string{"Classic", "Consumer", "Share", "Streams"}
 	for _, k := range kinds {

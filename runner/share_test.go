@@ -23,14 +23,7 @@ func TestShareGroupReset(t *testing.T) {
 	}
 	c := seeded(t)
 	g := "share-reset"
-	starts := func(t *testing.T) map[string]int64 {
-		t.Helper()
-		s, err := c.ShareStartOffsets(testCtx(t), g)
-		if err != nil {
-			t.Fatalf("read start offsets: %v", err)
-		}
-		return s
-	}
+	starts := func(t *testing.T) map[string]int64 { t.Helper(); return startOffsetsOf(t, c, g) }
 	m, err := c.JoinShare(testCtx(t), g, g+"-worker", topic)
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +128,17 @@ func TestShareGroupReset(t *testing.T) {
 	}
 }
 
+// startOffsetsOf reads a share group's start offsets with the independent
+// (franz-go) client, as "topic/partition" → offset.
+func startOffsetsOf(t *testing.T, c *kafkatest.Cluster, g string) map[string]int64 {
+	t.Helper()
+	s, err := c.ShareStartOffsets(testCtx(t), g)
+	if err != nil {
+		t.Fatalf("read start offsets: %v", err)
+	}
+	return s
+}
+
 func hasWarning(r *report.Result, part string) bool {
 	for _, w := range r.Warnings {
 		if strings.Contains(w, part) {
@@ -162,14 +166,7 @@ func TestShareGroupPlanApplyUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Leave()
-	starts := func(t *testing.T) map[string]int64 {
-		t.Helper()
-		s, err := c.ShareStartOffsets(testCtx(t), g)
-		if err != nil {
-			t.Fatalf("read start offsets: %v", err)
-		}
-		return s
-	}
+	starts := func(t *testing.T) map[string]int64 { t.Helper(); return startOffsetsOf(t, c, g) }
 	all := func(t *testing.T, want int64) {
 		t.Helper()
 		got := starts(t)
