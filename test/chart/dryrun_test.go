@@ -323,9 +323,12 @@ func TestHelmInstall(t *testing.T) {
 	}
 	c, _ := newClient(t, cfg)
 	objs[0].SetNamespace(ns)
-	if err := dryRunApply(context.Background(), c, objs[0]); err != nil {
-		t.Errorf("sample request in NOTES refused: %v", err)
-	}
+	// The API server enforces the chart's admission policies a moment after
+	// helm creates them, and not all at once: until the mutating policy is
+	// enforced, the validating one refuses the requester it did not stamp.
+	eventuallyDo(t, time.Minute, "the sample request in NOTES", func() error {
+		return dryRunApply(context.Background(), c, objs[0])
+	})
 
 	if out, err := helm(t, "status", "kafka-replay", "--kubeconfig", kc, "--namespace", ns); err != nil || !strings.Contains(out, "STATUS: deployed") {
 		t.Errorf("helm status: %v\n%s", err, out)
