@@ -233,8 +233,10 @@ func TestPauseExampleMatchesTheLiveConsumer(t *testing.T) {
 	if start < 0 {
 		t.Fatal("docs/usage.md has no section Pausing the consumers")
 	}
-	example := doc[start:]
-	example = example[:strings.Index(example, "```\n")]
+	example, _, closed := strings.Cut(doc[start:], "```\n")
+	if !closed {
+		t.Fatal("docs/usage.md: the section Pausing the consumers has no closed code block")
+	}
 	for _, want := range []string{"group: " + liveGroup, "{kind: Deployment, name: " + liveConsumer + "}"} {
 		if !strings.Contains(example, want) {
 			t.Errorf("the pause example does not name %q:\n%s", want, example)
