@@ -123,9 +123,13 @@ func ExpiredJobs(items []batchv1.Job, limit int) []*batchv1.Job {
 }
 
 // DryRunJob reports whether a runner Job changes no offsets: a request's
-// planning Job, or a dry run (its runner's REPLAY_DRY_RUN). It is pure.
+// planning Job (StagePlan), a Job whose runner container runs with
+// REPLAY_DRY_RUN=true, or one whose recorded result is a dry run's
+// (AnnotationDryRun). Only the runner container counts: another container's
+// environment says nothing about what the runner does. It is the one rule,
+// for retention (ExpiredJobs) and for undo (restoredNothing). It is pure.
 func DryRunJob(j *batchv1.Job) bool {
-	if j.Labels[v1alpha1.LabelStage] == string(StagePlan) {
+	if j.Labels[v1alpha1.LabelStage] == string(StagePlan) || j.Annotations[v1alpha1.AnnotationDryRun] == "true" {
 		return true
 	}
 	for _, c := range j.Spec.Template.Spec.Containers {

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -148,5 +150,57 @@ func TestUnitExpiredJobsCountsApplyJobsApart(t *testing.T) {
 		if got := DryRunJob(&c.job); got != c.want {
 			t.Errorf("DryRunJob(%s) = %v", c.job.Name, got)
 		}
+	}
+}
+
+// TestUnitDryRunJob is the one rule for "this Job changes no offsets", which
+// retention (ExpiredJobs) and undo (restoredNothing) both use: only the
+// runner container's environment counts, a sidecar's never does.
+func TestUnitDryRunJob(t *testing.T) {
+	mk := func(stage string, dryAnnotation string, containers ...corev1.Container) *batchv1.Job {
+		j := &batchv1.Job{}
+		if stage != "" {
+			j.Labels = map[string]string{v1alpha1.LabelStage: stage}
+		}
+		if dryAnnotation != "" {
+			j.Annotations = map[string]string{v1alpha1.AnnotationDryRun: dryAnnotation}
+		}
+		j.Spec.Template.Spec.Containers = containers
+		return j
+	}
+	ctr := func(name, dry string) corev1.Container {
+		c := corev1.Container{Name: name, Env: []corev1.EnvVar{{Name: config.EnvGroup, Value: "g"}}}
+		if dry != "" {
+			c.Env = append(c.Env, corev1.EnvVar{Name: config.EnvDryRun, Value: dry})
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		job  *batchv1.Job
+		want bool
+	}{
+		{"empty Job", mk("", ""), false},
+		{"apply Job", mk(string(StageApply), "", ctr(state.ContainerName, "")), false},
+		{"planning Job", mk(string(StagePlan), "", ctr(state.ContainerName, "")), true},
+		{"runner dry run", mk(string(StageApply), "", ctr(state.ContainerName, "true")), true},
+		{"runner not a dry run", mk(string(StageApply), "", ctr(state.ContainerName, "false")), false},
+		{"sidecar's env says nothing", mk(string(StageApply), "", ctr("sidecar", "true"), ctr(state.ContainerName, "")), false},
+		{"sidecar only", mk("", "", ctr("sidecar", "true")), false},
+		{"runner after a sidecar", mk("", "", ctr("sidecar", ""), ctr(state.ContainerName, "true")), true},
+		{"recorded dry run", mk(string(StageApply), "true", ctr(state.ContainerName, "")), true},
+		{"dry-run annotation not true", mk(string(StageApply), "false", ctr(state.ContainerName, "")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DryRunJob(tc.job); got != tc.want {
+				t.Errorf("DryRunJob = %v, want %v", got, tc.want)
+			}
+			// Undo reads the same rule: none of these Jobs has a recorded
+			// result, so only a dry run is known to have restored nothing
+			// (a sidecar's REPLAY_DRY_RUN once made undo think so too).
+			if got := restoredNothing(tc.job); got != tc.want {
+				t.Errorf("restoredNothing = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -215,19 +214,12 @@ func EarlierUndoJob(rr *v1alpha1.ReplayRequest, undoJob string, jobs []batchv1.J
 }
 
 // restoredNothing reports whether an undo's Job is known to have committed
-// nothing: a planning Job, a dry run's, or one whose recorded result
-// applied no partition. A Job still running, or one whose result is not
-// known, may have.
+// nothing: a dry run's or a planning Job (DryRunJob), or one whose recorded
+// result applied no partition. A Job still running, or one whose result is
+// not known, may have.
 func restoredNothing(j *batchv1.Job) bool {
-	if j.Labels[v1alpha1.LabelStage] == string(StagePlan) || j.Annotations[v1alpha1.AnnotationDryRun] == "true" {
+	if DryRunJob(j) {
 		return true
-	}
-	for _, c := range j.Spec.Template.Spec.Containers {
-		for _, e := range c.Env {
-			if e.Name == config.EnvDryRun && e.Value == "true" {
-				return true
-			}
-		}
 	}
 	if !state.IsRecorded(j) {
 		return false

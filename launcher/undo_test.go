@@ -18,6 +18,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -572,8 +573,12 @@ func TestUnitEarlierUndoJob(t *testing.T) {
 		{"a planning Job", rr, []batchv1.Job{undoJob("a", func(j *batchv1.Job) { j.Labels[v1alpha1.LabelStage] = string(StagePlan) })}, ""},
 		{"a dry run, recorded", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Annotations[v1alpha1.AnnotationDryRun] = "true" })}, ""},
 		{"a dry run, running", rr, []batchv1.Job{undoJob("a", func(j *batchv1.Job) {
-			j.Spec.Template.Spec.Containers = []corev1.Container{{Env: []corev1.EnvVar{{Name: config.EnvDryRun, Value: "true"}}}}
+			j.Spec.Template.Spec.Containers = []corev1.Container{{Name: state.ContainerName, Env: []corev1.EnvVar{{Name: config.EnvDryRun, Value: "true"}}}}
 		})}, ""},
+		// Only the runner's environment says what the runner does (DryRunJob).
+		{"a sidecar's dry run, running", rr, []batchv1.Job{undoJob("a", func(j *batchv1.Job) {
+			j.Spec.Template.Spec.Containers = []corev1.Container{{Name: "sidecar", Env: []corev1.EnvVar{{Name: config.EnvDryRun, Value: "true"}}}, {Name: state.ContainerName}}
+		})}, "a"},
 		{"an undo of another run", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Annotations[v1alpha1.AnnotationUndoJob] = "other-job" })}, ""},
 		{"another namespace", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Namespace = "other" })}, ""},
 		{"its own apply Job", rr, []batchv1.Job{undoJob(JobName(rr, StageApply), recorded(2))}, ""},
