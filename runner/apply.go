@@ -85,6 +85,10 @@ func exists(s *Snapshot, tp TP) bool {
 // saying what differs:
 //   - a partition that carries this run's commit is already applied (a
 //     retry), checked first: it is never stale;
+//   - so is, in a group whose offsets carry no run ID (Snapshot.Unmarked),
+//     a partition of a relative plan found at the plan's new offset rather
+//     than its previous one: committing it again would move nothing, and
+//     the position is the only trace a retry can find there;
 //   - a planned partition that no longer exists is stale;
 //   - for a relative plan (shift:, undo:), a partition whose committed
 //     offset is not the one the plan started from is stale;
@@ -123,6 +127,8 @@ func planFromFile(s *Snapshot, t config.Target, id runIdent) *Plan {
 		case pp.LeftAlone != "":
 			rp.LeftAlone = pp.LeftAlone
 			rp.NewOffset, rp.Delta = leftAt(rp.PreviousOffset)
+		case relative && s.Unmarked && hasC && c.Offset == pp.NewOffset && !sameCommitted(pp.PreviousOffset, c, hasC):
+			rp = atPlannedTarget(rp, pp)
 		case relative && !sameCommitted(pp.PreviousOffset, c, hasC):
 			rp.NewOffset = pp.NewOffset
 			rp.Error = fmt.Sprintf("stale: the committed offset is now %s, the plan started from %s", offsetText(rp.PreviousOffset), offsetText(pp.PreviousOffset))
@@ -144,6 +150,17 @@ func planFromFile(s *Snapshot, t config.Target, id runIdent) *Plan {
 		p.add(rp, commit, exempt)
 	}
 	return p
+}
+
+// atPlannedTarget reports a partition of an unmarked group found at its
+// planned offset: applied, as the plan describes the move (from the plan's
+// previous offset), so that the result and an undo of it keep what the
+// first attempt did.
+func atPlannedTarget(rp report.Partition, pp report.Partition) report.Partition {
+	rp.PreviousOffset, rp.NewOffset, rp.Delta = pp.PreviousOffset, pp.NewOffset, pp.Delta
+	rp.Applied = true
+	addNote(&rp, "already at the plan's new offset: applied before (a retry), or moved there since; its offsets carry no run ID to tell which, and it is not moved again")
+	return rp
 }
 
 // sameCommitted reports whether the group's committed offset is planned.

@@ -247,6 +247,56 @@ func TestPlanFromFile(t *testing.T) {
 	}
 }
 
+// TestPlanFromFileUnmarked: in a group whose offsets carry no run ID (a
+// share group's start offsets), a relative plan's partition found at its
+// planned offset is applied, not stale, so a retry of an applied plan
+// succeeds and moves nothing; one found elsewhere is still stale, and a
+// group with run IDs still holds a plan to its previous offsets.
+func TestPlanFromFileUnmarked(t *testing.T) {
+	p := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		name     string
+		unmarked bool
+		now      [3]int64
+		applied  []bool
+		commit   []bool
+		stale    string // a partition's Error, "" for none stale
+		done     bool   // AlreadyApplied
+	}{
+		{"every partition at its target", true, [3]int64{80, 80, 80}, []bool{true, true, true}, []bool{false, false, false}, "", true},
+		{"one at its target, two still to move", true, [3]int64{80, 0, 0}, []bool{true, false, false}, []bool{false, true, true}, "", false},
+		{"one moved elsewhere", true, [3]int64{80, 0, 40}, []bool{true, false, false}, []bool{false, true, false}, "the committed offset is now 40, the plan started from 0", false},
+		{"with run IDs the position proves nothing", false, [3]int64{80, 80, 80}, []bool{false, false, false}, []bool{false, false, false}, "the committed offset is now 80, the plan started from 0", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The plan moves each partition from 0 to 80 (an undo of a
+			// rewind from 80 to 0).
+			pl := planTarget("undo:/r.json (3 partitions)",
+				at("o", 0, p(0), 80, false), at("o", 1, p(0), 80, false), at("o", 2, p(0), 80, false))
+			sn := newSnap()
+			for i, o := range tc.now {
+				sn = sn.partition("o", int32(i), 0, 100).committed("o", int32(i), o, "")
+			}
+			sn.s.Unmarked = tc.unmarked
+			got := mustPlan(t, sn.s, pl)
+			for i, rp := range got.Partitions {
+				if rp.Applied != tc.applied[i] || got.Commit[i] != tc.commit[i] {
+					t.Errorf("o/%d: applied %t commit %t, want %t %t (%+v)", i, rp.Applied, got.Commit[i], tc.applied[i], tc.commit[i], rp)
+				}
+				if rp.Applied && (rp.PreviousOffset == nil || *rp.PreviousOffset != 0 || rp.NewOffset != 80 || !strings.Contains(rp.Note, "already at the plan's new offset")) {
+					t.Errorf("o/%d at its target reads %+v, want the plan's move 0 -> 80 and a note", i, rp)
+				}
+			}
+			if st := got.Stale(); (tc.stale == "") != (len(st) == 0) || (tc.stale != "" && !strings.Contains(st[0].Error, tc.stale)) {
+				t.Errorf("stale %+v, want %q", st, tc.stale)
+			}
+			if got.AlreadyApplied() != tc.done {
+				t.Errorf("AlreadyApplied %t, want %t", got.AlreadyApplied(), tc.done)
+			}
+		})
+	}
+}
+
 // markOfPlan is the commit metadata a run that commits plan p (the whole
 // of it) leaves on a partition whose committed offset was prev.
 func markOfPlan(id runIdent, p *Plan, prev *int64) string {

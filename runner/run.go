@@ -191,8 +191,8 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	if err != nil {
 		return r.failCtx(sigCtx, res, err)
 	} else if w != "" {
+		// Logged with the plan's warnings.
 		res.Warnings = append(res.Warnings, w)
-		r.log.Warn(w)
 	}
 	res.GroupType = foundType(info, snap.Group)
 	if err := checkFileType(cfg.Target, cfg.Group, res.GroupType); err != nil {
@@ -276,7 +276,11 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	if !cfg.DryRun && plan.AlreadyApplied() {
 		res.AlreadyApplied = true
 		res.Reason = report.ReasonAlreadyApplied
-		r.log.Info("already applied by this run ID; nothing to do", "runId", cfg.RunID)
+		if snap.Unmarked {
+			r.log.Info("every partition is at the plan's new offset already; nothing to do")
+		} else {
+			r.log.Info("already applied by this run ID; nothing to do", "runId", cfg.RunID)
+		}
 		return res
 	}
 	// The guards, in a dry run too: it reports what the real run would do.

@@ -61,7 +61,7 @@ func (r *run) shareSnapshot(ctx context.Context, cl *kgo.Client, s *Snapshot, in
 	if err != nil {
 		return err
 	}
-	s.Committed = map[TP]Committed{}
+	s.Committed, s.Unmarked = map[TP]Committed{}, true
 	for t, ps := range start {
 		for p, o := range ps {
 			s.Committed[TP{Topic: t, Partition: p}] = Committed{Offset: o}

@@ -212,12 +212,26 @@ func TestShareGroupPlanApplyUndo(t *testing.T) {
 		t.Errorf("undo without --allow-skip: %s: %s", o.result.Reason, o.result.Error)
 	}
 	all(t, 0)
-	o = run(t, c, "--group", g, "--to", "undo:"+file, "--allow-skip").mustCode(t, report.ExitOK)
-	if o.result.Totals.Applied != partitions || o.result.GroupType != "Share" {
-		t.Errorf("undo: %d applied, groupType %q\n%s", o.result.Totals.Applied, o.result.GroupType, o.resultRaw)
+	// The undo approved as a plan (Manual approval), applied, then
+	// retried: the retry finds every partition at the plan's new offset,
+	// which is success with nothing moved, not a stale plan.
+	undoPlan := saveResult(t, run(t, c, "--group", g, "--to", "undo:"+file, "--allow-skip", "--dry-run").mustCode(t, report.ExitOK), false)
+	all(t, 0)
+	for i := range 2 {
+		o = run(t, c, "--group", g, "--to", "plan:"+undoPlan, "--allow-skip", "--run-id", "share-undo").mustCode(t, report.ExitOK)
+		wantReason := []report.Reason{report.ReasonApplied, report.ReasonAlreadyApplied}[i]
+		if o.result.Reason != wantReason || o.result.Totals.Applied != partitions || o.result.GroupType != "Share" {
+			t.Errorf("undo's plan, attempt %d: %s (want %s), %d applied, groupType %q\n%s", i+1, o.result.Reason, wantReason, o.result.Totals.Applied, o.result.GroupType, o.resultRaw)
+		}
+		for _, p := range o.result.Partitions {
+			if p.PreviousOffset == nil || *p.PreviousOffset != 0 || p.NewOffset != 80 {
+				t.Errorf("undo's plan, attempt %d: %s/%d reads %v -> %d, want the plan's 0 -> 80", i+1, p.Topic, p.Partition, p.PreviousOffset, p.NewOffset)
+			}
+		}
+		all(t, 80)
 	}
-	all(t, 80)
-	// Its retry finds every partition back at its previous offset.
+	// The undo itself, retried after its plan applied it, finds every
+	// partition back at its previous offset.
 	o = run(t, c, "--group", g, "--to", "undo:"+file, "--allow-skip").mustCode(t, report.ExitOK)
 	if !hasWarning(o.result, "nothing to undo") {
 		t.Errorf("undo retried: warnings %q", o.result.Warnings)

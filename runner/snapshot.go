@@ -22,6 +22,10 @@ type Snapshot struct {
 	// Committed holds the group's committed offsets (all of them, not only
 	// those in scope, so an empty scope can be derived from it).
 	Committed map[TP]Committed
+	// Unmarked is a group whose offsets carry no metadata, hence no run
+	// ID (a share group's start offsets): a retry is recognised only by
+	// finding a partition where the plan puts it.
+	Unmarked bool
 	// Source holds the source group's committed offsets for a group target.
 	Source map[TP]Committed
 	// Topics maps each existing topic that was asked about to its partition
