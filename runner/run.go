@@ -31,6 +31,9 @@ import (
 // reported. A panic becomes exit 1 (InternalError) with a result that says
 // what is known to have been applied (see crash.go).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if config.IsInspect(args) {
+		return inspectMain(ctx, args, stdout, stderr)
+	}
 	cfg, err := config.Load(args, stderr)
 	if errors.Is(err, config.ErrHelp) {
 		return int(report.ExitOK)

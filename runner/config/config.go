@@ -567,6 +567,18 @@ func (c *Config) Validate() error {
 			bad(FlagResultFile, EnvResultFile, "%v", err)
 		}
 	}
+	c.validateConnection(bad, &errs)
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// validateConnection checks and loads how the runner connects to Kafka
+// (the config and secret directories, their unsafe properties, the
+// secret's binding to the bootstrap servers), for a run and for a
+// --list or --describe alike.
+func (c *Config) validateConnection(bad func(flagName, env, format string, a ...any), errs *Errors) {
 	allowErr := ValidateAllowedUnsafe(c.AllowUnsafeProperties)
 	if allowErr != nil {
 		bad(FlagAllowUnsafeProperties, EnvAllowUnsafeProperties, "%v", allowErr)
@@ -591,12 +603,8 @@ func (c *Config) Validate() error {
 		secretProps = props
 	}
 	merged, credErrs := mergeCredentials(c.BootstrapServers, configProps, secretProps, c.KafkaSecretDir != "", c.AllowUnboundSecret)
-	errs = append(errs, credErrs...)
+	*errs = append(*errs, credErrs...)
 	c.KafkaProperties = merged
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
 }
 
 func checkWritableDir(dir string) error {

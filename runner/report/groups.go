@@ -1,0 +1,135 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// GroupsSchema identifies the version of the listing format, as Schema does
+// the result's.
+const GroupsSchema = "kafkareplay.dev/groups/v1"
+
+// Groups is what `runner --list` and `runner --describe` write with
+// --output json (and what `kubectl replay groups -o json` passes on): the
+// consumer groups of a cluster, read-only, in one call. It is the one place
+// a reader learns which groups exist and what they consume.
+//
+// A reader that resolves a group selector (many groups in one request)
+// takes a --list: every group with its kind, state, member count and
+// topics, without any per-partition detail. --describe adds the members
+// (client ID, host) and, per partition, the committed offset, the log end
+// and the lag, as kafka-consumer-groups.sh --describe prints them.
+//
+// The Kafka requests behind one listing grow with the brokers, never with
+// the partitions or the groups: one ListGroups per broker, one describe
+// and one offset fetch per group coordinator for all its groups, and (for
+// --describe) one ListOffsets per partition leader.
+type Groups struct {
+	Schema string `json:"schema"`
+	// Describe is set for a --describe, whose groups carry Members and
+	// Partitions.
+	Describe bool    `json:"describe,omitempty"`
+	Groups   []Group `json:"groups"`
+}
+
+// Group is one group of a listing.
+type Group struct {
+	Group string `json:"group"`
+	// GroupType is the group's kind as --group-type names it: Classic,
+	// Consumer, Share or Streams. A broker before KIP-848 reports no kind;
+	// its groups are Classic.
+	GroupType string `json:"groupType"`
+	// ProtocolType is "consumer" for consumers, "connect" for Kafka
+	// Connect workers, and empty for a group of committed offsets alone.
+	ProtocolType string `json:"protocolType,omitempty"`
+	// State is the coordinator's word (Empty, Stable, PreparingRebalance,
+	// Assigning, Reconciling, Dead...): a replay needs Empty or Dead.
+	State       string `json:"state"`
+	MemberCount int    `json:"memberCount"`
+	// Topics are the topics the group has committed offsets of or is
+	// assigned, sorted: what a replay with no --topic would consider
+	// (the committed ones) and what its members read now.
+	Topics []string `json:"topics"`
+	// Members and Partitions are filled by --describe only.
+	Members    []GroupMember    `json:"members,omitempty"`
+	Partitions []GroupPartition `json:"partitions,omitempty"`
+	// Error says why the group could not be described or its offsets not
+	// read; the other fields are then what ListGroups said.
+	Error string `json:"error,omitempty"`
+}
+
+// GroupMember is one member of a group, as Kafka's tool prints it.
+type GroupMember struct {
+	MemberID   string `json:"memberId"`
+	InstanceID string `json:"instanceId,omitempty"`
+	ClientID   string `json:"clientId"`
+	Host       string `json:"host"`
+	// Partitions is how many partitions the member is assigned.
+	Partitions int `json:"partitions"`
+}
+
+// GroupPartition is one partition a group has committed or is assigned.
+type GroupPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// CurrentOffset is the committed offset; nil when the group has not
+	// committed the partition (Kafka's tool prints "-").
+	CurrentOffset *int64 `json:"currentOffset"`
+	// LogEndOffset is the high watermark; nil when it could not be read.
+	LogEndOffset *int64 `json:"logEndOffset"`
+	// Lag is LogEndOffset - CurrentOffset (never below 0); nil when
+	// either is unknown.
+	Lag *int64 `json:"lag"`
+	// The member assigned the partition, if any.
+	MemberID string `json:"memberId,omitempty"`
+	ClientID string `json:"clientId,omitempty"`
+	Host     string `json:"host,omitempty"`
+}
+
+// Lag is end - current, as Kafka's tool computes it: unknown when either
+// is, and 0 when the commit lies past the log end.
+func Lag(current, end *int64) *int64 {
+	if current == nil || end == nil {
+		return nil
+	}
+	l := max(*end-*current, 0)
+	return &l
+}
+
+// EncodeGroups writes g as indented JSON, with its schema.
+func EncodeGroups(w io.Writer, g Groups) error {
+	g.Schema = GroupsSchema
+	if g.Groups == nil {
+		g.Groups = []Group{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(g)
+}
+
+// DecodeGroups reads a listing, refusing one of an unknown schema.
+func DecodeGroups(b []byte) (Groups, error) {
+	var g Groups
+	if err := json.Unmarshal(b, &g); err != nil {
+		return Groups{}, fmt.Errorf("decode groups: %w", err)
+	}
+	if g.Schema != GroupsSchema {
+		if g.Schema == "" {
+			return Groups{}, errors.New("decode groups: no schema; not a group listing")
+		}
+		return Groups{}, fmt.Errorf("decode groups: unknown schema %q (want %s)", g.Schema, GroupsSchema)
+	}
+	return g, nil
+}
+
+// Find returns the group named name, if listed.
+func (g Groups) Find(name string) (Group, bool) {
+	i := slices.IndexFunc(g.Groups, func(x Group) bool { return x.Group == name })
+	if i < 0 {
+		return Group{}, false
+	}
+	return g.Groups[i], true
+}
