@@ -275,8 +275,8 @@ func describeStreams(ctx context.Context, cl *kgo.Client, g *seenGroup) {
 	g.state = info.State
 	g.topics = append(slices.Clone(info.SourceTopics), info.RepartitionTopics...)
 	for _, m := range info.Members {
-		// groupkind names a member "clientID (host)".
-		client, host, _ := strings.Cut(strings.TrimSuffix(m, ")"), " (")
+		// groupkind names a member clientID@host.
+		client, host, _ := strings.Cut(m, "@")
 		g.members = append(g.members, seenMember{client: client, host: host})
 	}
 }
