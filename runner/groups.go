@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -64,7 +62,7 @@ func inspectMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if in.Output == config.OutputJSON {
 		err = report.EncodeGroups(stdout, groups)
 	} else {
-		err = writeGroupsTable(stdout, groups)
+		err = report.WriteGroupsTable(stdout, groups)
 	}
 	if err != nil {
 		log.Error("could not write the listing", "error", err)
@@ -404,50 +402,4 @@ func shapeGroup(g *seenGroup, ends map[config.TopicPartition]int64, describe boo
 		return int(a.Partition - b.Partition)
 	})
 	return out
-}
-
-// writeGroupsTable prints a listing as Kafka's tool would: for --list a
-// row per group (with the kind, state, members and topics Kafka's tool
-// prints only with --state and --type); for --describe, per group, a row
-// per partition, GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG
-// CONSUMER-ID HOST CLIENT-ID, and "-" for what is unknown.
-func writeGroupsTable(w io.Writer, gs report.Groups) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	dash := func(s string) string {
-		if s == "" {
-			return "-"
-		}
-		return s
-	}
-	num := func(p *int64) string {
-		if p == nil {
-			return "-"
-		}
-		return strconv.FormatInt(*p, 10)
-	}
-	if !gs.Describe {
-		fmt.Fprintln(tw, "GROUP\tTYPE\tSTATE\tMEMBERS\tTOPICS")
-		for _, g := range gs.Groups {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", g.Group, dash(g.GroupType), g.State, g.MemberCount, dash(strings.Join(g.Topics, ",")))
-		}
-		return tw.Flush()
-	}
-	for i, g := range gs.Groups {
-		if i > 0 {
-			fmt.Fprintln(tw)
-		}
-		fmt.Fprintf(tw, "Group %s (%s, %s, %d members)\n", g.Group, dash(g.GroupType), g.State, g.MemberCount)
-		if g.Error != "" {
-			fmt.Fprintf(tw, "error: %s\n", g.Error)
-		}
-		if len(g.Partitions) == 0 {
-			fmt.Fprintln(tw, "no committed or assigned partitions")
-			continue
-		}
-		fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tCONSUMER-ID\tHOST\tCLIENT-ID")
-		for _, p := range g.Partitions {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.Topic, p.Partition, num(p.CurrentOffset), num(p.LogEndOffset), num(p.Lag), dash(p.MemberID), dash(p.Host), dash(p.ClientID))
-		}
-	}
-	return tw.Flush()
 }

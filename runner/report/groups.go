@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 )
 
 // GroupsSchema identifies the version of the listing format, as Schema does
@@ -132,4 +135,50 @@ func (g Groups) Find(name string) (Group, bool) {
 		return Group{}, false
 	}
 	return g.Groups[i], true
+}
+
+// WriteGroupsTable prints a listing as Kafka's tool would: for --list a
+// row per group (with the kind, state, members and topics Kafka's tool
+// prints only with --state and --type); for --describe, per group, a row
+// per partition, GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG
+// CONSUMER-ID HOST CLIENT-ID, and "-" for what is unknown.
+func WriteGroupsTable(w io.Writer, gs Groups) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	num := func(p *int64) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	if !gs.Describe {
+		fmt.Fprintln(tw, "GROUP\tTYPE\tSTATE\tMEMBERS\tTOPICS")
+		for _, g := range gs.Groups {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", g.Group, dash(g.GroupType), g.State, g.MemberCount, dash(strings.Join(g.Topics, ",")))
+		}
+		return tw.Flush()
+	}
+	for i, g := range gs.Groups {
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintf(tw, "Group %s (%s, %s, %d members)\n", g.Group, dash(g.GroupType), g.State, g.MemberCount)
+		if g.Error != "" {
+			fmt.Fprintf(tw, "error: %s\n", g.Error)
+		}
+		if len(g.Partitions) == 0 {
+			fmt.Fprintln(tw, "no committed or assigned partitions")
+			continue
+		}
+		fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tCONSUMER-ID\tHOST\tCLIENT-ID")
+		for _, p := range g.Partitions {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.Topic, p.Partition, num(p.CurrentOffset), num(p.LogEndOffset), num(p.Lag), dash(p.MemberID), dash(p.Host), dash(p.ClientID))
+		}
+	}
+	return tw.Flush()
 }
