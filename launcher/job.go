@@ -22,6 +22,7 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -248,6 +249,9 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 			return nil, err
 		}
 		podAnnotations[v1alpha1.AnnotationOffsets] = string(b)
+		// Whoever may patch pods could change the annotation before the
+		// kubelet writes the file: the runner refuses other bytes.
+		env = append(env, corev1.EnvVar{Name: config.EnvFileDigest, Value: config.FileDigestOf(b)})
 		target = "file:" + targetDir + "/" + offsetsFileName
 		volumes = append(volumes, corev1.Volume{
 			Name: targetVolume,
@@ -310,7 +314,13 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage Stage, opts Options, in
 		// Bound by its own bootstrap.servers: never unbound.
 		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaSecretVolume, kafkaSecretDir, sources...)
 		maps.Copy(podAnnotations, props)
-		env = append(env, corev1.EnvVar{Name: config.EnvKafkaSecretDir, Value: kafkaSecretDir})
+		env = append(env,
+			corev1.EnvVar{Name: config.EnvKafkaSecretDir, Value: kafkaSecretDir},
+			// The properties come from pod annotations, which whoever may
+			// patch pods could change before the kubelet writes them: the
+			// runner refuses any others.
+			corev1.EnvVar{Name: config.EnvPropertiesDigest, Value: strimzi.PropertiesDigest(replay.ResolvedKafka(rr).Properties)},
+		)
 	}
 
 	serviceAccount := opts.RunnerServiceAccount

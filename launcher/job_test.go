@@ -205,6 +205,11 @@ func TestUnitBuildJobOffsetsFile(t *testing.T) {
 	if m.MountPath != "/etc/kafka-replay/target" || !m.ReadOnly {
 		t.Fatalf("mount = %+v", m)
 	}
+	// The pod's annotation can be patched before the kubelet writes the
+	// file: the runner is told the exact bytes it must find.
+	if got, want := testutil.RunnerEnv(job)[config.EnvFileDigest], config.FileDigestOf([]byte(raw)); got != want {
+		t.Fatalf("%s = %q, want the annotation's digest %q", config.EnvFileDigest, got, want)
+	}
 }
 
 // The ConfigMap and the Secret are two directories, so that the runner can

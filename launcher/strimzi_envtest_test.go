@@ -193,6 +193,15 @@ func TestEnvtestStrimziSCRAM(t *testing.T) {
 	}) {
 		t.Fatalf("properties %v", files)
 	}
+	// The digest of those very properties, shown in status and given to
+	// the runner, which refuses other ones (a patched pod annotation).
+	read := config.Properties{"ssl.ca.pem": "ca", "sasl.password": "pw"}
+	for n, v := range files {
+		read[n] = v
+	}
+	if d := config.PropertiesDigestOf(read); res.PropertiesDigest != d || testutil.RunnerEnv(job)[config.EnvPropertiesDigest] != d {
+		t.Fatalf("status.resolvedKafka.propertiesDigest %q, %s %q, want %q", res.PropertiesDigest, config.EnvPropertiesDigest, testutil.RunnerEnv(job)[config.EnvPropertiesDigest], d)
+	}
 }
 
 // TLS client authentication: the user's certificate and key, the CA, and

@@ -89,6 +89,21 @@ func TestUnitClusterRefJob(t *testing.T) {
 		files["sasl.mechanism"] != "SCRAM-SHA-512" || files["sasl.username"] != "my-user" || len(files) != 4 {
 		t.Errorf("properties %v", files)
 	}
+	// The runner is told the digest of exactly what the annotations give
+	// it (beside the Secrets' keys, which it leaves out), so a patched
+	// annotation is refused.
+	read := config.Properties{"sasl.password": "pw", "ssl.ca.pem": "ca"}
+	for n, v := range files {
+		read[n] = v
+	}
+	digest := env[config.EnvPropertiesDigest]
+	if digest != config.PropertiesDigestOf(read) {
+		t.Errorf("%s = %q, not the digest of the properties the runner reads", config.EnvPropertiesDigest, digest)
+	}
+	read["security.protocol"] = "SASL_PLAINTEXT"
+	if digest == config.PropertiesDigestOf(read) {
+		t.Error("a downgraded security.protocol has the same digest")
+	}
 }
 
 // The Job's lock key is its request's, the cluster's ID with the group,
@@ -122,6 +137,9 @@ func TestUnitClusterRefJobRefused(t *testing.T) {
 		{"another listener", func(rr *v1alpha1.ReplayRequest) { rr.Status.ResolvedKafka.Listener = "scram" }, "status.resolvedKafka does not resolve"},
 		{"another binding", func(rr *v1alpha1.ReplayRequest) { rr.Status.ResolvedKafka.Properties[0].Value = "evil:9092" }, "bootstrap.servers is not"},
 		{"another Secret", func(rr *v1alpha1.ReplayRequest) { rr.Status.ResolvedKafka.Secrets[1].Name = "admin" }, "admin is neither"},
+		{"a digest of other properties", func(rr *v1alpha1.ReplayRequest) {
+			rr.Status.ResolvedKafka.PropertiesDigest = config.PropertiesDigestOf(config.Properties{"security.protocol": "SASL_PLAINTEXT"})
+		}, "propertiesDigest is not the digest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rr := clusterRefRequest(t, "a", "tls").Resolved("earliest").Obj()

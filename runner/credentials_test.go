@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
 )
@@ -164,5 +165,68 @@ func TestCredentialsGoOnlyWhereTheirSecretSays(t *testing.T) {
 	}
 	if got := offsetsOf(t, c, group); !equalMaps(got, before) {
 		t.Errorf("offsets changed by refused runs: %v, were %v", got, before)
+	}
+}
+
+// TestPropertiesDigestHoldsTheSecretDirectory: with --properties-digest
+// (the launcher's, for the properties a Strimzi clusterRef resolved to,
+// which reach the secret directory through pod annotations), a directory
+// whose properties were changed after they were vouched for ends with
+// exit 2 (CredentialsNotBound) before any connection is opened, and
+// nothing is committed; the vouched directory runs.
+func TestPropertiesDigestHoldsTheSecretDirectory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	c := kafkatest.NewWith(t, kafkatest.Options{
+		Brokers: 1,
+		Fake:    []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("PLAIN", "replay", canary)},
+		Client:  []kgo.Opt{kgo.SASL(plain.Auth{User: "replay", Pass: canary}.AsMechanism())},
+	})
+	c.RequireFake(t)
+	seedWith(t, c)
+	broker := newTrap(t)
+	// As the launcher mounts them: the vouched properties, and the
+	// Secret's password beside them, which the digest leaves out.
+	vouched := func(servers string) map[string]string {
+		return map[string]string{"bootstrap.servers": servers, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "replay"}
+	}
+	dir := func(props map[string]string, edit func(map[string]string)) string {
+		p := map[string]string{"sasl.password": canary}
+		for k, v := range props {
+			p[k] = v
+		}
+		edit(p)
+		d := filepath.Join(t.TempDir(), "secret")
+		writeSecretVolume(t, d, p)
+		return d
+	}
+	digest := config.PropertiesDigestOf(vouched(broker.addr()))
+	before := offsetsOf(t, c, group)
+	for name, edit := range map[string]func(map[string]string){
+		"another mechanism":           func(p map[string]string) { p["sasl.mechanism"] = "SCRAM-SHA-256" },
+		"another user":                func(p map[string]string) { p["sasl.username"] = "admin" },
+		"a removed annotation":        func(p map[string]string) { p["sasl.mechanism"] = "" },
+		"an unchecked certificate":    func(p map[string]string) { p["enable.ssl.certificate.verification"] = "false" },
+		"another protocol, by prefix": func(p map[string]string) { p["bootstrap.servers"] = "PLAINTEXT://" + broker.addr() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := runCtx(t, testCtx(t), nil, "--bootstrap-servers", broker.addr(), "--kafka-secret-dir", dir(vouched(broker.addr()), edit),
+				"--properties-digest", digest, "--group", group, "--topic", topic, "--to", "latest").mustCode(t, report.ExitInvalidInput)
+			if o.result.Reason != report.ReasonCredentialsNotBound || o.termination.Reason != report.ReasonCredentialsNotBound {
+				t.Errorf("reason %q (termination message %q), want %q", o.result.Reason, o.termination.Reason, report.ReasonCredentialsNotBound)
+			}
+			if want := "--properties-digest (REPLAY_PROPERTIES_DIGEST): the secret directory's properties "; !strings.Contains(o.result.Error, want) {
+				t.Errorf("error %q does not say %q", o.result.Error, want)
+			}
+			if n := broker.connectionsSoFar(t); n != 0 {
+				t.Errorf("the servers received %d connections", n)
+			}
+		})
+	}
+	run(t, c, "--kafka-secret-dir", dir(vouched(c.Bootstrap()), func(map[string]string) {}), "--properties-digest", config.PropertiesDigestOf(vouched(c.Bootstrap())),
+		"--group", group, "--topic", topic, "--to", "earliest").mustCode(t, report.ExitOK)
+	if got := offsetsOf(t, c, group); equalMaps(got, before) {
+		t.Errorf("the vouched run did not apply: offsets %v", got)
 	}
 }

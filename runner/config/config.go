@@ -48,6 +48,7 @@ const (
 	EnvAllowSkip              = "REPLAY_ALLOW_SKIP"
 	EnvForce                  = "REPLAY_FORCE"
 	EnvFileDigest             = "REPLAY_FILE_DIGEST"
+	EnvPropertiesDigest       = "REPLAY_PROPERTIES_DIGEST"
 	EnvCommitMode             = "REPLAY_COMMIT_MODE"
 	EnvClusterID              = "REPLAY_CLUSTER_ID"
 	EnvGroupType              = "REPLAY_GROUP_TYPE"
@@ -95,6 +96,11 @@ const (
 	// plan: or undo: target reads; the runner refuses a file that differs.
 	// The launcher sets it for the files it writes.
 	FlagFileDigest = "file-digest"
+	// FlagPropertiesDigest is sha256:<hex> of the secret directory's
+	// properties other than the Secret-held ones (PropertiesDigestOf); the
+	// runner refuses a directory whose properties differ. The launcher sets
+	// it for the properties it puts there through pod annotations.
+	FlagPropertiesDigest = "properties-digest"
 	// FlagCommitMode is how the offsets are committed: CommitModeAtomic,
 	// CommitModePlain or CommitModeAuto.
 	FlagCommitMode = "commit-mode"
@@ -198,6 +204,7 @@ type Config struct {
 	AllowSkip              bool          `envconfig:"REPLAY_ALLOW_SKIP"`
 	Force                  bool          `envconfig:"REPLAY_FORCE"`
 	FileDigest             string        `envconfig:"REPLAY_FILE_DIGEST"`
+	PropertiesDigest       string        `envconfig:"REPLAY_PROPERTIES_DIGEST"`
 	CommitMode             string        `envconfig:"REPLAY_COMMIT_MODE" default:"Plain"`
 	ClusterID              string        `envconfig:"REPLAY_CLUSTER_ID"`
 	GroupType              string        `envconfig:"REPLAY_GROUP_TYPE" default:"Auto"`
@@ -601,6 +608,9 @@ func (c *Config) validateConnection(bad func(flagName, env, format string, a ...
 			bad(FlagKafkaSecretDir, EnvKafkaSecretDir, "%v", err)
 		}
 		secretProps = props
+	}
+	if err := checkPropertiesDigest(c.PropertiesDigest, secretProps, c.KafkaSecretDir != ""); err != nil {
+		*errs = append(*errs, err)
 	}
 	merged, credErrs := mergeCredentials(c.BootstrapServers, configProps, secretProps, c.KafkaSecretDir != "", c.AllowUnboundSecret)
 	*errs = append(*errs, credErrs...)

@@ -43,6 +43,7 @@ var envByField = map[string]string{
 	"AllowSkip":              EnvAllowSkip,
 	"Force":                  EnvForce,
 	"FileDigest":             EnvFileDigest,
+	"PropertiesDigest":       EnvPropertiesDigest,
 	"CommitMode":             EnvCommitMode,
 	"ClusterID":              EnvClusterID,
 	"GroupType":              EnvGroupType,

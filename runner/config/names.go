@@ -94,6 +94,8 @@ var settings = []Setting{
 	{Flag: FlagForce, Env: EnvForce, Spec: "spec.force"},
 	// The launcher's, for the plan: and undo: files it writes.
 	{Flag: FlagFileDigest, Env: EnvFileDigest},
+	// The launcher's, for the properties a clusterRef resolves to.
+	{Flag: FlagPropertiesDigest, Env: EnvPropertiesDigest, Spec: "status.resolvedKafka.propertiesDigest"},
 	{Flag: FlagCommitMode, Env: EnvCommitMode, Spec: "spec.commitMode", Runbook: runbookValue("commitMode")},
 	// The launcher's, from the Strimzi Kafka a request names.
 	{Flag: FlagClusterID, Env: EnvClusterID, Spec: "spec.kafka.clusterRef (its Kafka's status.clusterId)"},

@@ -69,6 +69,14 @@ type ResolvedKafka struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=8
 	Properties []KafkaProperty `json:"properties,omitempty"`
+	// propertiesDigest is sha256:<hex> of properties as the runner reads
+	// them (REPLAY_PROPERTIES_DIGEST): they reach it through the runner
+	// pod's annotations, which whoever may patch pods could change before
+	// the kubelet writes them, so the runner refuses (exit 2,
+	// CredentialsNotBound) any other properties beside the Secrets' keys.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	PropertiesDigest string `json:"propertiesDigest,omitempty"`
 	// secrets are the Secrets, in the request's namespace, whose keys the
 	// runner gets as properties: the cluster CA's for a TLS listener, the
 	// KafkaUser's for its credentials. The launcher never reads them.

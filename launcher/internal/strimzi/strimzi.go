@@ -156,7 +156,20 @@ func Resolve(ref v1alpha1.StrimziClusterRef, kafka, user *unstructured.Unstructu
 		{Name: propBootstrap, Value: servers},
 		{Name: propProtocol, Value: protocol},
 	}, res.Properties...)
+	res.PropertiesDigest = PropertiesDigest(res.Properties)
 	return res, nil
+}
+
+// PropertiesDigest is the runner's --properties-digest of resolved
+// properties: the runner reads them, beside the Secrets' keys (which the
+// digest leaves out), from pod annotations anyone who may patch the pod
+// could change, and refuses any other.
+func PropertiesDigest(ps []v1alpha1.KafkaProperty) string {
+	p := config.Properties{}
+	for _, kp := range ps {
+		p[kp.Name] = kp.Value
+	}
+	return config.PropertiesDigestOf(p)
 }
 
 // specListener is the Kafka's spec.kafka.listeners entry called name
@@ -314,6 +327,11 @@ func Check(res v1alpha1.ResolvedKafka) error {
 	}
 	if !seen[propBootstrap] || !seen[propProtocol] {
 		return fmt.Errorf("status.resolvedKafka.properties: %s and %s are missing", propBootstrap, propProtocol)
+	}
+	if d := res.PropertiesDigest; d != "" && d != PropertiesDigest(res.Properties) {
+		// Older launchers did not write it; the Job's digest is always
+		// computed from the properties.
+		return errors.New("status.resolvedKafka.propertiesDigest is not the digest of status.resolvedKafka.properties")
 	}
 	for _, s := range res.Secrets {
 		switch {

@@ -1,6 +1,8 @@
 package strimzi
 
 import (
+	"github.com/kafka-replay/kafka-replay/runner/config"
+
 	"errors"
 	"reflect"
 	"slices"
@@ -234,6 +236,8 @@ func TestResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The digest's own rules are config.PropertiesDigestOf's.
+			tc.want.PropertiesDigest = config.PropertiesDigestOf(propsOf(tc.want.Properties))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
@@ -317,6 +321,7 @@ func TestCheck(t *testing.T) {
 			r.Secrets[1].Keys = append(r.Secrets[1].Keys, v1alpha1.SecretKeyProperty{Key: "ca.crt", Property: "ssl.ca.pem"})
 		}, "sets a property twice"},
 		{"no cluster ID", func(r *v1alpha1.ResolvedKafka) { r.ClusterID = "" }, "clusterId: empty"},
+		{"a digest of other properties", func(r *v1alpha1.ResolvedKafka) { r.Properties[1].Value = "SASL_PLAINTEXT" }, "propertiesDigest is not the digest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := good
@@ -332,4 +337,37 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The runner's --properties-digest leaves the Secret-held properties out:
+// every property a resolution gives as a value (from pod annotations) must
+// be in the digest, and every Secret key's property out of it (the
+// launcher never reads their values), or a Job would either leave a
+// patchable property unchecked or be refused for every run.
+func TestDigestCoversTheValuesNotTheKeys(t *testing.T) {
+	for n := range valueProperties {
+		if config.SecretHeldProperty(n) {
+			t.Errorf("property %s comes from an annotation but the digest leaves it out", n)
+		}
+	}
+	for k := range secretKeys {
+		if !config.SecretHeldProperty(k.Property) {
+			t.Errorf("Secret key %s -> %s would be in the digest", k.Key, k.Property)
+		}
+	}
+	got, err := Resolve(v1alpha1.StrimziClusterRef{Name: "my-cluster", Listener: "tls", User: "my-user"}, kafka(), user("scram-sha-512"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PropertiesDigest == "" || got.PropertiesDigest != PropertiesDigest(got.Properties) {
+		t.Errorf("propertiesDigest %q is not the properties' digest", got.PropertiesDigest)
+	}
+}
+
+func propsOf(ps []v1alpha1.KafkaProperty) config.Properties {
+	p := config.Properties{}
+	for _, kp := range ps {
+		p[kp.Name] = kp.Value
+	}
+	return p
 }
