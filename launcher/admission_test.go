@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 	"github.com/kafka-replay/kafka-replay/runner/config"
@@ -248,7 +249,7 @@ func TestEnvtestOffsetsBound(t *testing.T) {
 			return err
 		}
 		rr.Status.ResolvedTarget = target
-		job, err := launcher.BuildJob(rr, launcher.StageApply, testOptions())
+		job, err := launcher.BuildJob(rr, runnerjob.StageApply, testOptions())
 		if err != nil {
 			return err
 		}
@@ -275,7 +276,7 @@ func TestEnvtestOffsetsBound(t *testing.T) {
 	small := testutil.MakeRequest(ns, "max-items").Offsets(entries(1)...).Obj()
 	small.UID, small.CreationTimestamp = "uid-not-created", rr.CreationTimestamp
 	small.Status.ResolvedTarget = "offsets:1"
-	job, err := launcher.BuildJob(small, launcher.StageApply, testOptions())
+	job, err := launcher.BuildJob(small, runnerjob.StageApply, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -94,7 +95,7 @@ func planJobOf(t *testing.T, rr *v1alpha1.ReplayRequest) *batchv1.Job {
 	var job batchv1.Job
 	eventually(t, 20*time.Second, "planning Job of "+rr.Name, func() error {
 		cur := getRR(t, rr) // with its UID, which the planning Job's name carries
-		return k8s.Get(context.Background(), types.NamespacedName{Namespace: rr.Namespace, Name: launcher.JobName(cur, launcher.StagePlan)}, &job)
+		return k8s.Get(context.Background(), types.NamespacedName{Namespace: rr.Namespace, Name: runnerjob.Name(cur, runnerjob.StagePlan)}, &job)
 	})
 	return &job
 }
@@ -108,12 +109,12 @@ func (e *approvalEnv) makeApplyJob(t *testing.T, seen *v1alpha1.ReplayRequest, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, digest, err := launcher.InputConfigMap(seen, launcher.JobName(seen, launcher.StageApply), res)
+	cm, digest, err := runnerjob.InputConfigMap(seen, runnerjob.Name(seen, runnerjob.StageApply), res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	create(t, cm)
-	job, err := launcher.BuildJobWithInput(seen, launcher.StageApply, e.opts, &launcher.Input{Kind: launcher.InputPlan, ConfigMap: cm.Name, Digest: digest})
+	job, err := launcher.BuildJobWithInput(seen, runnerjob.StageApply, e.opts, &runnerjob.Input{Kind: runnerjob.InputPlan, ConfigMap: cm.Name, Digest: digest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func noApplyJob(t *testing.T, rr *v1alpha1.ReplayRequest) {
 	t.Helper()
 	cur := getRR(t, rr)
 	var job batchv1.Job
-	err := k8s.Get(context.Background(), types.NamespacedName{Namespace: rr.Namespace, Name: launcher.JobName(cur, launcher.StageApply)}, &job)
+	err := k8s.Get(context.Background(), types.NamespacedName{Namespace: rr.Namespace, Name: runnerjob.Name(cur, runnerjob.StageApply)}, &job)
 	if !apierrors.IsNotFound(err) {
 		t.Fatalf("an apply Job exists (%v): %+v", err, job.ObjectMeta)
 	}
@@ -180,10 +181,10 @@ func inputOf(t *testing.T, job *batchv1.Job) *report.Result {
 		t.Fatalf("%s set with a plan file", config.EnvTopics)
 	}
 	var cm corev1.ConfigMap
-	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: job.Namespace, Name: launcher.InputConfigMapName(job.Name)}, &cm); err != nil {
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: job.Namespace, Name: runnerjob.InputConfigMapName(job.Name)}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	b := cm.BinaryData[launcher.InputKey]
+	b := cm.BinaryData[runnerjob.InputKey]
 	sum := sha256.Sum256(b)
 	if want := "sha256:" + hex.EncodeToString(sum[:]); env[config.EnvFileDigest] != want {
 		t.Fatalf("%s=%q, the ConfigMap's bytes are %s", config.EnvFileDigest, env[config.EnvFileDigest], want)
@@ -226,7 +227,7 @@ func TestEnvtestApprovalApproved(t *testing.T) {
 	plan := planOf("orders")
 	planJob := planJobOf(t, rr)
 	env := testutil.RunnerEnv(planJob)
-	if env[config.EnvDryRun] != "true" || env[config.EnvTo] != "shift:-10" || planJob.Labels[v1alpha1.LabelStage] != string(launcher.StagePlan) {
+	if env[config.EnvDryRun] != "true" || env[config.EnvTo] != "shift:-10" || planJob.Labels[v1alpha1.LabelStage] != string(runnerjob.StagePlan) {
 		t.Fatalf("the planning Job is not a dry run of the target: env %v labels %v", env, planJob.Labels)
 	}
 	if cur := waitPhase(t, rr, v1alpha1.PhaseRunning); cur.Status.JobName != "" {
@@ -258,7 +259,7 @@ func TestEnvtestApprovalApproved(t *testing.T) {
 
 	annotate(t, rr, v1alpha1.AnnotationApprove, plan.Plan, v1alpha1.AnnotationApprovedBy, "bob")
 	job := waitJob(t, rr)
-	if job.Name != launcher.JobName(cur, launcher.StageApply) {
+	if job.Name != runnerjob.Name(cur, runnerjob.StageApply) {
 		t.Fatalf("apply Job %s", job.Name)
 	}
 	if job.Annotations[v1alpha1.AnnotationApprovedBy] != "bob" || job.Annotations[v1alpha1.AnnotationPlanDigest] != plan.Plan || job.Annotations[v1alpha1.AnnotationApprovedAt] == "" {
@@ -579,7 +580,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 		if in := inputOf(t, apply); in.Plan != plan.Plan {
 			t.Fatalf("input plan %s", in.Plan)
 		}
-		if n := len(jobsOf(t, e.ns, map[string]string{v1alpha1.LabelRequest: "busy", v1alpha1.LabelStage: string(launcher.StageApply)})); n != 1 {
+		if n := len(jobsOf(t, e.ns, map[string]string{v1alpha1.LabelRequest: "busy", v1alpha1.LabelStage: string(runnerjob.StageApply)})); n != 1 {
 			t.Fatalf("%d apply Jobs", n)
 		}
 	})
@@ -598,7 +599,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cm, _, err := launcher.InputConfigMap(cur, launcher.JobName(cur, launcher.StageApply), res)
+			cm, _, err := runnerjob.InputConfigMap(cur, runnerjob.Name(cur, runnerjob.StageApply), res)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -691,7 +692,7 @@ func TestEnvtestApprovalAcrossRestarts(t *testing.T) {
 			forged.Partitions[i].NewOffset = 0
 		}
 		forged.Plan = report.PlanDigest(forged.Group, forged.Target.Resolved, forged.Partitions)
-		cm, forgedDigest, err := launcher.InputConfigMap(cur, launcher.JobName(cur, launcher.StageApply), &forged)
+		cm, forgedDigest, err := runnerjob.InputConfigMap(cur, runnerjob.Name(cur, runnerjob.StageApply), &forged)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -901,8 +902,8 @@ func plantedJob(rr *v1alpha1.ReplayRequest, annotations ...string) *batchv1.Job 
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   rr.Namespace,
-			Name:        launcher.JobName(rr, launcher.StageApply),
-			Labels:      launcher.RunnerLabels(rr, launcher.StageApply),
+			Name:        runnerjob.Name(rr, runnerjob.StageApply),
+			Labels:      runnerjob.Labels(rr, runnerjob.StageApply),
 			Annotations: map[string]string{v1alpha1.AnnotationRequest: rr.Name},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest", Name: rr.Name, UID: rr.UID, Controller: ptr.To(true),

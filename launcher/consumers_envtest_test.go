@@ -33,6 +33,7 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -404,7 +405,7 @@ func TestEnvtestConsumersRestartMidPhase(t *testing.T) {
 			Workload: "Deployment/" + dep.Name, Replicas: ptr.To[int32](3), State: c.consumer,
 		}}
 		if c.started {
-			rr.Status.JobName = launcher.JobName(rr, launcher.StageApply)
+			rr.Status.JobName = runnerjob.Name(rr, runnerjob.StageApply)
 			rr.Status.StartTime = &metav1.Time{Time: time.Now()}
 		}
 		if c.finished {

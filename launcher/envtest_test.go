@@ -23,6 +23,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -51,7 +52,7 @@ func TestEnvtestRequestBecomesExpectedJob(t *testing.T) {
 		t.Fatalf("resolvedTarget %q (%v), want creationTimestamp minus 2h = %s", cur.Status.ResolvedTarget, err, want.UTC().Format(time.RFC3339Nano))
 	}
 	// The Job is exactly what the builder makes from the stored request.
-	want, err := launcher.BuildJob(cur, launcher.StageApply, testOptions())
+	want, err := launcher.BuildJob(cur, runnerjob.StageApply, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +313,7 @@ func TestEnvtestNoDuplicateJobAcrossRestart(t *testing.T) {
 	if err := k8s.Status().Update(ctx, cur); err != nil {
 		t.Fatal(err)
 	}
-	orphan, err := launcher.BuildJob(cur, launcher.StageApply, testOptions())
+	orphan, err := launcher.BuildJob(cur, runnerjob.StageApply, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestEnvtestNoDuplicateJobAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	earlier.Status.ResolvedTarget = target3
-	orphan3, err := launcher.BuildJob(earlier, launcher.StageApply, testOptions())
+	orphan3, err := launcher.BuildJob(earlier, runnerjob.StageApply, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +564,7 @@ func TestEnvtestCanarySecretNeverLeaks(t *testing.T) {
 func runbookCronJob(t *testing.T, ns, name string, chartLabels bool) *batchv1.CronJob {
 	t.Helper()
 	probe := testutil.MakeRequest(ns, "template").Group("orders").UID("x").Time("2026-03-01T09:30:00Z").Resolved("time:2026-03-01T09:30:00Z").Obj()
-	tmpl, err := launcher.BuildJob(probe, launcher.StageApply, testOptions())
+	tmpl, err := launcher.BuildJob(probe, runnerjob.StageApply, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

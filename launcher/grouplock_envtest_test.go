@@ -22,6 +22,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -221,7 +222,7 @@ func TestEnvtestDeletedJobWaitsForItsRunner(t *testing.T) {
 				removePod(t, pod)
 				cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
 				sc := condition(cur, v1alpha1.ConditionSucceeded)
-				for _, want := range []string{"deleted before it finished", "offsets may have changed", "kubectl replay describe " + rr.Name, launcher.RequestRunID(rr)} {
+				for _, want := range []string{"deleted before it finished", "offsets may have changed", "kubectl replay describe " + rr.Name, runnerjob.RunID(rr)} {
 					if sc.Reason != state.ReasonJobDeleted || !strings.Contains(sc.Message, want) {
 						t.Fatalf("Succeeded = %+v, want JobDeleted saying %q", sc, want)
 					}

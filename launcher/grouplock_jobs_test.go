@@ -13,12 +13,13 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
 func TestUnitPodSpecQueueKeyMatchesTheRequests(t *testing.T) {
 	rr := testutil.MakeRequest("ns", "a").Bootstrap("B:9092, a:9092").Resolved("earliest").Obj()
-	job, err := BuildJob(rr, StageApply, DefaultOptions())
+	job, err := BuildJob(rr, runnerjob.StageApply, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestUnitPodSpecQueueKeyMatchesTheRequests(t *testing.T) {
 
 func TestUnitHoldersFromTheCluster(t *testing.T) {
 	rr := testutil.MakeRequest("ns", "a").UID("rr-uid").Resolved("earliest").Created(t0).Obj()
-	base, err := BuildJob(rr, StageApply, DefaultOptions())
+	base, err := BuildJob(rr, runnerjob.StageApply, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,11 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
-	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -100,7 +100,7 @@ func jobFinishedAt(job *batchv1.Job) time.Time {
 // ExpiredJobs returns the finished, recorded, launcher-made Jobs that no
 // request owns any more, beyond the newest limit, the oldest first: limit
 // apply Jobs, and apart from them limit planning and dry-run Jobs
-// (DryRunJob), so that plans never push a replay that moved offsets out of
+// (runnerjob.DryRun), so that plans never push a replay that moved offsets out of
 // the history. Runbook Jobs are left to their CronJob's own history limits,
 // and a Job a request still owns goes with that request.
 func ExpiredJobs(items []batchv1.Job, limit int) []*batchv1.Job {
@@ -113,36 +113,13 @@ func ExpiredJobs(items []batchv1.Job, limit int) []*batchv1.Job {
 		if metav1.GetControllerOf(j) != nil || !state.IsRecorded(j) {
 			continue
 		}
-		if DryRunJob(j) {
+		if runnerjob.DryRun(j) {
 			dry = append(dry, j)
 		} else {
 			applied = append(applied, j)
 		}
 	}
 	return append(expired(applied, limit, jobFinishedAt), expired(dry, limit, jobFinishedAt)...)
-}
-
-// DryRunJob reports whether a runner Job changes no offsets: a request's
-// planning Job (StagePlan), a Job whose runner container runs with
-// REPLAY_DRY_RUN=true, or one whose recorded result is a dry run's
-// (AnnotationDryRun). Only the runner container counts: another container's
-// environment says nothing about what the runner does. It is the one rule,
-// for retention (ExpiredJobs) and for undo (restoredNothing). It is pure.
-func DryRunJob(j *batchv1.Job) bool {
-	if j.Labels[v1alpha1.LabelStage] == string(StagePlan) || j.Annotations[v1alpha1.AnnotationDryRun] == "true" {
-		return true
-	}
-	for _, c := range j.Spec.Template.Spec.Containers {
-		if c.Name != state.ContainerName {
-			continue
-		}
-		for _, e := range c.Env {
-			if e.Name == config.EnvDryRun && e.Value == "true" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func expired[T metav1.Object](done []T, limit int, at func(T) time.Time) []T {
@@ -207,7 +184,7 @@ func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecord
 // Job controller puts on them.
 func podsOfJob(ctx context.Context, c client.Client, job *batchv1.Job) ([]corev1.Pod, error) {
 	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{controllerUIDLabel: string(job.UID)}); err != nil {
+	if err := c.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
 		return nil, fmt.Errorf("list pods of Job %s: %w", job.Name, err)
 	}
 	return pods.Items, nil

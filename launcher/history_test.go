@@ -15,6 +15,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -115,7 +116,7 @@ func TestUnitResultGrace(t *testing.T) {
 // they have a limit of their own, the same number.
 func TestUnitExpiredJobsCountsApplyJobsApart(t *testing.T) {
 	rr := testutil.MakeRequest("ns", "r").Resolved("earliest").Obj()
-	mk := func(name string, stage Stage, dry bool, finished time.Time) batchv1.Job {
+	mk := func(name string, stage runnerjob.Stage, dry bool, finished time.Time) batchv1.Job {
 		r := rr.DeepCopy()
 		r.Spec.DryRun = dry
 		j, err := BuildJob(r, stage, DefaultOptions())
@@ -130,11 +131,11 @@ func TestUnitExpiredJobsCountsApplyJobsApart(t *testing.T) {
 	}
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	jobs := []batchv1.Job{
-		mk("apply-old", StageApply, false, at(0)),
-		mk("apply-new", StageApply, false, at(1)),
-		mk("plan-1", StagePlan, false, at(2)),
-		mk("dry-2", StageApply, true, at(3)),
-		mk("plan-3", StagePlan, false, at(4)),
+		mk("apply-old", runnerjob.StageApply, false, at(0)),
+		mk("apply-new", runnerjob.StageApply, false, at(1)),
+		mk("plan-1", runnerjob.StagePlan, false, at(2)),
+		mk("dry-2", runnerjob.StageApply, true, at(3)),
+		mk("plan-3", runnerjob.StagePlan, false, at(4)),
 	}
 	var got []string
 	for _, j := range ExpiredJobs(jobs, 2) {
@@ -147,7 +148,7 @@ func TestUnitExpiredJobsCountsApplyJobsApart(t *testing.T) {
 		job  batchv1.Job
 		want bool
 	}{{jobs[0], false}, {jobs[2], true}, {jobs[3], true}} {
-		if got := DryRunJob(&c.job); got != c.want {
+		if got := runnerjob.DryRun(&c.job); got != c.want {
 			t.Errorf("DryRunJob(%s) = %v", c.job.Name, got)
 		}
 	}
@@ -181,18 +182,18 @@ func TestUnitDryRunJob(t *testing.T) {
 		want bool
 	}{
 		{"empty Job", mk("", ""), false},
-		{"apply Job", mk(string(StageApply), "", ctr(state.ContainerName, "")), false},
-		{"planning Job", mk(string(StagePlan), "", ctr(state.ContainerName, "")), true},
-		{"runner dry run", mk(string(StageApply), "", ctr(state.ContainerName, "true")), true},
-		{"runner not a dry run", mk(string(StageApply), "", ctr(state.ContainerName, "false")), false},
-		{"sidecar's env says nothing", mk(string(StageApply), "", ctr("sidecar", "true"), ctr(state.ContainerName, "")), false},
+		{"apply Job", mk(string(runnerjob.StageApply), "", ctr(state.ContainerName, "")), false},
+		{"planning Job", mk(string(runnerjob.StagePlan), "", ctr(state.ContainerName, "")), true},
+		{"runner dry run", mk(string(runnerjob.StageApply), "", ctr(state.ContainerName, "true")), true},
+		{"runner not a dry run", mk(string(runnerjob.StageApply), "", ctr(state.ContainerName, "false")), false},
+		{"sidecar's env says nothing", mk(string(runnerjob.StageApply), "", ctr("sidecar", "true"), ctr(state.ContainerName, "")), false},
 		{"sidecar only", mk("", "", ctr("sidecar", "true")), false},
 		{"runner after a sidecar", mk("", "", ctr("sidecar", ""), ctr(state.ContainerName, "true")), true},
-		{"recorded dry run", mk(string(StageApply), "true", ctr(state.ContainerName, "")), true},
-		{"dry-run annotation not true", mk(string(StageApply), "false", ctr(state.ContainerName, "")), false},
+		{"recorded dry run", mk(string(runnerjob.StageApply), "true", ctr(state.ContainerName, "")), true},
+		{"dry-run annotation not true", mk(string(runnerjob.StageApply), "false", ctr(state.ContainerName, "")), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := DryRunJob(tc.job); got != tc.want {
+			if got := runnerjob.DryRun(tc.job); got != tc.want {
 				t.Errorf("DryRunJob = %v, want %v", got, tc.want)
 			}
 			// Undo reads the same rule: none of these Jobs has a recorded

@@ -20,6 +20,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -95,14 +96,14 @@ func TestUnitInputConfigMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, digest, err := InputConfigMap(rr, "orders-rewind-12345678", res)
+	cm, digest, err := runnerjob.InputConfigMap(rr, "orders-rewind-12345678", res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cm.Name != "orders-rewind-12345678-input" || cm.Namespace != "ns" {
 		t.Errorf("name %s/%s", cm.Namespace, cm.Name)
 	}
-	b := cm.BinaryData[InputKey]
+	b := cm.BinaryData[runnerjob.InputKey]
 	sum := sha256.Sum256(b)
 	if want := "sha256:" + hex.EncodeToString(sum[:]); digest != want {
 		t.Errorf("digest %s, want %s", digest, want)
@@ -133,8 +134,8 @@ func TestUnitInputConfigMap(t *testing.T) {
 	if back.Plan != res.Plan || report.PlanDigest(back.Group, back.Target.Resolved, back.Partitions) != res.Plan || len(back.Partitions) != 101 {
 		t.Errorf("the file's plan %s (recomputed %s, %d partitions), want %s", back.Plan, report.PlanDigest(back.Group, back.Target.Resolved, back.Partitions), len(back.Partitions), res.Plan)
 	}
-	again, digest2, err := InputConfigMap(rr, "orders-rewind-12345678", res)
-	if err != nil || digest2 != digest || !bytes.Equal(again.BinaryData[InputKey], b) {
+	again, digest2, err := runnerjob.InputConfigMap(rr, "orders-rewind-12345678", res)
+	if err != nil || digest2 != digest || !bytes.Equal(again.BinaryData[runnerjob.InputKey], b) {
 		t.Errorf("not the same bytes twice: %s vs %s (%v)", digest2, digest, err)
 	}
 	if cm.Immutable == nil || !*cm.Immutable {
@@ -159,12 +160,12 @@ func TestUnitInputConfigMapTenThousandPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, _, err := InputConfigMap(rr, "big-1", res)
+	cm, _, err := runnerjob.InputConfigMap(rr, "big-1", res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(res)
-	t.Logf("10,001 partitions: %d bytes of JSON, %d compressed", len(raw), len(cm.BinaryData[InputKey]))
+	t.Logf("10,001 partitions: %d bytes of JSON, %d compressed", len(raw), len(cm.BinaryData[runnerjob.InputKey]))
 }
 
 // The apply Job of an approved plan reads it from the input ConfigMap,
@@ -174,10 +175,10 @@ func TestUnitBuildJobWithPlanInput(t *testing.T) {
 	const digest = "0123456789abcdef"
 	rr := testutil.MakeRequest("ns", "orders-rewind").UID("uid-1").Group("orders").Topic("orders", 0, 1).ShiftBy(-10).Manual().Resolved("shift:-10").
 		Annotate(v1alpha1.AnnotationApprove, digest).Annotate(v1alpha1.AnnotationApprovedBy, "bob").Obj()
-	rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: JobName(rr, StagePlan)}
+	rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: runnerjob.Name(rr, runnerjob.StagePlan)}
 	rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: digest, At: ptrTime(t0)}
-	in := &Input{Kind: InputPlan, ConfigMap: JobName(rr, StageApply) + "-input", Digest: "sha256:" + strings.Repeat("ab", 32)}
-	job, err := BuildJobWithInput(rr, StageApply, DefaultOptions(), in)
+	in := &runnerjob.Input{Kind: runnerjob.InputPlan, ConfigMap: runnerjob.Name(rr, runnerjob.StageApply) + "-input", Digest: "sha256:" + strings.Repeat("ab", 32)}
+	job, err := BuildJobWithInput(rr, runnerjob.StageApply, DefaultOptions(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestUnitBuildJobWithPlanInput(t *testing.T) {
 
 	// The planning Job: a dry run of the same request, its own name (with
 	// the UID), no wait, no input.
-	plan, err := BuildJob(rr, StagePlan, DefaultOptions())
+	plan, err := BuildJob(rr, runnerjob.StagePlan, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,12 +231,12 @@ func TestUnitBuildJobWithPlanInput(t *testing.T) {
 	if penv[config.EnvDryRun] != "true" || penv[config.EnvTo] != "shift:-10" || penv[config.EnvTopics] == "" {
 		t.Errorf("planning Job env %v", penv)
 	}
-	if plan.Name == job.Name || plan.Labels[v1alpha1.LabelStage] != string(StagePlan) {
+	if plan.Name == job.Name || plan.Labels[v1alpha1.LabelStage] != string(runnerjob.StagePlan) {
 		t.Errorf("planning Job %s (stage %s), apply Job %s", plan.Name, plan.Labels[v1alpha1.LabelStage], job.Name)
 	}
 	other := rr.DeepCopy()
 	other.UID = "uid-2"
-	if JobName(other, StagePlan) == plan.Name || JobName(other, StageApply) != job.Name {
+	if runnerjob.Name(other, runnerjob.StagePlan) == plan.Name || runnerjob.Name(other, runnerjob.StageApply) != job.Name {
 		t.Error("a re-created request must plan under a new name and apply under the same")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -36,7 +37,7 @@ func buildJob(t *testing.T, w *testutil.RequestWrapper) *batchv1.Job {
 		}
 		rr.Status.ResolvedTarget = target
 	}
-	job, err := BuildJob(rr, StageApply, DefaultOptions())
+	job, err := BuildJob(rr, runnerjob.StageApply, DefaultOptions())
 	if err != nil {
 		t.Fatalf("BuildJob: %v", err)
 	}
@@ -45,7 +46,7 @@ func buildJob(t *testing.T, w *testutil.RequestWrapper) *batchv1.Job {
 
 func TestUnitBuildJobEnvironment(t *testing.T) {
 	// The run ID is the request's key, a plain value: not the Job's UID.
-	runID := "ns/a/" + SpecDigest(&testutil.MakeRequest("ns", "a").Obj().Spec)
+	runID := "ns/a/" + runnerjob.SpecDigest(&testutil.MakeRequest("ns", "a").Obj().Spec)
 	cases := []struct {
 		name string
 		req  *testutil.RequestWrapper
@@ -248,7 +249,7 @@ func TestUnitBuildJobAllowUnboundSecrets(t *testing.T) {
 	opts := DefaultOptions()
 	opts.AllowUnboundSecrets = true
 	rr := testutil.MakeRequest("ns", "a").Secret("creds").Resolved("earliest").Obj()
-	job, err := BuildJob(rr, StageApply, opts)
+	job, err := BuildJob(rr, runnerjob.StageApply, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +307,7 @@ func TestUnitBuildJobSettings(t *testing.T) {
 }
 
 func TestUnitPodFailurePolicyFollowsTheRunnersExitCodes(t *testing.T) {
-	p := PodFailurePolicy()
+	p := runnerjob.PodFailurePolicy()
 	fail := p.Rules[0]
 	if fail.Action != batchv1.PodFailurePolicyActionFailJob || *fail.OnExitCodes.ContainerName != state.ContainerName || fail.OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn {
 		t.Fatalf("rule 0 = %+v", fail)
@@ -346,24 +347,24 @@ func TestUnitJobNameIsDeterministicAndValid(t *testing.T) {
 	long := strings.Repeat("replay.orders-", 18)[:250]
 	for _, name := range []string{"a", "replay-orders", long, "x.y.z"} {
 		rr := testutil.MakeRequest("ns", name).UID("uid-1").Obj()
-		n1, n2 := JobName(rr, StageApply), JobName(rr, StageApply)
+		n1, n2 := runnerjob.Name(rr, runnerjob.StageApply), runnerjob.Name(rr, runnerjob.StageApply)
 		if n1 != n2 {
 			t.Fatalf("JobName not deterministic: %s %s", n1, n2)
 		}
-		if errs := validation.IsDNS1123Label(n1); len(errs) > 0 || len(n1) > maxJobNameLength {
+		if errs := validation.IsDNS1123Label(n1); len(errs) > 0 || len(n1) > 52 { // runnerjob.maxJobNameLength: room for the Job controller's pod names
 			t.Fatalf("JobName(%q) = %q: %v", name, n1, errs)
 		}
 		// The name belongs to the request's key: the same request
 		// re-created (a new UID) computes the same name, so it cannot make
 		// a second Job while the first is kept.
 		recreated := testutil.MakeRequest("ns", name).UID("uid-2").Obj()
-		if JobName(recreated, StageApply) != n1 {
+		if runnerjob.Name(recreated, runnerjob.StageApply) != n1 {
 			t.Fatalf("a re-created request gets another Job name than %s", n1)
 		}
-		if other := testutil.MakeRequest("ns", name).ShiftBy(-5).Obj(); JobName(other, StageApply) == n1 {
+		if other := testutil.MakeRequest("ns", name).ShiftBy(-5).Obj(); runnerjob.Name(other, runnerjob.StageApply) == n1 {
 			t.Fatalf("another spec reuses Job name %s", n1)
 		}
-		if JobName(rr, Stage("plan")) == n1 {
+		if runnerjob.Name(rr, runnerjob.Stage("plan")) == n1 {
 			t.Fatalf("another stage reuses Job name %s", n1)
 		}
 	}
@@ -371,16 +372,16 @@ func TestUnitJobNameIsDeterministicAndValid(t *testing.T) {
 
 func TestUnitRequestRunID(t *testing.T) {
 	a := testutil.MakeRequest("team-a", "replay.orders").ShiftBy(-100).Obj()
-	id := RequestRunID(a)
-	digest := SpecDigest(&a.Spec)
+	id := runnerjob.RunID(a)
+	digest := runnerjob.SpecDigest(&a.Spec)
 	if id != "team-a/replay.orders/"+digest || len(digest) != 16 {
 		t.Fatalf("RequestRunID = %q (digest %q)", id, digest)
 	}
 	// Same key, new UID and metadata: the same run.
 	again := testutil.MakeRequest("team-a", "replay.orders").ShiftBy(-100).UID("new").Obj()
 	again.Labels = map[string]string{"argocd": "resync"}
-	if RequestRunID(again) != id {
-		t.Fatalf("a re-created request has run ID %q, not %q", RequestRunID(again), id)
+	if runnerjob.RunID(again) != id {
+		t.Fatalf("a re-created request has run ID %q, not %q", runnerjob.RunID(again), id)
 	}
 	// Any other namespace, name or spec: another run.
 	for what, other := range map[string]*v1alpha1.ReplayRequest{
@@ -389,7 +390,7 @@ func TestUnitRequestRunID(t *testing.T) {
 		"target":    testutil.MakeRequest("team-a", "replay.orders").ShiftBy(-101).Obj(),
 		"dryRun":    testutil.MakeRequest("team-a", "replay.orders").ShiftBy(-100).DryRun().Obj(),
 	} {
-		if RequestRunID(other) == id {
+		if runnerjob.RunID(other) == id {
 			t.Errorf("another %s gives the same run ID %q", what, id)
 		}
 	}
@@ -411,7 +412,7 @@ func TestUnitLabelsHashInvalidGroupNames(t *testing.T) {
 }
 
 func TestUnitBuildJobNeedsAResolvedTarget(t *testing.T) {
-	if _, err := BuildJob(testutil.MakeRequest("ns", "a").Obj(), StageApply, DefaultOptions()); err == nil {
+	if _, err := BuildJob(testutil.MakeRequest("ns", "a").Obj(), runnerjob.StageApply, DefaultOptions()); err == nil {
 		t.Fatal("BuildJob without a resolved target succeeded")
 	}
 }
@@ -455,7 +456,7 @@ func TestUnitBuildJobFromTheSpecOnly(t *testing.T) {
 	created := metav1.NewTime(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	ago := testutil.MakeRequest("ns", "a").Ago(2 * time.Hour).Created(created.Time).Obj()
 	ago.Status.ResolvedTarget = "time:2026-03-01T10:00:00Z"
-	if _, err := BuildJob(ago, StageApply, DefaultOptions()); err != nil {
+	if _, err := BuildJob(ago, runnerjob.StageApply, DefaultOptions()); err != nil {
 		t.Fatalf("the accepted target: %v", err)
 	}
 	cases := []struct {
@@ -486,7 +487,7 @@ func TestUnitBuildJobFromTheSpecOnly(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			job, err := BuildJob(tc.rr(), StageApply, DefaultOptions())
+			job, err := BuildJob(tc.rr(), runnerjob.StageApply, DefaultOptions())
 			if !errors.Is(err, ErrJobRefused) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("BuildJob = %v, %v; want an error saying %q", job != nil, err, tc.want)
 			}
@@ -496,7 +497,7 @@ func TestUnitBuildJobFromTheSpecOnly(t *testing.T) {
 	// admission policy checks.
 	rr := ago.DeepCopy()
 	rr.Spec.Runner = &v1alpha1.RunnerOverrides{Image: "ghcr.io/kafka-replay/runner:2"}
-	job, err := BuildJob(rr, StageApply, DefaultOptions())
+	job, err := BuildJob(rr, runnerjob.StageApply, DefaultOptions())
 	if err != nil || job.Spec.Template.Spec.Containers[0].Image != "ghcr.io/kafka-replay/runner:2" {
 		t.Fatalf("BuildJob: %v", err)
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -407,7 +408,7 @@ func TestEnvtestPlantedJobIsNotAdopted(t *testing.T) {
 
 	rr := testutil.MakeRequest(ns, "target").Obj()
 	planted := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: launcher.JobName(rr, launcher.StageApply),
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: runnerjob.Name(rr, runnerjob.StageApply),
 			Labels: map[string]string{v1alpha1.LabelRunner: "true", v1alpha1.LabelRequest: "target"}},
 		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
@@ -459,8 +460,8 @@ func TestEnvtestPlantedJobOutsideTheCacheIsNotAdopted(t *testing.T) {
 	create(t, rr)
 	create(t, manual)
 	planted := map[string]*batchv1.Job{
-		rr.Name:     unlabelled(launcher.JobName(rr, launcher.StageApply)),
-		manual.Name: unlabelled(launcher.JobName(getRR(t, manual), launcher.StagePlan)),
+		rr.Name:     unlabelled(runnerjob.Name(rr, runnerjob.StageApply)),
+		manual.Name: unlabelled(runnerjob.Name(getRR(t, manual), runnerjob.StagePlan)),
 	}
 	for _, j := range planted {
 		create(t, j)

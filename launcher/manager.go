@@ -72,7 +72,7 @@ func CacheOptions(namespaces ...string) cache.Options {
 // (a Job's template) keeps only what the launcher reads from the cache, the
 // node a pod runs on and each container's name and plain environment values
 // (which group a runner replays, whether it is a dry run: PodSpecQueueKey,
-// DryRunJob), and a Job's template its metadata not at all; a pod drops its
+// runnerjob.DryRun), and a Job's template its metadata not at all; a pod drops its
 // explicit offsets annotation, which only its runner reads (through the
 // downward API), and both drop their managed fields. Volumes, resources,
 // security contexts, images and arguments are more than half of a runner

@@ -9,6 +9,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -24,7 +25,7 @@ func TestUnitSlimRunner(t *testing.T) {
 		testutil.MakeRequest("shop", "explicit").Secret("kafka-creds").Offsets(offsets...).Resolved("offsets:2").Obj(),
 	} {
 		t.Run(rr.Name, func(t *testing.T) {
-			job, err := BuildJob(rr, StageApply, DefaultOptions())
+			job, err := BuildJob(rr, runnerjob.StageApply, DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,8 +52,8 @@ func TestUnitSlimRunner(t *testing.T) {
 			if grouplock.PodSpecQueueKey(&slimPod.Spec) != grouplock.PodSpecQueueKey(&wholePod.Spec) {
 				t.Errorf("pod queue key %q, want %q", grouplock.PodSpecQueueKey(&slimPod.Spec), grouplock.PodSpecQueueKey(&wholePod.Spec))
 			}
-			if DryRunJob(slim) != DryRunJob(whole) || DryRunJob(whole) != rr.Spec.DryRun {
-				t.Errorf("DryRunJob = %v, want %v", DryRunJob(slim), DryRunJob(whole))
+			if runnerjob.DryRun(slim) != runnerjob.DryRun(whole) || runnerjob.DryRun(whole) != rr.Spec.DryRun {
+				t.Errorf("DryRun = %v, want %v", runnerjob.DryRun(slim), runnerjob.DryRun(whole))
 			}
 			if slimPod.Spec.NodeName != "node-1" || slimPod.Labels[v1alpha1.LabelRunner] == "" || slim.Annotations[v1alpha1.AnnotationRequest] == "" {
 				t.Errorf("metadata or node lost: pod %+v, job annotations %v", slimPod.ObjectMeta, slim.Annotations)

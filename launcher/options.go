@@ -1,17 +1,9 @@
 // Package launcher is the controller that runs each ReplayRequest as a Job of
-// the runner and records the outcome.
-//
-// The decisions live in pure functions, one file per concern, each tested
-// beside it without a cluster:
-//
-//	target.go   spec.target → the runner's REPLAY_TO, resolved once on acceptance
-//	job.go      ReplayRequest → Job; the one place that knows the runner's environment
-//	status.go   Job + pods → outcome, result, conditions and phase
-//	queue.go    one running replay per (bootstrap servers, group), namespaces taking turns
-//	history.go  result annotations on Jobs (also runbook-made ones) and retention
-//	metrics.go  Prometheus metrics
-//
-// reconcile.go wires them to the cluster: accept → queue → run Job → record.
+// the runner and records the outcome: Setup, the reconcilers (a file per
+// phase) and their reads and writes of the cluster. The decisions live in
+// pure packages under internal/, one concern each (launcher/README.md,
+// "Packages"): internal/runnerjob builds the Job, internal/lifecycle decides
+// the phase, internal/grouplock the group lock, and so on.
 package launcher
 
 import (
@@ -22,44 +14,16 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 )
 
 // Options are the launcher's defaults for the Jobs it creates and its own
 // behaviour. cmd/launcher fills them from flags and the environment.
 type Options struct {
-	// RunnerImage is the runner's container image, unless a request
-	// overrides it.
-	RunnerImage string
-	// RunnerImagePullPolicy is the runner container's pull policy.
-	RunnerImagePullPolicy corev1.PullPolicy
-	// AllowedRunnerImages are the images a request's spec.runner.image
-	// may name, compared by registry and repository exactly (imageref.go):
-	// a repository (any tag or digest), a registry host[:port], a path
-	// ending in "/" (the repositories under it), or "*" (any). Empty allows
-	// the RunnerImage's own repository. Whoever may create a ReplayRequest
-	// does not thereby get to run an image of their choosing with the
-	// launcher's right to create Jobs.
-	AllowedRunnerImages []string
-	// RequireRunnerImageDigest refuses a spec.runner.image without a
-	// digest, so that what runs cannot change under a tag.
-	RequireRunnerImageDigest bool
-	// AllowUnboundSecrets lets runner pods use a Secret that names no
-	// bootstrap.servers with any servers (the runner's
-	// REPLAY_ALLOW_UNBOUND_SECRET), for a whole install: an operator's
-	// opt-out of the credentials binding (docs/security.md). A Secret that
-	// names its servers is held to them regardless.
-	AllowUnboundSecrets bool
-	// RunnerServiceAccount runs runner pods as this ServiceAccount unless a
-	// request overrides it; empty means the namespace's default.
-	RunnerServiceAccount string
-	// Resources are the runner container's default requests and limits.
-	Resources corev1.ResourceRequirements
-	// BackoffLimit is how many times a retryable runner failure is retried.
-	// Invalid input and an active group are never retried.
-	BackoffLimit int32
-	// ActiveDeadline bounds a Job, retries included, unless a request sets
-	// runner.activeDeadlineSeconds. A request's waitTimeout is added to it.
-	ActiveDeadline time.Duration
+	// Defaults are the settings of the runner Jobs the launcher makes
+	// (image, service account, resources, retries, deadline).
+	runnerjob.Defaults
+
 	// HistoryLimit is how many finished launcher-made apply Jobs are kept
 	// per (namespace, group), and apart from them how many planning and
 	// dry-run Jobs (ExpiredJobs); the oldest go first. 0 keeps all. Requests are
@@ -120,20 +84,22 @@ type Options struct {
 // DefaultOptions are sensible defaults for a small runner.
 func DefaultOptions() Options {
 	return Options{
-		RunnerImage:           "ghcr.io/kafka-replay/runner:latest",
-		RunnerImagePullPolicy: corev1.PullIfNotPresent,
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{
-				corev1.ResourceCPU:    resource.MustParse("50m"),
-				corev1.ResourceMemory: resource.MustParse("64Mi"),
+		Defaults: runnerjob.Defaults{
+			RunnerImage:           "ghcr.io/kafka-replay/runner:latest",
+			RunnerImagePullPolicy: corev1.PullIfNotPresent,
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{
+					corev1.ResourceCPU:    resource.MustParse("50m"),
+					corev1.ResourceMemory: resource.MustParse("64Mi"),
+				},
+				Limits: corev1.ResourceList{
+					corev1.ResourceCPU:    resource.MustParse("1"),
+					corev1.ResourceMemory: resource.MustParse("256Mi"),
+				},
 			},
-			Limits: corev1.ResourceList{
-				corev1.ResourceCPU:    resource.MustParse("1"),
-				corev1.ResourceMemory: resource.MustParse("256Mi"),
-			},
+			BackoffLimit:   2,
+			ActiveDeadline: 10 * time.Minute,
 		},
-		BackoffLimit:   2,
-		ActiveDeadline: 10 * time.Minute,
 		HistoryLimit:   10,
 		StartTimeout:   5 * time.Minute,
 		StartFailAfter: time.Minute,
@@ -143,15 +109,4 @@ func DefaultOptions() Options {
 
 		RunnerLogInterval: DefaultRunnerLogInterval,
 	}
-}
-
-// RunnerImageFor is the image a request's runner runs: the launcher's own
-// for an empty spec.runner.image, else the request's, parsed and checked
-// against AllowedRunnerImages (and RequireRunnerImageDigest), in its full
-// normalised form.
-func (o Options) RunnerImageFor(image string) (string, error) {
-	if image == "" {
-		return o.RunnerImage, nil
-	}
-	return CheckRunnerImage(image, o.AllowedRunnerImages, o.RunnerImage, o.RequireRunnerImageDigest)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -372,7 +373,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 }
 
 // runnerWaits says whether a request's runner Job waits for its group to
-// empty (whenGroupActive: Wait; a dry run never waits, job.go).
+// empty (whenGroupActive: Wait; a dry run never waits, runnerjob.Build).
 func runnerWaits(rr *v1alpha1.ReplayRequest) bool {
 	return rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil && !rr.Spec.DryRun
 }
@@ -408,7 +409,7 @@ func (r *ReplayRequestReconciler) recoverPlan(ctx context.Context, p *pass) erro
 	if rr.Spec.Approval != v1alpha1.ApprovalManual || rr.Status.Plan != nil {
 		return nil
 	}
-	key := client.ObjectKey{Namespace: rr.Namespace, Name: JobName(rr, StagePlan)}
+	key := client.ObjectKey{Namespace: rr.Namespace, Name: runnerjob.Name(rr, runnerjob.StagePlan)}
 	var planJob batchv1.Job
 	err := r.Client.Get(ctx, key, &planJob)
 	if apierrors.IsNotFound(err) {
@@ -463,7 +464,7 @@ func recordedOutcome(job *batchv1.Job) record.Outcome {
 // what the pods said (DeletedJobOutcome).
 func (r *ReplayRequestReconciler) jobDeleted(ctx context.Context, p *pass) error {
 	rr := p.rr
-	name := state.ValueOrString(rr.Status.JobName, JobName(rr, StageApply))
+	name := state.ValueOrString(rr.Status.JobName, runnerjob.Name(rr, runnerjob.StageApply))
 	pods, err := runnerPodsNamed(ctx, r.Client, rr.Namespace, name)
 	if err != nil {
 		return err
@@ -532,6 +533,6 @@ func DeletedJobOutcome(rr *v1alpha1.ReplayRequest, job string, pods []corev1.Pod
 	}
 	o.Message = fmt.Sprintf("the runner Job %s was deleted before it finished, and no runner pod is left that says what it did: offsets may have changed. "+
 		"Find out with `kubectl replay describe %s -n %s`, or read group %q's committed offsets and their commit metadata (run ID %s)",
-		job, rr.Name, rr.Namespace, replay.Group(rr), RequestRunID(rr))
+		job, rr.Name, rr.Namespace, replay.Group(rr), runnerjob.RunID(rr))
 	return nil, o
 }

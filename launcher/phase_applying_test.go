@@ -12,6 +12,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -21,7 +22,7 @@ import (
 // have changed (unless its runner never started) and how to find out.
 func TestUnitDeletedJobOutcome(t *testing.T) {
 	rr := testutil.MakeRequest("shop", "rewind").Group("orders").Resolved("earliest").Obj()
-	job, err := BuildJob(rr, StageApply, DefaultOptions())
+	job, err := BuildJob(rr, runnerjob.StageApply, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestUnitDeletedJobOutcome(t *testing.T) {
 		{name: "interrupted before the commit", rr: rr, pods: []corev1.Pod{pod("p0", ended(report.ExitInterrupted))},
 			reason: string(report.ReasonInterrupted), changed: v1alpha1.OffsetsChangedNo, says: []string{"deleted before it finished"}},
 		{name: "killed without a result", rr: rr, pods: []corev1.Pod{pod("p0", killed)},
-			reason: state.ReasonJobDeleted, changed: v1alpha1.OffsetsChangedUnknown, says: []string{"offsets may have changed", "kubectl replay describe rewind -n shop", RequestRunID(rr)}},
+			reason: state.ReasonJobDeleted, changed: v1alpha1.OffsetsChangedUnknown, says: []string{"offsets may have changed", "kubectl replay describe rewind -n shop", runnerjob.RunID(rr)}},
 		{name: "no pod left", rr: rr,
 			reason: state.ReasonJobDeleted, changed: v1alpha1.OffsetsChangedUnknown, says: []string{"deleted before it finished", "offsets may have changed", `group "orders"`}},
 		{name: "no pod left, and it never started", rr: waiting,
@@ -95,7 +96,7 @@ func TestUnitDeletedJobOutcome(t *testing.T) {
 func TestUnitStartVerdict(t *testing.T) {
 	opts := DefaultOptions() // start timeout 5m, fail after 1m
 	rr := testutil.MakeRequest("shop", "rewind").Resolved("earliest").Obj()
-	job, err := BuildJob(rr, StageApply, opts)
+	job, err := BuildJob(rr, runnerjob.StageApply, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestUnitRunningMessage(t *testing.T) {
 	if got := RunningMessage(waits, "b-1-xyz"); !strings.Contains(got, "paused consumers") {
 		t.Errorf("with paused consumers: %q", got)
 	}
-	// A dry run never waits (job.go sets no wait for it).
+	// A dry run never waits (runnerjob.Build sets no wait for it).
 	dry := testutil.MakeRequest("shop", "c").Wait(time.Minute).Obj()
 	dry.Spec.DryRun = true
 	if got := RunningMessage(dry, "c-1"); strings.Contains(got, "waits") {

@@ -11,6 +11,7 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -72,8 +73,8 @@ func (r *ReplayRequestReconciler) rejected(ctx context.Context, p *pass, v appro
 // approved by the request's own approve annotation (which the chart's
 // admission policy gives only to a user with the verb approve), by whom the
 // request's approved-by stamp says.
-func checkApproved(rr *v1alpha1.ReplayRequest, stage Stage, in *Input) error {
-	if rr.Spec.Approval != v1alpha1.ApprovalManual || stage != StageApply {
+func checkApproved(rr *v1alpha1.ReplayRequest, stage runnerjob.Stage, in *runnerjob.Input) error {
+	if rr.Spec.Approval != v1alpha1.ApprovalManual || stage != runnerjob.StageApply {
 		return nil
 	}
 	plan, a := rr.Status.Plan, rr.Status.Approval
@@ -86,7 +87,7 @@ func checkApproved(rr *v1alpha1.ReplayRequest, stage Stage, in *Input) error {
 		// The stamp changes only with the decision, and a rejection stops
 		// the request before its Job (approval.LateRejection).
 		return fmt.Errorf("status.approval.by %q is not the request's %s %q", a.By, v1alpha1.AnnotationApprovedBy, approval.Decider(rr))
-	case in == nil || in.Kind != InputPlan:
+	case in == nil || in.Kind != runnerjob.InputPlan:
 		return fmt.Errorf("approval: Manual applies only its approved plan")
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -79,7 +80,7 @@ func TestUnitDecideApproval(t *testing.T) {
 // Manual request have an apply Job, and only one applying that plan.
 func TestUnitCheckApproved(t *testing.T) {
 	const digest = "0123456789abcdef"
-	in := &Input{Kind: InputPlan, ConfigMap: "a-input", Digest: "sha256:00"}
+	in := &runnerjob.Input{Kind: runnerjob.InputPlan, ConfigMap: "a-input", Digest: "sha256:00"}
 	base := func() *v1alpha1.ReplayRequest {
 		rr := testutil.MakeRequest("ns", "a").Manual().Annotate(v1alpha1.AnnotationApprove, digest).Annotate(v1alpha1.AnnotationApprovedBy, "bob").Obj()
 		rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: "a-plan"}
@@ -104,21 +105,21 @@ func TestUnitCheckApproved(t *testing.T) {
 	cases := []struct {
 		name  string
 		rr    *v1alpha1.ReplayRequest
-		stage Stage
-		in    *Input
+		stage runnerjob.Stage
+		in    *runnerjob.Input
 		ok    bool
 	}{
-		{"approved, with its plan", base(), StageApply, in, true},
-		{"approved, without the plan as input", base(), StageApply, nil, false},
-		{"approved, with an undo input", base(), StageApply, &Input{Kind: InputUndo}, false},
-		{"not approved", noApproval, StageApply, in, false},
-		{"rejected", rejected, StageApply, in, false},
-		{"approved in status only (no annotation)", statusOnly, StageApply, in, false},
-		{"the approval is of another plan", otherPlan, StageApply, in, false},
-		{"status names another approver than the request's stamp", otherApprover, StageApply, in, false},
-		{"nothing stamped who, and status says unknown", unstamped, StageApply, in, true},
-		{"the planning Job needs no approval", noApproval, StagePlan, nil, true},
-		{"Automatic needs none", automatic, StageApply, nil, true},
+		{"approved, with its plan", base(), runnerjob.StageApply, in, true},
+		{"approved, without the plan as input", base(), runnerjob.StageApply, nil, false},
+		{"approved, with an undo input", base(), runnerjob.StageApply, &runnerjob.Input{Kind: runnerjob.InputUndo}, false},
+		{"not approved", noApproval, runnerjob.StageApply, in, false},
+		{"rejected", rejected, runnerjob.StageApply, in, false},
+		{"approved in status only (no annotation)", statusOnly, runnerjob.StageApply, in, false},
+		{"the approval is of another plan", otherPlan, runnerjob.StageApply, in, false},
+		{"status names another approver than the request's stamp", otherApprover, runnerjob.StageApply, in, false},
+		{"nothing stamped who, and status says unknown", unstamped, runnerjob.StageApply, in, true},
+		{"the planning Job needs no approval", noApproval, runnerjob.StagePlan, nil, true},
+		{"Automatic needs none", automatic, runnerjob.StageApply, nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -158,7 +159,7 @@ func TestUnitAdoptedApproval(t *testing.T) {
 		by      = v1alpha1.AnnotationApprovedBy
 	)
 	created := t0.Add(time.Minute)
-	in := &Input{Kind: InputPlan, ConfigMap: "a-input", Digest: "sha256:00"}
+	in := &runnerjob.Input{Kind: runnerjob.InputPlan, ConfigMap: "a-input", Digest: "sha256:00"}
 	// request is a Manual request with its plan in status.
 	request := func(annotations ...string) *v1alpha1.ReplayRequest {
 		w := testutil.MakeRequest("ns", "a").UID("uid-1").Manual().Resolved("earliest")
@@ -166,7 +167,7 @@ func TestUnitAdoptedApproval(t *testing.T) {
 			w.Annotate(annotations[i], annotations[i+1])
 		}
 		rr := w.Obj()
-		rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: JobName(rr, StagePlan)}
+		rr.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: runnerjob.Name(rr, runnerjob.StagePlan)}
 		return rr
 	}
 	// made is the apply Job the launcher makes for rr once it saw plan
@@ -179,7 +180,7 @@ func TestUnitAdoptedApproval(t *testing.T) {
 			seen.Annotations[by] = approver
 		}
 		seen.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: approver, Digest: digest, At: &metav1.Time{Time: t0}}
-		job, err := BuildJobWithInput(seen, StageApply, DefaultOptions(), in)
+		job, err := BuildJobWithInput(seen, runnerjob.StageApply, DefaultOptions(), in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +214,7 @@ func TestUnitAdoptedApproval(t *testing.T) {
 	otherInStatus.Status.Approval = approvedAt("bob", t0)
 	otherInStatus.Status.Approval.Digest = other
 	automatic := testutil.MakeRequest("ns", "a").UID("uid-1").Resolved("earliest").Obj()
-	automaticJob, err := BuildJob(automatic, StageApply, DefaultOptions())
+	automaticJob, err := BuildJob(automatic, runnerjob.StageApply, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -180,7 +181,7 @@ func TestUnitPhasesRunARequest(t *testing.T) {
 		t.Errorf("RequeueAfter %s, want the start timeout's deadline (%s) at most", res.RequeueAfter, f.r.Options.StartTimeout)
 	}
 	cur := f.request(rr)
-	name := JobName(cur, StageApply)
+	name := runnerjob.Name(cur, runnerjob.StageApply)
 	if cur.Status.JobName != name || cur.Status.ResolvedTarget != "shift:-10" || cur.Status.Phase != v1alpha1.PhaseRunning {
 		t.Fatalf("after one pass: job %q target %q phase %s", cur.Status.JobName, cur.Status.ResolvedTarget, cur.Status.Phase)
 	}
@@ -209,7 +210,7 @@ func TestUnitPhasesRunARequest(t *testing.T) {
 
 	f.clock.Step(30 * time.Second)
 	res := testutil.Result(cur.Spec.Group, report.ExitOK, 10, 20, 30)
-	res.RunID = RequestRunID(cur)
+	res.RunID = runnerjob.RunID(cur)
 	f.ran(job, 0, res, "")
 	f.reconcile(rr)
 	cur = f.request(rr)
@@ -330,15 +331,15 @@ func TestUnitPhasesApprovalExpires(t *testing.T) {
 
 	f.reconcile(rr)
 	cur := f.request(rr)
-	planName := JobName(cur, StagePlan)
+	planName := runnerjob.Name(cur, runnerjob.StagePlan)
 	planJob := f.job(cur.Namespace, planName)
-	if cur.Status.JobName != "" || planJob.Labels[v1alpha1.LabelStage] != string(StagePlan) {
+	if cur.Status.JobName != "" || planJob.Labels[v1alpha1.LabelStage] != string(runnerjob.StagePlan) {
 		t.Fatalf("status.jobName %q, planning Job labels %v", cur.Status.JobName, planJob.Labels)
 	}
 
 	f.clock.Step(time.Minute)
 	plan := testutil.Result(cur.Spec.Group, report.ExitOK, 10, 20, 30)
-	plan.DryRun, plan.Reason, plan.RunID = true, report.ReasonDryRun, RequestRunID(cur)
+	plan.DryRun, plan.Reason, plan.RunID = true, report.ReasonDryRun, runnerjob.RunID(cur)
 	for i := range plan.Partitions {
 		plan.Partitions[i].Applied = false
 	}
@@ -370,7 +371,7 @@ func TestUnitPhasesApprovalExpires(t *testing.T) {
 		t.Errorf("expired at %v, before expiresAt %v", cur.Status.CompletionTime, cur.Status.Plan.ExpiresAt)
 	}
 	var j batchv1.Job
-	if err := f.c.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: JobName(cur, StageApply)}, &j); !apierrors.IsNotFound(err) {
+	if err := f.c.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: runnerjob.Name(cur, runnerjob.StageApply)}, &j); !apierrors.IsNotFound(err) {
 		t.Errorf("an expired plan made an apply Job: %v", err)
 	}
 }
@@ -390,7 +391,7 @@ func TestUnitPhasesOneReplayPerGroup(t *testing.T) {
 	}
 	done := f.request(first)
 	res := testutil.Result(done.Spec.Group, report.ExitOK, 5)
-	res.RunID = RequestRunID(done)
+	res.RunID = runnerjob.RunID(done)
 	f.ran(f.job(done.Namespace, done.Status.JobName), 0, res, "")
 	f.reconcile(first)
 	f.reconcile(second)
@@ -452,7 +453,7 @@ func TestUnitPhasesAlreadyRan(t *testing.T) {
 	f.reconcile(rr)
 	cur := f.request(rr)
 	res := testutil.Result(cur.Spec.Group, report.ExitOK, 10)
-	res.RunID = RequestRunID(cur)
+	res.RunID = runnerjob.RunID(cur)
 	f.ran(f.job(cur.Namespace, cur.Status.JobName), 0, res, "")
 	f.reconcile(rr)
 	if err := f.c.Delete(ctx, f.request(rr)); err != nil {
@@ -467,7 +468,7 @@ func TestUnitPhasesAlreadyRan(t *testing.T) {
 	f.reconcile(again)
 	cur = f.request(again)
 	c := conditionOf(cur, v1alpha1.ConditionSucceeded)
-	if c.Status != metav1.ConditionTrue || c.Reason != state.ReasonAlreadyRan || !strings.Contains(c.Message, JobName(cur, StageApply)) {
+	if c.Status != metav1.ConditionTrue || c.Reason != state.ReasonAlreadyRan || !strings.Contains(c.Message, runnerjob.Name(cur, runnerjob.StageApply)) {
 		t.Fatalf("Succeeded = %+v", c)
 	}
 	var jobs batchv1.JobList

@@ -14,6 +14,7 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -97,7 +98,7 @@ func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.
 // any Job it did not make: no outcome of this request is written on it. It
 // is pure.
 func RefusedJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) bool {
-	return job.Name == JobName(rr, StageApply) && rr.Status.JobName != job.Name
+	return job.Name == runnerjob.Name(rr, runnerjob.StageApply) && rr.Status.JobName != job.Name
 }
 
 // StatusOutcome is the outcome a finished request's status records, for a

@@ -13,6 +13,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -100,7 +101,7 @@ func (r *ReplayRequestReconciler) pausingConsumers(ctx context.Context, p *pass)
 	rr.Status.Message = msg
 	// The request holds its group already (ConsumersHeld): the Job is
 	// created without asking the queue again.
-	job, err := r.createJob(ctx, rr, StageApply)
+	job, err := r.createJob(ctx, rr, runnerjob.StageApply)
 	switch {
 	case errors.Is(err, errStale):
 		log.FromContext(ctx).V(1).Info("not starting from a stale cache")

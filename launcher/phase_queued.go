@@ -23,6 +23,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -45,13 +46,13 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 	var createErr error
 	recorded := false
 	// A Manual request plans first; its planning run pauses nothing.
-	stage := StageApply
+	stage := runnerjob.StageApply
 	if state.NeedsPlan(rr) {
-		stage = StagePlan
+		stage = runnerjob.StagePlan
 	}
-	jobKey := types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, stage)}
+	jobKey := types.NamespacedName{Namespace: rr.Namespace, Name: runnerjob.Name(rr, stage)}
 	d, err := decideStart(ctx, r.queue, r.Client, r.APIReader, p.key, p.self, jobKey, func() (bool, error) {
-		if state.PausesConsumers(rr) && stage == StageApply {
+		if state.PausesConsumers(rr) && stage == runnerjob.StageApply {
 			// The start of a request with consumers is their record
 			// (PausingConsumers then pauses them and creates the Job).
 			if err := r.recordConsumers(ctx, p); err != nil {
@@ -80,13 +81,13 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 	case errors.Is(createErr, errStale):
 		log.FromContext(ctx).V(1).Info("not starting from a stale cache")
 		return false, nil
-	case createErr != nil && state.PausesConsumers(rr) && stage == StageApply:
+	case createErr != nil && state.PausesConsumers(rr) && stage == runnerjob.StageApply:
 		return false, r.recordFailed(ctx, p, createErr)
 	case recorded:
 		return true, nil
 	case createErr != nil:
 		return false, r.createFailed(ctx, p, createErr)
-	case created != nil && stage == StagePlan:
+	case created != nil && stage == runnerjob.StagePlan:
 		p.planJob = created
 		return true, nil // Planning follows it
 	case created != nil:
@@ -111,7 +112,7 @@ func (r *ReplayRequestReconciler) queued(ctx context.Context, p *pass) (next boo
 // Job's name is the request's own (JobName), so a Job created by an earlier
 // pass is found, not doubled: AlreadyExists hands it to Applying, which
 // adopts it only if this request controls it.
-func (r *ReplayRequestReconciler) createJob(ctx context.Context, rr *v1alpha1.ReplayRequest, stage Stage) (*batchv1.Job, error) {
+func (r *ReplayRequestReconciler) createJob(ctx context.Context, rr *v1alpha1.ReplayRequest, stage runnerjob.Stage) (*batchv1.Job, error) {
 	if err := r.confirmCurrent(ctx, rr); err != nil {
 		return nil, err
 	}
@@ -145,20 +146,20 @@ func (r *ReplayRequestReconciler) createJob(ctx context.Context, rr *v1alpha1.Re
 // Job's ReplayRecord (status.plan.jobName, which must be this request's own
 // planning Job), rebuilt (RecordResult) and checked against the approved
 // digest once more, since the record could have been changed since.
-func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.ReplayRequest, stage Stage) (*Input, error) {
-	if rr.Spec.Target.UndoOf != nil && (stage == StagePlan || rr.Spec.Approval != v1alpha1.ApprovalManual) {
+func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.ReplayRequest, stage runnerjob.Stage) (*runnerjob.Input, error) {
+	if rr.Spec.Target.UndoOf != nil && (stage == runnerjob.StagePlan || rr.Spec.Approval != v1alpha1.ApprovalManual) {
 		// An undo reads the undone run's record (undo.go); a Manual
 		// undo's planning Job does, and its apply Job applies that plan.
-		return r.undoJobInput(ctx, rr, JobName(rr, stage))
+		return r.undoJobInput(ctx, rr, runnerjob.Name(rr, stage))
 	}
-	if rr.Spec.Approval != v1alpha1.ApprovalManual || stage != StageApply {
+	if rr.Spec.Approval != v1alpha1.ApprovalManual || stage != runnerjob.StageApply {
 		return nil, nil
 	}
 	plan := rr.Status.Plan
 	if plan == nil || !state.Approved(rr) {
 		return nil, fmt.Errorf("%w: request %s/%s: approval: Manual and no approved plan", ErrJobRefused, rr.Namespace, rr.Name)
 	}
-	if want := JobName(rr, StagePlan); plan.JobName != want {
+	if want := runnerjob.Name(rr, runnerjob.StagePlan); plan.JobName != want {
 		return nil, fmt.Errorf("%w: request %s/%s: status.plan.jobName %q is not its planning Job %s", ErrJobRefused, rr.Namespace, rr.Name, plan.JobName, want)
 	}
 	var planJob batchv1.Job
@@ -179,20 +180,20 @@ func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.Rep
 	if res.Plan != plan.Digest {
 		return nil, fmt.Errorf("%w: request %s/%s: the planning Job's ReplayRecord %s is now plan %s, not the approved %s", ErrJobRefused, rr.Namespace, rr.Name, plan.JobName, res.Plan, plan.Digest)
 	}
-	name := JobName(rr, StageApply)
-	cm, digest, err := InputConfigMap(rr, name, res)
+	name := runnerjob.Name(rr, runnerjob.StageApply)
+	cm, digest, err := runnerjob.InputConfigMap(rr, name, res)
 	if err != nil {
 		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
 	if err := r.ensureInput(ctx, cm); err != nil {
 		return nil, err
 	}
-	in := &Input{Kind: InputPlan, ConfigMap: cm.Name, Digest: digest}
+	in := &runnerjob.Input{Kind: runnerjob.InputPlan, ConfigMap: cm.Name, Digest: digest}
 	if rr.Spec.Target.UndoOf != nil {
 		// The apply Job of a Manual undo says what it undoes, as its
 		// planning Job does: it is what refuses a second undo once this
 		// request is gone (EarlierUndoJob).
-		in.Undo = UndoFromJob(planJob.Annotations)
+		in.Undo = runnerjob.UndoFromJob(planJob.Annotations)
 	}
 	return in, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -34,7 +35,7 @@ const (
 func ClassifyForeignJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) ForeignJob {
 	if job.Labels[v1alpha1.LabelRequest] != v1alpha1.LabelValue(rr.Name) ||
 		job.Annotations[v1alpha1.AnnotationRequest] != rr.Name ||
-		job.Annotations[v1alpha1.AnnotationSpecDigest] != SpecDigest(&rr.Spec) {
+		job.Annotations[v1alpha1.AnnotationSpecDigest] != runnerjob.SpecDigest(&rr.Spec) {
 		return ForeignConflict
 	}
 	if ref := metav1.GetControllerOf(job); ref != nil && ref.Kind != "ReplayRequest" {

@@ -14,6 +14,7 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -29,7 +30,7 @@ func ownJob(t *testing.T, rr *v1alpha1.ReplayRequest) *batchv1.Job {
 		}
 		cp.Status.ResolvedTarget = target
 	}
-	job, err := BuildJob(cp, StageApply, DefaultOptions())
+	job, err := BuildJob(cp, runnerjob.StageApply, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestUnitStatusOutcomeReadsBackFinish(t *testing.T) {
 // approved it goes the Automatic way (Queued for the apply Job, Applying).
 func TestUnitDecidePhaseManual(t *testing.T) {
 	accepted := testutil.MakeRequest("ns", "a").UID("uid-1").Manual().Resolved("earliest").Obj()
-	planJob, err := BuildJob(accepted, StagePlan, DefaultOptions())
+	planJob, err := BuildJob(accepted, runnerjob.StagePlan, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func TestUnitDecidePhaseManual(t *testing.T) {
 	consumers := approved.DeepCopy()
 	consumers.Spec.Consumers = []v1alpha1.ConsumerRef{{Kind: v1alpha1.ConsumerDeployment, Name: "c"}}
 	consumers.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: v1alpha1.ConsumerDeployment, Name: "c", State: v1alpha1.ConsumerRecorded}}
-	applyJob, err := BuildJobWithInput(approved, StageApply, DefaultOptions(), &Input{Kind: InputPlan, ConfigMap: "a-input", Digest: "sha256:00"})
+	applyJob, err := BuildJobWithInput(approved, runnerjob.StageApply, DefaultOptions(), &runnerjob.Input{Kind: runnerjob.InputPlan, ConfigMap: "a-input", Digest: "sha256:00"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestUnitRefusedJob(t *testing.T) {
 	rr := testutil.MakeRequest("ns", "a").UID("uid-1").Resolved("earliest").Obj()
 	apply := ownJob(t, rr)
 	plan := apply.DeepCopy()
-	plan.Name = JobName(rr, StagePlan)
+	plan.Name = runnerjob.Name(rr, runnerjob.StagePlan)
 	adopted := rr.DeepCopy()
 	adopted.Status.JobName = apply.Name
 	cases := []struct {

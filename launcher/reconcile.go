@@ -22,6 +22,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -44,7 +45,7 @@ const Finalizer = "kafkareplay.dev/runner"
 // deletes runner Jobs, reads pods and their logs and the chart's runbook
 // CronJobs (to trust the Jobs made from them), and holds a Lease. It has no
 // access to Secrets, and may only create ConfigMaps (the input files of
-// input.go), never read, list or watch them: the runner pod mounts the
+// runnerjob.InputConfigMap), never read, list or watch them: the runner pod mounts the
 // tenants' ConfigMaps and Secrets, the launcher never reads them. Events go
 // through events.k8s.io, except leader election's, which client-go still
 // sends through the core API. The Lease Role's namespace is the chart's
@@ -228,7 +229,7 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 // is confirmed against the API server: the cache may not have caught up with
 // the launcher's own create yet.
 func (r *ReplayRequestReconciler) findJob(ctx context.Context, rr *v1alpha1.ReplayRequest) (*batchv1.Job, error) {
-	key := types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, StageApply)}
+	key := types.NamespacedName{Namespace: rr.Namespace, Name: runnerjob.Name(rr, runnerjob.StageApply)}
 	var job batchv1.Job
 	err := r.Client.Get(ctx, key, &job)
 	if apierrors.IsNotFound(err) && state.IsStarted(rr) && !state.IsFinished(rr) {
@@ -270,7 +271,7 @@ func (r *ReplayRequestReconciler) findPlanJob(ctx context.Context, rr *v1alpha1.
 		return nil, nil
 	}
 	var job batchv1.Job
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: rr.Namespace, Name: JobName(rr, StagePlan)}, &job)
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: rr.Namespace, Name: runnerjob.Name(rr, runnerjob.StagePlan)}, &job)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -372,7 +373,7 @@ func consumersStartSettled(ctx context.Context, c client.Client, api client.Read
 	}
 	for i := range rrs.Items {
 		rr := &rrs.Items[i]
-		if !state.PausesConsumers(rr) || JobName(rr, StageApply) != job.Name {
+		if !state.PausesConsumers(rr) || runnerjob.Name(rr, runnerjob.StageApply) != job.Name {
 			continue
 		}
 		if state.ConsumersHeld(rr) || state.IsStarted(rr) || state.IsFinished(rr) {

@@ -21,6 +21,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -211,7 +212,7 @@ func TestEnvtestRecordCollectorIsIdempotentAndKeepsItsOwn(t *testing.T) {
 	rr := testutil.MakeRequest(ns, "direct").Obj()
 	create(t, rr)
 	rr.Status.ResolvedTarget = "earliest"
-	job, err := launcher.BuildJob(rr, launcher.StageApply, testOptions())
+	job, err := launcher.BuildJob(rr, runnerjob.StageApply, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -59,13 +60,13 @@ func TestUnitClusterRefJob(t *testing.T) {
 	job := buildJob(t, clusterRefRequest(t, "a", "tls"))
 	env := testutil.RunnerEnv(job)
 	if env[config.EnvBootstrapServers] != "my-cluster-kafka-bootstrap:9093" || env[config.EnvClusterID] != "cluster-1" ||
-		env[config.EnvKafkaSecretDir] != kafkaSecretDir || env[config.EnvAllowUnboundSecret] != "" || env[config.EnvKafkaConfigDir] != "" {
+		env[config.EnvKafkaSecretDir] != "/etc/kafka-replay/kafka-secret" || env[config.EnvAllowUnboundSecret] != "" || env[config.EnvKafkaConfigDir] != "" {
 		t.Fatalf("env %v", env)
 	}
 	var secrets []string
 	files := map[string]string{}
 	for _, v := range job.Spec.Template.Spec.Volumes {
-		if v.Name != kafkaSecretVolume {
+		if v.Name != "kafka-secret" {
 			continue
 		}
 		for _, s := range v.Projected.Sources {
@@ -144,7 +145,7 @@ func TestUnitClusterRefJobRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rr := clusterRefRequest(t, "a", "tls").Resolved("earliest").Obj()
 			tc.edit(rr)
-			_, err := BuildJob(rr, StageApply, DefaultOptions())
+			_, err := BuildJob(rr, runnerjob.StageApply, DefaultOptions())
 			if !errors.Is(err, ErrJobRefused) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("BuildJob: %v, want refused with %q", err, tc.want)
 			}

@@ -11,12 +11,9 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
-
-// offsetsTargetPrefix starts status.resolvedTarget for explicit offsets,
-// which the runner receives as a file rather than inline.
-const offsetsTargetPrefix = "offsets:"
 
 // ResolveTarget turns spec.target into the runner's grammar, resolving an ago
 // target against now. It is called once, when the request is accepted; the
@@ -53,10 +50,10 @@ func ResolveTarget(t v1alpha1.Target, now time.Time) (string, error) {
 	case t.FromGroup != nil:
 		s = "group:" + *t.FromGroup
 	case len(t.Offsets) > 0:
-		if err := config.ValidateOffsets(partitionOffsets(t.Offsets), "target.offsets"); err != nil {
+		if err := config.ValidateOffsets(runnerjob.PartitionOffsets(t.Offsets), "target.offsets"); err != nil {
 			return "", err
 		}
-		return offsetsTargetPrefix + strconv.Itoa(len(t.Offsets)), nil
+		return runnerjob.OffsetsTarget + strconv.Itoa(len(t.Offsets)), nil
 	case t.UndoOf != nil:
 		// The undone run reaches the runner as a file (undo:<file>), made
 		// from its ReplayRecord when the Job is; see DecideUndo.
@@ -98,7 +95,7 @@ func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 			errs = append(errs, "group: "+err.Error())
 		}
 	}
-	if _, err := config.ParseScope(topicEntries(spec.Topics)); err != nil {
+	if _, err := config.ParseScope(runnerjob.ScopeEntries(spec.Topics)); err != nil {
 		errs = append(errs, "topics: "+err.Error())
 	}
 	if spec.Target.FromGroup != nil && spec.Group != "" && *spec.Target.FromGroup == spec.Group {
@@ -117,30 +114,4 @@ func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-func partitionOffsets(in []v1alpha1.PartitionOffset) []config.PartitionOffset {
-	out := make([]config.PartitionOffset, len(in))
-	for i, o := range in {
-		out[i] = config.PartitionOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset}
-	}
-	return out
-}
-
-// topicEntries renders spec.topics in the runner's scope grammar: "orders"
-// or "orders:0,1,2".
-func topicEntries(topics []v1alpha1.TopicSelector) []string {
-	out := make([]string, 0, len(topics))
-	for _, t := range topics {
-		if len(t.Partitions) == 0 {
-			out = append(out, t.Name)
-			continue
-		}
-		ps := make([]string, len(t.Partitions))
-		for i, p := range t.Partitions {
-			ps[i] = strconv.Itoa(int(p))
-		}
-		out = append(out, t.Name+":"+strings.Join(ps, ","))
-	}
-	return out
 }

@@ -17,6 +17,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -100,7 +101,7 @@ func DecideUndo(rr, undone *v1alpha1.ReplayRequest, job *batchv1.Job, rec *v1alp
 	switch {
 	case rec.Name != jobName || rec.Job != jobName || job.Name != jobName || !record.OwnedBy(rec, job):
 		return refuseUndo("the ReplayRecord %s is not the record of %s's Job", rec.Name, name)
-	case job.Annotations[v1alpha1.AnnotationRequest] != name || job.Annotations[v1alpha1.AnnotationSpecDigest] != SpecDigest(&undone.Spec):
+	case job.Annotations[v1alpha1.AnnotationRequest] != name || job.Annotations[v1alpha1.AnnotationSpecDigest] != runnerjob.SpecDigest(&undone.Spec):
 		// Bound to this request as it is, not to a Job of that name.
 		return refuseUndo("the Job %s was not made for %s as it is (its request and spec digest annotations differ)", jobName, name)
 	case rec.Request != name:
@@ -199,7 +200,7 @@ func EarlierUndoJob(rr *v1alpha1.ReplayRequest, undoJob string, jobs []batchv1.J
 	if rr.Spec.Force || undoJob == "" {
 		return nil
 	}
-	own := []string{JobName(rr, StagePlan), JobName(rr, StageApply)}
+	own := []string{runnerjob.Name(rr, runnerjob.StagePlan), runnerjob.Name(rr, runnerjob.StageApply)}
 	for i := range jobs {
 		j := &jobs[i]
 		switch {
@@ -214,11 +215,11 @@ func EarlierUndoJob(rr *v1alpha1.ReplayRequest, undoJob string, jobs []batchv1.J
 }
 
 // restoredNothing reports whether an undo's Job is known to have committed
-// nothing: a dry run's or a planning Job (DryRunJob), or one whose recorded
+// nothing: a dry run's or a planning Job (runnerjob.DryRun), or one whose recorded
 // result applied no partition. A Job still running, or one whose result is
 // not known, may have.
 func restoredNothing(j *batchv1.Job) bool {
-	if DryRunJob(j) {
+	if runnerjob.DryRun(j) {
 		return true
 	}
 	if !state.IsRecorded(j) {
@@ -275,12 +276,12 @@ func (r *ReplayRequestReconciler) undoInput(ctx context.Context, rr *v1alpha1.Re
 // undoJobInput writes the undo: input of rr's Job jobName (the planning Job
 // of a Manual undo, else its apply Job) and says where it is, with what
 // status.undo says of it (for the Job's annotations).
-func (r *ReplayRequestReconciler) undoJobInput(ctx context.Context, rr *v1alpha1.ReplayRequest, jobName string) (*Input, error) {
+func (r *ReplayRequestReconciler) undoJobInput(ctx context.Context, rr *v1alpha1.ReplayRequest, jobName string) (*runnerjob.Input, error) {
 	res, u, err := r.undoInput(ctx, rr)
 	if err != nil {
 		return nil, err
 	}
-	cm, digest, err := InputConfigMap(rr, jobName, res)
+	cm, digest, err := runnerjob.InputConfigMap(rr, jobName, res)
 	if err != nil {
 		return nil, &UndoRefusal{msg: "target.undoOf: " + err.Error()}
 	}
@@ -288,7 +289,7 @@ func (r *ReplayRequestReconciler) undoJobInput(ctx context.Context, rr *v1alpha1
 		return nil, err
 	}
 	rr.Status.Undo = u
-	return &Input{Kind: InputUndo, ConfigMap: cm.Name, Digest: digest, Undo: u}, nil
+	return &runnerjob.Input{Kind: runnerjob.InputUndo, ConfigMap: cm.Name, Digest: digest, Undo: u}, nil
 }
 
 // checkUndoInput refuses a Job whose input does not follow from the spec: an
@@ -296,41 +297,29 @@ func (r *ReplayRequestReconciler) undoJobInput(ctx context.Context, rr *v1alpha1
 // the record of the request target.undoOf names, and nothing else does. A
 // Manual undo's apply Job reads its approved plan (checkApproved). It is
 // pure.
-func checkUndoInput(rr *v1alpha1.ReplayRequest, stage Stage, in *Input) error {
+func checkUndoInput(rr *v1alpha1.ReplayRequest, stage runnerjob.Stage, in *runnerjob.Input) error {
 	undoOf := rr.Spec.Target.UndoOf
-	readsRecord := undoOf != nil && (stage == StagePlan || rr.Spec.Approval != v1alpha1.ApprovalManual)
+	readsRecord := undoOf != nil && (stage == runnerjob.StagePlan || rr.Spec.Approval != v1alpha1.ApprovalManual)
 	switch {
-	case readsRecord && (in == nil || in.Kind != InputUndo):
+	case readsRecord && (in == nil || in.Kind != runnerjob.InputUndo):
 		return errors.New("target.undoOf: the Job of an undo needs the undone run's record as its input")
 	case readsRecord && (in.Undo == nil || in.Undo.Request != *undoOf):
 		return fmt.Errorf("target.undoOf: the input restores %+v, not request %q", in.Undo, *undoOf)
-	case !readsRecord && in != nil && in.Kind == InputUndo:
+	case !readsRecord && in != nil && in.Kind == runnerjob.InputUndo:
 		return errors.New("an undo: input for a Job that is not an undo's")
 	}
 	return nil
 }
 
-// UndoFromJob is status.undo as an undo's Job carries it (its annotations,
-// written so that a launcher that created the Job and stopped before writing
-// status fills it in again on adoption), or nil for a Job that is not an
-// undo's.
-func UndoFromJob(annotations map[string]string) *v1alpha1.UndoStatus {
-	name := annotations[v1alpha1.AnnotationUndoOf]
-	if name == "" {
-		return nil
-	}
-	return &v1alpha1.UndoStatus{Request: name, JobName: annotations[v1alpha1.AnnotationUndoJob], RunID: annotations[v1alpha1.AnnotationUndoRunID]}
-}
-
 // AdoptedUndo is status.undo as a Job adopted before status names it says
-// it (UndoFromJob): nil for a Job that is no undo's. A Job that says it
+// it (runnerjob.UndoFromJob): nil for a Job that is no undo's. A Job that says it
 // undoes a request other than the one target.undoOf names, or any request
 // for a request that is no undo, or another run than status.undo already
 // says, was not made for this request: its word would make status claim an
 // undo that never was (and refuse the real one as done, EarlierUndo). It is
 // pure.
 func AdoptedUndo(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.UndoStatus, error) {
-	u := UndoFromJob(job.Annotations)
+	u := runnerjob.UndoFromJob(job.Annotations)
 	undoOf := rr.Spec.Target.UndoOf
 	switch {
 	case u == nil:
@@ -343,15 +332,6 @@ func AdoptedUndo(rr *v1alpha1.ReplayRequest, job *batchv1.Job) (*v1alpha1.UndoSt
 		return nil, fmt.Errorf("it says it undoes Job %q, and status.undo says Job %q", state.Truncate(u.JobName, 253), rr.Status.Undo.JobName)
 	}
 	return u, nil
-}
-
-// UndoAnnotations are the annotations of an undo's Job (UndoFromJob reads
-// them back).
-func UndoAnnotations(u *v1alpha1.UndoStatus) map[string]string {
-	if u == nil {
-		return nil
-	}
-	return map[string]string{v1alpha1.AnnotationUndoOf: u.Request, v1alpha1.AnnotationUndoJob: u.JobName, v1alpha1.AnnotationUndoRunID: u.RunID}
 }
 
 // undoManifest is the ReplayRequest the undo command creates.

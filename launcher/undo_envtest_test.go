@@ -27,6 +27,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
@@ -38,7 +39,7 @@ func ranToSuccess(t *testing.T, logs *recordLogs, rr *v1alpha1.ReplayRequest, re
 	t.Helper()
 	create(t, rr)
 	job := waitJob(t, rr)
-	res.RunID = launcher.RequestRunID(getRR(t, rr))
+	res.RunID = runnerjob.RunID(getRR(t, rr))
 	attempt(t, logs, job, job.Name+"-0", 0, res, time.Now())
 	finishJob(t, job, "")
 	cur := waitPhase(t, rr, v1alpha1.PhaseSucceeded)
@@ -71,11 +72,11 @@ func undoCommandRequest(t *testing.T, cmd string) *v1alpha1.ReplayRequest {
 func inputFile(t *testing.T, job *batchv1.Job, group string) *report.Result {
 	t.Helper()
 	var cm corev1.ConfigMap
-	name := launcher.InputConfigMapName(job.Name)
+	name := runnerjob.InputConfigMapName(job.Name)
 	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: job.Namespace, Name: name}, &cm); err != nil {
 		t.Fatalf("input ConfigMap %s: %v", name, err)
 	}
-	b := cm.BinaryData[launcher.InputKey]
+	b := cm.BinaryData[runnerjob.InputKey]
 	env := testutil.RunnerEnv(job)
 	if got := config.FileDigestOf(b); env[config.EnvFileDigest] != got {
 		t.Fatalf("Job's %s = %q, the ConfigMap's bytes are %s", config.EnvFileDigest, env[config.EnvFileDigest], got)
@@ -145,7 +146,7 @@ func TestEnvtestUndoHappyPath(t *testing.T) {
 	// consumers went past the offset it had before the rewind.
 	res := testutil.Result("orders", report.ExitOK)
 	res.Target = report.Target{Given: env[config.EnvTo], Resolved: "undo:" + rec.RunID}
-	res.RunID = launcher.RequestRunID(cur)
+	res.RunID = runnerjob.RunID(cur)
 	restore := func(p int32, c, prev int64) report.Partition {
 		d := c - prev
 		return report.Partition{Topic: "orders", Partition: p, PreviousOffset: &c, NewOffset: prev, Delta: &d, LogEndOffset: 2000, Applied: true}
@@ -374,7 +375,7 @@ func TestEnvtestUndoForce(t *testing.T) {
 	l = startLauncher(t, opts, 2)
 	// Forced: every partition restored, none left alone.
 	res := testutil.Result("orders", report.ExitOK, -10, -20, -30)
-	res.RunID = launcher.RequestRunID(getRR(t, forced))
+	res.RunID = runnerjob.RunID(getRR(t, forced))
 	res.Partitions[2].Note = "forced: the undo rules would leave it alone (consumed past its previous offset)"
 	attempt(t, logs, job, job.Name+"-0", 0, res, time.Now())
 	finishJob(t, job, "")
@@ -414,7 +415,7 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 		t.Helper()
 		// Two partitions restored, one left alone.
 		res := testutil.Result("orders", report.ExitOK, -10, -20, 0)
-		res.RunID = launcher.RequestRunID(getRR(t, rr))
+		res.RunID = runnerjob.RunID(getRR(t, rr))
 		res.Partitions[2].Applied, res.Partitions[2].LeftAlone = false, left
 		res.Summarize()
 		attempt(t, logs, job, job.Name+"-0", 0, res, time.Now())
@@ -476,22 +477,22 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 		cur.Status.Undo = &want // in memory only, never written
 		return cur
 	}
-	input := func(rr *v1alpha1.ReplayRequest) *launcher.Input {
+	input := func(rr *v1alpha1.ReplayRequest) *runnerjob.Input {
 		res, err := launcher.RecordResult(rec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cm, digest, err := launcher.InputConfigMap(rr, launcher.JobName(rr, launcher.StageApply), res)
+		cm, digest, err := runnerjob.InputConfigMap(rr, runnerjob.Name(rr, runnerjob.StageApply), res)
 		if err != nil {
 			t.Fatal(err)
 		}
 		create(t, cm)
-		return &launcher.Input{Kind: launcher.InputUndo, ConfigMap: cm.Name, Digest: digest, Undo: &want}
+		return &runnerjob.Input{Kind: runnerjob.InputUndo, ConfigMap: cm.Name, Digest: digest, Undo: &want}
 	}
 
 	// 2. ConfigMap and Job made, status not written.
 	second := accepted("undo-2")
-	orphan, err := launcher.BuildJobWithInput(second, launcher.StageApply, opts, input(second))
+	orphan, err := launcher.BuildJobWithInput(second, runnerjob.StageApply, opts, input(second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +597,7 @@ func TestEnvtestUndoPlantedInputIsNotTrusted(t *testing.T) {
 	stored := getRR(t, undo)
 	forged := testutil.Result("orders", report.ExitOK, 500, 500, 500) // "restore" far back
 	forged.RunID = rec.RunID
-	planted, plantedDigest, err := launcher.InputConfigMap(stored, launcher.JobName(stored, launcher.StageApply), forged)
+	planted, plantedDigest, err := runnerjob.InputConfigMap(stored, runnerjob.Name(stored, runnerjob.StageApply), forged)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +610,7 @@ func TestEnvtestUndoPlantedInputIsNotTrusted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, want, err := launcher.InputConfigMap(stored, job.Name, res)
+	_, want, err := runnerjob.InputConfigMap(stored, job.Name, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -621,7 +622,7 @@ func TestEnvtestUndoPlantedInputIsNotTrusted(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(planted), &cm); err != nil {
 		t.Fatal(err)
 	}
-	if config.FileDigestOf(cm.BinaryData[launcher.InputKey]) == got {
+	if config.FileDigestOf(cm.BinaryData[runnerjob.InputKey]) == got {
 		t.Fatalf("the planted ConfigMap matches the Job's digest")
 	}
 }
@@ -650,10 +651,10 @@ func TestEnvtestUndoTenThousandPartitions(t *testing.T) {
 		}
 	}
 	var cm corev1.ConfigMap
-	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: launcher.InputConfigMapName(job.Name)}, &cm); err != nil {
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: runnerjob.InputConfigMapName(job.Name)}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("undo input of 10,000 partitions: %d bytes compressed", len(cm.BinaryData[launcher.InputKey]))
+	t.Logf("undo input of 10,000 partitions: %d bytes compressed", len(cm.BinaryData[runnerjob.InputKey]))
 }
 
 // A request is undone once. After a first undo restored a skip's previous
@@ -706,7 +707,7 @@ func UndoFromJobOf(t *testing.T, ns, name string) *v1alpha1.UndoStatus {
 	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, &job); err != nil {
 		t.Fatalf("Job %s: %v", name, err)
 	}
-	return launcher.UndoFromJob(job.Annotations)
+	return runnerjob.UndoFromJob(job.Annotations)
 }
 
 // Deleting an undo does not make its replay undoable again: the undo's Job
@@ -753,7 +754,7 @@ func TestEnvtestUndoPlantedJobClaimsNoUndo(t *testing.T) {
 	create(t, rr) // no launcher runs yet: the Job is there first
 	cur := getRR(t, rr)
 	job := plantedJob(cur)
-	maps.Copy(job.Annotations, launcher.UndoAnnotations(&v1alpha1.UndoStatus{Request: "someone-elses", JobName: "someone-elses-1", RunID: "x"}))
+	maps.Copy(job.Annotations, runnerjob.UndoAnnotations(&v1alpha1.UndoStatus{Request: "someone-elses", JobName: "someone-elses-1", RunID: "x"}))
 	create(t, job)
 	startLauncher(t, testOptions(), 2)
 	done := waitPhase(t, rr, v1alpha1.PhaseFailed)

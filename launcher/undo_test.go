@@ -18,6 +18,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
@@ -35,7 +36,7 @@ func succeeded(rr *v1alpha1.ReplayRequest, jobName string, applied int32) *v1alp
 // annotations in place).
 func jobFor(rr *v1alpha1.ReplayRequest) *batchv1.Job {
 	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: rr.Namespace, Name: rr.Status.JobName, UID: "job-uid", Annotations: map[string]string{
-		v1alpha1.AnnotationRequest: rr.Name, v1alpha1.AnnotationSpecDigest: SpecDigest(&rr.Spec),
+		v1alpha1.AnnotationRequest: rr.Name, v1alpha1.AnnotationSpecDigest: runnerjob.SpecDigest(&rr.Spec),
 	}}}
 }
 
@@ -385,27 +386,27 @@ func TestUnitUndoCommand(t *testing.T) {
 // undo's Job reads one: BuildJobWithInput refuses anything else.
 func TestUnitCheckUndoInput(t *testing.T) {
 	u := &v1alpha1.UndoStatus{Request: "rewind", JobName: "rewind-1", RunID: "ns/rewind/x"}
-	undoIn := &Input{Kind: InputUndo, ConfigMap: "undo-1-input", Digest: "sha256:00", Undo: u}
-	planIn := &Input{Kind: InputPlan, ConfigMap: "undo-1-input", Digest: "sha256:00"}
+	undoIn := &runnerjob.Input{Kind: runnerjob.InputUndo, ConfigMap: "undo-1-input", Digest: "sha256:00", Undo: u}
+	planIn := &runnerjob.Input{Kind: runnerjob.InputPlan, ConfigMap: "undo-1-input", Digest: "sha256:00"}
 	undo := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj()
 	manual := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Manual().Obj()
 	rewind := testutil.MakeRequest("ns", "rewind").ShiftBy(-10).Obj()
 	cases := []struct {
 		name  string
 		rr    *v1alpha1.ReplayRequest
-		stage Stage
-		in    *Input
+		stage runnerjob.Stage
+		in    *runnerjob.Input
 		bad   string
 	}{
-		{"an undo's Job with the record", undo, StageApply, undoIn, ""},
-		{"a Manual undo's planning Job with the record", manual, StagePlan, undoIn, ""},
-		{"a Manual undo's apply Job with its plan", manual, StageApply, planIn, ""},
-		{"a replay without input", rewind, StageApply, nil, ""},
-		{"an undo's Job without input", undo, StageApply, nil, "needs the undone run's record"},
-		{"an undo's Job with a plan", undo, StageApply, planIn, "needs the undone run's record"},
-		{"an undo's Job with another request's record", undo, StageApply, &Input{Kind: InputUndo, Undo: &v1alpha1.UndoStatus{Request: "other"}}, `not request "rewind"`},
-		{"an undo's Job with a record of nobody", undo, StageApply, &Input{Kind: InputUndo}, `not request "rewind"`},
-		{"a replay with an undo input", rewind, StageApply, undoIn, "not an undo's"},
+		{"an undo's Job with the record", undo, runnerjob.StageApply, undoIn, ""},
+		{"a Manual undo's planning Job with the record", manual, runnerjob.StagePlan, undoIn, ""},
+		{"a Manual undo's apply Job with its plan", manual, runnerjob.StageApply, planIn, ""},
+		{"a replay without input", rewind, runnerjob.StageApply, nil, ""},
+		{"an undo's Job without input", undo, runnerjob.StageApply, nil, "needs the undone run's record"},
+		{"an undo's Job with a plan", undo, runnerjob.StageApply, planIn, "needs the undone run's record"},
+		{"an undo's Job with another request's record", undo, runnerjob.StageApply, &runnerjob.Input{Kind: runnerjob.InputUndo, Undo: &v1alpha1.UndoStatus{Request: "other"}}, `not request "rewind"`},
+		{"an undo's Job with a record of nobody", undo, runnerjob.StageApply, &runnerjob.Input{Kind: runnerjob.InputUndo}, `not request "rewind"`},
+		{"a replay with an undo input", rewind, runnerjob.StageApply, undoIn, "not an undo's"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -419,7 +420,7 @@ func TestUnitCheckUndoInput(t *testing.T) {
 	// identity and reads the file, with its digest, and no topics.
 	rr := undo.DeepCopy()
 	rr.Status.ResolvedTarget = "undo:rewind"
-	job, err := BuildJobWithInput(rr, StageApply, DefaultOptions(), undoIn)
+	job, err := BuildJobWithInput(rr, runnerjob.StageApply, DefaultOptions(), undoIn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,13 +428,13 @@ func TestUnitCheckUndoInput(t *testing.T) {
 	if env["REPLAY_TO"] != "undo:/etc/kafka-replay/input/input.json.gz" || env["REPLAY_FILE_DIGEST"] != "sha256:00" || env["REPLAY_TOPICS"] != "" {
 		t.Errorf("env %v", env)
 	}
-	if got := UndoFromJob(job.Annotations); got == nil || *got != *u {
+	if got := runnerjob.UndoFromJob(job.Annotations); got == nil || *got != *u {
 		t.Errorf("status.undo from the Job's annotations %+v, want %+v", got, u)
 	}
-	if _, err := BuildJobWithInput(rr, StageApply, DefaultOptions(), nil); err == nil || !errors.Is(err, ErrJobRefused) {
+	if _, err := BuildJobWithInput(rr, runnerjob.StageApply, DefaultOptions(), nil); err == nil || !errors.Is(err, ErrJobRefused) {
 		t.Errorf("an undo's Job built without input: %v", err)
 	}
-	if UndoFromJob(buildJob(t, testutil.MakeRequest("ns", "a")).Annotations) != nil {
+	if runnerjob.UndoFromJob(buildJob(t, testutil.MakeRequest("ns", "a")).Annotations) != nil {
 		t.Errorf("a replay's Job reads as an undo's")
 	}
 }
@@ -443,7 +444,7 @@ func TestUnitCheckUndoInput(t *testing.T) {
 func TestUnitAdoptedUndo(t *testing.T) {
 	u := v1alpha1.UndoStatus{Request: "rewind", JobName: "rewind-1", RunID: "ns/rewind/x"}
 	jobUndoing := func(u v1alpha1.UndoStatus) *batchv1.Job {
-		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "undo-1-x", Annotations: UndoAnnotations(&u)}}
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "undo-1-x", Annotations: runnerjob.UndoAnnotations(&u)}}
 	}
 	undo := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj()
 	decided := undo.DeepCopy()
@@ -539,8 +540,8 @@ func TestUnitEarlierUndoJob(t *testing.T) {
 	rr := testutil.MakeRequest("ns", "undo-b").UndoOf("rewind").Obj()
 	undoJob := func(name string, mut ...func(j *batchv1.Job)) batchv1.Job {
 		j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name,
-			Labels:      map[string]string{v1alpha1.LabelStage: string(StageApply)},
-			Annotations: UndoAnnotations(&v1alpha1.UndoStatus{Request: "rewind", JobName: "rewind-job", RunID: "r"})}}
+			Labels:      map[string]string{v1alpha1.LabelStage: string(runnerjob.StageApply)},
+			Annotations: runnerjob.UndoAnnotations(&v1alpha1.UndoStatus{Request: "rewind", JobName: "rewind-job", RunID: "r"})}}
 		j.Annotations[v1alpha1.AnnotationRequest] = "undo-a"
 		for _, m := range mut {
 			m(&j)
@@ -570,18 +571,18 @@ func TestUnitEarlierUndoJob(t *testing.T) {
 		{"an undo still running", rr, []batchv1.Job{undoJob("a")}, "a"},
 		{"an undo whose result is unreadable", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Annotations[v1alpha1.AnnotationResult] = "{" })}, "a"},
 		{"an undo that restored nothing", rr, []batchv1.Job{undoJob("a", recorded(0))}, ""},
-		{"a planning Job", rr, []batchv1.Job{undoJob("a", func(j *batchv1.Job) { j.Labels[v1alpha1.LabelStage] = string(StagePlan) })}, ""},
+		{"a planning Job", rr, []batchv1.Job{undoJob("a", func(j *batchv1.Job) { j.Labels[v1alpha1.LabelStage] = string(runnerjob.StagePlan) })}, ""},
 		{"a dry run, recorded", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Annotations[v1alpha1.AnnotationDryRun] = "true" })}, ""},
 		{"a dry run, running", rr, []batchv1.Job{undoJob("a", func(j *batchv1.Job) {
 			j.Spec.Template.Spec.Containers = []corev1.Container{{Name: state.ContainerName, Env: []corev1.EnvVar{{Name: config.EnvDryRun, Value: "true"}}}}
 		})}, ""},
-		// Only the runner's environment says what the runner does (DryRunJob).
+		// Only the runner's environment says what the runner does (runnerjob.DryRun).
 		{"a sidecar's dry run, running", rr, []batchv1.Job{undoJob("a", func(j *batchv1.Job) {
 			j.Spec.Template.Spec.Containers = []corev1.Container{{Name: "sidecar", Env: []corev1.EnvVar{{Name: config.EnvDryRun, Value: "true"}}}, {Name: state.ContainerName}}
 		})}, "a"},
 		{"an undo of another run", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Annotations[v1alpha1.AnnotationUndoJob] = "other-job" })}, ""},
 		{"another namespace", rr, []batchv1.Job{undoJob("a", recorded(2), func(j *batchv1.Job) { j.Namespace = "other" })}, ""},
-		{"its own apply Job", rr, []batchv1.Job{undoJob(JobName(rr, StageApply), recorded(2))}, ""},
+		{"its own apply Job", rr, []batchv1.Job{undoJob(runnerjob.Name(rr, runnerjob.StageApply), recorded(2))}, ""},
 		{"forced", testutil.MakeRequest("ns", "undo-b").UndoOf("rewind").Force().Obj(), []batchv1.Job{undoJob("a", recorded(2))}, ""},
 	}
 	for _, tc := range cases {

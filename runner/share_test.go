@@ -149,7 +149,7 @@ func hasWarning(r *report.Result, part string) bool {
 }
 
 // TestShareGroupPlanApplyUndo: a share group through the steps a request
-// with approval, and its undo, take (launcher/job.go gives the runner the
+// with approval, and its undo, take (launcher/internal/runnerjob gives the runner the
 // same targets): a dry run's plan, applied with plan: (and again: an
 // absolute plan sets the same offsets); an undo: of that run, whose
 // forward restore needs --allow-skip because no run ID in the group vouches

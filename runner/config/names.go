@@ -28,7 +28,7 @@ const (
 )
 
 // Setting is one configuration setting under each of its names. The
-// launcher builds a runner Job from a request by these names (launcher/job.go).
+// launcher builds a runner Job from a request by these names (launcher/internal/runnerjob).
 type Setting struct {
 	// Flag is the runner's flag, without dashes.
 	Flag string

@@ -22,7 +22,7 @@ func TestSettingsMapping(t *testing.T) {
 			t.Errorf("%s is not in the mapping", env)
 		}
 	}
-	// The fields launcher/job.go sets from the request.
+	// The fields launcher/internal/runnerjob sets from the request.
 	for _, flag := range []string{FlagBootstrapServers, FlagGroup, FlagTopic, FlagTo, FlagDryRun, FlagKafkaConfigDir, FlagKafkaSecretDir, FlagWaitForEmpty, FlagMaxMessagesToReconsume, FlagAllowSkip, FlagForce} {
 		if got := FieldNamesSpec.Name(flag); !strings.HasPrefix(got, "spec.") {
 			t.Errorf("spec name of --%s = %q, want a spec field", flag, got)

@@ -132,7 +132,7 @@ h, m and s parts ("90s", "5m", "1h30m"), as the schema allows.
 
 {{/*
 The runner's restricted container security context: the same as the
-launcher's Job builder (launcher/job.go) puts on runner containers.
+launcher's Job builder (launcher/internal/runnerjob) puts on runner containers.
 */}}
 {{- define "kafka-replay.runner.containerSecurityContext" -}}
 allowPrivilegeEscalation: false

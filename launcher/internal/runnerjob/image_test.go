@@ -1,11 +1,11 @@
-package launcher
+package runnerjob
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestCheckRunnerImage(t *testing.T) {
+func TestUnitCheckImage(t *testing.T) {
 	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	const def = "registry.example.com/kafka-replay-runner:1.0"
 	tests := []struct {
@@ -43,7 +43,7 @@ func TestCheckRunnerImage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := CheckRunnerImage(tt.image, tt.allowed, def, tt.requireDigest)
+			got, err := CheckImage(tt.image, tt.allowed, def, tt.requireDigest)
 			if tt.want == "" {
 				if err == nil {
 					t.Fatalf("%q admitted by %q as %q", tt.image, tt.allowed, got)
@@ -51,13 +51,13 @@ func TestCheckRunnerImage(t *testing.T) {
 				return
 			}
 			if err != nil || got != tt.want {
-				t.Fatalf("CheckRunnerImage(%q, %q) = %q, %v; want %q", tt.image, tt.allowed, got, err, tt.want)
+				t.Fatalf("CheckImage(%q, %q) = %q, %v; want %q", tt.image, tt.allowed, got, err, tt.want)
 			}
 		})
 	}
 }
 
-func TestParseImageRules(t *testing.T) {
+func TestUnitParseImageRules(t *testing.T) {
 	for _, bad := range []string{"", "registry.example.com/runner:1.0", "registry.example.com/runner@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "host:port:x"} {
 		if err := ParseImageRules([]string{bad}); err == nil {
 			t.Errorf("entry %q accepted", bad)

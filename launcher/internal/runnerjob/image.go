@@ -1,4 +1,4 @@
-package launcher
+package runnerjob
 
 import (
 	"errors"
@@ -103,14 +103,14 @@ func ParseImageRules(entries []string) error {
 	return nil
 }
 
-// CheckRunnerImage decides whether a request may run image. allowed are
-// the entries of Options.AllowedRunnerImages; empty admits only the
+// CheckImage decides whether a request may run image. allowed are
+// the entries of Defaults.AllowedRunnerImages; empty admits only the
 // repository of defaultImage. requireDigest also demands a digest
 // (@sha256:...), so that what runs cannot change under a tag. It returns
 // the image in its full, normalised form (docker.io/library/runner:1.0),
 // which is what the Job carries: the chart's admission policy checks that
 // same string.
-func CheckRunnerImage(image string, allowed []string, defaultImage string, requireDigest bool) (string, error) {
+func CheckImage(image string, allowed []string, defaultImage string, requireDigest bool) (string, error) {
 	named, err := reference.ParseNormalizedNamed(image)
 	if err != nil {
 		return "", fmt.Errorf("%q is not an image reference: %w", image, err)
