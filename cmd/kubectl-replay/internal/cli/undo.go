@@ -70,6 +70,7 @@ unless --name.`,
 	f.StringVar(&o.Name, "name", "", "name of the undo request (default NAME-undo)")
 	f.StringVar(&o.Approval, request.FlagApproval, "", "Manual: plan the undo and wait for an approval (spec.approval)")
 	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the undo if it re-consumes more than this (spec.limits.maxMessagesToReconsume)")
+	f.BoolVar(&o.AllowSkip, request.FlagAllowSkip, false, "let the undo move offsets forward where the group holds no run ID to vouch for them, as the undo of a share group's rewind does (spec.limits.allowSkip)")
 	f.StringVar(&o.CommitMode, request.FlagCommitMode, "", "Plain, Atomic or Auto instead of NAME's commit mode (spec.commitMode)")
 	outputFlag(cmd, &output, "the undo request without creating it")
 	w.add(cmd)

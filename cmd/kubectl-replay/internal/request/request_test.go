@@ -296,6 +296,14 @@ func TestUndo(t *testing.T) {
 	if u, _ := Undo(done, UndoOptions{Name: "again", Approval: "Manual", MaxMessagesToReconsume: ptr.To[int64](3)}); u.Name != "again" || u.Spec.Approval != v1alpha1.ApprovalManual || *u.Spec.Limits.MaxMessagesToReconsume != 3 || u.Spec.Force {
 		t.Errorf("undo with options = %+v", u)
 	}
+	// --allow-skip, for the undo of a share group's rewind; an undo's
+	// spec does not copy the undone request's.
+	if u, _ := Undo(done, UndoOptions{AllowSkip: true, MaxMessagesToReconsume: ptr.To[int64](3)}); u.Spec.Limits == nil || !u.Spec.Limits.AllowSkip || *u.Spec.Limits.MaxMessagesToReconsume != 3 {
+		t.Errorf("undo --allow-skip = %+v", u.Spec.Limits)
+	}
+	if u, _ := Undo(done, UndoOptions{}); u.Spec.Limits != nil && u.Spec.Limits.AllowSkip {
+		t.Errorf("undo without --allow-skip allows skips: %+v", u.Spec.Limits)
+	}
 	if n := UndoName(strings.Repeat("a", 253)); len(n) != 253 || !strings.HasSuffix(n, "-undo") {
 		t.Errorf("UndoName of a 253-character name = %q (%d)", n, len(n))
 	}

@@ -21,6 +21,10 @@ type UndoOptions struct {
 	Approval string
 	// MaxMessagesToReconsume bounds the undo like any request.
 	MaxMessagesToReconsume *int64
+	// AllowSkip lets the undo move offsets forward past messages the
+	// undone run's commit cannot vouch for: a share group's start
+	// offsets carry no run ID, so the undo of its rewind needs it.
+	AllowSkip bool
 	// CommitMode overrides the undone request's; "" keeps it.
 	CommitMode string
 }
@@ -100,6 +104,12 @@ func Undo(undone *v1alpha1.ReplayRequest, o UndoOptions) (*v1alpha1.ReplayReques
 		}
 		n := *o.MaxMessagesToReconsume
 		rr.Spec.Limits = &v1alpha1.Limits{MaxMessagesToReconsume: &n}
+	}
+	if o.AllowSkip {
+		if rr.Spec.Limits == nil {
+			rr.Spec.Limits = &v1alpha1.Limits{}
+		}
+		rr.Spec.Limits.AllowSkip = true
 	}
 	return rr, nil
 }
