@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
 	code := m.Run()
 	argo.stop() // the Argo workflow-controller process, if a test started it
+	if pluginDir != "" {
+		_ = os.RemoveAll(pluginDir) // kubectl-replay, built by the tests that run it
+	}
 	if flow != nil {
 		flow.kafka.Close()
 	}

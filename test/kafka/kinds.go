@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -186,4 +187,20 @@ func (c *Cluster) ShareStartOffsets(ctx context.Context, group string) (map[stri
 		}
 	}
 	return out, nil
+}
+
+// SetShareStartOffsets sets an empty share group's start offsets with the
+// independent client, as kafka-share-groups.sh --reset-offsets does.
+func (c *Cluster) SetShareStartOffsets(ctx context.Context, group string, offs Offsets) error {
+	ko := kadm.Offsets{}
+	for t, ps := range offs {
+		for p, o := range ps {
+			ko.Add(kadm.Offset{Topic: t, Partition: p, At: o, LeaderEpoch: -1})
+		}
+	}
+	resp, err := c.admin.AlterShareGroupOffsets(ctx, group, ko)
+	if err != nil {
+		return err
+	}
+	return resp.Error()
 }
