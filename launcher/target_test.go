@@ -81,4 +81,12 @@ func TestUnitValidateSpecUsesTheRunnersRules(t *testing.T) {
 	if ok := testutil.MakeRequest("ns", "a").UndoOf("rewind").Force().Obj(); ValidateSpec(&ok.Spec) != nil {
 		t.Errorf("a forced undo refused: %v", ValidateSpec(&ok.Spec))
 	}
+	// A consumer that cannot be a member of the stated kind of group
+	// (consumers.GroupKindErrors), before anything is paused.
+	source := testutil.MakeRequest("ns", "a").Topic("orders").Obj()
+	source.Spec.GroupType = "Streams"
+	source.Spec.Consumers = []v1alpha1.ConsumerRef{{Kind: v1alpha1.ConsumerKafkaSource, Name: "src"}}
+	if err := ValidateSpec(&source.Spec); err == nil || !strings.Contains(err.Error(), "consumers[0]: KafkaSource src consumes through a consumer group, never a Streams group") {
+		t.Errorf("a KafkaSource paused for a streams group: %v", err)
+	}
 }
