@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
 )
@@ -74,6 +75,24 @@ func TestStreamsGroupReset(t *testing.T) {
 		o := run(t, c, "--group", g, "--to", "undo:"+saveResult(t, moved, false)).mustCode(t, report.ExitOK)
 		if got := offsetsOf(t, c, g); got[topic+"/0"] != 0 || got[topic+"/3"] != 0 || o.result.Totals.Applied != partitions {
 			t.Errorf("undo: offsets %v, want 0\n%s", got, o.resultRaw)
+		}
+	})
+	// An Atomic commit (TxnOffsetCommit under the group's transactional
+	// ID) on an empty streams group: the coordinator takes it as it takes
+	// a plain one, its retry is recognised, and the group stays a streams
+	// group (checked below).
+	t.Run("empty: an Atomic commit, then retried", func(t *testing.T) {
+		args := []string{"--group", g, "--topic", topic, "--to", "offset:25", "--allow-skip", "--run-id", "streams-atomic", "--commit-mode", "Atomic"}
+		o := run(t, c, args...).mustCode(t, report.ExitOK)
+		if o.result.CommitMode != config.CommitModeAtomic || o.result.Totals.Applied != partitions || o.result.GroupType != "Streams" {
+			t.Fatalf("mode %q, %d applied, groupType %q\n%s", o.result.CommitMode, o.result.Totals.Applied, o.result.GroupType, o.resultRaw)
+		}
+		assertMatchesKafka(t, c, o.result)
+		if got := offsetsOf(t, c, g); got[topic+"/0"] != 25 || got[topic+"/3"] != 25 {
+			t.Errorf("offsets %v, want 25", got)
+		}
+		if again := run(t, c, args...).mustCode(t, report.ExitOK); !again.result.AlreadyApplied {
+			t.Errorf("retry: %s", again.result.Reason)
 		}
 	})
 	t.Run("empty: a topic outside the topology is refused", func(t *testing.T) {
