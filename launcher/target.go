@@ -10,7 +10,6 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
-	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -108,7 +107,7 @@ func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 	if spec.Force && spec.Target.UndoOf == nil {
 		errs = append(errs, "force: is only allowed with target.undoOf")
 	}
-	errs = append(errs, consumers.GroupKindErrors(spec)...)
+	errs = append(errs, pauseKindErrors(spec)...)
 	if n := replay.OffsetsAnnotationBytes(spec.Target.Offsets); n > replay.MaxOffsetsAnnotationBytes {
 		errs = append(errs, fmt.Sprintf("target.offsets: %d bytes as JSON, more than the %d a pod annotation can carry", n, replay.MaxOffsetsAnnotationBytes))
 	}

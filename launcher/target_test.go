@@ -82,7 +82,7 @@ func TestUnitValidateSpecUsesTheRunnersRules(t *testing.T) {
 		t.Errorf("a forced undo refused: %v", ValidateSpec(&ok.Spec))
 	}
 	// A consumer that cannot be a member of the stated kind of group
-	// (consumers.GroupKindErrors), before anything is paused.
+	// (pauseKindErrors), before anything is paused.
 	source := testutil.MakeRequest("ns", "a").Topic("orders").Obj()
 	source.Spec.GroupType = "Streams"
 	source.Spec.Consumers = []v1alpha1.ConsumerRef{{Kind: v1alpha1.ConsumerKafkaSource, Name: "src"}}

@@ -1,4 +1,4 @@
-package consumers
+package launcher
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/config"
 )
 
-// GroupKindErrors refuses, before anything is paused, the ways of pausing
+// pauseKindErrors refuses, before anything is paused, the ways of pausing
 // that cannot be the consumers of a group of the kind spec.groupType
 // states. A Deployment, a StatefulSet or a ScaledObject runs whatever
 // client it runs, a share consumer or a Kafka Streams application too, so
@@ -18,7 +18,7 @@ import (
 // pause something else, and the group's own members would go on. Auto
 // leaves the kind to the runner, which finds it; Classic and Consumer take
 // every way. Each error names the field and the kind. It is pure.
-func GroupKindErrors(spec *v1alpha1.ReplayRequestSpec) []string {
+func pauseKindErrors(spec *v1alpha1.ReplayRequestSpec) []string {
 	kind := string(spec.GroupType)
 	if kind != config.GroupTypeShare && kind != config.GroupTypeStreams {
 		return nil
