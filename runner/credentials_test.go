@@ -229,4 +229,45 @@ func TestPropertiesDigestHoldsTheSecretDirectory(t *testing.T) {
 	if got := offsetsOf(t, c, group); equalMaps(got, before) {
 		t.Errorf("the vouched run did not apply: offsets %v", got)
 	}
+
+// TestSecondClientRefusesWhatItCannotReproduce: a connection property the
+// runner's second client (franz-go) cannot reproduce as librdkafka would
+// ends the run with exit 2 naming it, before either client connects: the
+// trap broker at the bootstrap address receives no connection at all.
+func TestSecondClientRefusesWhatItCannotReproduce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	broker := newTrap(t)
+	for _, tc := range []struct {
+		name, property string
+		bootstrap      string // default: the trap
+		props          map[string]string
+	}{
+		{"GSSAPI, librdkafka's default mechanism", "sasl.mechanism", "", map[string]string{"security.protocol": "SASL_PLAINTEXT"}},
+		{"OAUTHBEARER", "sasl.mechanism", "", map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"}},
+		{"a keystore", "ssl.keystore.location", "", map[string]string{"security.protocol": "SSL", "ssl.keystore.location": "/nonexistent.p12", "ssl.keystore.password": canary}},
+		{"a TLS prefix under SASL_PLAINTEXT", "security.protocol", "SASL_SSL://" + broker.addr(),
+			map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": canary}},
+		{"a CA file that cannot be read", "ssl.ca.location", "", map[string]string{"security.protocol": "SSL", "ssl.ca.location": "/nonexistent/ca.pem"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			boot := tc.bootstrap
+			if boot == "" {
+				boot = broker.addr()
+			}
+			dir := filepath.Join(t.TempDir(), "config")
+			writeSecretVolume(t, dir, tc.props)
+			o := runCtx(t, testCtx(t), nil, "--bootstrap-servers", boot, "--kafka-config-dir", dir, "--group", group, "--topic", topic, "--to", "latest").mustCode(t, report.ExitInvalidInput)
+			if o.result.Reason != report.ReasonInvalidInput || !strings.Contains(o.result.Error, "property "+tc.property+" ") || !strings.Contains(o.result.Error, "nothing was contacted") {
+				t.Errorf("reason %s, error %q: want InvalidInput naming %s", o.result.Reason, o.result.Error, tc.property)
+			}
+			if n := broker.connectionsSoFar(t); n != 0 {
+				t.Errorf("the broker received %d connections", n)
+			}
+			if strings.Contains(o.resultRaw+o.stdout+o.stderr, canary) {
+				t.Error("a secret appears in the output")
+			}
+		})
+	}
 }

@@ -29,36 +29,28 @@ func capNames(names []string) []string {
 type kindCheck struct {
 	done   chan struct{}
 	cancel context.CancelFunc
-	group  string
 	info   groupkind.Info
-	// unchecked is why the kind could not be asked for, if it could not.
-	unchecked error
-	err       error
+	err    error
 }
 
 func (r *run) startKindCheck(ctx context.Context) *kindCheck {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	k := &kindCheck{done: make(chan struct{}), cancel: cancel, group: r.cfg.Group}
+	k := &kindCheck{done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(k.done)
 		k.err = recovering(func() (err error) {
-			k.info, k.unchecked, err = r.checkKind(ctx)
+			k.info, err = r.checkKind(ctx)
 			return err
 		})()
 	}()
 	return k
 }
 
-// wait returns the check's outcome, with a warning when the kind could
-// not be checked; stop abandons it.
-func (k *kindCheck) wait() (groupkind.Info, string, error) {
+// wait returns the check's outcome; stop abandons it.
+func (k *kindCheck) wait() (groupkind.Info, error) {
 	<-k.done
 	k.cancel()
-	var w string
-	if k.unchecked != nil {
-		w = fmt.Sprintf("the group's kind was not checked (%v): the run treats %s as a consumer group; Kafka refuses the commit to a share group and to a streams group with members, but an empty streams group's offsets would be moved as a consumer group's, on every topic in scope", k.unchecked, k.group)
-	}
-	return k.info, w, k.err
+	return k.info, k.err
 }
 
 func (k *kindCheck) stop() {
@@ -77,7 +69,7 @@ func (k *kindCheck) explain(err error, scopeless bool) error {
 		k.stop()
 		return err
 	}
-	info, _, _ := k.wait()
+	info, _ := k.wait()
 	if info.Kind == groupkind.Share && scopeless {
 		return &inputError{config.Ref(config.FlagTopic), fmt.Sprintf("%s is a share group, which has no committed offsets to take the topics from: name them", info.Kind)}
 	}
@@ -85,34 +77,42 @@ func (k *kindCheck) explain(err error, scopeless bool) error {
 }
 
 // checkKind finds the group's kind before anything is planned. The kind
-// is asked with a second, short-lived client
-// (franz-go: librdkafka has no API for these kinds, see package groupkind)
-// with the same servers and credentials. Properties that client cannot
-// reproduce leave the kind unchecked, which the result says: refusing
-// them would stop consumer-group replays that work today.
-func (r *run) checkKind(ctx context.Context) (info groupkind.Info, unchecked, err error) {
-	cfg := r.cfg
-	cl, err := r.kindClient()
-	var unsupported *groupkind.UnsupportedError
-	if errors.As(err, &unsupported) {
-		return groupkind.Info{Kind: groupkind.Consumer}, err, nil
-	}
+// is asked with the second client (franz-go: librdkafka has no API for
+// these kinds, see package groupkind), which has the same servers and
+// credentials (secondOptions).
+func (r *run) checkKind(ctx context.Context) (info groupkind.Info, err error) {
+	cl, err := r.secondClient()
 	if err != nil {
-		return info, nil, err
+		return info, err
 	}
 	defer cl.Close()
-	info, err = groupkind.Describe(ctx, cl, cfg.Group)
-	return info, nil, err
+	return groupkind.Describe(ctx, cl, r.cfg.Group)
 }
 
-// kindClient is a franz-go client with the runner's servers and
-// credentials, for the requests librdkafka has no API for.
-func (r *run) kindClient() (*kgo.Client, error) {
-	opts, err := groupkind.Options(clientID, r.cfg.BootstrapServers, r.cfg.KafkaProperties)
-	if err != nil {
-		return nil, err
+// secondOptions translates the run's servers and Kafka properties into the
+// second client's options (groupkind.Translate), reading its PEM files. A
+// property it cannot reproduce is invalid input naming the property, and
+// the run ends before either client connects: the second client never
+// connects with weaker security than librdkafka, nor anywhere else.
+func secondOptions(cfg *config.Config) ([]kgo.Opt, error) {
+	s, err := groupkind.Translate(cfg.BootstrapServers, cfg.KafkaProperties)
+	if err == nil {
+		var opts []kgo.Opt
+		if opts, err = groupkind.Options(clientID, s); err == nil {
+			return opts, nil
+		}
 	}
-	cl, err := kgo.NewClient(opts...)
+	field := config.Ref(config.FlagKafkaConfigDir)
+	if cfg.KafkaSecretDir != "" {
+		field = config.Ref(config.RefCredentials)
+	}
+	return nil, &inputError{field, err.Error() + "; nothing was contacted"}
+}
+
+// secondClient is a franz-go client with the runner's servers and
+// credentials, for the requests librdkafka has no API for.
+func (r *run) secondClient() (*kgo.Client, error) {
+	cl, err := kgo.NewClient(r.second...)
 	if err != nil {
 		return nil, &inputError{config.Ref(config.FlagBootstrapServers), err.Error()}
 	}
@@ -157,12 +157,10 @@ func foundType(info groupkind.Info, g GroupInfo) string {
 
 // checkGroupType decides whether a group found to be of kind found
 // (foundType) may be reset when the user stated it is of kind stated
-// (--group-type). unchecked is why the share and streams kinds could not
-// be asked for (nil when they were): librdkafka then sees such a group as
-// none. Every mismatch is refused, Classic against Consumer too: the user
+// (--group-type). Every mismatch is refused, Classic against Consumer too: the user
 // who states the kind asks for it to be checked, and Auto is there for
 // whoever does not care.
-func checkGroupType(group, stated, found string, unchecked error) error {
+func checkGroupType(group, stated, found string) error {
 	field := config.Ref(config.FlagGroupType)
 	refuse := func(format string, a ...any) error {
 		return &kindMismatchError{inputError{field, fmt.Sprintf(format, a...)}}
@@ -175,8 +173,6 @@ func checkGroupType(group, stated, found string, unchecked error) error {
 		// No group yet: the commit makes one, which its consumers then
 		// join with either protocol.
 		return nil
-	case found == "" && unchecked != nil:
-		return refuse("%s: group %s could not be checked to be a %s group (%v); nothing was planned or changed", stated, group, strings.ToLower(stated), unchecked)
 	case found == "":
 		return refuse("%s: group %s does not exist, and Kafka sets a %s group's offsets only once the group exists (a reset makes a new group a %s group); nothing was planned or changed", stated, group, strings.ToLower(stated), config.GroupTypeClassic)
 	}
@@ -197,12 +193,12 @@ func (r *run) checkStatedType(ctx context.Context, k *kafkaClient, kind *kindChe
 		kind.stop()
 		return err
 	}
-	info, _, err := kind.wait()
+	info, err := kind.wait()
 	if err != nil {
 		return err
 	}
 	res.GroupType = foundType(info, g)
-	return checkGroupType(r.cfg.Group, r.cfg.GroupType, res.GroupType, kind.unchecked)
+	return checkGroupType(r.cfg.Group, r.cfg.GroupType, res.GroupType)
 }
 
 // checkFileType refuses a plan: or undo: file of a group of the other

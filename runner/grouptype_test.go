@@ -16,44 +16,36 @@ import (
 // refusal names the field, the group and both kinds.
 func TestCheckGroupType(t *testing.T) {
 	kinds := []string{config.GroupTypeClassic, config.GroupTypeConsumer, config.GroupTypeShare, config.GroupTypeStreams}
-	unsupported := &groupkind.UnsupportedError{Property: "sasl.mechanism", Why: "is GSSAPI"}
 	for _, stated := range config.GroupTypes {
 		for _, found := range append([]string{""}, kinds...) {
-			for _, unchecked := range []error{nil, unsupported} {
-				if unchecked != nil && (found == config.GroupTypeShare || found == config.GroupTypeStreams) {
-					continue // unchecked: librdkafka sees no such kind
+			err := checkGroupType("g", stated, found)
+			pass := stated == config.GroupTypeAuto || stated == found ||
+				(found == "" && (stated == config.GroupTypeClassic || stated == config.GroupTypeConsumer))
+			if pass {
+				if err != nil {
+					t.Errorf("stated %s, found %q: refused: %v", stated, found, err)
 				}
-				err := checkGroupType("g", stated, found, unchecked)
-				pass := stated == config.GroupTypeAuto || stated == found ||
-					(found == "" && (stated == config.GroupTypeClassic || stated == config.GroupTypeConsumer))
-				if pass {
-					if err != nil {
-						t.Errorf("stated %s, found %q, unchecked %v: refused: %v", stated, found, unchecked, err)
-					}
-					continue
+				continue
+			}
+			var km *kindMismatchError
+			if !errors.As(err, &km) {
+				t.Errorf("stated %s, found %q: %v, want a kind mismatch", stated, found, err)
+				continue
+			}
+			msg := config.FieldNamesFlags.Expand(err.Error())
+			for _, want := range []string{"--group-type: " + stated, "group g", "nothing was planned or changed"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("stated %s, found %q: %q does not say %q", stated, found, msg, want)
 				}
-				var km *kindMismatchError
-				if !errors.As(err, &km) {
-					t.Errorf("stated %s, found %q, unchecked %v: %v, want a kind mismatch", stated, found, unchecked, err)
-					continue
-				}
-				msg := config.FieldNamesFlags.Expand(err.Error())
-				for _, want := range []string{"--group-type: " + stated, "group g", "nothing was planned or changed"} {
-					if !strings.Contains(msg, want) {
-						t.Errorf("stated %s, found %q: %q does not say %q", stated, found, msg, want)
-					}
-				}
-				switch {
-				case found != "" && !strings.Contains(msg, "is a "+found+" group"):
-					t.Errorf("stated %s, found %s: %q does not name the kind found", stated, found, msg)
-				case found == "" && unchecked != nil && !strings.Contains(msg, "sasl.mechanism"):
-					t.Errorf("stated %s, unchecked: %q does not say why", stated, msg)
-				case found == "" && unchecked == nil && !strings.Contains(msg, "does not exist"):
-					t.Errorf("stated %s, no group: %q does not say so", stated, msg)
-				}
-				if spec := config.FieldNamesSpec.Expand(err.Error()); !strings.HasPrefix(spec, "spec.groupType: ") {
-					t.Errorf("in a request's names: %q", spec)
-				}
+			}
+			switch {
+			case found != "" && !strings.Contains(msg, "is a "+found+" group"):
+				t.Errorf("stated %s, found %s: %q does not name the kind found", stated, found, msg)
+			case found == "" && !strings.Contains(msg, "does not exist"):
+				t.Errorf("stated %s, no group: %q does not say so", stated, msg)
+			}
+			if spec := config.FieldNamesSpec.Expand(err.Error()); !strings.HasPrefix(spec, "spec.groupType: ") {
+				t.Errorf("in a request's names: %q", spec)
 			}
 		}
 	}

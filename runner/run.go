@@ -114,6 +114,10 @@ type run struct {
 	// txn is an Atomic run's transactional producer (see txn.go); nil for
 	// a Plain run.
 	txn *txnCommitter
+	// second are the options of the runner's second client (franz-go,
+	// secondClient), translated from the Kafka properties before anything
+	// connects.
+	second []kgo.Opt
 	// stdout and red are where, and how redacted, the result is written
 	// (see checkOutputs).
 	stdout io.Writer
@@ -152,6 +156,13 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	// the commit metadata carries to recognise this run (planDigest).
 	r.log.Info("starting", "group", cfg.Group, "target", res.Target.Resolved, "scope", scopeString(cfg.Scope), "dryRun", cfg.DryRun, "runId", cfg.RunID, "targetDigest", r.id.Plan)
 
+	// The second client must connect exactly as librdkafka does, or not
+	// at all: what it cannot reproduce is refused before either connects.
+	second, err := secondOptions(cfg)
+	if err != nil {
+		return r.fail(res, err)
+	}
+	r.second = second
 	client, err := newKafkaClient(cfg, r.log)
 	if err != nil {
 		return r.fail(res, err)
@@ -190,12 +201,9 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 	if err != nil {
 		return r.failCtx(sigCtx, res, kind.explain(err, cfg.Scope.Empty()))
 	}
-	info, w, err := kind.wait()
+	info, err := kind.wait()
 	if err != nil {
 		return r.failCtx(sigCtx, res, err)
-	} else if w != "" {
-		// Logged with the plan's warnings.
-		res.Warnings = append(res.Warnings, w)
 	}
 	res.GroupType = foundType(info, snap.Group)
 	if err := checkFileType(cfg.Target, cfg.Group, res.GroupType); err != nil {
@@ -214,7 +222,7 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 			r.txn, res.CommitMode = nil, config.CommitModePlain
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s %s: a share group's start offsets are set Plain (AlterShareGroupOffsets has no transactional form)", config.Ref(config.FlagCommitMode), config.CommitModeAuto))
 		}
-		if share, err = r.kindClient(); err != nil {
+		if share, err = r.secondClient(); err != nil {
 			return r.failCtx(sigCtx, res, err)
 		}
 		defer share.Close()

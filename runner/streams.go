@@ -37,7 +37,7 @@ func (r *run) streamsSnapshot(ctx context.Context, k *kafkaClient, s *Snapshot, 
 	cfg := r.cfg
 	if len(info.Members) > 0 && !cfg.DryRun {
 		if cfg.WaitForEmpty > 0 {
-			cl, err := r.kindClient()
+			cl, err := r.secondClient()
 			if err != nil {
 				return nil, "", err
 			}

@@ -51,6 +51,9 @@ type ApacheOptions struct {
 	// address the test made, such as a test cluster's node IP inside its
 	// own network namespace: a broker never listens anywhere else.
 	Host string
+	// SASL, when set, gives every node a SASL_PLAINTEXT listener beside
+	// the harness's own PLAINTEXT one (apache_sasl.go).
+	SASL *SASLOptions
 	// Network, when set, is where Host exists: the nodes run in it, their
 	// ports are chosen in it, and the harness's own client dials into it.
 	// Nil: the test process's network namespace.
@@ -76,6 +79,10 @@ type Apache struct {
 	nodes     []*apacheNode
 	bootstrap []string
 	network   Network
+	// sasl lists the SASL_PLAINTEXT listeners, when ApacheOptions.SASL
+	// asked for them; libs and java run Kafka's tools (AddSCRAMUser).
+	sasl       []string
+	libs, java string
 }
 
 type apacheNode struct {
@@ -132,7 +139,7 @@ func StartApache(ctx context.Context, o ApacheOptions) (*Apache, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	a := &Apache{dir: dir, network: o.Network}
+	a := &Apache{dir: dir, network: o.Network, libs: o.Libs, java: o.Java}
 	if err := a.start(ctx, o); err != nil {
 		a.Stop()
 		return nil, err
@@ -154,10 +161,10 @@ func kafkaVersion(libs string) string {
 }
 
 func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
-	// Two ports per node: the client listener and the controller's. All
-	// are chosen before any node starts, because every node's config names
-	// every controller.
-	ports, err := freePorts(a.listen, o.Host, 2*o.Nodes)
+	// Two ports per node: the client listener and the controller's, and
+	// a third for SASL. All are chosen before any node starts, because
+	// every node's config names every controller.
+	ports, err := freePorts(a.listen, o.Host, 3*o.Nodes)
 	if err != nil {
 		return err
 	}
@@ -166,6 +173,9 @@ func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
 	for i := 0; i < o.Nodes; i++ {
 		voters = append(voters, fmt.Sprintf("%d@%s", i+1, addr(ports[2*i+1])))
 		a.bootstrap = append(a.bootstrap, addr(ports[2*i]))
+		if o.SASL != nil {
+			a.sasl = append(a.sasl, addr(ports[2*o.Nodes+i]))
+		}
 	}
 	clusterID := newClusterID()
 	rf := strconv.Itoa(min(3, o.Nodes))
@@ -229,6 +239,9 @@ func (a *Apache) start(ctx context.Context, o ApacheOptions) error {
 			"num.recovery.threads.per.data.dir": "1",
 			"num.replica.fetchers":              "1",
 			"background.threads":                "2",
+		}
+		if o.SASL != nil {
+			o.SASL.addListener(props, a.sasl[i])
 		}
 		for k, v := range o.Properties {
 			props[k] = v

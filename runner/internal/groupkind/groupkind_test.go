@@ -1,7 +1,6 @@
 package groupkind
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -91,42 +90,5 @@ func TestDecideRetriable(t *testing.T) {
 	_, err = decide("g", nil, streamsAnswer(kerr.GroupAuthorizationFailed.Code, ""))
 	if retriable(err) {
 		t.Errorf("%v is retried", err)
-	}
-}
-
-func TestOptions(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		props map[string]string
-		// unsupported is the property an *UnsupportedError names, or "".
-		unsupported string
-	}{
-		{name: "plaintext", props: nil},
-		{name: "SASL/PLAIN", props: map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "p"}},
-		{name: "SCRAM-SHA-512 over TLS without a CA", props: map[string]string{"security.protocol": "sasl_ssl", "sasl.mechanisms": "SCRAM-SHA-512", "sasl.username": "u", "sasl.password": "p"}},
-		{name: "non-connection properties are ignored", props: map[string]string{"socket.timeout.ms": "1000", "client.rack": "a"}},
-		{name: "OAUTHBEARER", props: map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"}, unsupported: "sasl.mechanism"},
-		{name: "GSSAPI, librdkafka's default", props: map[string]string{"security.protocol": "SASL_PLAINTEXT"}, unsupported: "sasl.mechanism"},
-		{name: "an OAuth property", props: map[string]string{"sasl.oauthbearer.client.id": "x"}, unsupported: "sasl.oauthbearer.client.id"},
-		{name: "a keystore", props: map[string]string{"security.protocol": "SSL", "ssl.keystore.location": "/k.p12"}, unsupported: "ssl.keystore.location"},
-		{name: "a CA file that is not there", props: map[string]string{"security.protocol": "SSL", "ssl.ca.location": "/nonexistent/ca.pem"}, unsupported: "ssl.ca.location"},
-		{name: "a CA that is not PEM", props: map[string]string{"security.protocol": "SSL", "ssl.ca.pem": "secret-looking-value"}, unsupported: "ssl.ca.location"},
-		{name: "an unknown protocol", props: map[string]string{"security.protocol": "QUIC"}, unsupported: "security.protocol"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Options("id", "SASL_SSL://b1:9093, b2:9092", tc.props)
-			var ue *UnsupportedError
-			switch {
-			case tc.unsupported == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tc.unsupported != "" && (!errors.As(err, &ue) || ue.Property != tc.unsupported):
-				t.Fatalf("error %v, want one naming %s", err, tc.unsupported)
-			}
-			for _, v := range tc.props {
-				if err != nil && len(v) > 3 && strings.Contains(err.Error(), v) {
-					t.Errorf("the error quotes a value: %v", err)
-				}
-			}
-		})
 	}
 }
