@@ -229,6 +229,7 @@ func TestPropertiesDigestHoldsTheSecretDirectory(t *testing.T) {
 	if got := offsetsOf(t, c, group); equalMaps(got, before) {
 		t.Errorf("the vouched run did not apply: offsets %v", got)
 	}
+}
 
 // TestSecondClientRefusesWhatItCannotReproduce: a connection property the
 // runner's second client (franz-go) cannot reproduce as librdkafka would
@@ -250,6 +251,9 @@ func TestSecondClientRefusesWhatItCannotReproduce(t *testing.T) {
 		{"a TLS prefix under SASL_PLAINTEXT", "security.protocol", "SASL_SSL://" + broker.addr(),
 			map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": canary}},
 		{"a CA file that cannot be read", "ssl.ca.location", "", map[string]string{"security.protocol": "SSL", "ssl.ca.location": "/nonexistent/ca.pem"}},
+		// Harmless to librdkafka on a plaintext connection, once left the
+		// kind unchecked with a warning (TestKindUncheckedWarnedOnce).
+		{"a TLS setting beside PLAINTEXT", "ssl.sigalgs.list", "", map[string]string{"ssl.sigalgs.list": "RSA-PSS+SHA256"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			boot := tc.bootstrap

@@ -95,12 +95,9 @@ func (r *run) checkKind(ctx context.Context) (info groupkind.Info, err error) {
 // the run ends before either client connects: the second client never
 // connects with weaker security than librdkafka, nor anywhere else.
 func secondOptions(cfg *config.Config) ([]kgo.Opt, error) {
-	s, err := groupkind.Translate(cfg.BootstrapServers, cfg.KafkaProperties)
+	opts, err := groupkind.ClientOptions(clientID, cfg.BootstrapServers, cfg.KafkaProperties)
 	if err == nil {
-		var opts []kgo.Opt
-		if opts, err = groupkind.Options(clientID, s); err == nil {
-			return opts, nil
-		}
+		return opts, nil
 	}
 	field := config.Ref(config.FlagKafkaConfigDir)
 	if cfg.KafkaSecretDir != "" {

@@ -41,7 +41,7 @@ func inspectMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		log.Error("invalid input", "reason", report.ReasonInvalidInput, "error", err)
 		return int(report.ExitInvalidInput)
 	}
-	opts, err := groupkind.Options(clientID, in.Conn.BootstrapServers, in.Conn.KafkaProperties)
+	opts, err := groupkind.ClientOptions(clientID, in.Conn.BootstrapServers, in.Conn.KafkaProperties)
 	if err != nil {
 		log.Error("invalid input", "reason", report.ReasonInvalidInput, "error", fmt.Errorf("%s: %w", config.FlagKafkaConfigDir, err))
 		return int(report.ExitInvalidInput)

@@ -257,6 +257,16 @@ func SupportedProperties() []string {
 	return out
 }
 
+// ClientOptions are Options of Translate's settings: the one way the
+// runner's franz-go clients connect.
+func ClientOptions(clientID, bootstrap string, props map[string]string) ([]kgo.Opt, error) {
+	s, err := Translate(bootstrap, props)
+	if err != nil {
+		return nil, err
+	}
+	return Options(clientID, s)
+}
+
 // Options are the franz-go client options for s: it reads the PEM files
 // and decrypts the key. Errors name the property, never a value.
 func Options(clientID string, s Settings) ([]kgo.Opt, error) {
