@@ -47,6 +47,10 @@ type fakeAPI struct {
 	logs   *testutil.RunnerLogs
 	r      *ReplayRequestReconciler
 	uids   int
+	// scales is every write of a workload's scale, in order
+	// (subResourcePatch); failScale, when set, may fail one instead.
+	scales    []scaleWrite
+	failScale func(obj client.Object) error
 }
 
 // newFakeAPI serves objs, with the launcher's queue-key indexes and the
@@ -57,7 +61,7 @@ func newFakeAPI(t *testing.T, opts Options, objs ...client.Object) *fakeAPI {
 	f := &fakeAPI{t: t, clock: clocktesting.NewFakeClock(t0), events: events.NewFakeRecorder(1000), logs: testutil.NewRunnerLogs()}
 	b := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.ReplayRequest{}, &batchv1.Job{}, &corev1.Pod{}).
-		WithInterceptorFuncs(interceptor.Funcs{Create: f.create})
+		WithInterceptorFuncs(interceptor.Funcs{Create: f.create, SubResourcePatch: f.subResourcePatch})
 	for _, q := range queueKeyIndexes {
 		b = b.WithIndex(q.obj, indexQueueKey, q.key)
 	}
