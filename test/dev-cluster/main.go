@@ -31,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -205,6 +206,16 @@ func up(dir, kubeconfig string) (err error) {
 		if err := os.Symlink(target, link); err != nil {
 			return err
 		}
+	}
+	// kubectl replay, as `make build` builds it, for its groups verb.
+	root, err := cluster.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, binDir, "kubectl-replay"), "./cmd/kubectl-replay")
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build kubectl-replay: %w\n%s", err, out)
 	}
 	shell := filepath.Join(dir, shellFile)
 	if err := os.WriteFile(shell, []byte(shellScript(c.NetNS().Path(), kubeconfig, filepath.Join(dir, binDir), k.Bootstrap())), 0o700); err != nil {
@@ -415,6 +426,7 @@ func banner(dir, kubeconfig, bootstrap string) {
 		"  Kafka bootstrap:       " + bootstrap + "  (from pods and the shell; also $KAFKA_BOOTSTRAP there)",
 		"  topics:                orders (3 partitions), payments (2), a record a second to every partition, still being written",
 		fmt.Sprintf("  groups:                %s (consumed by Deployment %s/%s: a replay is GroupActive unless it pauses it, spec.consumers), %s (at the end of payments, empty)", liveGroup, appNamespace, liveConsumer, idleGroup),
+		fmt.Sprintf("  groups, lag, members:  kubectl replay groups -n %s --bootstrap-servers \"$KAFKA_BOOTSTRAP\" --describe --group %s  (in the shell; without --describe, every group)", appNamespace, liveGroup),
 		fmt.Sprintf("  stop the consumer:     make dev-stop-consumer  (or, in the shell, kubectl -n %s scale deployment/%s --replicas=0)", appNamespace, liveConsumer),
 		"  metrics, in the shell: " + metricsCommand(),
 		"  tear down:             ^C here, or make dev-cluster-down",

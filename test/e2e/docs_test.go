@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,7 +22,7 @@ import (
 
 // The docs run as written: the shell blocks of the README's Kubernetes
 // section, of docs/usage.md's ReplayRequest walk-through and of its runbook
-// section run, in order, on the real cluster, with the chart in the
+// section and of docs/kubectl-replay.md's groups section run, in order, on the real cluster, with the chart in the
 // namespace every doc names (releaseNS), from the repository's root as the
 // working directory (charts/kafka-replay), and the documented `kubectl get
 // rr` columns are the ones kubectl prints.
@@ -43,6 +44,7 @@ var docSections = []struct{ file, heading string }{
 	{"README.md", "## On Kubernetes: three ways to start a replay"},
 	{"docs/usage.md", "## 1. A ReplayRequest"},
 	{"docs/usage.md", "## 2. A runbook: kubectl create job --from=cronjob"},
+	{"docs/kubectl-replay.md", "## `groups`: what is in Kafka"},
 }
 
 // docSubstitutions are the only changes made to a documented command: the
@@ -271,6 +273,12 @@ func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []s
 	bin, home := t.TempDir(), t.TempDir()
 	if err := os.Symlink(helm, filepath.Join(bin, "helm")); err != nil {
 		t.Fatal(err)
+	}
+	// kubectl replay, as `make build` builds it.
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "kubectl-replay"), "./cmd/kubectl-replay")
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build kubectl-replay: %v\n%s", err, out)
 	}
 	env := []string{"PATH=" + bin + ":" + f.c.BinDir() + ":" + os.Getenv("PATH"),
 		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}

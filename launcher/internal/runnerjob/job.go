@@ -49,8 +49,7 @@ const (
 	targetVolume      = "target"
 	inputVolume       = "input"
 
-	// runnerUID is the distroless "nonroot" user the runner image runs as.
-	runnerUID = 65532
+	runnerUID = replay.RunnerUID
 )
 
 // Timeout is the runner's --timeout (REPLAY_TIMEOUT) in every Job the

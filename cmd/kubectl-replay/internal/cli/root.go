@@ -132,7 +132,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.PersistentPreRun = func(*cobra.Command, []string) { a.ran = true }
 	a.flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(a.createCommand(), a.planCommand(), a.approveCommand(), a.rejectCommand(),
-		a.undoCommand(), a.describeCommand(), a.historyCommand())
+		a.undoCommand(), a.describeCommand(), a.historyCommand(), a.groupsCommand())
 	return root
 }
 
