@@ -384,5 +384,3 @@ func exitCode(p *corev1.Pod) int {
 	}
 	return -1
 }
-
-
