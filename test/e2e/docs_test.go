@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/runner/report"
 	"github.com/kafka-replay/kafka-replay/test/cluster"
 )
 
@@ -230,6 +231,36 @@ func TestDocsRunAsWritten(t *testing.T) {
 	}
 	if a := jobs.Items[0].Annotations; a[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeSucceeded {
 		t.Fatalf("the documented runbook Job %s: outcome %q, reason %q", jobs.Items[0].Name, a[v1alpha1.AnnotationOutcome], a[v1alpha1.AnnotationReason])
+	}
+
+	// kubectl replay groups, as documented, described the group the
+	// walk-through replayed, with the lag Kafka has, and left no pod.
+	groupsJSON := f.c.Command(ctx, "kubectl-replay", "groups", "-n", "shop", "--bootstrap-servers", f.kafka.Bootstrap(), "--describe", "--group", "orders-service", "-o", "json")
+	groupsJSON.Env = append(groupsJSON.Env, env...)
+	out, err := groupsJSON.Output()
+	if err != nil {
+		t.Fatalf("kubectl replay groups -o json: %v\n%s", err, out)
+	}
+	listing, err := report.DecodeGroups(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, ok := listing.Find("orders-service")
+	if !ok || len(g.Partitions) == 0 {
+		t.Fatalf("kubectl replay groups: no partitions of orders-service in %s", out)
+	}
+	committedNow, err := f.kafka.Committed(ctx, "orders-service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range g.Partitions {
+		if p.CurrentOffset == nil || *p.CurrentOffset != committedNow[p.Topic][p.Partition].Offset || p.Lag == nil || p.LogEndOffset == nil || *p.Lag != *p.LogEndOffset-*p.CurrentOffset {
+			t.Errorf("kubectl replay groups: %s/%d reads %+v; the group has committed %d", p.Topic, p.Partition, p, committedNow[p.Topic][p.Partition].Offset)
+		}
+	}
+	left, err := f.c.Kubectl(ctx, "get", "pods", "-A", "-l", "app.kubernetes.io/component=groups", "-o", "name")
+	if err != nil || strings.TrimSpace(left) != "" {
+		t.Errorf("kubectl replay groups left pods behind: %q, %v", left, err)
 	}
 
 	// The documented kubectl get rr columns are kubectl's.
