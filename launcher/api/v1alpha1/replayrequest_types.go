@@ -941,6 +941,12 @@ type ResultTotals struct {
 	// commit (made by it, or found in place by a retry).
 	// +optional
 	Applied int32 `json:"applied,omitempty"`
+	// moved counts the partitions whose committed offset the run changed
+	// (in a dry run, would change): a partition committed at the offset it
+	// already had is applied, not moved. Always written, 0 included: 0
+	// moved is "nothing moved".
+	// +optional
+	Moved int32 `json:"moved"`
 	// messagesToReconsume is the sum of the positive deltas.
 	// +optional
 	MessagesToReconsume int64 `json:"messagesToReconsume"`

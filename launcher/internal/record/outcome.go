@@ -132,6 +132,7 @@ func APITotals(t report.Totals) v1alpha1.ResultTotals {
 	return v1alpha1.ResultTotals{
 		Partitions:          int32(t.Partitions),
 		Applied:             int32(t.Applied),
+		Moved:               int32(t.Moved),
 		MessagesToReconsume: t.MessagesToReconsume,
 		MessagesSkipped:     t.MessagesSkipped,
 		Clamped:             int32(t.Clamped),

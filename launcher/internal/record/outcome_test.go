@@ -1,6 +1,8 @@
 package record
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +208,34 @@ func TestUnitAPIPartition(t *testing.T) {
 	}
 	if r := APIResult(&report.Result{Partitions: []report.Partition{p}}); len(r.Partitions) != 1 || !equality.Semantic.DeepEqual(r.Partitions[0], want) {
 		t.Fatalf("APIResult partitions %+v", r.Partitions)
+	}
+}
+
+// TestAPITotalsCarryEveryCount: every count of the runner's totals reaches
+// status.result.totals under its own name (moved included: "nothing
+// moved" is a 0 there, not an absent field), each with a value of its own
+// so that a swapped pair fails.
+func TestAPITotalsCarryEveryCount(t *testing.T) {
+	in := report.Totals{}
+	rv := reflect.ValueOf(&in).Elem()
+	for i := range rv.NumField() {
+		if f := rv.Field(i); f.CanInt() {
+			f.SetInt(int64(i + 1))
+		}
+	}
+	out := reflect.ValueOf(APITotals(in))
+	for i := range rv.NumField() {
+		f := rv.Type().Field(i)
+		if !rv.Field(i).CanInt() {
+			continue // Planned: the API says it with the plan's own field
+		}
+		got := out.FieldByName(f.Name)
+		if !got.IsValid() || got.Int() != rv.Field(i).Int() {
+			t.Errorf("report.Totals.%s = %d reaches the API as %v", f.Name, rv.Field(i).Int(), got)
+		}
+	}
+	b, err := json.Marshal(APITotals(report.Totals{Partitions: 3, Applied: 3}))
+	if err != nil || !strings.Contains(string(b), `"moved":0`) {
+		t.Errorf("a result where nothing moved: %s, %v; want moved: 0 written", b, err)
 	}
 }
