@@ -123,7 +123,7 @@ func TestInvalidInputIsRefusedBeforeAnyCommit(t *testing.T) {
 		{"time in Unix seconds", with("--to", "time:1772355630"), nil, "looks like Unix seconds"},
 		{"time as YYYYMMDD", with("--to", "time:20260301"), nil, "looks like a date"},
 		{"two --to flags", append(with(), "--to", "latest"), nil, `--to "earliest", --to "latest"`},
-		{"repeated flag", append(with(), "--group", "other"), nil, `--group "billing", --group "other"`},
+		{"repeated flag", append(with("--run-id", "a"), "--run-id", "b"), nil, `--run-id "a", --run-id "b"`},
 		{"bad --to-offset", []string{"--bootstrap-servers", bs, "--group", group, "--to-offset", "abc"}, nil, `--to-offset: offset: "abc"`},
 		{"bad --shift-by", []string{"--bootstrap-servers", bs, "--group", group, "--shift-by", "ten"}, nil, `--shift-by: "ten"`},
 		{"property that runs a program", with("--kafka-config-dir", cfgDir(map[string]string{"sasl.kerberos.kinit.cmd": "true"})), nil, "sasl.kerberos.kinit.cmd is a shell command"},

@@ -82,6 +82,14 @@ func emit(cfg *config.Config, res *report.Result, stdout io.Writer, log *slog.Lo
 // each place that could not be written (a config.Ref); outside a pod, the
 // default termination message path does not exist, which is normal.
 func writeRecorded(cfg *config.Config, res *report.Result) ([]byte, error) {
+	return writePlaces(cfg, func() ([]byte, error) { return report.Marshal(res) },
+		func(limit int) ([]byte, error) { return report.Compact(res, limit) })
+}
+
+// writePlaces writes a result, full and compact (by the given encoders),
+// to the result file and the termination message: writeRecorded, for a
+// result of either schema.
+func writePlaces(cfg *config.Config, marshal func() ([]byte, error), compact func(limit int) ([]byte, error)) ([]byte, error) {
 	resultFile, termPath := "", config.DefaultTerminationMessagePath
 	if cfg != nil {
 		resultFile, termPath = cfg.ResultFile, cfg.TerminationMessagePath
@@ -90,7 +98,7 @@ func writeRecorded(cfg *config.Config, res *report.Result) ([]byte, error) {
 	var errs []error
 	if resultFile != "" {
 		var err error
-		if full, err = report.Marshal(res); err == nil {
+		if full, err = marshal(); err == nil {
 			err = writeFileAtomic(resultFile, full)
 		}
 		if err != nil {
@@ -98,9 +106,9 @@ func writeRecorded(cfg *config.Config, res *report.Result) ([]byte, error) {
 		}
 	}
 	if termPath != "" {
-		compact, err := report.Compact(res, report.MaxTerminationMessageBytes)
+		b, err := compact(report.MaxTerminationMessageBytes)
 		if err == nil {
-			err = writeTerminationMessage(termPath, compact)
+			err = writeTerminationMessage(termPath, b)
 		}
 		outsidePod := termPath == config.DefaultTerminationMessagePath && os.IsNotExist(err)
 		if err != nil && !outsidePod {
@@ -423,12 +431,22 @@ func appendOptInt(b []byte, p *int64, sign bool) []byte {
 // topic or run; the schema and the reason are constants every reader keys
 // on. Every other string in the result is free text (errors, notes,
 // warnings) that may quote a Kafka error, and is redacted.
-var keptFields = map[string]bool{"schema": true, "reason": true, "group": true, "runId": true, "topic": true, "given": true, "resolved": true}
+var keptFields = map[string]bool{"schema": true, "reason": true, "group": true, "runId": true, "topic": true, "given": true, "resolved": true,
+	// A run over several groups' names of groups (report.MultiResult).
+	"selected": true, "notAttempted": true}
 
 // redactResult removes secret values from every free-text string in res, in
 // place, by walking its fields: a field added to the result later is redacted
 // without anyone remembering to.
 func redactResult(res *report.Result, red *config.Redactor) {
+	if res == nil || red == nil {
+		return
+	}
+	redactValue(reflect.ValueOf(res).Elem(), red)
+}
+
+// redactValueOf is redactResult for a result of any schema (a pointer).
+func redactValueOf(res any, red *config.Redactor) {
 	if res == nil || red == nil {
 		return
 	}

@@ -48,6 +48,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// result's (emit); stdout and stderr themselves are written as they are.
 	log := slog.New(newRedactingHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}), red))
 
+	if cfg != nil && cfg.Multi() {
+		return mainGroups(ctx, cfg, err, log, stdout, red)
+	}
 	r := &run{cfg: cfg, log: log, now: time.Now, stdout: stdout, red: red}
 	res := r.result()
 	forgetGoroutinePanics()
@@ -122,6 +125,10 @@ type run struct {
 	// (see checkOutputs).
 	stdout io.Writer
 	red    *config.Redactor
+	// record writes the pending outcome (checkOutputs) where the result
+	// goes; nil writes this run's result (writeRecorded). A group's run
+	// within a run over several writes the whole run's (groups.go).
+	record func(pending *report.Result) error
 }
 
 func (r *run) result() *report.Result {
@@ -141,34 +148,56 @@ func (r *run) result() *report.Result {
 
 // execute runs a validated configuration.
 func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result {
-	cfg := r.cfg
-	if cfg.RunID == "" {
-		r.generatedID = true
-		cfg.RunID = "local-" + randomID()
-		res.RunID = cfg.RunID
-		r.log.Info("no "+config.Ref(config.FlagRunID)+" given; retries of this command will not be recognised", "runId", cfg.RunID)
+	r.ensureRunID()
+	res.RunID = r.cfg.RunID
+	r.begin(res, res.StartedAt)
+	client, err := r.connect()
+	if err != nil {
+		return r.fail(res, err)
 	}
-	cfg.Target.Resolve(res.StartedAt)
+	defer client.Release()
+	return r.executeOn(sigCtx, client, res)
+}
+
+// connect makes the run's Kafka client. The second client must connect
+// exactly as librdkafka does, or not at all: what it cannot reproduce is
+// refused (r.second set from it) before either connects.
+func (r *run) connect() (*kafkaClient, error) {
+	second, err := secondOptions(r.cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.second = second
+	return newKafkaClient(r.cfg, r.log)
+}
+
+// ensureRunID makes up a run ID when none was given.
+func (r *run) ensureRunID() {
+	if r.cfg.RunID != "" {
+		return
+	}
+	r.generatedID = true
+	r.cfg.RunID = "local-" + randomID()
+	r.log.Info("no "+config.Ref(config.FlagRunID)+" given; retries of this command will not be recognised", "runId", r.cfg.RunID)
+}
+
+// begin resolves the target against start (a run over several groups
+// resolves an ago: target once, for every group) and says what the run is.
+func (r *run) begin(res *report.Result, start time.Time) {
+	cfg := r.cfg
+	cfg.Target.Resolve(start)
 	r.id = runIdent{RunID: cfg.RunID, Plan: planDigest(cfg.Target, cfg.Scope)}
 	r.recordTarget(res)
 	// targetDigest is not the plan's digest (the table's PLAN, the one an
 	// approval names): it digests the target as given and the scope, which
 	// the commit metadata carries to recognise this run (planDigest).
 	r.log.Info("starting", "group", cfg.Group, "target", res.Target.Resolved, "scope", scopeString(cfg.Scope), "dryRun", cfg.DryRun, "runId", cfg.RunID, "targetDigest", r.id.Plan)
+}
 
-	// The second client must connect exactly as librdkafka does, or not
-	// at all: what it cannot reproduce is refused before either connects.
-	second, err := secondOptions(cfg)
-	if err != nil {
-		return r.fail(res, err)
-	}
-	r.second = second
-	client, err := newKafkaClient(cfg, r.log)
-	if err != nil {
-		return r.fail(res, err)
-	}
-	defer client.Release()
-
+// executeOn runs one group's replay through client (shared by the groups
+// of a run over several).
+func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report.Result) *report.Result {
+	cfg := r.cfg
 	// Reading is bounded by --timeout; waiting for the group to empty by
 	// --wait-for-empty on top of it.
 	ctx, cancel := context.WithTimeout(sigCtx, config.AddDurations(cfg.Timeout, cfg.WaitForEmpty))

@@ -52,6 +52,8 @@ const (
 	EnvCommitMode             = "REPLAY_COMMIT_MODE"
 	EnvClusterID              = "REPLAY_CLUSTER_ID"
 	EnvGroupType              = "REPLAY_GROUP_TYPE"
+	EnvAllGroups              = "REPLAY_ALL_GROUPS"
+	EnvContinueOnError        = "REPLAY_CONTINUE_ON_ERROR"
 )
 
 // Flag names (without dashes).
@@ -114,6 +116,13 @@ const (
 	// GroupTypeAuto (find it out), or one of Kafka's four kinds, which the
 	// group must be (see GroupTypes). kafka-groups.sh spells it so.
 	FlagGroupType = "group-type"
+	// FlagAllGroups moves every group the cluster lists (of the kind
+	// --group-type names; consumer groups by default), as
+	// kafka-consumer-groups.sh --all-groups does (KIP-379).
+	FlagAllGroups = "all-groups"
+	// FlagContinueOnError lets a run over several groups go on to the next
+	// group after one failed; without it the first failure stops the run.
+	FlagContinueOnError = "continue-on-error"
 )
 
 // Commit modes (--commit-mode, REPLAY_COMMIT_MODE, spec.commitMode).
@@ -208,6 +217,14 @@ type Config struct {
 	CommitMode             string        `envconfig:"REPLAY_COMMIT_MODE" default:"Plain"`
 	ClusterID              string        `envconfig:"REPLAY_CLUSTER_ID"`
 	GroupType              string        `envconfig:"REPLAY_GROUP_TYPE" default:"Auto"`
+	AllGroups              bool          `envconfig:"REPLAY_ALL_GROUPS"`
+	ContinueOnError        bool          `envconfig:"REPLAY_CONTINUE_ON_ERROR"`
+
+	// Groups holds the groups of a --group given more than once, in order
+	// (Group is empty then). A group list has no environment variable: a
+	// group ID may hold any character but control characters, so no
+	// separator is safe, and the launcher runs one group per Job.
+	Groups []string `ignored:"true"`
 
 	// ToFlag is the alias the target was given with (--to-offset, say),
 	// so that an error about the target names what the user typed; empty
@@ -494,9 +511,7 @@ func (c *Config) Validate() error {
 	if err := ValidateBootstrapServers(c.BootstrapServers); err != nil {
 		bad(FlagBootstrapServers, EnvBootstrapServers, "%v", err)
 	}
-	if err := ValidateGroup(c.Group); err != nil {
-		bad(FlagGroup, EnvGroup, "%v", err)
-	}
+	c.validateGroups(bad)
 	scope, err := ParseScope(c.Topics)
 	if err != nil {
 		bad(FlagTopic, EnvTopics, "%v", err)
@@ -523,8 +538,10 @@ func (c *Config) Validate() error {
 	} else {
 		c.Target = t
 		switch {
-		case t.Kind == KindGroup && t.Group == c.Group:
+		case t.Kind == KindGroup && (t.Group == c.Group || slices.Contains(c.Groups, t.Group)):
 			bad(toFlag, toEnv, "group:%s is the group being repositioned; name a different source group", t.Group)
+		case c.Multi() && (t.Kind == KindFile || t.Kind == KindPlan || t.Kind == KindUndo):
+			bad(toFlag, toEnv, "a %s: target reads one group's file, and this run moves several groups (%s); give one --%s", t.Kind, c.groupsSetting(), FlagGroup)
 		case t.Kind == KindFile && !c.Scope.Empty():
 			fileFlag := "--" + toFlag
 			if toFlag == FlagTo {

@@ -47,6 +47,8 @@ var envByField = map[string]string{
 	"CommitMode":             EnvCommitMode,
 	"ClusterID":              EnvClusterID,
 	"GroupType":              EnvGroupType,
+	"AllGroups":              EnvAllGroups,
+	"ContinueOnError":        EnvContinueOnError,
 }
 
 // clearEnv unsets every variable Load could read, including the bare names
@@ -369,7 +371,6 @@ func TestRepeatedFlags(t *testing.T) {
 		{[]string{"--to-offset", "1", "--to-offset", "2"}, FlagTo, []string{`--to-offset "1", --to-offset "2"`}},
 		{[]string{"--to-latest", "--to-latest"}, FlagTo, []string{"--to-latest, --to-latest"}},
 		{[]string{"--to", "earliest", "--bootstrap-server", "b:1"}, FlagBootstrapServers, []string{`--bootstrap-servers "k:1", --bootstrap-server "b:1"`, "conflicting", "give it once"}},
-		{[]string{"--to", "earliest", "--group", "h"}, FlagGroup, []string{`--group "g", --group "h"`}},
 		{[]string{"--to", "earliest", "--dry-run", "--dry-run=false"}, FlagDryRun, []string{`--dry-run, --dry-run "false"`}},
 		{[]string{"--to", "earliest", "--timeout", "1m", "--timeout", "2m"}, FlagTimeout, []string{`--timeout "1m"`, `--timeout "2m"`}},
 		{[]string{"--to", "earliest", "--run-id", "a", "--run-id", "b"}, FlagRunID, []string{`--run-id "a", --run-id "b"`}},

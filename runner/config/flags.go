@@ -33,7 +33,7 @@ const (
 type targetAliases struct {
 	earliest, latest, export                        bool
 	datetime, offset, shiftBy, byDuration, fromFile string
-	topics                                          []string
+	topics, groups                                  []string
 	// given records every setting of a single-value flag, in order, so
 	// that a repeated one is refused instead of the last one winning.
 	given []givenFlag
@@ -69,7 +69,7 @@ func (r *recorded) IsBoolFlag() bool {
 
 // repeatableFlags may be given more than once; every other flag holds one
 // value, and giving it twice (itself or through an alias) is an error.
-var repeatableFlags = map[string]bool{FlagTopic: true}
+var repeatableFlags = map[string]bool{FlagTopic: true, FlagGroup: true}
 
 // flagGroups are flags that set the same thing: at most one of each group,
 // once. A flag in no group is a group of its own.
@@ -90,7 +90,15 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	}
 	str(&c.BootstrapServers, FlagBootstrapServers, EnvBootstrapServers, "Kafka bootstrap list, host:port[,host:port...]")
 	fs.StringVar(&c.BootstrapServers, FlagBootstrapServerAlias, c.BootstrapServers, "alias of --bootstrap-servers (kafka-consumer-groups.sh)")
-	str(&c.Group, FlagGroup, EnvGroup, "consumer group to reposition")
+	fs.Func(FlagGroup, "consumer group to reposition; repeatable, as in kafka-consumer-groups.sh: each group is then a run of its own, in the order given (no env form for more than one)", func(v string) error {
+		a.groups = append(a.groups, v)
+		return nil
+	})
+	env[FlagGroup] = EnvGroup
+	fs.BoolVar(&c.AllGroups, FlagAllGroups, c.AllGroups, "reposition every group the cluster lists (consumer groups, or those of --"+FlagGroupType+"), each as a run of its own, in name order; as kafka-consumer-groups.sh --all-groups")
+	env[FlagAllGroups] = EnvAllGroups
+	fs.BoolVar(&c.ContinueOnError, FlagContinueOnError, c.ContinueOnError, "with several groups, go on to the next group after one fails (default: the first failure stops the run; the groups after it are not attempted)")
+	env[FlagContinueOnError] = EnvContinueOnError
 	fs.Func(FlagTopic, "scope: orders, or orders:0,1,2 for chosen partitions; repeatable (env: separated by spaces); empty means every topic the group has committed", func(v string) error {
 		a.topics = append(a.topics, v)
 		return nil
@@ -249,6 +257,12 @@ func (a *targetAliases) apply(c *Config, fs *flag.FlagSet) *FieldError {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set[FlagTopic] {
 		c.Topics = a.topics // flags win over REPLAY_TOPICS as a whole
+	}
+	switch {
+	case len(a.groups) == 1:
+		c.Group = a.groups[0] // the flag wins over REPLAY_GROUP
+	case len(a.groups) > 1:
+		c.Group, c.Groups = "", a.groups
 	}
 	type alias struct {
 		name string

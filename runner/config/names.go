@@ -100,6 +100,9 @@ var settings = []Setting{
 	// The launcher's, from the Strimzi Kafka a request names.
 	{Flag: FlagClusterID, Env: EnvClusterID, Spec: "spec.kafka.clusterRef (its Kafka's status.clusterId)"},
 	{Flag: FlagGroupType, Env: EnvGroupType, Spec: "spec.groupType", Runbook: runbookValue("groupType")},
+	// A shell user's: a request over several groups runs one Job per group.
+	{Flag: FlagAllGroups, Env: EnvAllGroups},
+	{Flag: FlagContinueOnError, Env: EnvContinueOnError},
 }
 
 // refs are the hint-only references: Flag is how a shell user says it.

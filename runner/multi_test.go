@@ -1,0 +1,263 @@
+package runner_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kafka-replay/kafka-replay/runner"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
+)
+
+// groupsOutcome is a run over several groups.
+type groupsOutcome struct {
+	code         int
+	stdout       string
+	stderr       string
+	result, term *report.MultiResult
+}
+
+// runGroups runs the runner in-process over several groups and decodes
+// its result file and termination message, which must agree with the
+// exit code.
+func runGroups(t *testing.T, c *kafkatest.Cluster, args ...string) groupsOutcome {
+	t.Helper()
+	dir := t.TempDir()
+	resultFile, termFile := filepath.Join(dir, "result.json"), filepath.Join(dir, "termination-log")
+	t.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", termFile)
+	full := append([]string{"--result-file", resultFile, "--timeout", "20s", "--bootstrap-servers", c.Bootstrap()}, args...)
+	var stdout, stderr bytes.Buffer
+	code := runner.Main(context.Background(), full, &stdout, &stderr)
+	o := groupsOutcome{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	for _, f := range []struct {
+		path string
+		into **report.MultiResult
+	}{{resultFile, &o.result}, {termFile, &o.term}} {
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatalf("exit %d, %v\nstderr:\n%s", code, err, o.stderr)
+		}
+		if *f.into, err = report.DecodeMulti(b); err != nil {
+			t.Fatalf("%s: %v\n%s", f.path, err, b)
+		}
+		if (*f.into).ExitCode != report.ExitCode(code) {
+			t.Fatalf("exit %d but %s says %d", code, f.path, (*f.into).ExitCode)
+		}
+	}
+	if len(o.term.Groups) != len(o.result.Groups) {
+		t.Errorf("termination message holds %d groups, result %d", len(o.term.Groups), len(o.result.Groups))
+	}
+	return o
+}
+
+// reasons lists each group's reason, then NotAttempted for the rest.
+func (o groupsOutcome) reasons() []string {
+	var out []string
+	for _, g := range o.result.Groups {
+		out = append(out, g.Group+":"+string(g.Reason))
+	}
+	for _, g := range o.result.NotAttempted {
+		out = append(out, g+":NotAttempted")
+	}
+	return out
+}
+
+// seedGroups commits offset 80 on every partition of orders for each group.
+func seedGroups(t *testing.T, c *kafkatest.Cluster, groups ...string) {
+	t.Helper()
+	for _, g := range groups {
+		commitAll(t, c, g, topic, partitions, committed)
+	}
+}
+
+// atEarliestBy checks that every partition of group is at 0 with run's
+// metadata, or (unchanged) still at 80.
+func assertGroupAt(t *testing.T, c *kafkatest.Cluster, g string, want int64, run string) {
+	t.Helper()
+	offs := committedOf(t, c, g)
+	if len(offs[topic]) != partitions {
+		t.Fatalf("group %s: %d partitions committed, want %d", g, len(offs[topic]), partitions)
+	}
+	for p, co := range offs[topic] {
+		if co.Offset != want {
+			t.Errorf("group %s %s/%d at %d, want %d", g, topic, p, co.Offset, want)
+		}
+		if has := strings.Contains(co.Metadata, "run="+run); has != (want != committed) {
+			t.Errorf("group %s %s/%d metadata %q (run %s)", g, topic, p, co.Metadata, run)
+		}
+	}
+}
+
+// TestGroupsEachApplied: three groups, each its own run: each moved, with
+// the run ID on its commits; a retry finds every group applied and moves
+// nothing again.
+func TestGroupsEachApplied(t *testing.T) {
+	c := seeded(t)
+	seedGroups(t, c, "team-a", "team-b")
+	args := []string{"--group", "team-b", "--group", group, "--group", "team-a", "--to", "earliest", "--run-id", "incident-1"}
+	o := runGroups(t, c, args...)
+	if o.code != 0 || o.result.Reason != report.ReasonApplied {
+		t.Fatalf("exit %d %s: %s\n%s", o.code, o.result.Reason, o.result.Error, o.stderr)
+	}
+	if want := []string{"team-b:Applied", group + ":Applied", "team-a:Applied"}; !slices.Equal(o.reasons(), want) {
+		t.Fatalf("reasons %q, want %q (in the order given)", o.reasons(), want)
+	}
+	for _, g := range []string{"team-a", "team-b", group} {
+		assertGroupAt(t, c, g, 0, "incident-1")
+	}
+	for _, g := range o.result.Groups {
+		if g.Schema != report.Schema || g.RunID != "incident-1" || g.Totals.Moved != partitions || g.Totals.MessagesToReconsume != partitions*committed {
+			t.Errorf("group %s: %+v", g.Group, g.Totals)
+		}
+	}
+	if !strings.Contains(o.stdout, "GROUPS 3") || !strings.Contains(o.stdout, "team-a  Applied") {
+		t.Errorf("table lacks the groups' lines:\n%s", o.stdout)
+	}
+
+	again := runGroups(t, c, args...)
+	if again.code != 0 || again.result.Reason != report.ReasonAlreadyApplied {
+		t.Fatalf("retry: exit %d %s: %s", again.code, again.result.Reason, again.result.Error)
+	}
+}
+
+// TestGroupsBusyGroup: a group with a live member among idle ones. Without
+// --continue-on-error the run stops at it: the groups before it moved, the
+// groups after it are not read nor changed, and the exit code (5) says
+// some groups changed. With it, the others all move. When the busy group
+// is first, nothing changed: its own GroupActive (3) is the run's.
+func TestGroupsBusyGroup(t *testing.T) {
+	c := seeded(t)
+	seedGroups(t, c, "busy", "after")
+	m, err := c.Join(testCtx(t), "busy", "busy-worker", topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Leave()
+	if err := c.Commit(testCtx(t), "busy", kafkatest.Offsets{topic: {0: committed, 1: committed, 2: committed, 3: committed}}, "consumer"); err != nil {
+		t.Logf("commit while joined: %v", err) // kfake may refuse; the seed stands
+	}
+
+	first := runGroups(t, c, "--group", "busy", "--group", group, "--to", "earliest", "--run-id", "r0")
+	if first.code != int(report.ExitGroupActive) || !slices.Equal(first.reasons(), []string{"busy:GroupActive", group + ":NotAttempted"}) {
+		t.Fatalf("busy first: exit %d %q: %s", first.code, first.reasons(), first.result.Error)
+	}
+	assertGroupAt(t, c, group, committed, "r0")
+
+	stop := runGroups(t, c, "--group", group, "--group", "busy", "--group", "after", "--to", "earliest", "--run-id", "r1")
+	if stop.code != int(report.ExitPartiallyApplied) || !slices.Equal(stop.reasons(), []string{group + ":Applied", "busy:GroupActive", "after:NotAttempted"}) {
+		t.Fatalf("stop: exit %d %q: %s", stop.code, stop.reasons(), stop.result.Error)
+	}
+	for _, say := range []string{"at this run's commit: " + group, "busy (GroupActive", "not attempted, nothing of theirs read or changed: after"} {
+		if !strings.Contains(stop.result.Error, say) {
+			t.Errorf("error %q does not say %q", stop.result.Error, say)
+		}
+	}
+	assertGroupAt(t, c, group, 0, "r1")
+	assertGroupAt(t, c, "after", committed, "r1")
+
+	cont := runGroups(t, c, "--group", "busy", "--group", "after", "--to", "earliest", "--run-id", "r2", "--continue-on-error")
+	if cont.code != int(report.ExitPartiallyApplied) || !slices.Equal(cont.reasons(), []string{"busy:GroupActive", "after:Applied"}) {
+		t.Fatalf("continue: exit %d %q: %s", cont.code, cont.reasons(), cont.result.Error)
+	}
+	assertGroupAt(t, c, "after", 0, "r2")
+}
+
+// TestGroupsGuardsPerGroup: --max-messages-to-reconsume is each group's
+// limit: a group over it is refused (nothing of it changes) while one
+// within it moves.
+func TestGroupsGuardsPerGroup(t *testing.T) {
+	c := seeded(t)
+	commitAll(t, c, "near", topic, partitions, 95)
+	o := runGroups(t, c, "--group", "near", "--group", group, "--to", "earliest", "--run-id", "g1", "--continue-on-error",
+		"--max-messages-to-reconsume", "100")
+	// near: 4 × 95 = 380 > 100; billing: 4 × 80 = 320 > 100. Both refused.
+	if o.code != int(report.ExitRefused) || !slices.Equal(o.reasons(), []string{"near:LimitExceeded", group + ":LimitExceeded"}) {
+		t.Fatalf("exit %d %q: %s", o.code, o.reasons(), o.result.Error)
+	}
+	assertGroupAt(t, c, group, committed, "g1")
+	o = runGroups(t, c, "--group", "near", "--group", group, "--to", "shift:-5", "--run-id", "g2", "--max-messages-to-reconsume", "20")
+	if o.code != 0 {
+		t.Fatalf("within the limit per group (4 × 5 = 20 each): exit %d %s", o.code, o.result.Error)
+	}
+}
+
+// TestAllGroups: --all-groups moves every consumer group the cluster
+// lists, in name order, without a group: target's source; a cluster that
+// lists none is refused naming the setting.
+func TestAllGroups(t *testing.T) {
+	c := seeded(t)
+	seedGroups(t, c, "zeta", "alpha")
+	o := runGroups(t, c, "--all-groups", "--to", "group:"+group, "--run-id", "all-1")
+	if o.code != 0 || !slices.Equal(o.result.Selected, []string{"alpha", "zeta"}) {
+		t.Fatalf("exit %d, selected %q: %s\n%s", o.code, o.result.Selected, o.result.Error, o.stderr)
+	}
+
+	empty := kafkatest.New(t, 1)
+	var stdout, stderr bytes.Buffer
+	code := runner.Main(context.Background(), []string{"--bootstrap-servers", empty.Bootstrap(), "--all-groups", "--to", "earliest", "--output", "json"}, &stdout, &stderr)
+	r, err := report.DecodeMulti(stdout.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	if code != int(report.ExitInvalidInput) || !strings.Contains(r.Error, "--all-groups: the cluster lists no consumer group") || len(r.Groups) != 0 {
+		t.Fatalf("exit %d: %+v", code, r)
+	}
+}
+
+// TestGroupsRequestsPerGroup: Kafka requests grow by a constant per group,
+// and not with the partitions: 4 groups over a topic of 100 partitions cost
+// about what 4 groups over 4 partitions do (a quarter more at most, for
+// the noise of metadata refreshes), while each group adds its own.
+func TestGroupsRequestsPerGroup(t *testing.T) {
+	c := seeded(t)
+	c.RequireFake(t)
+	const wide = 100
+	if err := c.Seed(testCtx(t), "wide", wide, 1, base, 0); err != nil {
+		t.Fatal(err)
+	}
+	count := func(topicName string, parts int32, run string, groups ...string) int {
+		var args []string
+		for _, g := range groups {
+			off := kafkatest.Offsets{topicName: {}}
+			for p := range parts {
+				off[topicName][p] = 1
+			}
+			if err := c.Commit(testCtx(t), g, off, "consumer"); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "--group", g)
+		}
+		c.ResetRequests()
+		o := runGroups(t, c, append(args, "--to", "earliest", "--topic", topicName, "--run-id", run)...)
+		if o.code != 0 {
+			t.Fatalf("exit %d: %s", o.code, o.result.Error)
+		}
+		return c.Requests().Total()
+	}
+	narrow2 := count(topic, partitions, "n2", "n-a", "n-b")
+	narrow4 := count(topic, partitions, "n4", "n-c", "n-d", "n-e", "n-f")
+	wide4 := count("wide", wide, "w4", "w-c", "w-d", "w-e", "w-f")
+	t.Logf("requests: 2 groups × %d partitions %d, 4 groups %d, 4 groups × %d partitions %d", partitions, narrow2, narrow4, wide, wide4)
+	if narrow4 <= narrow2 {
+		t.Errorf("4 groups cost %d requests, 2 groups %d: the count cannot tell groups apart", narrow4, narrow2)
+	}
+	if 4*wide4 > 5*narrow4 {
+		t.Errorf("%d partitions per group cost %d requests, %d partitions %d: requests grow with the partitions", wide, wide4, partitions, narrow4)
+	}
+}
+
+// TestGroupsInvalidInput: an invalid run over several groups writes the
+// result over groups (exit 2, naming the setting) and reads nothing.
+func TestGroupsInvalidInput(t *testing.T) {
+	c := seeded(t)
+	o := runGroups(t, c, "--group", group, "--group", group, "--to", "earliest")
+	if o.code != int(report.ExitInvalidInput) || len(o.result.Groups) != 0 || !strings.Contains(o.result.Error, `--group: group "billing" is given more than once`) {
+		t.Fatalf("exit %d: %+v", o.code, o.result)
+	}
+	assertUnchanged(t, c)
+}
