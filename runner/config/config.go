@@ -116,10 +116,6 @@ const (
 	// GroupTypeAuto (find it out), or one of Kafka's four kinds, which the
 	// group must be (see GroupTypes). kafka-groups.sh spells it so.
 	FlagGroupType = "group-type"
-	// FlagAllGroups moves every group the cluster lists (of the kind
-	// --group-type names; consumer groups by default), as
-	// kafka-consumer-groups.sh --all-groups does (KIP-379).
-	FlagAllGroups = "all-groups"
 	// FlagContinueOnError lets a run over several groups go on to the next
 	// group after one failed; without it the first failure stops the run.
 	FlagContinueOnError = "continue-on-error"

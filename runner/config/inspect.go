@@ -13,7 +13,9 @@ import (
 
 // The read-only modes, named as kafka-consumer-groups.sh names them: --list
 // lists the groups, --describe describes some (--group, repeatable) or all
-// (--all-groups). They change nothing and take no target.
+// (--all-groups). They change nothing and take no target. A run takes
+// --all-groups too: it moves every consumer group the cluster lists
+// (KIP-379; see groups.go).
 const (
 	FlagList      = "list"
 	FlagDescribe  = "describe"

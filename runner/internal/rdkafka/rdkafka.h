@@ -5588,7 +5588,7 @@ typedef int rd_kafka_event_type_t;
 #define RD_KAFKA_EVENT_CREATEACLS_RESULT         0x400 /**< CreateAcls_result_t */
 #define RD_KAFKA_EVENT_DESCRIBEACLS_RESULT       0x800 /**< DescribeAcls_result_t */
 #define RD_KAFKA_EVENT_DELETEACLS_RESULT         0x1000 /**< DeleteAcls_result_t */
-/** ListConsumerMultiResult_t */
+/** ListConsumerGroupsResult_t */
 #define RD_KAFKA_EVENT_LISTCONSUMERGROUPS_RESULT 0x2000
 /** DescribeConsumerGroups_result_t */
 #define RD_KAFKA_EVENT_DESCRIBECONSUMERGROUPS_RESULT 0x4000
@@ -8636,8 +8636,8 @@ const char *rd_kafka_DescribeCluster_result_cluster_id(
 typedef struct rd_kafka_ConsumerGroupListing_s rd_kafka_ConsumerGroupListing_t;
 
 /**! ListConsumerGroups results and errors */
-typedef struct rd_kafka_ListConsumerMultiResult_s
-    rd_kafka_ListConsumerMultiResult_t;
+typedef struct rd_kafka_ListConsumerGroupsResult_s
+    rd_kafka_ListConsumerGroupsResult_t;
 
 /**
  * @brief List the consumer groups available in the cluster.
