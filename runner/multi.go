@@ -173,7 +173,8 @@ func (m *groupsRun) listGroups(ctx context.Context, top *run) ([]string, error) 
 		if m.cfg.GroupType == config.GroupTypeAuto {
 			keep = kind == config.GroupTypeConsumer || kind == config.GroupTypeClassic && (l.ProtocolType == "consumer" || l.ProtocolType == "")
 		}
-		if keep && !(m.cfg.Target.Kind == config.KindGroup && l.Group == m.cfg.Target.Group) {
+		source := m.cfg.Target.Kind == config.KindGroup && l.Group == m.cfg.Target.Group
+		if keep && !source {
 			groups = append(groups, l.Group)
 		}
 	}
