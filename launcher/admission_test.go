@@ -121,7 +121,7 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 		{"bootstrap with a path", []edit{{"kafka.bootstrapServers", "kafka:9092/path"}}, "spec.kafka.bootstrapServers", "host:port"},
 		{"bootstrap empty", []edit{{"kafka.bootstrapServers", ""}}, "spec.kafka.bootstrapServers", "at least 1 chars"},
 		{"kafka missing", []edit{{"kafka", nil}}, "spec", "set kafka and group, or consumerRef"},
-		{"consumerRef beside kafka and group", []edit{{"consumerRef", map[string]any{"kind": "Trigger", "name": "orders"}}}, "spec.consumerRef", "consumerRef replaces kafka, group and topics"},
+		{"consumerRef beside kafka and group", []edit{{"consumerRef", map[string]any{"kind": "Trigger", "name": "orders"}}}, "spec.consumerRef", "consumerRef replaces group and topics"},
 		{"consumerRef of another kind", []edit{{"kafka", nil}, {"group", nil}, {"topics", nil}, {"consumerRef", map[string]any{"kind": "Deployment", "name": "orders"}}}, "spec.consumerRef.kind", "Unsupported value"},
 		{"consumerRef without a name", []edit{{"kafka", nil}, {"group", nil}, {"topics", nil}, {"consumerRef", map[string]any{"kind": "Trigger"}}}, "spec.consumerRef.name", "Required value"},
 		{"secretRef without name", []edit{{"kafka.secretRef", map[string]any{}}}, "spec.kafka.secretRef.name", "Required value"},

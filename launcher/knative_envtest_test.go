@@ -368,7 +368,7 @@ func TestEnvtestKnativeNotResolved(t *testing.T) {
 
 	both := knativeRequest(ns, "both", v1alpha1.KnativeTrigger, "t").Obj()
 	both.Spec.Group = "orders"
-	if err := k8s.Create(ctx, both); err == nil || !strings.Contains(err.Error(), "consumerRef replaces kafka, group and topics") {
+	if err := k8s.Create(ctx, both); err == nil || !strings.Contains(err.Error(), "consumerRef replaces group and topics") {
 		t.Fatalf("consumerRef with group: %v", err)
 	}
 	neither := knativeRequest(ns, "neither", v1alpha1.KnativeTrigger, "t").Obj()

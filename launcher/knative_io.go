@@ -109,6 +109,9 @@ func (r *ReplayRequestReconciler) knativeConfig(ctx context.Context) (knative.Co
 // request; any other is retried.
 func (r *ReplayRequestReconciler) resolveConsumerRef(ctx context.Context, rr *v1alpha1.ReplayRequest) (*v1alpha1.ResolvedConsumer, error) {
 	ref := rr.Spec.ConsumerRef
+	if ref.Kind == v1alpha1.ConsumerRefKafkaConnector {
+		return r.resolveConnectorRef(ctx, rr)
+	}
 	if r.Options.NoKnative {
 		return nil, knative.Unresolvable("consumerRef: Knative support is turned off in this launcher (--knative=false)")
 	}
@@ -245,8 +248,10 @@ func (r *ReplayRequestReconciler) acceptConsumerRef(ctx context.Context, rr *v1a
 // also have written Accepted and skipped acceptance: the Job, which mounts
 // the Secret, is what must not follow from status alone.
 func (r *ReplayRequestReconciler) authorizeResolved(ctx context.Context, rr *v1alpha1.ReplayRequest) error {
+	// A KafkaConnector's status.resolved names no Secret: its request's
+	// credentials are its clusterRef's user's.
 	secret, from := replay.ClusterUserSecret(rr), "status.resolvedKafka.userSecret"
-	if res := replay.Resolved(rr); res != nil {
+	if res := replay.Resolved(rr); res != nil && !replay.UsesClusterRef(rr) {
 		secret, from = res.SecretName, "status.resolved.secretName"
 	}
 	if secret == "" {

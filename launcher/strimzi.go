@@ -77,7 +77,7 @@ func (r *ReplayRequestReconciler) getStrimzi(ctx context.Context, gvk schema.Gro
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("%w: the launcher may not read %s %s/%s: its ClusterRole needs get on kafkas and kafkausers (kafka.strimzi.io)", strimzi.ErrNotResolvable, gvk.Kind, ns, name)
+		return nil, fmt.Errorf("%w: the launcher may not read %s %s/%s: its ClusterRole needs get on kafkas, kafkausers, kafkaconnects and kafkaconnectors (kafka.strimzi.io)", strimzi.ErrNotResolvable, gvk.Kind, ns, name)
 	}
 	return nil, fmt.Errorf("read %s %s/%s: %w", gvk.Kind, ns, name, err)
 }

@@ -3,7 +3,9 @@ package launcher
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,6 +14,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
 )
 
@@ -25,6 +28,7 @@ import (
 // consumer (DecideRestore).
 //
 // +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkaconnectors,verbs=get;patch
+// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkaconnects,verbs=get
 
 func (r *ReplayRequestReconciler) getConnector(ctx context.Context, ns, name string) (*unstructured.Unstructured, error) {
 	kc := &unstructured.Unstructured{}
@@ -90,4 +94,47 @@ func (r *ReplayRequestReconciler) readConnector(ctx context.Context, ns, name st
 		return consumers.WorkloadState{}, "", err
 	}
 	return consumers.WorkloadState{State: connectorState(kc)}, kc.GetResourceVersion(), nil
+}
+
+// resolveConnectorRef resolves a KafkaConnector consumerRef: the connector,
+// its KafkaConnect and the clusterRef's Kafka, read past the cache, and
+// resolved by strimzi.ResolveConnector. A refusal is the consumerRef's
+// (knative.ErrNotResolvable, ConsumerRefNotResolved); the Kafka's own
+// refusals are the clusterRef's, resolved after it.
+func (r *ReplayRequestReconciler) resolveConnectorRef(ctx context.Context, rr *v1alpha1.ReplayRequest) (*v1alpha1.ResolvedConsumer, error) {
+	name, ns := rr.Spec.ConsumerRef.Name, rr.Namespace
+	ref := rr.Spec.Kafka.ClusterRef
+	if ref == nil {
+		return nil, knative.Unresolvable("consumerRef: a KafkaConnector needs kafka.clusterRef")
+	}
+	asConsumerRef := func(err error) error {
+		if errors.Is(err, strimzi.ErrNotResolvable) {
+			return knative.Unresolvable("%s", strings.TrimPrefix(err.Error(), strimzi.ErrNotResolvable.Error()+": "))
+		}
+		return err
+	}
+	connector, err := r.getStrimzi(ctx, strimzi.KafkaConnectorGVK, ns, name)
+	if err != nil {
+		return nil, asConsumerRef(err)
+	}
+	var connect, kafka *unstructured.Unstructured
+	if connector != nil {
+		if c := connector.GetLabels()[strimzi.ClusterLabel]; c != "" {
+			if connect, err = r.getStrimzi(ctx, strimzi.KafkaConnectGVK, ns, c); err != nil {
+				return nil, asConsumerRef(err)
+			}
+		}
+	}
+	if kafka, err = r.getStrimzi(ctx, strimzi.KafkaGVK, ns, ref.Name); err != nil {
+		return nil, asConsumerRef(err)
+	}
+	if kafka == nil {
+		return nil, knative.Unresolvable("kafka.clusterRef.name: Kafka %s does not exist in the request's namespace", ref.Name)
+	}
+	res, err := strimzi.ResolveConnector(name, connector, connect, kafka, ref.Name)
+	if err != nil {
+		return nil, asConsumerRef(err)
+	}
+	knative.BoundResolved(&res)
+	return &res, nil
 }

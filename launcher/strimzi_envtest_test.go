@@ -316,6 +316,19 @@ func TestEnvtestStrimziCEL(t *testing.T) {
 	ok := testutil.MakeRequest(ns, "ok")
 	ok.Spec.Kafka = v1alpha1.KafkaConnection{ClusterRef: &v1alpha1.StrimziClusterRef{Name: "c", Listener: "tls", User: "u"}}
 	create(t, ok.Obj())
+	// A KafkaConnector consumerRef needs a clusterRef, and a Knative one
+	// none.
+	connector := connectorRequest(ns, "connector-without-cluster", "sink")
+	connector.Spec.Kafka = v1alpha1.KafkaConnection{BootstrapServers: "k:9092"}
+	if err := k8s.Create(context.Background(), connector); err == nil || !strings.Contains(err.Error(), "a KafkaConnector consumerRef needs kafka.clusterRef") {
+		t.Errorf("a KafkaConnector without clusterRef: %v", err)
+	}
+	trigger := connectorRequest(ns, "trigger-with-cluster", "t")
+	trigger.Spec.ConsumerRef.Kind = v1alpha1.KnativeTrigger
+	if err := k8s.Create(context.Background(), trigger); err == nil || !strings.Contains(err.Error(), "a Knative consumerRef replaces kafka") {
+		t.Errorf("a Trigger with clusterRef: %v", err)
+	}
+	create(t, connectorRequest(ns, "connector-ok", "sink"))
 }
 
 // connectorState is a KafkaConnector's spec.state, or "(absent)".
@@ -373,5 +386,130 @@ func TestEnvtestStrimziConnectorConsumer(t *testing.T) {
 	waitRestored(t, rr, state.ReasonRestored)
 	if connectorStateOf(t, ns, "sink") != "(absent)" || connectorStateOf(t, ns, "paused-sink") != "paused" {
 		t.Fatalf("restored to %s and %s", connectorStateOf(t, ns, "sink"), connectorStateOf(t, ns, "paused-sink"))
+	}
+}
+
+// strimziConnect is a KafkaConnect that manages KafkaConnectors and
+// connects to servers.
+func strimziConnect(t *testing.T, ns, name, servers string, annotate bool) {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"bootstrapServers": servers, "replicas": int64(1)}}}
+	u.SetGroupVersionKind(strimzi.KafkaConnectGVK)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	if annotate {
+		u.SetAnnotations(map[string]string{strimzi.UseConnectorResources: "true"})
+	}
+	create(t, u)
+}
+
+// strimziConnector is a KafkaConnector of KafkaConnect connect with the
+// config and the status Strimzi writes from Kafka Connect's REST API
+// (connectorStatus: its type and the connector's state; topics).
+func strimziConnector(t *testing.T, ns, name, connect string, spec map[string]any, typ, connState string, topics ...string) {
+	t.Helper()
+	status := map[string]any{"connectorStatus": map[string]any{
+		"name": name, "type": typ, "connector": map[string]any{"state": connState, "worker_id": "10.0.0.1:8083"},
+	}}
+	if len(topics) > 0 {
+		ts := make([]any, len(topics))
+		for i, tp := range topics {
+			ts[i] = tp
+		}
+		status["topics"] = ts
+	}
+	strimziObject(t, strimzi.KafkaConnectorGVK, ns, name, map[string]string{strimzi.ClusterLabel: connect}, spec, status)
+}
+
+func connectorRequest(ns, name, connector string) *v1alpha1.ReplayRequest {
+	rr := clusterRequest(ns, name, "scram", "my-user", "bob")
+	rr.Spec.Group = ""
+	rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: v1alpha1.ConsumerRefKafkaConnector, Name: connector}
+	return rr
+}
+
+// A sink KafkaConnector as a consumerRef: its group (connect-<name>, or
+// consumer.override.group.id) and topics (topics, or topics.regex as
+// status.topics reports it) from the connector, on the clusterRef's Kafka,
+// which its KafkaConnect must connect to, with the clusterRef's user.
+func TestEnvtestStrimziConnectorRef(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 4)
+	clusterID := strimziCluster(t, ns)
+	strimziUser(t, ns, "my-user", "my-cluster", "scram-sha-512")
+	grantSecret(t, ns, "bob", "my-user")
+	// Connect uses the plain listener; the replay the scram one.
+	strimziConnect(t, ns, "my-connect", "my-cluster-kafka-bootstrap."+ns+".svc:9092", true)
+	strimziConnector(t, ns, "orders-sink", "my-connect", map[string]any{"class": "org.example.Sink", "config": map[string]any{"topics": "orders, payments"}}, "sink", "RUNNING")
+	strimziConnector(t, ns, "regex-sink", "my-connect", map[string]any{"class": "org.example.Sink", "state": "paused",
+		"config": map[string]any{"topics.regex": "audit-.*", "consumer.override.group.id": "audit-archiver"}}, "sink", "PAUSED", "audit-b", "audit-a")
+
+	for _, tc := range []struct {
+		connector, group, topics, from string
+	}{
+		{"orders-sink", "connect-orders-sink", "orders payments", "KafkaConnector orders-sink: spec.config.topics"},
+		{"regex-sink", "audit-archiver", "audit-a audit-b", "KafkaConnector regex-sink: status.topics"},
+	} {
+		rr := connectorRequest(ns, "replay-"+tc.connector, tc.connector)
+		create(t, rr)
+		job := waitJob(t, rr)
+		env := testutil.RunnerEnv(job)
+		servers := "my-cluster-kafka-bootstrap." + ns + ".svc:9093"
+		if env[config.EnvGroup] != tc.group || env[config.EnvTopics] != tc.topics || env[config.EnvBootstrapServers] != servers ||
+			env[config.EnvClusterID] != clusterID || env[config.EnvPropertiesDigest] == "" {
+			t.Fatalf("%s: Job env %v", tc.connector, env)
+		}
+		if secrets, _ := secretDir(t, job); secrets["my-user"]["password"] != "sasl.password" {
+			t.Fatalf("%s: Secrets mounted %v", tc.connector, secrets)
+		}
+		res := getRR(t, rr).Status.Resolved
+		if res == nil || res.Group != tc.group || !strings.HasPrefix(res.TopicsFrom, tc.from) ||
+			res.BootstrapServersFrom != "KafkaConnect my-connect: spec.bootstrapServers, Kafka my-cluster's listener plain" {
+			t.Fatalf("%s: status.resolved %+v", tc.connector, res)
+		}
+	}
+}
+
+// Every KafkaConnector a replay cannot take its group from fails the
+// request ConsumerRefNotResolved, with no Job, saying why and what to do.
+func TestEnvtestStrimziConnectorRefRefusals(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 4)
+	strimziCluster(t, ns)
+	strimziUser(t, ns, "my-user", "my-cluster", "scram-sha-512")
+	grantSecret(t, ns, "bob", "my-user")
+	plain := "my-cluster-kafka-bootstrap." + ns + ".svc:9092"
+	strimziConnect(t, ns, "my-connect", plain, true)
+	strimziConnect(t, ns, "unmanaged", plain, false)
+	strimziConnect(t, ns, "elsewhere", "other-kafka-bootstrap:9092", true)
+	sink := map[string]any{"class": "org.example.Sink", "config": map[string]any{"topics": "orders"}}
+	strimziConnector(t, ns, "source", "my-connect", map[string]any{"class": "org.example.Source"}, "source", "RUNNING")
+	strimziConnector(t, ns, "stopped", "my-connect", map[string]any{"class": "org.example.Sink", "state": "stopped", "config": map[string]any{"topics": "orders"}}, "sink", "STOPPED")
+	strimziConnector(t, ns, "orphan", "nope", sink, "sink", "RUNNING")
+	strimziConnector(t, ns, "unmanaged-sink", "unmanaged", sink, "sink", "RUNNING")
+	strimziConnector(t, ns, "elsewhere-sink", "elsewhere", sink, "sink", "RUNNING")
+	strimziConnector(t, ns, "no-topics", "my-connect", map[string]any{"class": "org.example.Sink"}, "sink", "RUNNING")
+	strimziConnector(t, ns, "regex-unused", "my-connect", map[string]any{"class": "org.example.Sink", "config": map[string]any{"topics.regex": "x-.*"}}, "sink", "RUNNING")
+	strimziConnector(t, ns, "unreported", "my-connect", sink, "", "")
+	for _, tc := range []struct{ connector, want string }{
+		{"source", "KafkaConnector source is a source connector: its offsets are positions in the system it reads, kept by Kafka Connect, not a consumer group's; use Strimzi's own offsets management (Strimzi 0.44 and later): spec.alterOffsets or the strimzi.io/connector-offsets annotation"},
+		{"stopped", `KafkaConnector stopped is stopped (spec.state "stopped", Kafka Connect reports "STOPPED")`},
+		{"orphan", "KafkaConnector orphan: KafkaConnect nope (its strimzi.io/cluster label) does not exist"},
+		{"unmanaged-sink", `KafkaConnect unmanaged does not have the annotation strimzi.io/use-connector-resources: "true"`},
+		{"elsewhere-sink", `KafkaConnect elsewhere connects to "other-kafka-bootstrap:9092" (spec.bootstrapServers), which is none of Kafka my-cluster's listeners`},
+		{"no-topics", "spec.config sets neither topics nor topics.regex"},
+		{"regex-unused", `spec.config.topics.regex is "x-.*" and status.topics is empty`},
+		{"unreported", "status.connectorStatus.type is empty"},
+		{"missing", "consumerRef: KafkaConnector missing does not exist"},
+	} {
+		rr := connectorRequest(ns, "replay-"+tc.connector, tc.connector)
+		create(t, rr)
+		if msg := waitRefused(t, rr, state.ReasonConsumerRefNotResolved); !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: refusal says %q, want %q", tc.connector, msg, tc.want)
+		}
 	}
 }

@@ -77,10 +77,19 @@ func ResolveTarget(t v1alpha1.Target, now time.Time) (string, error) {
 func ValidateSpec(spec *v1alpha1.ReplayRequestSpec) error {
 	var errs []string
 	if spec.ConsumerRef != nil {
-		// The servers, the group and the topics come from the Knative
-		// resource; ValidateResolved checks them once resolved.
-		if spec.Kafka != (v1alpha1.KafkaConnection{}) || spec.Group != "" || len(spec.Topics) > 0 {
-			errs = append(errs, "consumerRef: replaces kafka, group and topics; leave them out")
+		// The group and the topics (and, for Knative, the servers) come
+		// from the resource; ValidateResolved checks them once resolved.
+		switch {
+		case spec.Group != "" || len(spec.Topics) > 0:
+			errs = append(errs, "consumerRef: replaces group and topics; leave them out")
+		case spec.ConsumerRef.Kind == v1alpha1.ConsumerRefKafkaConnector:
+			if spec.Kafka.ClusterRef == nil {
+				errs = append(errs, "kafka.clusterRef: required with a KafkaConnector consumerRef: the Strimzi Kafka its KafkaConnect connects to")
+			} else {
+				errs = append(errs, validateClusterRef(spec.Kafka)...)
+			}
+		case spec.Kafka != (v1alpha1.KafkaConnection{}):
+			errs = append(errs, "consumerRef: a Knative resource replaces kafka; leave it out")
 		}
 		if err := knative.ValidateRef(*spec.ConsumerRef); err != nil {
 			errs = append(errs, err.Error())

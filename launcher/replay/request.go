@@ -37,9 +37,13 @@ func Resolved(rr *v1alpha1.ReplayRequest) *v1alpha1.ResolvedConsumer {
 }
 
 // UsesClusterRef reports whether a request names a Strimzi Kafka
-// (spec.kafka.clusterRef).
+// (spec.kafka.clusterRef): alone, or with a KafkaConnector consumerRef,
+// which gives the group and the topics only.
 func UsesClusterRef(rr *v1alpha1.ReplayRequest) bool {
-	return !UsesConsumerRef(rr) && rr.Spec.Kafka.ClusterRef != nil
+	if ref := rr.Spec.ConsumerRef; ref != nil && ref.Kind != v1alpha1.ConsumerRefKafkaConnector {
+		return false
+	}
+	return rr.Spec.Kafka.ClusterRef != nil
 }
 
 // ResolvedKafka is status.resolvedKafka when it belongs to the request's

@@ -213,12 +213,16 @@ func TestAdmissionPolicies(t *testing.T) {
 			rr := testutil.MakeRequest(ns, name).Obj()
 			rr.Spec.Kafka, rr.Spec.Group = v1alpha1.KafkaConnection{}, ""
 			rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: kind, Name: "orders"}
+			if kind == v1alpha1.ConsumerRefKafkaConnector {
+				rr.Spec.Kafka.ClusterRef = &v1alpha1.StrimziClusterRef{Name: "sinks", Listener: "tls"}
+			}
 			return rr
 		}
 		for kind, want := range map[v1alpha1.KnativeKind]string{
-			v1alpha1.KnativeTrigger:      "may not get Trigger orders",
-			v1alpha1.KnativeKafkaSource:  "may not get KafkaSource orders",
-			v1alpha1.KnativeSubscription: "may not get Subscription orders",
+			v1alpha1.KnativeTrigger:            "may not get Trigger orders",
+			v1alpha1.KnativeKafkaSource:        "may not get KafkaSource orders",
+			v1alpha1.KnativeSubscription:       "may not get Subscription orders",
+			v1alpha1.ConsumerRefKafkaConnector: "may not get KafkaConnector orders",
 		} {
 			if err := alice.Create(ctx, viaRef("ref-"+strings.ToLower(string(kind)), kind), client.DryRunAll); err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("a %s alice may not get: %v", kind, err)
@@ -234,6 +238,23 @@ func TestAdmissionPolicies(t *testing.T) {
 		if err := alice.Create(ctx, viaRef("ref-source", v1alpha1.KnativeKafkaSource), client.DryRunAll); err == nil {
 			t.Error("get on Trigger orders admitted a request naming KafkaSource orders")
 		}
+		// Nor on a KafkaConnector of that name (whose Kafka alice may get).
+		grant(ctx, t, admin, ns, "get-sinks-kafka", user, rbacv1.PolicyRule{
+			APIGroups: []string{"kafka.strimzi.io"}, Resources: []string{"kafkas"}, ResourceNames: []string{"sinks"}, Verbs: []string{"get"},
+		})
+		eventuallyDo(t, time.Minute, "the Kafka get grant", func() error {
+			err := alice.Create(ctx, viaRef("ref-connector", v1alpha1.ConsumerRefKafkaConnector), client.DryRunAll)
+			if err == nil || !strings.Contains(err.Error(), "may not get KafkaConnector orders") || strings.Contains(err.Error(), "may not get Kafka sinks") {
+				return fmt.Errorf("want only the KafkaConnector refused, got %v", err)
+			}
+			return nil
+		})
+		grant(ctx, t, admin, ns, "get-orders-connector", user, rbacv1.PolicyRule{
+			APIGroups: []string{"kafka.strimzi.io"}, Resources: []string{"kafkaconnectors"}, ResourceNames: []string{"orders"}, Verbs: []string{"get"},
+		})
+		eventuallyDo(t, time.Minute, "the KafkaConnector get grant", func() error {
+			return alice.Create(ctx, viaRef("ref-connector", v1alpha1.ConsumerRefKafkaConnector), client.DryRunAll)
+		})
 	})
 
 	t.Run("clusterRef", func(t *testing.T) {

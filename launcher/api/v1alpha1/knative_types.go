@@ -4,8 +4,9 @@ package v1alpha1
 // Kafka consumer group a request replays (spec.consumerRef).
 type KnativeRef struct {
 	// kind is KafkaSource (sources.knative.dev/v1beta1), Trigger
-	// (eventing.knative.dev/v1, on a Broker of class Kafka) or Subscription
-	// (messaging.knative.dev/v1, to a KafkaChannel).
+	// (eventing.knative.dev/v1, on a Broker of class Kafka), Subscription
+	// (messaging.knative.dev/v1, to a KafkaChannel) or KafkaConnector
+	// (kafka.strimzi.io/v1beta2, a sink connector).
 	// +required
 	Kind KnativeKind `json:"kind"`
 	// name of the resource, in the request's namespace.
@@ -17,7 +18,7 @@ type KnativeRef struct {
 }
 
 // KnativeKind is the kind of a Knative resource a request may name.
-// +kubebuilder:validation:Enum=KafkaSource;Trigger;Subscription
+// +kubebuilder:validation:Enum=KafkaSource;Trigger;Subscription;KafkaConnector
 type KnativeKind string
 
 const (
@@ -28,6 +29,9 @@ const (
 	// KnativeSubscription is a messaging.knative.dev/v1 Subscription to a
 	// messaging.knative.dev/v1beta1 KafkaChannel.
 	KnativeSubscription KnativeKind = "Subscription"
+	// ConsumerRefKafkaConnector is a kafka.strimzi.io/v1beta2 sink
+	// KafkaConnector, with spec.kafka.clusterRef (docs/strimzi.md).
+	ConsumerRefKafkaConnector KnativeKind = "KafkaConnector"
 )
 
 // ResolvedConsumer is what a spec.consumerRef resolved to, and where each

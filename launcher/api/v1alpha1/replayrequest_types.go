@@ -43,8 +43,10 @@ type ReplayRequest struct {
 // ReplayRequestSpec is the desired replay.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.target.fromGroup) || !has(self.group) || self.target.fromGroup != self.group",message="target.fromGroup must name a different group than group",fieldPath=".target.fromGroup"
-// +kubebuilder:validation:XValidation:rule="has(self.consumerRef) || (has(self.kafka) && has(self.group))",message="set kafka and group, or consumerRef to take them from a Knative resource"
-// +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || (!has(self.kafka) && !has(self.group) && (!has(self.topics) || size(self.topics) == 0))",message="consumerRef replaces kafka, group and topics: the launcher resolves them from the Knative resource, so leave them out",fieldPath=".consumerRef"
+// +kubebuilder:validation:XValidation:rule="has(self.consumerRef) || (has(self.kafka) && has(self.group))",message="set kafka and group, or consumerRef to take them from a Knative resource or a KafkaConnector"
+// +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || (!has(self.group) && (!has(self.topics) || size(self.topics) == 0))",message="consumerRef replaces group and topics: the launcher resolves them from the resource it names, so leave them out",fieldPath=".consumerRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || self.consumerRef.kind == 'KafkaConnector' || !has(self.kafka)",message="a Knative consumerRef replaces kafka: the launcher resolves the servers and the Secret from the Knative resource, so leave kafka out",fieldPath=".consumerRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || self.consumerRef.kind != 'KafkaConnector' || (has(self.kafka) && has(self.kafka.clusterRef))",message="a KafkaConnector consumerRef needs kafka.clusterRef: the Strimzi Kafka its KafkaConnect connects to, and the KafkaUser to replay as",fieldPath=".consumerRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.target.offsets) || !has(self.topics) || size(self.topics) == 0",message="topics must be empty when target.offsets is set: the offsets already choose the partitions",fieldPath=".topics"
 // +kubebuilder:validation:XValidation:rule="!has(self.waitTimeout) || self.whenGroupActive == 'Wait'",message="waitTimeout is only allowed with whenGroupActive: Wait",fieldPath=".waitTimeout"
 // +kubebuilder:validation:XValidation:rule="self.whenGroupActive != 'Wait' || has(self.waitTimeout)",message="whenGroupActive: Wait needs a waitTimeout",fieldPath=".whenGroupActive"
@@ -78,13 +80,16 @@ type ReplayRequestSpec struct {
 	// +kubebuilder:validation:MaxItems=1000
 	Topics []TopicSelector `json:"topics,omitempty"`
 
-	// consumerRef names a Knative resource in the request's namespace whose
-	// consumer group is replayed, instead of kafka, group and topics: a
+	// consumerRef names a resource in the request's namespace whose
+	// consumer group is replayed, instead of group and topics: a Knative
 	// KafkaSource, a Trigger on a Kafka Broker, or a Subscription to a
-	// KafkaChannel. The launcher resolves it once, when it accepts the
-	// request, to the bootstrap servers, the group, the topics and the
-	// Secret, as eventing-kafka-broker derives them, and keeps what it found
-	// in status.resolved (docs/knative.md).
+	// KafkaChannel, which replace kafka too; or a Strimzi sink
+	// KafkaConnector, with kafka.clusterRef naming the Kafka its
+	// KafkaConnect connects to. The launcher resolves it once, when it
+	// accepts the request, to the group and the topics (and, for Knative,
+	// the bootstrap servers and the Secret, as eventing-kafka-broker derives
+	// them), and keeps what it found in status.resolved (docs/knative.md,
+	// docs/strimzi.md).
 	// +optional
 	ConsumerRef *KnativeRef `json:"consumerRef,omitempty"`
 

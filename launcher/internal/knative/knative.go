@@ -455,9 +455,9 @@ func validateResolvedValues(res v1alpha1.ResolvedConsumer) error {
 // consumerRef.
 func ValidateRef(ref v1alpha1.KnativeRef) error {
 	switch ref.Kind {
-	case v1alpha1.KnativeKafkaSource, v1alpha1.KnativeTrigger, v1alpha1.KnativeSubscription:
+	case v1alpha1.KnativeKafkaSource, v1alpha1.KnativeTrigger, v1alpha1.KnativeSubscription, v1alpha1.ConsumerRefKafkaConnector:
 	default:
-		return fmt.Errorf("consumerRef.kind: %q is not KafkaSource, Trigger or Subscription", ref.Kind)
+		return fmt.Errorf("consumerRef.kind: %q is not KafkaSource, Trigger, Subscription or KafkaConnector", ref.Kind)
 	}
 	if ref.Name == "" {
 		return errors.New("consumerRef.name: empty")

@@ -115,7 +115,7 @@ latest and a positive shift skip messages the consumers never handled and need
 	f.StringVar(&o.Approval, request.FlagApproval, "", "Automatic (default) or Manual: plan first, apply only once approved (spec.approval)")
 	f.DurationVar(&o.ApprovalTimeout, request.FlagApprovalTimeout, 0, "with --approval Manual, fail Expired if nobody decides within this (spec.approvalTimeout; 24h when unset)")
 	f.DurationVar(&o.WaitForEmpty, request.FlagWaitForEmpty, 0, "if the group has members, wait up to this long for it to empty (spec.whenGroupActive: Wait, spec.waitTimeout); 0 fails at once")
-	f.StringVar(&o.ConsumerRef, request.FlagConsumerRef, "", "a Knative KafkaSource, Trigger or Subscription whose group is replayed, KIND/NAME: kafkasource/x, trigger/x, subscription/x; instead of --bootstrap-servers, --group and --topic (spec.consumerRef)")
+	f.StringVar(&o.ConsumerRef, request.FlagConsumerRef, "", "a Knative KafkaSource, Trigger or Subscription whose group is replayed, KIND/NAME: kafkasource/x, trigger/x, subscription/x, instead of --bootstrap-servers, --group and --topic; or a Strimzi sink connector, kafkaconnector/x, with --cluster and --user, instead of --group and --topic (spec.consumerRef)")
 	f.StringVar(&o.Cluster, request.FlagCluster, "", "a Strimzi Kafka and one of its listeners, KAFKA/LISTENER such as my-cluster/tls, instead of --bootstrap-servers and --secret (spec.kafka.clusterRef)")
 	f.StringVar(&o.User, request.FlagUser, "", "with --cluster, the KafkaUser to connect as; its Secret holds the credentials (spec.kafka.clusterRef.user)")
 	f.StringArrayVar(&o.Consumers, request.FlagConsumers, nil, "workloads to pause meanwhile, KIND/NAME: deploy/x, sts/x, scaledobject/x; repeatable or comma-separated (spec.consumers; needs --wait-for-empty)")

@@ -100,10 +100,29 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 	}
 	spec := &rr.Spec
 
-	if o.ConsumerRef != "" {
+	ref, err := KnativeRef(o.ConsumerRef)
+	if connector := o.ConsumerRef != "" && err == nil && ref.Kind == v1alpha1.ConsumerRefKafkaConnector; connector {
+		// The group and the topics come from the connector, the cluster
+		// from --cluster, which its KafkaConnect must connect to.
+		spec.ConsumerRef = ref
+		if o.Cluster == "" {
+			add(FlagCluster, fmt.Errorf("is required with --%s %s: the Strimzi Kafka its KafkaConnect connects to, CLUSTER/LISTENER", FlagConsumerRef, o.ConsumerRef))
+		} else {
+			cref, err := ClusterRef(o.Cluster, o.User)
+			add(FlagCluster, err)
+			spec.Kafka.ClusterRef = cref
+		}
+		for _, f := range []struct {
+			flag  string
+			given bool
+		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, o.Group != ""}, {FlagTopic, len(o.Topics) > 0}} {
+			if f.given {
+				add(f.flag, fmt.Errorf("must not be given with --%s %s, which takes it from the connector, or from --%s", FlagConsumerRef, o.ConsumerRef, FlagCluster))
+			}
+		}
+	} else if o.ConsumerRef != "" {
 		// The launcher resolves servers, group and topics from the Knative
 		// resource; giving them too is ambiguous.
-		ref, err := KnativeRef(o.ConsumerRef)
 		add(FlagConsumerRef, err)
 		spec.ConsumerRef = ref
 		for _, f := range []struct {
@@ -380,15 +399,18 @@ var knativeKinds = map[string]v1alpha1.KnativeKind{
 	"trigger.eventing.knative.dev": v1alpha1.KnativeTrigger, "triggers.eventing.knative.dev": v1alpha1.KnativeTrigger,
 	"subscription": v1alpha1.KnativeSubscription, "subscriptions": v1alpha1.KnativeSubscription, "sub": v1alpha1.KnativeSubscription,
 	"subscription.messaging.knative.dev": v1alpha1.KnativeSubscription, "subscriptions.messaging.knative.dev": v1alpha1.KnativeSubscription,
+	"kafkaconnector": v1alpha1.ConsumerRefKafkaConnector, "kafkaconnectors": v1alpha1.ConsumerRefKafkaConnector, "kctr": v1alpha1.ConsumerRefKafkaConnector,
+	"kafkaconnector.kafka.strimzi.io": v1alpha1.ConsumerRefKafkaConnector, "kafkaconnectors.kafka.strimzi.io": v1alpha1.ConsumerRefKafkaConnector,
 }
 
 // KnativeRef maps --consumer-ref KIND/NAME (kafkasource/orders,
-// trigger/orders, subscription/orders) onto spec.consumerRef.
+// trigger/orders, subscription/orders, kafkaconnector/orders-sink) onto
+// spec.consumerRef.
 func KnativeRef(s string) (*v1alpha1.KnativeRef, error) {
 	kind, name, ok := strings.Cut(strings.TrimSpace(s), "/")
 	k, known := knativeKinds[strings.ToLower(kind)]
 	if !ok || !known {
-		return nil, fmt.Errorf("%q is not KIND/NAME with KIND kafkasource, trigger or subscription", s)
+		return nil, fmt.Errorf("%q is not KIND/NAME with KIND kafkasource, trigger, subscription or kafkaconnector", s)
 	}
 	if err := objectName(name); err != nil {
 		return nil, fmt.Errorf("%q: %w", s, err)

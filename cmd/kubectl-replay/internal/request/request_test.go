@@ -181,6 +181,23 @@ func TestBuildConsumerRef(t *testing.T) {
 	}
 }
 
+// A sink KafkaConnector: the group and topics from the connector, the
+// cluster and the user from --cluster and --user.
+func TestBuildConnectorRef(t *testing.T) {
+	// As docs/strimzi.md has it: the connector stopped for the replay too.
+	rr, err := Build(Options{Name: "r", ConsumerRef: "kafkaconnector/orders-sink", Cluster: "my-cluster/tls", User: "my-user", To: "ago:1h",
+		Consumers: []string{"kafkaconnector/orders-sink"}, WaitForEmpty: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := v1alpha1.StrimziClusterRef{Name: "my-cluster", Listener: "tls", User: "my-user"}
+	if ref := rr.Spec.ConsumerRef; ref == nil || ref.Kind != v1alpha1.ConsumerRefKafkaConnector || ref.Name != "orders-sink" ||
+		rr.Spec.Kafka.ClusterRef == nil || *rr.Spec.Kafka.ClusterRef != want || rr.Spec.Group != "" ||
+		len(rr.Spec.Consumers) != 1 || rr.Spec.Consumers[0].Kind != v1alpha1.ConsumerKafkaConnector || rr.Spec.WhenGroupActive != v1alpha1.GroupActiveWait {
+		t.Errorf("spec = %+v", rr.Spec)
+	}
+}
+
 func TestBuildClusterRef(t *testing.T) {
 	o := base()
 	o.BootstrapServers, o.Cluster, o.User = "", "my-cluster/tls", "my-user"
@@ -234,6 +251,8 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 			o.ConsumerRef, o.Cluster = "trigger/t", "c/tls"
 			o.Group, o.BootstrapServers = "", ""
 		}, []string{"--cluster: must not be given with --consumer-ref"}},
+		{"connector without cluster", func(o *Options) { o.ConsumerRef = "kctr/sink"; o.Group, o.BootstrapServers = "", "" }, []string{"--cluster: is required with --consumer-ref kctr/sink"}},
+		{"connector with group", func(o *Options) { o.ConsumerRef, o.Cluster = "kafkaconnector/sink", "c/tls"; o.BootstrapServers = "" }, []string{"--group: must not be given with --consumer-ref kafkaconnector/sink, which takes it from the connector"}},
 		{"consumer-ref kind", func(o *Options) { o.ConsumerRef = "deploy/t"; o.Group, o.BootstrapServers = "", "" }, []string{"--consumer-ref: \"deploy/t\" is not KIND/NAME"}},
 	}
 	for _, c := range cases {
