@@ -245,7 +245,7 @@ func TestAdmissionPolicies(t *testing.T) {
 		eventuallyDo(t, time.Minute, "the Kafka get grant", func() error {
 			err := alice.Create(ctx, viaRef("ref-connector", v1alpha1.ConsumerRefKafkaConnector), client.DryRunAll)
 			if err == nil || !strings.Contains(err.Error(), "may not get KafkaConnector orders") || strings.Contains(err.Error(), "may not get Kafka sinks") {
-				return fmt.Errorf("want only the KafkaConnector refused, got %v", err)
+				return fmt.Errorf("want only the KafkaConnector refused, got %w", err)
 			}
 			return nil
 		})
