@@ -10,6 +10,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/undo"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -41,7 +42,7 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage runnerjob.Stage, opts O
 	if err := checkApproved(rr, stage, in); err != nil {
 		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
-	if err := checkUndoInput(rr, stage, in); err != nil {
+	if err := undo.CheckInput(rr, stage, in); err != nil {
 		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
 	}
 	params := runnerjob.Params{Target: target, Input: in}

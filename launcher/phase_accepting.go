@@ -15,6 +15,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/undo"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -77,15 +78,15 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		p.key = grouplock.QueueKey(rr)
 	}
 	if rr.Spec.Target.UndoOf != nil {
-		undo, _, err := r.decideUndo(ctx, rr)
-		if refusal := (*UndoRefusal)(nil); errors.As(err, &refusal) {
+		decided, _, err := r.decideUndo(ctx, rr)
+		if refusal := (*undo.Refusal)(nil); errors.As(err, &refusal) {
 			state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonUndoRefused, refusal.Error())
 			return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonUndoRefused, Message: refusal.Error()})
 		}
 		if err != nil {
 			return false, err
 		}
-		rr.Status.Undo = undo
+		rr.Status.Undo = decided
 	}
 	rr.Status.ResolvedTarget = target
 	rr.Status.RequestedBy = rr.Requester()

@@ -24,6 +24,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/undo"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -279,9 +280,9 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			return false, err
 		}
 		approved, err := approval.Adopted(rr, job)
-		var undo *v1alpha1.UndoStatus
+		var undone *v1alpha1.UndoStatus
 		if err == nil {
-			undo, err = AdoptedUndo(rr, job)
+			undone, err = undo.Adopted(rr, job)
 		}
 		if err != nil {
 			msg := fmt.Sprintf("the runner Job %s was not made for this request: %v; it is not adopted, and its outcome is not this request's", job.Name, err)
@@ -293,10 +294,10 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			rr.Status.ResolvedTarget = t
 		}
 		rr.Status.JobName = job.Name
-		if undo != nil && rr.Status.Undo == nil {
+		if undone != nil && rr.Status.Undo == nil {
 			// Decided when the Job was made; a pass that stopped before
 			// its status write lost it.
-			rr.Status.Undo = undo
+			rr.Status.Undo = undone
 		}
 		rr.Status.StartTime = &metav1.Time{Time: job.CreationTimestamp.Time}
 		approval.Adopt(rr, approved)

@@ -16,6 +16,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/undo"
 )
 
 // finish records a final outcome in status, through the pass (Succeeded,
@@ -60,7 +61,7 @@ func FinishRequest(rr *v1alpha1.ReplayRequest, o record.Outcome, logTail string,
 	record.Finish(rr, o, logTail, now)
 	state.SetCondition(rr, v1alpha1.ConditionFinished, metav1.ConditionTrue, o.Reason, o.Message)
 	// How to take it back, with the outcome: empty unless it committed.
-	rr.Status.UndoCommand = UndoCommand(rr)
+	rr.Status.UndoCommand = undo.Command(rr)
 }
 
 // afterFinish is what a finish does once status says the request has

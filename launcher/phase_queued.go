@@ -25,6 +25,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/undo"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
@@ -192,7 +193,7 @@ func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.Rep
 	if rr.Spec.Target.UndoOf != nil {
 		// The apply Job of a Manual undo says what it undoes, as its
 		// planning Job does: it is what refuses a second undo once this
-		// request is gone (EarlierUndoJob).
+		// request is gone (undo.EarlierJob).
 		in.Undo = runnerjob.UndoFromJob(planJob.Annotations)
 	}
 	return in, nil
@@ -236,7 +237,7 @@ func (r *ReplayRequestReconciler) confirmCurrent(ctx context.Context, rr *v1alph
 // its group goes to the next replay.
 func (r *ReplayRequestReconciler) createFailed(ctx context.Context, p *pass, err error) error {
 	rr := p.rr
-	if refusal := (*UndoRefusal)(nil); errors.As(err, &refusal) {
+	if refusal := (*undo.Refusal)(nil); errors.As(err, &refusal) {
 		state.
 			// What an undo restores from is gone or changed since it was
 			// accepted: refused as at acceptance, before anything is made.

@@ -15,6 +15,11 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
+// undoTargetPrefix starts status.resolvedTarget of an undo: "undo:<name of
+// the undone request>". Like offsets:<count>, it is the launcher's own form:
+// the runner receives undo:<file>, the undone run's result.
+const undoTargetPrefix = "undo:"
+
 // ResolveTarget turns spec.target into the runner's grammar, resolving an ago
 // target against now. It is called once, when the request is accepted; the
 // result is stored in status.resolvedTarget and every Job is built from that,
@@ -56,7 +61,7 @@ func ResolveTarget(t v1alpha1.Target, now time.Time) (string, error) {
 		return runnerjob.OffsetsTarget + strconv.Itoa(len(t.Offsets)), nil
 	case t.UndoOf != nil:
 		// The undone run reaches the runner as a file (undo:<file>), made
-		// from its ReplayRecord when the Job is; see DecideUndo.
+		// from its ReplayRecord when the Job is; see undo.Decide.
 		if *t.UndoOf == "" {
 			return "", errors.New("target.undoOf must name a ReplayRequest")
 		}

@@ -436,9 +436,9 @@ func TestEnvtestUndoAcrossRestart(t *testing.T) {
 	}
 
 	// Each case undoes the same replay, which is undone once only: the
-	// undo before it goes first (EarlierUndo), and the later ones are
+	// undo before it goes first (undo.Earlier), and the later ones are
 	// forced, since the first one's Job, kept as history, refuses another
-	// plain undo even once its request is gone (EarlierUndoJob).
+	// plain undo even once its request is gone (undo.EarlierJob).
 	gone := func(rr *v1alpha1.ReplayRequest) {
 		t.Helper()
 		if err := k8s.Delete(ctx, getRR(t, rr)); err != nil {

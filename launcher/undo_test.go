@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/undo"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -64,7 +65,7 @@ func viaCluster(rr *v1alpha1.ReplayRequest, listener, clusterID string) *v1alpha
 }
 
 func TestUnitDecideUndo(t *testing.T) {
-	undo := func() *v1alpha1.ReplayRequest { return testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj() }
+	undoReq := func() *v1alpha1.ReplayRequest { return testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj() }
 	undone := func() *v1alpha1.ReplayRequest {
 		return succeeded(testutil.MakeRequest("ns", "rewind").ShiftBy(-10).Obj(), "rewind-1a2b3c4d", 3)
 	}
@@ -76,7 +77,7 @@ func TestUnitDecideUndo(t *testing.T) {
 		rec    func(*v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord
 		refuse string // a part of the refusal; empty: accepted
 	}{
-		{name: "a request that succeeded, with its record", rr: undo, undone: undone},
+		{name: "a request that succeeded, with its record", rr: undoReq, undone: undone},
 		{name: "the same servers in another order, spacing, case and protocol",
 			rr: func() *v1alpha1.ReplayRequest {
 				return testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Bootstrap(" b:9092, PLAINTEXT://KAFKA.ns.svc:9092,b:9092").Obj()
@@ -88,7 +89,7 @@ func TestUnitDecideUndo(t *testing.T) {
 			}},
 		{name: "a consumerRef undo of the group and servers it resolved to",
 			rr: func() *v1alpha1.ReplayRequest {
-				rr := undo()
+				rr := undoReq()
 				rr.Spec.Kafka, rr.Spec.Group = v1alpha1.KafkaConnection{}, ""
 				rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source"}
 				rr.Status.Resolved = &v1alpha1.ResolvedConsumer{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source", Group: "orders", BootstrapServers: "kafka.ns.svc:9092"}
@@ -96,104 +97,104 @@ func TestUnitDecideUndo(t *testing.T) {
 			}, undone: undone},
 		{name: "a consumerRef undo resolved to another group",
 			rr: func() *v1alpha1.ReplayRequest {
-				rr := undo()
+				rr := undoReq()
 				rr.Spec.Kafka, rr.Spec.Group = v1alpha1.KafkaConnection{}, ""
 				rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source"}
 				rr.Status.Resolved = &v1alpha1.ResolvedConsumer{Kind: v1alpha1.KnativeKafkaSource, Name: "orders-source", Group: "knative-group-uid", BootstrapServers: "kafka.ns.svc:9092"}
 				return rr
 			}, undone: undone, refuse: `moved group "orders", not "knative-group-uid"`},
 		{name: "a clusterRef undo through another listener of the same cluster",
-			rr:     func() *v1alpha1.ReplayRequest { return viaCluster(undo(), "scram", "id-1") },
+			rr:     func() *v1alpha1.ReplayRequest { return viaCluster(undoReq(), "scram", "id-1") },
 			undone: func() *v1alpha1.ReplayRequest { return viaCluster(undone(), "tls", "id-1") }},
 		{name: "a clusterRef undo on another cluster",
-			rr:     func() *v1alpha1.ReplayRequest { return viaCluster(undo(), "tls", "id-2") },
+			rr:     func() *v1alpha1.ReplayRequest { return viaCluster(undoReq(), "tls", "id-2") },
 			undone: func() *v1alpha1.ReplayRequest { return viaCluster(undone(), "tls", "id-1") }, refuse: "ran on Kafka cluster id-1, not id-2"},
 		{name: "itself", rr: func() *v1alpha1.ReplayRequest { return testutil.MakeRequest("ns", "rewind").UndoOf("rewind").Obj() }, undone: undone, refuse: "names this request itself"},
-		{name: "no such request", rr: undo, refuse: `there is no ReplayRequest "rewind" in namespace ns`},
-		{name: "not finished yet", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+		{name: "no such request", rr: undoReq, refuse: `there is no ReplayRequest "rewind" in namespace ns`},
+		{name: "not finished yet", rr: undoReq, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Status.Conditions = nil
 			return rr
 		}, refuse: "has not finished yet"},
-		{name: "failed", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+		{name: "failed", rr: undoReq, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Status.Conditions[0].Status, rr.Status.Conditions[0].Reason, rr.Status.Conditions[0].Message = metav1.ConditionFalse, "GroupActive", "the group has members"
 			return rr
 		}, refuse: "did not succeed (GroupActive: the group has members)"},
-		{name: "a dry run", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+		{name: "a dry run", rr: undoReq, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Spec.DryRun = true
 			return rr
 		}, refuse: "was a dry run"},
-		{name: "a dry run by its result", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+		{name: "a dry run by its result", rr: undoReq, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Status.Result.DryRun = true
 			return rr
 		}, refuse: "was a dry run"},
-		{name: "applied nothing", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+		{name: "applied nothing", rr: undoReq, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Status.Result.Totals.Applied = 0
 			return rr
 		}, refuse: "rewind applied no partition"},
-		{name: "another group", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+		{name: "another group", rr: undoReq, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Spec.Group = "payments"
 			return rr
 		}, refuse: `moved group "payments", not "orders"`},
-		{name: "another cluster", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+		{name: "another cluster", rr: undoReq, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Spec.Kafka.BootstrapServers = "kafka.other.svc:9092"
 			return rr
 		}, refuse: `kafka.bootstrapServers "kafka.other.svc:9092", not "kafka.ns.svc:9092"`},
-		{name: "a cluster with one server more", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+		{name: "a cluster with one server more", rr: undoReq, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Spec.Kafka.BootstrapServers += ",kafka-2.ns.svc:9092"
 			return rr
 		}, refuse: "the same Kafka cluster"},
-		{name: "no Job in status", rr: undo, undone: func() *v1alpha1.ReplayRequest {
+		{name: "no Job in status", rr: undoReq, undone: func() *v1alpha1.ReplayRequest {
 			rr := undone()
 			rr.Status.JobName = ""
 			return rr
 		}, refuse: "no runner Job in status.jobName"},
-		{name: "no record", rr: undo, undone: undone, rec: func(*v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord { return nil }, refuse: "has no ReplayRecord rewind-1a2b3c4d"},
-		{name: "a record not owned by the Job", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+		{name: "no record", rr: undoReq, undone: undone, rec: func(*v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord { return nil }, refuse: "has no ReplayRecord rewind-1a2b3c4d"},
+		{name: "a record not owned by the Job", rr: undoReq, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
 			r.OwnerReferences = nil
 			return r
 		}, refuse: "is not the record of rewind's Job"},
-		{name: "the Job is gone", rr: undo, undone: undone, job: func(*batchv1.Job) *batchv1.Job { return nil }, refuse: "rewind's Job rewind-1a2b3c4d is gone"},
-		{name: "a record owned by another Job of that name", rr: undo, undone: undone, job: func(j *batchv1.Job) *batchv1.Job {
+		{name: "the Job is gone", rr: undoReq, undone: undone, job: func(*batchv1.Job) *batchv1.Job { return nil }, refuse: "rewind's Job rewind-1a2b3c4d is gone"},
+		{name: "a record owned by another Job of that name", rr: undoReq, undone: undone, job: func(j *batchv1.Job) *batchv1.Job {
 			j.UID = "another-uid"
 			return j
 		}, refuse: "is not the record of rewind's Job"},
-		{name: "a Job of that name made for another spec", rr: undo, undone: undone, job: func(j *batchv1.Job) *batchv1.Job {
+		{name: "a Job of that name made for another spec", rr: undoReq, undone: undone, job: func(j *batchv1.Job) *batchv1.Job {
 			j.Annotations[v1alpha1.AnnotationSpecDigest] = "ffffffffffffffff"
 			return j
 		}, refuse: "was not made for rewind as it is"},
-		{name: "a Job of that name made for another request", rr: undo, undone: undone, job: func(j *batchv1.Job) *batchv1.Job {
+		{name: "a Job of that name made for another request", rr: undoReq, undone: undone, job: func(j *batchv1.Job) *batchv1.Job {
 			j.Annotations[v1alpha1.AnnotationRequest] = "other"
 			return j
 		}, refuse: "was not made for rewind as it is"},
-		{name: "a record of another request", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+		{name: "a record of another request", rr: undoReq, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
 			r.Request = "other"
 			return r
 		}, refuse: `is of request "other"`},
-		{name: "a record of a dry run", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+		{name: "a record of a dry run", rr: undoReq, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
 			r.DryRun = true
 			return r
 		}, refuse: "is of a dry run"},
-		{name: "a record of a failed run", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+		{name: "a record of a failed run", rr: undoReq, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
 			r.Outcome.Succeeded, r.Outcome.Reason = false, "PartiallyApplied"
 			return r
 		}, refuse: "did not succeed (PartiallyApplied)"},
-		{name: "an incomplete record", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+		{name: "an incomplete record", rr: undoReq, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
 			r.Complete = false
 			return r
 		}, refuse: "is incomplete"},
-		{name: "a record of another group", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+		{name: "a record of another group", rr: undoReq, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
 			r.Group = "payments"
 			return r
 		}, refuse: `is of group "payments"`},
-		{name: "a record of another run", rr: undo, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
+		{name: "a record of another run", rr: undoReq, undone: undone, rec: func(r *v1alpha1.ReplayRecord) *v1alpha1.ReplayRecord {
 			r.RunID = "ns/rewind/ffffffffffffffff"
 			return r
 		}, refuse: `is of run "ns/rewind/ffffffffffffffff"`},
@@ -214,7 +215,7 @@ func TestUnitDecideUndo(t *testing.T) {
 			if tc.rec != nil {
 				rec = tc.rec(rec)
 			}
-			got, err := DecideUndo(rr, u, job, rec)
+			got, err := undo.Decide(rr, u, job, rec)
 			if tc.refuse == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -225,7 +226,7 @@ func TestUnitDecideUndo(t *testing.T) {
 				}
 				return
 			}
-			var refusal *UndoRefusal
+			var refusal *undo.Refusal
 			if !errors.As(err, &refusal) || got != nil {
 				t.Fatalf("got %+v, %v; want a refusal", got, err)
 			}
@@ -352,14 +353,14 @@ func TestUnitUndoCommand(t *testing.T) {
 			if tc.name == "a long name keeps room for the generated suffix" {
 				tc.rr.Name = strings.Repeat("r", 253)
 			}
-			cmd := UndoCommand(tc.rr)
+			cmd := undo.Command(tc.rr)
 			if tc.empty {
 				if cmd != "" {
 					t.Fatalf("command %q for a request with nothing to undo", cmd)
 				}
 				return
 			}
-			if len(cmd) > maxUndoCommandBytes {
+			if len(cmd) > 4096 { // the CRD's maxLength of status.undoCommand
 				t.Fatalf("%d bytes, more than status.undoCommand holds", len(cmd))
 			}
 			var got v1alpha1.ReplayRequest
@@ -388,7 +389,7 @@ func TestUnitCheckUndoInput(t *testing.T) {
 	u := &v1alpha1.UndoStatus{Request: "rewind", JobName: "rewind-1", RunID: "ns/rewind/x"}
 	undoIn := &runnerjob.Input{Kind: runnerjob.InputUndo, ConfigMap: "undo-1-input", Digest: "sha256:00", Undo: u}
 	planIn := &runnerjob.Input{Kind: runnerjob.InputPlan, ConfigMap: "undo-1-input", Digest: "sha256:00"}
-	undo := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj()
+	undoRR := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj()
 	manual := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Manual().Obj()
 	rewind := testutil.MakeRequest("ns", "rewind").ShiftBy(-10).Obj()
 	cases := []struct {
@@ -398,27 +399,27 @@ func TestUnitCheckUndoInput(t *testing.T) {
 		in    *runnerjob.Input
 		bad   string
 	}{
-		{"an undo's Job with the record", undo, runnerjob.StageApply, undoIn, ""},
+		{"an undo's Job with the record", undoRR, runnerjob.StageApply, undoIn, ""},
 		{"a Manual undo's planning Job with the record", manual, runnerjob.StagePlan, undoIn, ""},
 		{"a Manual undo's apply Job with its plan", manual, runnerjob.StageApply, planIn, ""},
 		{"a replay without input", rewind, runnerjob.StageApply, nil, ""},
-		{"an undo's Job without input", undo, runnerjob.StageApply, nil, "needs the undone run's record"},
-		{"an undo's Job with a plan", undo, runnerjob.StageApply, planIn, "needs the undone run's record"},
-		{"an undo's Job with another request's record", undo, runnerjob.StageApply, &runnerjob.Input{Kind: runnerjob.InputUndo, Undo: &v1alpha1.UndoStatus{Request: "other"}}, `not request "rewind"`},
-		{"an undo's Job with a record of nobody", undo, runnerjob.StageApply, &runnerjob.Input{Kind: runnerjob.InputUndo}, `not request "rewind"`},
+		{"an undo's Job without input", undoRR, runnerjob.StageApply, nil, "needs the undone run's record"},
+		{"an undo's Job with a plan", undoRR, runnerjob.StageApply, planIn, "needs the undone run's record"},
+		{"an undo's Job with another request's record", undoRR, runnerjob.StageApply, &runnerjob.Input{Kind: runnerjob.InputUndo, Undo: &v1alpha1.UndoStatus{Request: "other"}}, `not request "rewind"`},
+		{"an undo's Job with a record of nobody", undoRR, runnerjob.StageApply, &runnerjob.Input{Kind: runnerjob.InputUndo}, `not request "rewind"`},
 		{"a replay with an undo input", rewind, runnerjob.StageApply, undoIn, "not an undo's"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkUndoInput(tc.rr, tc.stage, tc.in)
+			err := undo.CheckInput(tc.rr, tc.stage, tc.in)
 			if tc.bad == "" && err != nil || tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)) {
-				t.Fatalf("checkUndoInput = %v, want %q", err, tc.bad)
+				t.Fatalf("CheckInput = %v, want %q", err, tc.bad)
 			}
 		})
 	}
 	// Through BuildJobWithInput: the undo's Job carries the record's
 	// identity and reads the file, with its digest, and no topics.
-	rr := undo.DeepCopy()
+	rr := undoRR.DeepCopy()
 	rr.Status.ResolvedTarget = "undo:rewind"
 	job, err := BuildJobWithInput(rr, runnerjob.StageApply, DefaultOptions(), undoIn)
 	if err != nil {
@@ -446,8 +447,8 @@ func TestUnitAdoptedUndo(t *testing.T) {
 	jobUndoing := func(u v1alpha1.UndoStatus) *batchv1.Job {
 		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "undo-1-x", Annotations: runnerjob.UndoAnnotations(&u)}}
 	}
-	undo := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj()
-	decided := undo.DeepCopy()
+	undoRR := testutil.MakeRequest("ns", "undo-1").UndoOf("rewind").Obj()
+	decided := undoRR.DeepCopy()
 	decided.Status.Undo = &u
 	rewind := testutil.MakeRequest("ns", "rewind").ShiftBy(-10).Obj()
 	other := u
@@ -461,17 +462,17 @@ func TestUnitAdoptedUndo(t *testing.T) {
 		want *v1alpha1.UndoStatus
 		bad  string
 	}{
-		{"the undo's Job, status lost", undo, jobUndoing(u), &u, ""},
+		{"the undo's Job, status lost", undoRR, jobUndoing(u), &u, ""},
 		{"the undo's Job, status.undo written", decided, jobUndoing(u), &u, ""},
 		{"a replay's Job", rewind, &batchv1.Job{}, nil, ""},
-		{"an undo's Job without undo annotations", undo, &batchv1.Job{}, nil, ""},
+		{"an undo's Job without undo annotations", undoRR, &batchv1.Job{}, nil, ""},
 		{"a replay's Job claiming an undo", rewind, jobUndoing(u), nil, "no undo"},
-		{"an undo's Job undoing another request", undo, jobUndoing(other), nil, `"other"`},
+		{"an undo's Job undoing another request", undoRR, jobUndoing(other), nil, `"other"`},
 		{"another run than status.undo", decided, jobUndoing(otherRun), nil, `"rewind-2"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := AdoptedUndo(tc.rr, tc.job)
+			got, err := undo.Adopted(tc.rr, tc.job)
 			switch {
 			case tc.bad == "" && err != nil:
 				t.Fatalf("error %v", err)
@@ -485,7 +486,7 @@ func TestUnitAdoptedUndo(t *testing.T) {
 }
 
 // A request is undone once: a second undo of it is refused while an
-// earlier one may have restored something (EarlierUndo finds it).
+// earlier one may have restored something (undo.Earlier finds it).
 func TestUnitEarlierUndo(t *testing.T) {
 	at := func(name, of string, s int) *testutil.RequestWrapper {
 		return testutil.MakeRequest("ns", name).UndoOf(of).Created(t0.Add(time.Duration(s) * time.Second))
@@ -522,7 +523,7 @@ func TestUnitEarlierUndo(t *testing.T) {
 				others = append(others, *o)
 			}
 			got := ""
-			if u := EarlierUndo(tc.rr, others); u != nil {
+			if u := undo.Earlier(tc.rr, others); u != nil {
 				got = u.Name
 			}
 			if got != tc.want {
@@ -535,7 +536,7 @@ func TestUnitEarlierUndo(t *testing.T) {
 // A request is undone once even after the earlier undo's request is gone:
 // the earlier undo's Job, kept as history, names the run it undid and
 // refuses a second undo while it may have restored something
-// (EarlierUndoJob).
+// (undo.EarlierJob).
 func TestUnitEarlierUndoJob(t *testing.T) {
 	rr := testutil.MakeRequest("ns", "undo-b").UndoOf("rewind").Obj()
 	undoJob := func(name string, mut ...func(j *batchv1.Job)) batchv1.Job {
@@ -588,7 +589,7 @@ func TestUnitEarlierUndoJob(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ""
-			if j := EarlierUndoJob(tc.rr, "rewind-job", tc.jobs); j != nil {
+			if j := undo.EarlierJob(tc.rr, "rewind-job", tc.jobs); j != nil {
 				got = j.Name
 			}
 			if got != tc.want {

@@ -70,7 +70,7 @@ func notUndoable(rule UndoRule, format string, a ...any) error {
 // ReplayRecord keeps the previous offsets), it was no dry run, by its spec
 // or by its result, and its result applied at least one partition (an
 // AlreadyApplied retry counts: the commit is its own). It returns nil, or a
-// *NotUndoable naming the rule. The launcher's DecideUndo and
+// *NotUndoable naming the rule. The launcher's undo.Decide and
 // status.undoCommand and the plugin's `kubectl replay undo` all judge by
 // it; the launcher then checks what only it reads (the group, the servers,
 // the Job and its record). It is pure.

@@ -134,5 +134,5 @@ const (
 )
 
 // ReasonUndoRefused: target.undoOf names a request that cannot be undone;
-// the message names the rule (see DecideUndo). Nothing was changed.
+// the message names the rule (see undo.Decide). Nothing was changed.
 const ReasonUndoRefused = "UndoRefused"
