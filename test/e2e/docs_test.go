@@ -282,6 +282,37 @@ func TestDocsRunAsWritten(t *testing.T) {
 	if header := strings.Join(strings.Fields(strings.SplitN(got, "\n", 2)[0]), " "); want == "" || header != want {
 		t.Fatalf("docs/usage.md documents the columns %q; kubectl get rr prints %q", want, header)
 	}
+
+	// The chart's NOTES, as helm prints them for this release (its
+	// runbooks included), run as written: only the sample request's
+	// example servers become this cluster's Kafka, and the placeholders a
+	// reader fills in are filled in (notesScript).
+	notesCmd := f.c.Command(ctx, "helm", "get", "notes", release, "-n", releaseNS)
+	notesCmd.Env = append(notesCmd.Env, env...)
+	notes, err := notesCmd.Output()
+	if err != nil {
+		t.Fatalf("helm get notes: %v", err)
+	}
+	script, skipped, err := notesScript(string(notes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range skipped {
+		t.Logf("NOTES: not run here: %s", s)
+	}
+	script = strings.ReplaceAll(script, "bootstrapServers: kafka:9092", "bootstrapServers: "+f.kafka.Bootstrap())
+	run := f.c.Command(ctx, "sh", "-ec", script)
+	run.Env = append(run.Env, env...)
+	run.Dir = dir
+	out, err = run.CombinedOutput()
+	t.Logf("NOTES: ran:\n%s\n%s", script, out)
+	if err != nil {
+		t.Fatalf("the chart's NOTES commands failed: %v\n%s", err, out)
+	}
+	var sample v1alpha1.ReplayRequest
+	if err := f.cl.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: "orders-rewind"}, &sample); err != nil || sample.Status.Phase != v1alpha1.PhaseSucceeded {
+		t.Fatalf("the NOTES' sample request: phase %q (%s), %v", sample.Status.Phase, sample.Status.Message, err)
+	}
 }
 
 // docEnv prepares what the documented commands assume besides the cluster:
