@@ -3,11 +3,14 @@ package runner_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kafka-replay/kafka-replay/runner"
 	"github.com/kafka-replay/kafka-replay/runner/report"
@@ -260,4 +263,130 @@ func TestGroupsInvalidInput(t *testing.T) {
 		t.Fatalf("exit %d: %+v", o.code, o.result)
 	}
 	assertUnchanged(t, c)
+}
+
+// BenchmarkReplayGroups is one run over many groups (issue 30's scale
+// figure: 200 groups × 50 partitions) as the real binary, on kfake: per
+// size, the medians of wall time, CPU and peak RSS, the Kafka requests per
+// run and per group, and the result file's size. Every group has
+// committed the 50 partitions of one topic at its log end and moves back
+// to a time 5 records in.
+func BenchmarkReplayGroups(b *testing.B) {
+	b.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", "")
+	for _, groups := range []int{10, 200} {
+		b.Run(fmt.Sprintf("groups=%d/partitions=50", groups), func(b *testing.B) {
+			c := kafkatest.New(b, 3)
+			c.RequireFake(b)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			const parts, perPart = 50, 10
+			if err := c.Seed(ctx, "wide", parts, perPart, base, time.Second); err != nil {
+				b.Fatal(err)
+			}
+			offs := kafkatest.Offsets{"wide": {}}
+			for p := range int32(parts) {
+				offs["wide"][p] = perPart
+			}
+			var names []string
+			for i := range groups {
+				g := fmt.Sprintf("team-%03d", i)
+				if err := c.Commit(ctx, g, offs, ""); err != nil {
+					b.Fatal(err)
+				}
+				names = append(names, "--group", g)
+			}
+			resultFile := filepath.Join(b.TempDir(), "result.json")
+			load := loadAverage(b)
+			var runs []processFigures
+			requests, resultBytes := 0, 0
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				c.ResetRequests()
+				args := append([]string{"--bootstrap-servers", c.Bootstrap(), "--run-id", fmt.Sprintf("bench-%d", i), "--result-file", resultFile,
+					"--to", "time:" + base.Add(5*time.Second).Format(time.RFC3339), "--output", "json"}, names...)
+				runs = append(runs, benchArgs(b, args))
+				requests += c.Requests().Total()
+				raw, err := os.ReadFile(resultFile)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := report.DecodeMulti(raw)
+				if err != nil || r.ExitCode != report.ExitOK || len(r.Groups) != groups {
+					b.Fatalf("run %d: %v %+v", i, err, r)
+				}
+				resultBytes = len(raw)
+			}
+			b.StopTimer()
+			b.ReportMetric(load, "loadavg-1m")
+			med := medianFigures(runs)
+			b.ReportMetric(med.wallMs, "process-wall-ms")
+			b.ReportMetric(med.wallMs/float64(groups), "wall-ms/group")
+			b.ReportMetric(med.cpuMs, "process-cpu-ms")
+			b.ReportMetric(med.rssMiB, "peak-RSS-MiB")
+			b.ReportMetric(float64(requests)/float64(len(runs)), "requests/op")
+			b.ReportMetric(float64(requests)/float64(len(runs)*groups), "requests/group")
+			b.ReportMetric(float64(resultBytes)/1024, "result-KiB")
+		})
+	}
+}
+
+// TestGroupsCrashMidRun: a real runner process that dies during the
+// second group's commit (SIGABRT: nothing of Go runs after it) leaves the
+// result it wrote before that commit: the first group applied (its
+// outcome and totals), the second OutcomeUnknown, the third not attempted,
+// exit 5. A panic there instead is recovered into the second group's
+// InternalError, and the run stops (exit 1). Either way a retry with the
+// same run ID finds the two groups at its commit and moves the third.
+func TestGroupsCrashMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration")
+	}
+	bin := crashRunner(t)
+	for _, mode := range []string{"fatal", "panic"} {
+		t.Run(mode, func(t *testing.T) {
+			c := seeded(t)
+			seedGroups(t, c, "g-1", "g-2", "g-3")
+			dir := t.TempDir()
+			resultFile := filepath.Join(dir, "result.json")
+			args := []string{"--group", "g-1", "--group", "g-2", "--group", "g-3", "--to", "earliest", "--run-id", "crash-" + mode}
+			cmd := exec.Command(bin, append([]string{"--result-file", resultFile, "--bootstrap-servers", c.Bootstrap()}, args...)...)
+			cmd.Env = append(os.Environ(), "REPLAY_TERMINATION_MESSAGE_PATH=", "REPLAY_TEST_CRASH_AT=committed", "REPLAY_TEST_CRASH_SKIP=1", "REPLAY_TEST_CRASH_MODE="+mode)
+			out, _ := cmd.CombinedOutput()
+			raw, err := os.ReadFile(resultFile)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			r, err := report.DecodeMulti(raw)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, raw)
+			}
+			want := struct {
+				code   report.ExitCode
+				second report.Reason
+			}{report.ExitPartiallyApplied, report.ReasonOutcomeUnknown}
+			if mode == "panic" {
+				want.code, want.second = report.ExitInternal, report.ReasonInternalError
+				if cmd.ProcessState.ExitCode() != int(report.ExitInternal) {
+					t.Errorf("exit %d, want 1", cmd.ProcessState.ExitCode())
+				}
+			} else if cmd.ProcessState.ExitCode() == 0 {
+				t.Errorf("the process survived a fatal error:\n%s", out)
+			}
+			if r.ExitCode != want.code || len(r.Groups) != 2 || !slices.Equal(r.NotAttempted, []string{"g-3"}) {
+				t.Fatalf("result: exit %d, %d groups, not attempted %q: %s", r.ExitCode, len(r.Groups), r.NotAttempted, r.Error)
+			}
+			if g := r.Groups[0]; g.Reason != report.ReasonApplied || g.Totals.Applied != partitions {
+				t.Errorf("g-1: %s %+v", g.Reason, g.Totals)
+			}
+			if g := r.Groups[1]; g.Reason != want.second || len(g.Partitions) != partitions || !strings.Contains(g.Partitions[0].Error, "outcome unknown") {
+				t.Errorf("g-2: %s %+v", g.Reason, g.Partitions)
+			}
+			assertGroupAt(t, c, "g-3", committed, "crash-"+mode)
+
+			again := runGroups(t, c, args...)
+			if again.code != 0 || !slices.Equal(again.reasons(), []string{"g-1:AlreadyApplied", "g-2:AlreadyApplied", "g-3:Applied"}) {
+				t.Fatalf("retry: exit %d %q: %s", again.code, again.reasons(), again.result.Error)
+			}
+		})
+	}
 }

@@ -260,8 +260,13 @@ func medianFigures(runs []processFigures) processFigures {
 // process, kfake's whole cluster and all.
 func benchProcess(b *testing.B, c *kafkatest.Cluster, runID string, scope []string) processFigures {
 	b.Helper()
-	args := append([]string{"--bootstrap-servers", c.Bootstrap(), "--group", group, "--run-id", runID,
-		"--to", "time:" + base.Add(5*time.Second).Format(time.RFC3339)}, scope...)
+	return benchArgs(b, append([]string{"--bootstrap-servers", c.Bootstrap(), "--group", group, "--run-id", runID,
+		"--to", "time:" + base.Add(5*time.Second).Format(time.RFC3339)}, scope...))
+}
+
+// benchArgs runs the real runner binary once with args (see benchProcess).
+func benchArgs(b *testing.B, args []string) processFigures {
+	b.Helper()
 	// BENCH_WRAP runs the runner under a profiler, say
 	// BENCH_WRAP='perf record -g -o /tmp/perf.data --' (make bench-profile).
 	wrap := strings.Fields(os.Getenv("BENCH_WRAP"))

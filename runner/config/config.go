@@ -368,6 +368,7 @@ func Load(args []string, stderr io.Writer) (*Config, error) {
 		// Which of the values was meant is unknown: validate nothing else
 		// that could depend on it.
 		names, _ := ParseFieldNames(string(c.FieldNames))
+		aliases.groupsInto(&c)
 		return &c, append(errs, rep...).named(names)
 	}
 	aliasErr := aliases.apply(&c, fs)

@@ -252,18 +252,26 @@ Exit codes:
 
 // apply folds the Kafka-style aliases and repeated --topic flags into c.
 // Two targets, or one twice, are refused by repeated before this.
+// groupsInto sets the --group values: one is Group (the flag wins over
+// REPLAY_GROUP), several are Groups. Load calls it even when it stops at
+// a repeated flag, so that the failure is written as the run over several
+// groups that was asked for.
+func (a *targetAliases) groupsInto(c *Config) {
+	switch {
+	case len(a.groups) == 1:
+		c.Group = a.groups[0]
+	case len(a.groups) > 1:
+		c.Group, c.Groups = "", a.groups
+	}
+}
+
 func (a *targetAliases) apply(c *Config, fs *flag.FlagSet) *FieldError {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set[FlagTopic] {
 		c.Topics = a.topics // flags win over REPLAY_TOPICS as a whole
 	}
-	switch {
-	case len(a.groups) == 1:
-		c.Group = a.groups[0] // the flag wins over REPLAY_GROUP
-	case len(a.groups) > 1:
-		c.Group, c.Groups = "", a.groups
-	}
+	a.groupsInto(c)
 	type alias struct {
 		name string
 		to   func() (string, error)

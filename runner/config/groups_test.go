@@ -35,6 +35,7 @@ func TestGroupsFlags(t *testing.T) {
 		{name: "continue on error with one group", flags: []string{"--group", "a", "--continue-on-error"}, flag: FlagContinueOnError, says: "only applies to a run over several groups"},
 		{name: "emit record with several groups", flags: []string{"--group", "a", "--group", "b", "--emit-record"}, flag: FlagEmitRecord, says: "writes one group's record"},
 		{name: "source among the groups", flags: []string{"--group", "a", "--group", "b", "--to", "group:b"}, flag: FlagTo, says: "group:b is the group being repositioned"},
+		{name: "repeated flag among several groups", flags: []string{"--group", "a", "--group", "b", "--timeout", "1s", "--timeout", "2s"}, flag: FlagTimeout, says: "given more than once"},
 		{name: "plan file with several groups", flags: []string{"--all-groups", "--to", "plan:/nonexistent"}, flag: FlagTo, says: ""},
 	}
 	for _, tt := range tests {
@@ -95,5 +96,22 @@ func TestForGroup(t *testing.T) {
 	g.Topics[0] = "changed"
 	if c.Topics[0] != "orders" {
 		t.Fatal("ForGroup shares the topics with the run")
+	}
+}
+
+// TestGroupsFailureIsMulti: an invalid run over several groups, even one
+// stopped at a repeated flag before anything else is read, is still a run
+// over several groups, so that its failure is written in that schema.
+func TestGroupsFailureIsMulti(t *testing.T) {
+	clearEnv(t)
+	for _, flags := range [][]string{
+		{"--group", "a", "--group", "b", "--timeout", "1s", "--timeout", "2s"},
+		{"--group", "a", "--group", "a"},
+		{"--all-groups", "--to", "nonsense"},
+	} {
+		c, err := load(t, append([]string{"--bootstrap-servers", "k:1", "--to", "earliest"}, flags...)...)
+		if err == nil || c == nil || !c.Multi() {
+			t.Errorf("Load(%q): err %v, Multi %v", flags, err, c != nil && c.Multi())
+		}
 	}
 }

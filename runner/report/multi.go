@@ -69,26 +69,21 @@ const (
 	mayHaveChanged
 )
 
+// stateOf reads the group's totals (never truncated), not its
+// partitions, which a pending or compact result leaves out.
 func stateOf(r *Result) groupState {
 	switch {
 	case r.ExitCode == ExitPartiallyApplied:
 		return mayHaveChanged
 	case r.ExitCode == ExitInternal:
-		for _, p := range r.Partitions {
-			if p.Applied || p.Error != "" {
-				return mayHaveChanged
-			}
+		if r.Totals.Applied > 0 || r.Totals.Failed > 0 {
+			return mayHaveChanged
 		}
 		return unchanged
 	case r.ExitCode != ExitOK || r.DryRun:
 		return unchanged
-	case r.AlreadyApplied:
+	case r.AlreadyApplied || r.Totals.Applied > 0:
 		return atCommit
-	}
-	for _, p := range r.Partitions {
-		if p.Applied {
-			return atCommit
-		}
 	}
 	return unchanged
 }
@@ -175,12 +170,9 @@ func allAlreadyApplied(groups []Result) bool {
 	return true
 }
 
-// Decide sets r's ExitCode, Reason and Error by [Outcome], after each
-// group's totals are summarised.
+// Decide sets r's ExitCode, Reason and Error by [Outcome], from the
+// groups' totals: each group's must be summarised ([Result.Summarize]).
 func (r *MultiResult) Decide() {
-	for i := range r.Groups {
-		r.Groups[i].Summarize()
-	}
 	r.ExitCode, r.Reason, r.Error = Outcome(r.Groups, r.NotAttempted, r.DryRun)
 }
 

@@ -11,6 +11,7 @@ func groupResult(group string, code ExitCode, reason Reason, applied bool) Resul
 	if code != ExitOK {
 		r.Error = "it " + string(reason)
 	}
+	r.Summarize()
 	return r
 }
 
@@ -81,6 +82,7 @@ func TestCompactMultiFits(t *testing.T) {
 			for p := range 50 {
 				gr.Partitions = append(gr.Partitions, Partition{Topic: "orders", Partition: int32(p), NewOffset: 10, Applied: true})
 			}
+			gr.Summarize()
 			r.Groups = append(r.Groups, gr)
 		}
 		r.Groups[n-1] = groupResult(r.Selected[n-1], ExitGroupActive, ReasonGroupActive, false)
