@@ -108,6 +108,9 @@ type oracleCase struct {
 	kafkaOnly []string
 	// plain is, for diffScopeTwice, the scope naming each partition once.
 	plain []string
+	// selectGroups, when set, chooses the groups for Kafka's tool instead
+	// of a --group per group (--all-groups, or the groups in another order).
+	selectGroups []string
 }
 
 // tp is a partition as both tools' outputs name it.
@@ -450,9 +453,11 @@ func orNone(n int64, ok bool) string {
 // at once, as --export CSV. ok is false when the tool failed.
 func (w *oracleWorld) kafkaPlans(t *testing.T, oc oracleCase) (map[string]plan, string, bool) {
 	t.Helper()
-	args := []string{"--bootstrap-server", w.bootstrap, "--reset-offsets", "--dry-run", "--export"}
+	args := append([]string{"--bootstrap-server", w.bootstrap, "--reset-offsets", "--dry-run", "--export"}, oc.selectGroups...)
 	for _, g := range oc.groups {
-		args = append(args, "--group", g)
+		if oc.selectGroups == nil {
+			args = append(args, "--group", g)
+		}
 	}
 	args = append(append(append(args, oc.scope...), oc.target...), oc.kafkaOnly...)
 	code, out := w.tool.run(t, args...)
