@@ -31,6 +31,8 @@ import (
 // Every ```sh block of those sections carries a marker on the line above it:
 //
 //	<!-- e2e: run -->                  run here, after docSubstitutions
+//	<!-- e2e: run later: <why> -->     run after every section's blocks (a
+//	                                   command that needs what a later section sets up)
 //	<!-- e2e: not run: <why> -->       cannot run here, and why (Argo's CLI, ...)
 //
 // A block without one fails the test: nothing is skipped silently. A file
@@ -60,6 +62,9 @@ func docSubstitutions(bootstrap string) []string {
 type docBlock struct {
 	file, first string // where, and its first line, for messages
 	run         bool
+	// later is set for a block marked run later: it runs after every
+	// section's other blocks.
+	later bool
 	// write is the name of the file the block is written to, for a block
 	// marked <!-- e2e: file -->.
 	write string
@@ -67,7 +72,7 @@ type docBlock struct {
 }
 
 var (
-	docMarker  = regexp.MustCompile(`^<!-- e2e: (run|not run: .+|file) -->$`)
+	docMarker  = regexp.MustCompile(`^<!-- e2e: (run|run later: .+|not run: .+|file) -->$`)
 	fileMarker = regexp.MustCompile(`^# ([A-Za-z0-9._-]+)$`)
 )
 
@@ -133,7 +138,8 @@ func docBlocks(root, file, heading string) ([]docBlock, error) {
 			blk.write = f[1]
 			out = append(out, blk)
 		default:
-			blk.run = m[1] == "run"
+			blk.run = m[1] == "run" || strings.HasPrefix(m[1], "run later: ")
+			blk.later = strings.HasPrefix(m[1], "run later: ")
 			out = append(out, blk)
 		}
 		i = j
@@ -200,7 +206,12 @@ func TestDocsRunAsWritten(t *testing.T) {
 	sub := strings.NewReplacer(docSubstitutions(f.kafka.Bootstrap())...)
 	dir := t.TempDir() // the walk-through writes its request file in the working directory
 	env := docEnv(t, ctx, f, root, dir)
+	var later []docBlock
 	for _, b := range blocks {
+		if b.later {
+			later = append(later, b)
+			continue
+		}
 		if b.write != "" {
 			if err := os.WriteFile(filepath.Join(dir, b.write), []byte(sub.Replace(b.text)), 0o600); err != nil {
 				t.Fatal(err)
@@ -231,6 +242,35 @@ func TestDocsRunAsWritten(t *testing.T) {
 	}
 	if a := jobs.Items[0].Annotations; a[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeSucceeded {
 		t.Fatalf("the documented runbook Job %s: outcome %q, reason %q", jobs.Items[0].Name, a[v1alpha1.AnnotationOutcome], a[v1alpha1.AnnotationReason])
+	}
+
+	// The blocks that need what a later section set up (the README's
+	// runbook start needs the runbook usage.md's section installs), then
+	// the runbook Jobs they started, to their recorded outcome.
+	for _, b := range later {
+		script := sub.Replace(b.text)
+		cmd := f.c.Command(ctx, "sh", "-ec", script)
+		cmd.Env = append(cmd.Env, env...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		t.Logf("%s: ran later %q:\n%s", b.file, b.first, out)
+		if err != nil {
+			t.Fatalf("%s: the documented commands starting %q failed: %v\n%s", b.file, b.first, err, out)
+		}
+	}
+	if len(later) > 0 {
+		if _, err := f.c.Kubectl(ctx, "-n", releaseNS, "wait", "job", "-l", "kafkareplay.dev/runbook=orders-rewind-1h",
+			`--for=jsonpath={.metadata.annotations.kafkareplay\.dev/outcome}`, "--timeout=5m"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.cl.List(ctx, &jobs, client.InNamespace(releaseNS), client.MatchingLabels{"kafkareplay.dev/runbook": "orders-rewind-1h"}); err != nil || len(jobs.Items) != 2 {
+			t.Fatalf("runbook Jobs of orders-rewind-1h in %s: %d, %v; want usage.md's and the README's", releaseNS, len(jobs.Items), err)
+		}
+		for _, j := range jobs.Items {
+			if a := j.Annotations; a[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeSucceeded {
+				t.Fatalf("the documented runbook Job %s: outcome %q, reason %q", j.Name, a[v1alpha1.AnnotationOutcome], a[v1alpha1.AnnotationReason])
+			}
+		}
 	}
 
 	// kubectl replay groups, as documented, described the group the
