@@ -3,9 +3,12 @@ package runner_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
@@ -318,5 +321,120 @@ func TestGroupTypeStated(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStreamsGroupDeletesInternalTopics: --delete-all-internal-topics on
+// two streams groups with the same topology, one reset by Kafka 4.4's
+// kafka-streams-groups.sh --reset-offsets --execute
+// --delete-all-internal-topics, the other by the runner: the same offsets,
+// and the same topics gone and kept (the topology's changelogs and
+// repartition topic go; the input topic, and a topic named like an
+// internal one that the topology does not name, stay). The runner's dry
+// run lists the topics and deletes none; its retry deletes nothing; on a
+// consumer group the setting is refused, naming it.
+func TestStreamsGroupDeletesInternalTopics(t *testing.T) {
+	libs := os.Getenv(kafkatest.ApacheEnv)
+	if testing.Short() || libs == "" {
+		t.Skip("needs Apache Kafka's tools (" + kafkatest.ApacheEnv + ")")
+	}
+	c := seeded(t)
+	ctx := testCtx(t)
+	internal := []string{"-agg-changelog", "-rekey-repartition", "-store-changelog"}
+	decoy := "-other-changelog"
+	setup := func(t *testing.T, g string) {
+		t.Helper()
+		for _, s := range append(internal, decoy) {
+			if err := c.CreateTopic(ctx, g+s, partitions); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// As a Kafka Streams application describes a topology that
+		// re-keys its input into a repartition topic and aggregates it:
+		// the repartition topic is a repartition source, not a source
+		// topic, of the subtopology that reads it.
+		// A changelog's partition count is the broker's to derive.
+		changelog := func(topic string) kmsg.TopicInfo { return kmsg.TopicInfo{Topic: topic} }
+		repartition := func(topic string) kmsg.TopicInfo { return kmsg.TopicInfo{Topic: topic, NumPartitions: partitions} }
+		m, err := c.JoinStreamsTopology(ctx, g, g+"-app", []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{
+			{SubtopologyID: "0", SourceTopics: []string{topic}, RepartitionSinkTopics: []string{g + "-rekey-repartition"}, StateChangelogTopics: []kmsg.TopicInfo{changelog(g + "-store-changelog")}},
+			{SubtopologyID: "1", RepartitionSourceTopics: []kmsg.TopicInfo{repartition(g + "-rekey-repartition")}, StateChangelogTopics: []kmsg.TopicInfo{changelog(g + "-agg-changelog")}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Leave()
+		commitAll(t, c, g, topic, partitions, committed)
+	}
+	left := func(t *testing.T, g string) []string {
+		t.Helper()
+		all, err := c.Topics(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range append(internal, decoy) {
+			if all[g+s] {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	tool, runner := "streams-del-tool", "streams-del-runner"
+	setup(t, tool)
+	setup(t, runner)
+
+	code, out := groupTool(t, libs, streamsGroupCommand, "--bootstrap-server", c.Bootstrap(), "--group", tool, "--reset-offsets", "--to-earliest", "--all-input-topics", "--execute", "--delete-all-internal-topics")
+	if code != 0 {
+		t.Fatalf("Kafka's tool: exit %d\n%s", code, out)
+	}
+
+	args := []string{"--group", runner, "--to", "earliest", "--delete-all-internal-topics", "--run-id", "delete-internal"}
+	dry := run(t, c, append(args, "--dry-run")...).mustCode(t, report.ExitOK)
+	var planned []string
+	for _, s := range internal {
+		planned = append(planned, runner+s)
+	}
+	if it := dry.result.InternalTopics; it == nil || !slices.Equal(it.Planned, planned) || len(it.Deleted) != 0 {
+		t.Fatalf("dry run: internal topics %+v, want %q planned and none deleted", dry.result.InternalTopics, planned)
+	}
+	if got := left(t, runner); len(got) != len(internal)+1 {
+		t.Fatalf("the dry run deleted topics: %q left", got)
+	}
+
+	o := run(t, c, args...).mustCode(t, report.ExitOK)
+	if it := o.result.InternalTopics; it == nil || !slices.Equal(it.Deleted, planned) {
+		t.Fatalf("internal topics %+v, want %q deleted\n%s", o.result.InternalTopics, planned, o.resultRaw)
+	}
+	assertMatchesKafka(t, c, o.result)
+	// The topics go as Kafka's tool has them go; deletion takes a moment
+	// to show in the metadata.
+	for {
+		byTool, byRunner := left(t, tool), left(t, runner)
+		if slices.Equal(byTool, byRunner) && slices.Equal(byRunner, []string{decoy}) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("left after Kafka's tool %q, after the runner %q; want only %q", byTool, byRunner, decoy)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	toolOffsets, runnerOffsets := offsetsOf(t, c, tool), offsetsOf(t, c, runner)
+	if !equalMaps(toolOffsets, runnerOffsets) {
+		t.Errorf("offsets: Kafka's tool %v, the runner %v", toolOffsets, runnerOffsets)
+	}
+
+	// A retry moves nothing and deletes nothing: the application may have
+	// run and built its topics again since.
+	again := run(t, c, args...).mustCode(t, report.ExitOK)
+	if !again.result.AlreadyApplied || again.result.InternalTopics == nil || len(again.result.InternalTopics.Deleted) != 0 || !hasWarning(again.result, "not done by a retry") {
+		t.Errorf("retry: already applied %v, internal topics %+v, warnings %q", again.result.AlreadyApplied, again.result.InternalTopics, again.result.Warnings)
+	}
+
+	// A consumer group has no topology to name its internal topics.
+	o = run(t, c, "--group", group, "--topic", topic, "--to", "earliest", "--delete-all-internal-topics").mustCode(t, report.ExitInvalidInput)
+	if !strings.Contains(o.result.Error, "--delete-all-internal-topics") || !strings.Contains(o.result.Error, "not a streams group") {
+		t.Errorf("on a consumer group: %q", o.result.Error)
 	}
 }

@@ -140,10 +140,57 @@ func TestStreamsScope(t *testing.T) {
 			t.Errorf("%s: kept %v, warning %q, %v; want %d kept, warning %q", tc.name, kept, w, err, tc.kept, tc.warn)
 		}
 	}
-	if n := streamsNote("app", info, tps("orders", "app-agg-repartition")); !strings.Contains(n, "local state") || !strings.Contains(n, "repartition topics app-agg-repartition are moved") {
+	if n := streamsNote("app", info, tps("orders", "app-agg-repartition"), false); !strings.Contains(n, "local state") || !strings.Contains(n, "repartition topics app-agg-repartition are moved") {
 		t.Errorf("note %q", n)
 	}
-	if n := streamsNote("app", info, tps("orders")); strings.Contains(n, "are moved like") {
+	if n := streamsNote("app", info, tps("orders"), false); strings.Contains(n, "are moved like") {
 		t.Errorf("note names no repartition topic in scope: %q", n)
+	}
+	// With --delete-all-internal-topics the note names what goes.
+	info.InternalTopics = []string{"app-agg-repartition", "app-store-changelog"}
+	if n := config.FieldNamesFlags.Expand(streamsNote("app", info, tps("orders"), true)); !strings.Contains(n, "--delete-all-internal-topics deletes its internal topics") || !strings.Contains(n, "never in a dry run: app-agg-repartition, app-store-changelog") {
+		t.Errorf("note while deleting: %q", n)
+	}
+	info.InternalTopics = nil
+	if n := streamsNote("app", info, tps("orders"), true); !strings.Contains(n, "none (its topology names no internal topic of its own)") {
+		t.Errorf("note while deleting nothing: %q", n)
+	}
+}
+
+// TestDeletedTopics: the outcome of deleting a streams group's internal
+// topics after its offsets moved. Every topic deleted (or already gone,
+// which deleteTopics does not report as failed) is success; any other is
+// exit 5 naming each topic not deleted with Kafka's answer, the others
+// still reported deleted; a request that failed as a whole fails them all.
+func TestDeletedTopics(t *testing.T) {
+	planned := []string{"app-a-changelog", "app-b-repartition"}
+	denied := errors.New("TOPIC_AUTHORIZATION_FAILED")
+	for _, tc := range []struct {
+		name    string
+		failed  map[string]error
+		err     error
+		deleted []string
+		says    []string // in the error; none: success
+	}{
+		{"all deleted", nil, nil, planned, nil},
+		{"one refused", map[string]error{"app-b-repartition": denied}, nil, []string{"app-a-changelog"},
+			[]string{"the offsets are moved", "1 internal topic(s) were not deleted: app-b-repartition (TOPIC_AUTHORIZATION_FAILED)", "kafka-topics.sh --delete"}},
+		{"the request failed", nil, errors.New("connection refused"), nil,
+			[]string{"2 internal topic(s) were not deleted: app-a-changelog (connection refused), app-b-repartition (connection refused)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			deleted, msg := deletedTopics(planned, tc.failed, tc.err)
+			if strings.Join(deleted, ",") != strings.Join(tc.deleted, ",") {
+				t.Errorf("deleted %q, want %q", deleted, tc.deleted)
+			}
+			if (msg == "") != (len(tc.says) == 0) {
+				t.Fatalf("error %q, want one saying %q", msg, tc.says)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(msg, s) {
+					t.Errorf("error %q does not say %q", msg, s)
+				}
+			}
+		})
 	}
 }

@@ -238,6 +238,13 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 	if err := checkFileType(cfg.Target, cfg.Group, res.GroupType); err != nil {
 		return r.fail(res, err)
 	}
+	if cfg.DeleteAllInternalTopics && info.Kind != groupkind.Streams {
+		found := "a group that does not exist"
+		if res.GroupType != "" {
+			found = "a " + res.GroupType + " group"
+		}
+		return r.fail(res, &inputError{config.Ref(config.FlagDeleteAllInternalTopics), fmt.Sprintf("group %s is %s, not a streams group: only a streams group's topology names internal topics (a Kafka Streams application on the classic protocol: kafka-streams-application-reset.sh); nothing was planned or changed", cfg.Group, found)})
+	}
 	// A share group: its start offsets stand for committed offsets, and
 	// share (its client) takes the commit (share.go).
 	var share *kgo.Client
@@ -267,7 +274,10 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 		if w != "" {
 			res.Warnings = append(res.Warnings, w)
 		}
-		res.Warnings = append(res.Warnings, streamsNote(cfg.Group, info, snap.Partitions))
+		res.Warnings = append(res.Warnings, streamsNote(cfg.Group, info, snap.Partitions, cfg.DeleteAllInternalTopics))
+		if cfg.DeleteAllInternalTopics {
+			res.InternalTopics = &report.InternalTopics{Planned: info.InternalTopics}
+		}
 	default:
 		// Logged with the plan's warnings.
 		if w := classicStreamsWarning(cfg.Group, snap.Committed); w != "" {
@@ -316,6 +326,12 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 	if !cfg.DryRun && plan.AlreadyApplied() {
 		res.AlreadyApplied = true
 		res.Reason = report.ReasonAlreadyApplied
+		if res.InternalTopics != nil && len(res.InternalTopics.Planned) > 0 {
+			// The application may have run since the first attempt and
+			// built its internal topics again: only a run that moves the
+			// offsets deletes them.
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: not done by a retry, which cannot tell whether the application ran since its first attempt; its internal topics %s are as they are: delete them with kafka-streams-groups.sh --delete-all-internal-topics if they must go", config.Ref(config.FlagDeleteAllInternalTopics), strings.Join(res.InternalTopics.Planned, ", ")))
+		}
 		if snap.Unmarked {
 			r.log.Info("every partition is at the plan's new offset already; nothing to do")
 		} else {
@@ -365,7 +381,11 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 	if share != nil {
 		return r.commitShare(context.WithoutCancel(sigCtx), share, plan, res)
 	}
-	return r.commit(context.WithoutCancel(sigCtx), client, plan, res)
+	res = r.commit(context.WithoutCancel(sigCtx), client, plan, res)
+	if res.InternalTopics != nil && res.ExitCode == report.ExitOK {
+		r.deleteInternalTopics(context.WithoutCancel(sigCtx), res)
+	}
+	return res
 }
 
 // chooseCommitMode settles how the run commits (--commit-mode) and writes

@@ -2,12 +2,17 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/internal/groupkind"
+	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
 // A streams group (KIP-1071) keeps committed offsets as a consumer group
@@ -126,16 +131,100 @@ func streamsScope(parts []TP, info groupkind.Info, group, field string, named bo
 
 // streamsNote is the result's word on what moving a streams group's
 // offsets leaves undone, naming the repartition topics moved.
-func streamsNote(group string, info groupkind.Info, parts []TP) string {
+func streamsNote(group string, info groupkind.Info, parts []TP, deleting bool) string {
 	var moved []string
 	for _, tp := range parts {
 		if slices.Contains(info.RepartitionTopics, tp.Topic) && !slices.Contains(moved, tp.Topic) {
 			moved = append(moved, tp.Topic)
 		}
 	}
-	n := fmt.Sprintf("a streams group: reset application %s's local state too before it restarts (KafkaStreams#cleanUp, or delete its state directory), or its state stores keep what the old offsets built; its internal topics (changelogs, and the records of its repartition topics) are kept: delete them with kafka-streams-groups.sh --reset-offsets --delete-all-internal-topics, which the runner does not do", group)
+	n := fmt.Sprintf("a streams group: reset application %s's local state too before it restarts (KafkaStreams#cleanUp, or delete its state directory), or its state stores keep what the old offsets built; ", group)
+	if deleting {
+		n += fmt.Sprintf("%s deletes its internal topics (changelogs, and the records of its repartition topics) once the offsets are moved, and never in a dry run: %s", config.Ref(config.FlagDeleteAllInternalTopics), orNone(info.InternalTopics))
+	} else {
+		n += fmt.Sprintf("its internal topics (changelogs, and the records of its repartition topics) are kept: %s deletes them, as kafka-streams-groups.sh --delete-all-internal-topics does", config.Ref(config.FlagDeleteAllInternalTopics))
+	}
 	if len(moved) > 0 {
 		n += fmt.Sprintf("; the repartition topics %s are moved like the input topics, as kafka-streams-groups.sh --all-input-topics moves them", strings.Join(capNames(moved), ", "))
 	}
 	return n
+}
+
+func orNone(topics []string) string {
+	if len(topics) == 0 {
+		return "none (its topology names no internal topic of its own)"
+	}
+	return strings.Join(topics, ", ")
+}
+
+// deleteInternalTopics deletes the planned internal topics of a streams
+// group whose offsets the run moved, in one DeleteTopics request, and
+// writes the outcome into res (deletedTopics decides it).
+func (r *run) deleteInternalTopics(ctx context.Context, res *report.Result) {
+	topics := res.InternalTopics.Planned
+	if len(topics) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	r.log.Info("deleting the streams group's internal topics", "topics", strings.Join(topics, ","))
+	failed, err := r.deleteTopics(ctx, topics)
+	deleted, msg := deletedTopics(topics, failed, err)
+	res.InternalTopics.Deleted = deleted
+	if msg == "" {
+		r.log.Info("internal topics deleted", "topics", strings.Join(topics, ","))
+		return
+	}
+	res.ExitCode, res.Reason, res.Error = report.ExitPartiallyApplied, report.ReasonPartiallyApplied, msg
+	r.log.Error(res.Error, "reason", res.Reason)
+}
+
+// deletedTopics decides the outcome of deleting planned after a
+// successful commit: the topics deleted (or found already gone), and,
+// when any was not (failed names them with Kafka's answer; err fails them
+// all), the error of a run whose offsets moved and whose deletion did not
+// all take (exit 5, PartiallyApplied). It is pure.
+func deletedTopics(planned []string, failed map[string]error, err error) ([]string, string) {
+	var deleted, notDeleted []string
+	for _, t := range planned {
+		e := err
+		if e == nil {
+			e = failed[t]
+		}
+		if e != nil {
+			notDeleted = append(notDeleted, fmt.Sprintf("%s (%s)", t, errString(e)))
+			continue
+		}
+		deleted = append(deleted, t)
+	}
+	if len(notDeleted) == 0 {
+		return deleted, ""
+	}
+	return deleted, fmt.Sprintf("the offsets are moved (every partition applied), but %d internal topic(s) were not deleted: %s; delete them with kafka-streams-groups.sh --delete-all-internal-topics (after the same reset) or kafka-topics.sh --delete", len(notDeleted), strings.Join(notDeleted, ", "))
+}
+
+// deleteTopics asks Kafka to delete topics, and returns those it did not
+// delete with its answer; a topic already gone counts as deleted.
+func (r *run) deleteTopics(ctx context.Context, topics []string) (map[string]error, error) {
+	cl, err := r.secondClient()
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	resps, err := kadm.NewClient(cl).DeleteTopics(ctx, topics...)
+	if err != nil {
+		return nil, err
+	}
+	failed := map[string]error{}
+	for _, t := range topics {
+		resp, ok := resps[t]
+		switch {
+		case !ok:
+			failed[t] = errors.New("no answer for it")
+		case resp.Err == nil, errors.Is(resp.Err, kerr.UnknownTopicOrPartition):
+		default:
+			failed[t] = resp.Err
+		}
+	}
+	return failed, nil
 }

@@ -54,6 +54,8 @@ const (
 	EnvGroupType              = "REPLAY_GROUP_TYPE"
 	EnvAllGroups              = "REPLAY_ALL_GROUPS"
 	EnvContinueOnError        = "REPLAY_CONTINUE_ON_ERROR"
+
+	EnvDeleteAllInternalTopics = "REPLAY_DELETE_ALL_INTERNAL_TOPICS"
 )
 
 // Flag names (without dashes).
@@ -119,6 +121,11 @@ const (
 	// FlagContinueOnError lets a run over several groups go on to the next
 	// group after one failed; without it the first failure stops the run.
 	FlagContinueOnError = "continue-on-error"
+	// FlagDeleteAllInternalTopics deletes a streams group's internal
+	// topics once its offsets are moved, as kafka-streams-groups.sh
+	// --reset-offsets --execute --delete-all-internal-topics does; a dry
+	// run lists them and deletes nothing.
+	FlagDeleteAllInternalTopics = "delete-all-internal-topics"
 )
 
 // Commit modes (--commit-mode, REPLAY_COMMIT_MODE, spec.commitMode).
@@ -221,6 +228,8 @@ type Config struct {
 	// group ID may hold any character but control characters, so no
 	// separator is safe, and the launcher runs one group per Job.
 	Groups []string `ignored:"true"`
+	// DeleteAllInternalTopics is --delete-all-internal-topics.
+	DeleteAllInternalTopics bool `envconfig:"REPLAY_DELETE_ALL_INTERNAL_TOPICS"`
 
 	// ToFlag is the alias the target was given with (--to-offset, say),
 	// so that an error about the target names what the user typed; empty
@@ -556,6 +565,19 @@ func (c *Config) Validate() error {
 	planOfUndo := c.Target.Kind == KindPlan && c.Target.Result != nil && strings.HasPrefix(c.Target.Result.Target.Resolved, string(KindUndo)+":")
 	if c.Force && c.Target.Kind != KindUndo && !planOfUndo && c.Target.Kind != "" {
 		bad(FlagForce, EnvForce, "only applies to an undo target (%s), whose rules it overrides", c.Names().Name(RefUndo))
+	}
+	// An undo puts offsets back and cannot bring deleted topics back; a
+	// plan: file does not carry the topics its dry run listed, so its
+	// apply could delete others than were approved.
+	if c.DeleteAllInternalTopics && (c.Target.Kind == KindUndo || c.Target.Kind == KindPlan) {
+		ref := RefPlan
+		if c.Target.Kind == KindUndo {
+			ref = RefUndo
+		}
+		bad(FlagDeleteAllInternalTopics, EnvDeleteAllInternalTopics, "does not go with %s: an undo deletes no topic, and an approved plan does not carry the internal topics its dry run listed; delete them in a run with a target of its own", c.Names().Name(ref))
+	}
+	if c.DeleteAllInternalTopics && c.GroupType != GroupTypeAuto && c.GroupType != GroupTypeStreams {
+		bad(FlagDeleteAllInternalTopics, EnvDeleteAllInternalTopics, "only a streams group has internal topics the runner can name, and %s says %s", c.Names().Name(FlagGroupType), c.GroupType)
 	}
 	switch c.Output {
 	case OutputTable, OutputJSON:

@@ -149,6 +149,9 @@ func TestPlanAndUndoFiles(t *testing.T) {
 		{"a digest that is no digest", args("plan:"+writeBytes(t, plan), "--file-digest", "sha256:ABC"), `"sha256:ABC" is not sha256:<64 lowercase hex digits>`},
 		{"a digest for a target without a file", args("earliest", "--file-digest", FileDigestOf(nil)), "only applies to a target that reads a file"},
 		{"a limit that is no number", args("earliest", "--max-messages-to-reconsume", "-1"), `"-1" is not a whole number ≥ 0`},
+		{"deleting internal topics in an undo", args("undo:"+writeBytes(t, applied), "--delete-all-internal-topics"), "--delete-all-internal-topics (REPLAY_DELETE_ALL_INTERNAL_TOPICS): does not go with --to undo:"},
+		{"deleting internal topics in a plan's apply", args("plan:"+writeBytes(t, plan), "--delete-all-internal-topics"), "an approved plan does not carry the internal topics"},
+		{"deleting internal topics of a share group", args("earliest", "--delete-all-internal-topics", "--group-type", "Share"), "only a streams group has internal topics the runner can name, and --group-type says Share"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {

@@ -232,6 +232,10 @@ type Result struct {
 	// group does not exist (a commit makes it a Classic group), and when
 	// the run ended before it knew.
 	GroupType string `json:"groupType,omitempty"`
+	// InternalTopics are, with --delete-all-internal-topics, the streams
+	// group's internal topics the run deletes once the offsets are moved:
+	// in a dry run, those it would delete.
+	InternalTopics *InternalTopics `json:"internalTopics,omitempty"`
 	// CommitMode is how the run committed, or would have: Atomic (a Kafka
 	// transaction) or Plain; with --commit-mode Auto, the one it chose.
 	// Empty when the run ended before it chose, and in a dry run.
@@ -259,6 +263,16 @@ type Result struct {
 	Error string `json:"error,omitempty"`
 	// Truncated is true when partitions were left out to fit a size limit.
 	Truncated bool `json:"truncated,omitempty"`
+}
+
+// InternalTopics are a streams group's internal topics, planned and
+// deleted (kafka-streams-groups.sh --delete-all-internal-topics).
+type InternalTopics struct {
+	// Planned are the topics the run deletes after a successful commit.
+	Planned []string `json:"planned"`
+	// Deleted are those Kafka deleted, or found already gone. A planned
+	// topic not in it was not deleted: the result's error says why.
+	Deleted []string `json:"deleted,omitempty"`
 }
 
 // Target is the requested position, as given and as resolved.

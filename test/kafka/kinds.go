@@ -63,6 +63,13 @@ func (c *Cluster) JoinShare(ctx context.Context, group, clientID string, topics 
 // without a JVM. It heartbeats until Leave, which leaves the group. It
 // processes nothing; the group and its membership are real.
 func (c *Cluster) JoinStreams(ctx context.Context, group, clientID string, topics ...string) (*Member, error) {
+	return c.JoinStreamsTopology(ctx, group, clientID, []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{SubtopologyID: "0", SourceTopics: topics}})
+}
+
+// JoinStreamsTopology is JoinStreams with the member describing subs as
+// its topology (repartition and changelog topics included), as a Kafka
+// Streams application describes its own.
+func (c *Cluster) JoinStreamsTopology(ctx context.Context, group, clientID string, subs []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) (*Member, error) {
 	coord, err := c.coordinator(ctx, group)
 	if err != nil {
 		return nil, err
@@ -82,7 +89,7 @@ func (c *Cluster) JoinStreams(ctx context.Context, group, clientID string, topic
 	req.ProcessID = &process
 	// Joining, the broker wants the tasks as empty lists, not absent.
 	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	req.Topology = &kmsg.StreamsGroupHeartbeatRequestTopology{Subtopologies: []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{SubtopologyID: "0", SourceTopics: topics}}}
+	req.Topology = &kmsg.StreamsGroupHeartbeatRequestTopology{Subtopologies: subs}
 	resp, err := beat(ctx, b, req)
 	if err != nil {
 		cl.Close()
@@ -203,4 +210,17 @@ func (c *Cluster) SetShareStartOffsets(ctx context.Context, group string, offs O
 		return err
 	}
 	return resp.Error()
+}
+
+// Topics lists the cluster's topics (internal ones left out).
+func (c *Cluster) Topics(ctx context.Context) (map[string]bool, error) {
+	td, err := c.admin.ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, t := range td.Names() {
+		out[t] = true
+	}
+	return out, nil
 }

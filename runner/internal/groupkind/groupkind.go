@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -58,6 +59,12 @@ type Info struct {
 	// topics and the repartition topics its topology reads (internal
 	// topics it writes and reads itself), sorted.
 	SourceTopics, RepartitionTopics []string
+	// InternalTopics are the internal topics of a streams group's
+	// topology that kafka-streams-groups.sh --delete-all-internal-topics
+	// deletes: its repartition topics and state changelogs that are no
+	// source topic of the topology and whose names Kafka Streams makes
+	// (InferredInternal), sorted.
+	InternalTopics []string
 }
 
 // Describe tells whether group is a share group or a streams group, or
@@ -165,6 +172,7 @@ func decide(group string, share *kmsg.ShareGroupDescribeResponse, streams *kmsg.
 			}
 			if t := g.Topology; t != nil {
 				info.SourceTopics, info.RepartitionTopics = topologyTopics(t.Subtopologies)
+				info.InternalTopics = internalTopics(group, t.Subtopologies)
 			}
 			found = append(found, info)
 		case notThisKind(err):
@@ -206,6 +214,59 @@ func topologyTopics(subs []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopo
 		}
 	}
 	return sorted(src), sorted(rep)
+}
+
+// internalTopics are the topology's topics that Kafka's tool deletes
+// with --delete-all-internal-topics (StreamsGroupCommand, Kafka 4.4): the
+// repartition source topics and the state changelog topics, less any
+// topic a subtopology lists as a source topic, and only those named as
+// Kafka Streams names the application's own internal topics: a topic the
+// topology merely uses is never deleted.
+func internalTopics(group string, subs []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology) []string {
+	source := map[string]bool{}
+	for _, s := range subs {
+		for _, t := range s.SourceTopics {
+			source[t] = true
+		}
+	}
+	out := map[string]bool{}
+	add := func(t string) {
+		if !source[t] && InferredInternal(t, group) {
+			out[t] = true
+		}
+	}
+	for _, s := range subs {
+		for _, t := range s.RepartitionSourceTopics {
+			add(t.Topic)
+		}
+		for _, t := range s.StateChangelogTopics {
+			add(t.Topic)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return sorted(out)
+}
+
+// fkJoinTopic matches the topics of a foreign-key join, whose names do not
+// end as the others do.
+var fkJoinTopic = regexp.MustCompile(`^.+-KTABLE-FK-JOIN-SUBSCRIPTION-(REGISTRATION|RESPONSE)-\d+-topic$`)
+
+// InferredInternal reports whether topic is named as Kafka Streams names
+// an internal topic of application (its application.id, the group):
+// "<application>-" then a changelog, repartition or foreign-key join
+// subscription topic's ending, as Kafka's tool infers them.
+func InferredInternal(topic, application string) bool {
+	if !strings.HasPrefix(topic, application+"-") {
+		return false
+	}
+	for _, end := range []string{"-changelog", "-repartition", "-subscription-registration-topic", "-subscription-response-topic"} {
+		if strings.HasSuffix(topic, end) {
+			return true
+		}
+	}
+	return fkJoinTopic.MatchString(topic)
 }
 
 func sorted(set map[string]bool) []string {

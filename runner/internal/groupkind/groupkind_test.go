@@ -92,3 +92,51 @@ func TestDecideRetriable(t *testing.T) {
 		t.Errorf("%v is retried", err)
 	}
 }
+
+// TestInternalTopics: the topics --delete-all-internal-topics deletes, as
+// Kafka 4.4's StreamsGroupCommand picks them: repartition source and
+// changelog topics that are no subtopology's source topic and are named
+// as the application's own.
+func TestInternalTopics(t *testing.T) {
+	sub := func(src []string, repSrc []string, changelogs ...string) kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology {
+		s := kmsg.NewStreamsGroupDescribeResponseGroupTopologySubtopology()
+		s.SourceTopics = src
+		for _, r := range repSrc {
+			s.RepartitionSourceTopics = append(s.RepartitionSourceTopics, kmsg.TopicInfo{Topic: r})
+		}
+		for _, c := range changelogs {
+			s.StateChangelogTopics = append(s.StateChangelogTopics, kmsg.TopicInfo{Topic: c})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		subs []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology
+		want []string
+	}{
+		{"none", []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{sub([]string{"orders"}, nil)}, nil},
+		{"changelogs and repartition topics, sorted",
+			[]kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
+				sub([]string{"orders"}, nil, "app-store-changelog"),
+				sub(nil, []string{"app-rekey-repartition"}, "app-agg-changelog"),
+			}, []string{"app-agg-changelog", "app-rekey-repartition", "app-store-changelog"}},
+		{"a source topic is never deleted, even named as internal",
+			[]kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
+				sub([]string{"app-rekey-repartition"}, []string{"app-rekey-repartition"}, "app-store-changelog"),
+			}, []string{"app-store-changelog"}},
+		{"another application's, or a user's topic, is never deleted",
+			[]kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
+				sub([]string{"orders"}, []string{"other-rekey-repartition"}, "app-store", "apps-store-changelog", "shared-changelog"),
+			}, nil},
+		{"foreign-key join topics",
+			[]kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
+				sub(nil, []string{"app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic", "app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000012-topic", "app-x-subscription-registration-topic", "app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-x-topic"}),
+			}, []string{"app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic", "app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000012-topic", "app-x-subscription-registration-topic"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := internalTopics("app", tc.subs); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
