@@ -576,6 +576,11 @@ func (c *Config) Validate() error {
 		}
 		bad(FlagDeleteAllInternalTopics, EnvDeleteAllInternalTopics, "does not go with %s: an undo deletes no topic, and an approved plan does not carry the internal topics its dry run listed; delete them in a run with a target of its own", c.Names().Name(ref))
 	}
+	// Topics are deleted for one group named by hand: never for a list
+	// or every group the cluster lists.
+	if c.DeleteAllInternalTopics && c.Multi() {
+		bad(FlagDeleteAllInternalTopics, EnvDeleteAllInternalTopics, "deletes the internal topics of one streams group, and this run moves several (%s); give one %s", c.groupsSetting(), Ref(FlagGroup))
+	}
 	if c.DeleteAllInternalTopics && c.GroupType != GroupTypeAuto && c.GroupType != GroupTypeStreams {
 		bad(FlagDeleteAllInternalTopics, EnvDeleteAllInternalTopics, "only a streams group has internal topics the runner can name, and %s says %s", c.Names().Name(FlagGroupType), c.GroupType)
 	}

@@ -151,6 +151,7 @@ func TestPlanAndUndoFiles(t *testing.T) {
 		{"a limit that is no number", args("earliest", "--max-messages-to-reconsume", "-1"), `"-1" is not a whole number ≥ 0`},
 		{"deleting internal topics in an undo", args("undo:"+writeBytes(t, applied), "--delete-all-internal-topics"), "--delete-all-internal-topics (REPLAY_DELETE_ALL_INTERNAL_TOPICS): does not go with --to undo:"},
 		{"deleting internal topics in a plan's apply", args("plan:"+writeBytes(t, plan), "--delete-all-internal-topics"), "an approved plan does not carry the internal topics"},
+		{"deleting internal topics of several groups", []string{"--bootstrap-servers", "localhost:9092", "--all-groups", "--to", "earliest", "--delete-all-internal-topics"}, "deletes the internal topics of one streams group, and this run moves several (--all-groups)"},
 		{"deleting internal topics of a share group", args("earliest", "--delete-all-internal-topics", "--group-type", "Share"), "only a streams group has internal topics the runner can name, and --group-type says Share"},
 	}
 	for _, tc := range bad {
