@@ -162,13 +162,8 @@ func pendingOf(whole *report.MultiResult, p *report.Result) *report.MultiResult 
 	c.NotAttempted = whole.Selected[len(c.Groups):]
 	c.FinishedAt = p.FinishedAt
 	c.Decide()
-	kept := c.Groups[:0]
-	for _, g := range c.Groups[:len(c.Groups)-1] {
-		if g.ExitCode != report.ExitOK {
-			kept = append(kept, g)
-		}
-	}
-	c.Groups = append(kept, *p)
+	c.Groups = slices.DeleteFunc(c.Groups[:len(c.Groups)-1], func(g report.Result) bool { return g.ExitCode == report.ExitOK })
+	c.Groups = append(c.Groups, *p)
 	c.Truncated = len(whole.Groups) > 0
 	return &c
 }
