@@ -24,12 +24,12 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
-// ResultAnnotations are the annotations that record an outcome on its Job, so
+// resultAnnotations are the annotations that record an outcome on its Job, so
 // that the Job alone tells what happened once the request is gone, and so that
 // runbook Jobs (made from the chart's CronJobs, with no request) have the
 // same record. They hold the runner's compact result, which never contains
 // credentials, and nothing from the request's Kafka configuration.
-func ResultAnnotations(o record.Outcome) map[string]string {
+func resultAnnotations(o record.Outcome) map[string]string {
 	a := map[string]string{
 		v1alpha1.AnnotationOutcome: v1alpha1.OutcomeFailed,
 		v1alpha1.AnnotationReason:  o.Reason,
@@ -68,7 +68,7 @@ func recordOnJob(ctx context.Context, c client.Client, job *batchv1.Job, o recor
 	if patched.Annotations == nil {
 		patched.Annotations = map[string]string{}
 	}
-	for k, v := range ResultAnnotations(o) {
+	for k, v := range resultAnnotations(o) {
 		patched.Annotations[k] = v
 	}
 	if releaseFrom != nil {
@@ -97,13 +97,13 @@ func jobFinishedAt(job *batchv1.Job) time.Time {
 	return job.CreationTimestamp.Time
 }
 
-// ExpiredJobs returns the finished, recorded, launcher-made Jobs that no
+// expiredJobs returns the finished, recorded, launcher-made Jobs that no
 // request owns any more, beyond the newest limit, the oldest first: limit
 // apply Jobs, and apart from them limit planning and dry-run Jobs
 // (runnerjob.DryRun), so that plans never push a replay that moved offsets out of
 // the history. Runbook Jobs are left to their CronJob's own history limits,
 // and a Job a request still owns goes with that request.
-func ExpiredJobs(items []batchv1.Job, limit int) []*batchv1.Job {
+func expiredJobs(items []batchv1.Job, limit int) []*batchv1.Job {
 	var applied, dry []*batchv1.Job
 	for i := range items {
 		j := &items[i]
@@ -165,7 +165,7 @@ func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecord
 		}
 	}
 	bg := client.PropagationPolicy(metav1.DeletePropagationBackground)
-	for _, old := range ExpiredJobs(jobs.Items, limit) {
+	for _, old := range expiredJobs(jobs.Items, limit) {
 		// Labels may collide for hashed names in theory; the annotation is exact.
 		if old.Annotations[v1alpha1.AnnotationGroup] != group {
 			continue

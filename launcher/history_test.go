@@ -22,7 +22,7 @@ import (
 
 func TestUnitResultAnnotations(t *testing.T) {
 	res := testutil.Result("orders", report.ExitOK, 7, 3)
-	a := ResultAnnotations(record.Outcome{Succeeded: true, Reason: "Applied", Result: res, FinishedAt: t0})
+	a := resultAnnotations(record.Outcome{Succeeded: true, Reason: "Applied", Result: res, FinishedAt: t0})
 	if a[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeSucceeded || a[v1alpha1.AnnotationReason] != "Applied" ||
 		a[v1alpha1.AnnotationMessagesReconsumed] != "10" || a[v1alpha1.AnnotationFinishedAt] != "2026-03-01T09:30:00Z" {
 		t.Fatalf("annotations = %v", a)
@@ -40,14 +40,14 @@ func TestUnitResultAnnotations(t *testing.T) {
 	for i := range deltas {
 		deltas[i] = int64(i)
 	}
-	big := ResultAnnotations(record.Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, deltas...)})
+	big := resultAnnotations(record.Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, deltas...)})
 	var r report.Result
 	if err := json.Unmarshal([]byte(big[v1alpha1.AnnotationResult]), &r); err != nil || !r.Truncated || r.Totals.Partitions != 500 {
 		t.Fatalf("big result: %v truncated=%v totals=%+v", err, r.Truncated, r.Totals)
 	}
 
 	// History shows skips, and a dry run's counts are marked as the plan's.
-	skip := ResultAnnotations(record.Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, -200, -76)})
+	skip := resultAnnotations(record.Outcome{Succeeded: true, Reason: "Applied", Result: testutil.Result("orders", report.ExitOK, -200, -76)})
 	if skip[v1alpha1.AnnotationMessagesSkipped] != "276" || skip[v1alpha1.AnnotationMessagesReconsumed] != "0" {
 		t.Fatalf("a replay that skipped 276: annotations = %v", skip)
 	}
@@ -57,12 +57,12 @@ func TestUnitResultAnnotations(t *testing.T) {
 	plan := testutil.Result("orders", report.ExitOK, 5, -2)
 	plan.DryRun, plan.Reason = true, report.ReasonDryRun
 	plan.Summarize()
-	dry := ResultAnnotations(record.Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), Result: plan})
+	dry := resultAnnotations(record.Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), Result: plan})
 	if dry[v1alpha1.AnnotationDryRun] != "true" || dry[v1alpha1.AnnotationMessagesReconsumed] != "5" || dry[v1alpha1.AnnotationMessagesSkipped] != "2" {
 		t.Fatalf("dry run annotations = %v", dry)
 	}
 
-	f := ResultAnnotations(record.Outcome{Reason: state.ReasonJobDeleted})
+	f := resultAnnotations(record.Outcome{Reason: state.ReasonJobDeleted})
 	if f[v1alpha1.AnnotationOutcome] != v1alpha1.OutcomeFailed || f[v1alpha1.AnnotationReason] != state.ReasonJobDeleted {
 		t.Fatalf("failure annotations = %v", f)
 	}
@@ -90,7 +90,7 @@ func TestUnitExpiredJobsOnlyReleasedLauncherJobs(t *testing.T) {
 		mk("running", t0, true, true, false),
 		mk("runbook", t0.Add(-time.Hour), false, false, true),
 	}
-	got := ExpiredJobs(jobs, 1)
+	got := expiredJobs(jobs, 1)
 	if len(got) != 2 || got[0].Name != "old" || got[1].Name != "mid" {
 		t.Fatalf("expired = %v", got)
 	}
@@ -138,7 +138,7 @@ func TestUnitExpiredJobsCountsApplyJobsApart(t *testing.T) {
 		mk("plan-3", runnerjob.StagePlan, false, at(4)),
 	}
 	var got []string
-	for _, j := range ExpiredJobs(jobs, 2) {
+	for _, j := range expiredJobs(jobs, 2) {
 		got = append(got, j.Name)
 	}
 	if want := []string{"plan-1"}; !slices.Equal(got, want) {
@@ -155,7 +155,7 @@ func TestUnitExpiredJobsCountsApplyJobsApart(t *testing.T) {
 }
 
 // TestUnitDryRunJob is the one rule for "this Job changes no offsets", which
-// retention (ExpiredJobs) and undo (undo.EarlierJob, whose table has the
+// retention (expiredJobs) and undo (undo.EarlierJob, whose table has the
 // sidecar case too) both use: only the
 // runner container's environment counts, a sidecar's never does.
 func TestUnitDryRunJob(t *testing.T) {

@@ -40,10 +40,10 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage runnerjob.Stage, opts O
 		return nil, err
 	}
 	if err := checkApproved(rr, stage, in); err != nil {
-		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		return nil, fmt.Errorf("%w: request %s/%s: %w", errJobRefused, rr.Namespace, rr.Name, err)
 	}
 	if err := undo.CheckInput(rr, stage, in); err != nil {
-		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		return nil, fmt.Errorf("%w: request %s/%s: %w", errJobRefused, rr.Namespace, rr.Name, err)
 	}
 	params := runnerjob.Params{Target: target, Input: in}
 	if params.SecretDir, params.SecretDirAnnotations = clusterSecretDir(rr); len(params.SecretDir) > 0 {
@@ -51,15 +51,15 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage runnerjob.Stage, opts O
 	}
 	job, err := runnerjob.Build(rr, stage, params, opts.Defaults)
 	if err != nil {
-		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		return nil, fmt.Errorf("%w: request %s/%s: %w", errJobRefused, rr.Namespace, rr.Name, err)
 	}
 	return job, nil
 }
 
-// ErrJobRefused marks a request BuildJob will not make a Job for: its spec
+// errJobRefused marks a request BuildJob will not make a Job for: its spec
 // no longer validates, its image is not allowed, or its status does not
 // follow from its spec. Retrying cannot help.
-var ErrJobRefused = errors.New("no Job for this request")
+var errJobRefused = errors.New("no Job for this request")
 
 // jobTarget is the target a request's Job runs, decided from the spec every
 // time a Job is built, never from a status field alone: whoever may write
@@ -73,20 +73,20 @@ func jobTarget(rr *v1alpha1.ReplayRequest) (string, error) {
 		return "", fmt.Errorf("request %s/%s has no resolved target yet", rr.Namespace, rr.Name)
 	}
 	if err := ValidateSpec(&rr.Spec); err != nil {
-		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		return "", fmt.Errorf("%w: request %s/%s: %w", errJobRefused, rr.Namespace, rr.Name, err)
 	}
 	if err := knative.ValidateResolved(rr); err != nil {
-		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		return "", fmt.Errorf("%w: request %s/%s: %w", errJobRefused, rr.Namespace, rr.Name, err)
 	}
 	if err := validateResolvedKafka(rr); err != nil {
-		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		return "", fmt.Errorf("%w: request %s/%s: %w", errJobRefused, rr.Namespace, rr.Name, err)
 	}
 	target, err := ResolveTarget(rr.Spec.Target, rr.CreationTimestamp.Time)
 	if err != nil {
-		return "", fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		return "", fmt.Errorf("%w: request %s/%s: %w", errJobRefused, rr.Namespace, rr.Name, err)
 	}
 	if target != rr.Status.ResolvedTarget {
-		return "", fmt.Errorf("%w: request %s/%s: status.resolvedTarget %q is not the spec's target (%s)", ErrJobRefused, rr.Namespace, rr.Name, rr.Status.ResolvedTarget, target)
+		return "", fmt.Errorf("%w: request %s/%s: status.resolvedTarget %q is not the spec's target (%s)", errJobRefused, rr.Namespace, rr.Name, rr.Status.ResolvedTarget, target)
 	}
 	return target, nil
 }

@@ -488,7 +488,7 @@ func TestUnitBuildJobFromTheSpecOnly(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			job, err := BuildJob(tc.rr(), runnerjob.StageApply, DefaultOptions())
-			if !errors.Is(err, ErrJobRefused) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, errJobRefused) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("BuildJob = %v, %v; want an error saying %q", job != nil, err, tc.want)
 			}
 		})

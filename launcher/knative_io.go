@@ -259,7 +259,7 @@ func (r *ReplayRequestReconciler) authorizeResolved(ctx context.Context, rr *v1a
 	}
 	if err := r.authorizeSecret(ctx, rr, secret, from); err != nil {
 		if errors.Is(err, knative.ErrNotResolvable) {
-			return fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+			return fmt.Errorf("%w: request %s/%s: %w", errJobRefused, rr.Namespace, rr.Name, err)
 		}
 		return err
 	}

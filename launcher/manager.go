@@ -43,15 +43,15 @@ func RunnerSelector() labels.Selector {
 // ReplayRequest, but only runner Jobs and pods and the chart's runbook
 // CronJobs (label-selected on the server, so other workloads' objects never
 // reach the launcher's memory), none of the objects' managed fields, and of
-// a runner Job's or pod's spec only what the launcher reads (SlimRunner).
+// a runner Job's or pod's spec only what the launcher reads (slimRunner).
 func CacheOptions(namespaces ...string) cache.Options {
 	sel := RunnerSelector()
 	runbook, err := labels.NewRequirement(v1alpha1.LabelRunbook, selection.Exists, nil)
 	utilruntime.Must(err)
 	opts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&batchv1.Job{}:     {Label: sel, Transform: SlimRunner},
-			&corev1.Pod{}:      {Label: sel, Transform: SlimRunner},
+			&batchv1.Job{}:     {Label: sel, Transform: slimRunner},
+			&corev1.Pod{}:      {Label: sel, Transform: slimRunner},
 			&batchv1.CronJob{}: {Label: labels.NewSelector().Add(*runbook)},
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -68,7 +68,7 @@ func CacheOptions(namespaces ...string) cache.Options {
 	return opts
 }
 
-// SlimRunner is the cache's transform of a runner Job or pod: the pod spec
+// slimRunner is the cache's transform of a runner Job or pod: the pod spec
 // (a Job's template) keeps only what the launcher reads from the cache, the
 // node a pod runs on and each container's name and plain environment values
 // (which group a runner replays, whether it is a dry run: PodSpecQueueKey,
@@ -79,7 +79,7 @@ func CacheOptions(namespaces ...string) cache.Options {
 // object's memory and the launcher never reads them from the cache: it
 // patches Jobs with merge patches computed between two slimmed copies, so
 // nothing it drops is ever written back. Status and metadata stay whole.
-func SlimRunner(in any) (any, error) {
+func slimRunner(in any) (any, error) {
 	switch o := in.(type) {
 	case *batchv1.Job:
 		o.ManagedFields = nil

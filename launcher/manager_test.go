@@ -35,12 +35,12 @@ func TestUnitSlimRunner(t *testing.T) {
 			pod.Annotations = job.Spec.Template.Annotations
 			whole, wholePod := job.DeepCopy(), pod.DeepCopy()
 
-			out, err := SlimRunner(job)
+			out, err := slimRunner(job)
 			if err != nil {
 				t.Fatal(err)
 			}
 			slim := out.(*batchv1.Job)
-			out, err = SlimRunner(pod)
+			out, err = slimRunner(pod)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,10 +29,10 @@ var WaitingReasons = []string{state.ReasonWaitingForGroup, state.
 // the runner pod has not started (an image pull, a missing Secret, no node)
 }
 
-// WaitingReason says why an unfinished request waits, one of WaitingReasons,
+// waitingReason says why an unfinished request waits, one of WaitingReasons,
 // or "" when it does not wait (it runs, has finished, or is being deleted).
 // It reads the request's conditions only. It is pure.
-func WaitingReason(rr *v1alpha1.ReplayRequest) string {
+func waitingReason(rr *v1alpha1.ReplayRequest) string {
 	if state.IsFinished(rr) || rr.DeletionTimestamp != nil {
 		return ""
 	}
@@ -58,17 +58,17 @@ func WaitingReason(rr *v1alpha1.ReplayRequest) string {
 	return ""
 }
 
-// CountWaiting counts the replays that wait, by reason: requests by
-// WaitingReason, and runbook Jobs that wait in their group's queue
+// countWaiting counts the replays that wait, by reason: requests by
+// waitingReason, and runbook Jobs that wait in their group's queue
 // (runbookWaits) as WaitingForGroup. Every reason of WaitingReasons is in
 // the map. It is pure.
-func CountWaiting(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job) map[string]int {
+func countWaiting(requests []v1alpha1.ReplayRequest, jobs []batchv1.Job) map[string]int {
 	n := make(map[string]int, len(WaitingReasons))
 	for _, r := range WaitingReasons {
 		n[r] = 0
 	}
 	for i := range requests {
-		if r := WaitingReason(&requests[i]); r != "" {
+		if r := waitingReason(&requests[i]); r != "" {
 			n[r]++
 		}
 	}
@@ -133,7 +133,7 @@ func (c *waitingCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
-	n := CountWaiting(rrs.Items, jobs.Items)
+	n := countWaiting(rrs.Items, jobs.Items)
 	for _, reason := range WaitingReasons {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n[reason]), reason)
 	}

@@ -45,14 +45,14 @@ func TestUnitWaitingReason(t *testing.T) {
 		{"finished", waitingRequest("a", true, [3]string{run, "True", state.ReasonPodWaiting}, [3]string{done, "False", state.ReasonPodNotStarted}), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := WaitingReason(&tc.rr); got != tc.want {
+			if got := waitingReason(&tc.rr); got != tc.want {
 				t.Errorf("WaitingReason = %q, want %q", got, tc.want)
 			}
 		})
 	}
 	deleting := waitingRequest("a", false, [3]string{acc, "True", state.ReasonWaitingForGroup})
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
-	if got := WaitingReason(&deleting); got != "" {
+	if got := waitingReason(&deleting); got != "" {
 		t.Errorf("a request being deleted waits for %q", got)
 	}
 }
@@ -75,7 +75,7 @@ func TestUnitRequestsWaitingGauge(t *testing.T) {
 		waitingRequest("d", true, [3]string{acc, "True", state.ReasonAccepted}),
 	}
 	jobs := []batchv1.Job{runbookJob("waits", true), runbookJob("runs", false)}
-	got := CountWaiting(rrs, jobs)
+	got := countWaiting(rrs, jobs)
 	want := map[string]int{state.ReasonWaitingForGroup: 3, state.ReasonEarlierRunInProgress: 0, state.ReasonJobCreateFailed: 0, state.ReasonPodWaiting: 1}
 	if len(got) != len(want) {
 		t.Fatalf("CountWaiting = %v, want %v", got, want)

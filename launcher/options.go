@@ -26,7 +26,7 @@ type Options struct {
 
 	// HistoryLimit is how many finished launcher-made apply Jobs are kept
 	// per (namespace, group), and apart from them how many planning and
-	// dry-run Jobs (ExpiredJobs); the oldest go first. 0 keeps all. Requests are
+	// dry-run Jobs (expiredJobs); the oldest go first. 0 keeps all. Requests are
 	// never deleted: they are the users' objects. The kept Jobs are what
 	// recognises a request re-created with the same name and spec
 	// (AlreadyRan).
@@ -38,7 +38,7 @@ type Options struct {
 	StartTimeout time.Duration
 	// StartFailAfter is how long a runner pod may fail to start in a way
 	// waiting does not mend (an image that cannot be pulled, no node for
-	// it, a missing Secret or ConfigMap: EarlyStartFailure) before the
+	// it, a missing Secret or ConfigMap: earlyStartFailure) before the
 	// request fails with that reason, without waiting for StartTimeout. 0
 	// waits for StartTimeout.
 	StartFailAfter time.Duration
@@ -107,6 +107,6 @@ func DefaultOptions() Options {
 		LogTailBytes:   4096,
 		PodResultGrace: 10 * time.Second,
 
-		RunnerLogInterval: DefaultRunnerLogInterval,
+		RunnerLogInterval: defaultRunnerLogInterval,
 	}
 }

@@ -38,8 +38,8 @@ var startFailures = map[string]string{
 	"CreateContainerConfigError": state.ReasonConfigMissing,
 }
 
-// StartFailure is a runner that has not started and will not by itself.
-type StartFailure struct {
+// startFailure is a runner that has not started and will not by itself.
+type startFailure struct {
 	// Reason is the request's reason (state.ReasonImagePullFailed, ...); empty
 	// when the runner may still start.
 	Reason string
@@ -57,13 +57,13 @@ type StartFailure struct {
 	pod *corev1.Pod
 }
 
-// StartVerdict says, for a runner (what) that has not started since since,
+// startVerdict says, for a runner (what) that has not started since since,
 // whether it is stopped and with which outcome, or when to look again: at
 // the start timeout it fails PodNotStarted; before it, a failure waiting
-// does not mend (EarlyStartFailure) fails it with that reason once due. It
+// does not mend (earlyStartFailure) fails it with that reason once due. It
 // is pure.
-func StartVerdict(what string, since time.Time, pods []corev1.Pod, events []corev1.Event, start PodStart, now time.Time, opts Options) (*record.Outcome, time.Duration) {
-	early := EarlyStartFailure(pods, events, opts.StartFailAfter)
+func startVerdict(what string, since time.Time, pods []corev1.Pod, events []corev1.Event, start podStart, now time.Time, opts Options) (*record.Outcome, time.Duration) {
+	early := earlyStartFailure(pods, events, opts.StartFailAfter)
 	deadline := since.Add(opts.StartTimeout)
 	if !now.Before(deadline) {
 		waiting := start.Waiting
@@ -120,11 +120,11 @@ func eventTime(e *corev1.Event) time.Time {
 }
 
 // startEvents reads, past the cache (events are never cached), the events
-// of the pod EarlyStartFailure says may only be understood from them, once
+// of the pod earlyStartFailure says may only be understood from them, once
 // they are due; else none. A launcher not allowed to read events (a chart
 // older than this rule) waits for the start timeout, as before.
 func startEvents(ctx context.Context, api client.Reader, pods []corev1.Pod, failAfter time.Duration, now time.Time) []corev1.Event {
-	early := EarlyStartFailure(pods, nil, failAfter)
+	early := earlyStartFailure(pods, nil, failAfter)
 	if !early.ReadEvents || now.Before(early.Due) {
 		return nil
 	}
@@ -136,7 +136,7 @@ func startEvents(ctx context.Context, api client.Reader, pods []corev1.Pod, fail
 	return list.Items
 }
 
-// EarlyStartFailure says whether a runner that has not started (the newest
+// earlyStartFailure says whether a runner that has not started (the newest
 // of its Job's pods) has failed in a way that waiting will not mend: an
 // image that cannot be pulled, a pod no node can take, a container whose
 // configuration names a missing Secret or ConfigMap, or a volume of one
@@ -146,29 +146,29 @@ func startEvents(ctx context.Context, api client.Reader, pods []corev1.Pod, fail
 // Secret made a moment late get that long), well within the start timeout,
 // so that such a request gives its group to the next replay early. It is
 // pure.
-func EarlyStartFailure(pods []corev1.Pod, events []corev1.Event, failAfter time.Duration) StartFailure {
+func earlyStartFailure(pods []corev1.Pod, events []corev1.Event, failAfter time.Duration) startFailure {
 	if len(pods) == 0 || failAfter <= 0 {
-		return StartFailure{}
+		return startFailure{}
 	}
 	p := slices.MaxFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	for _, cs := range p.Status.ContainerStatuses {
 		if w := cs.State.Waiting; cs.Name == state.ContainerName && w != nil && startFailures[w.Reason] != "" {
-			return StartFailure{Reason: startFailures[w.Reason], Message: joinReason(w.Reason, w.Message), Due: p.CreationTimestamp.Add(failAfter)}
+			return startFailure{Reason: startFailures[w.Reason], Message: joinReason(w.Reason, w.Message), Due: p.CreationTimestamp.Add(failAfter)}
 		}
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return StartFailure{Reason: state.ReasonUnschedulable, Message: joinReason(c.Reason, c.Message), Due: c.LastTransitionTime.Add(failAfter)}
+			return startFailure{Reason: state.ReasonUnschedulable, Message: joinReason(c.Reason, c.Message), Due: c.LastTransitionTime.Add(failAfter)}
 		}
 	}
 	if creating(&p) {
 		due := p.CreationTimestamp.Add(failAfter)
 		if msg := mountFailure(&p, events); msg != "" {
-			return StartFailure{Reason: state.ReasonConfigMissing, Message: msg, Due: due, pod: &p}
+			return startFailure{Reason: state.ReasonConfigMissing, Message: msg, Due: due, pod: &p}
 		}
-		return StartFailure{ReadEvents: true, Due: due, pod: &p}
+		return startFailure{ReadEvents: true, Due: due, pod: &p}
 	}
-	return StartFailure{}
+	return startFailure{}
 }
 
 // creating says whether a pod is on a node and its runner container not
@@ -186,8 +186,8 @@ func creating(p *corev1.Pod) bool {
 	return true
 }
 
-// PodStart is how far a Job's runner got towards starting.
-type PodStart struct {
+// podStart is how far a Job's runner got towards starting.
+type podStart struct {
 	// Started is true once a runner container has run in any pod of the
 	// Job: from then on activeDeadlineSeconds bounds the Job, not the start
 	// timeout.
@@ -213,45 +213,45 @@ const (
 // EventType is the type of the event that says what a pod waits for:
 // Normal while it starts as every pod does, Warning when it waits for
 // something that may not come (an image, a node, a Secret).
-func (s PodStart) EventType() string {
+func (s podStart) EventType() string {
 	if startingReasons[s.Reason] {
 		return corev1.EventTypeNormal
 	}
 	return corev1.EventTypeWarning
 }
 
-// StartProgress reads from a Job's pods whether its runner has started, and
+// startProgress reads from a Job's pods whether its runner has started, and
 // if not, why. It is pure.
-func StartProgress(pods []corev1.Pod) PodStart {
+func startProgress(pods []corev1.Pod) podStart {
 	if len(pods) == 0 {
-		return PodStart{Reason: reasonNoPod, Waiting: reasonNoPod + ": the Job has made no runner pod yet (a missing ServiceAccount, a quota or an admission webhook shows in the Job's events)"}
+		return podStart{Reason: reasonNoPod, Waiting: reasonNoPod + ": the Job has made no runner pod yet (a missing ServiceAccount, a quota or an admission webhook shows in the Job's events)"}
 	}
 	sorted := slices.Clone(pods)
 	slices.SortFunc(sorted, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
 	for i := range sorted {
 		p := &sorted[i]
 		if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			return PodStart{Started: true, Pod: p.Name}
+			return podStart{Started: true, Pod: p.Name}
 		}
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.Name == state.ContainerName && (cs.State.Running != nil || cs.State.Terminated != nil || cs.LastTerminationState.Terminated != nil) {
-				return PodStart{Started: true, Pod: p.Name}
+				return podStart{Started: true, Pod: p.Name}
 			}
 		}
 	}
 	p := &sorted[0] // the newest pod says what the Job waits for now
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Name == state.ContainerName && cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
-			return PodStart{Pod: p.Name, Reason: cs.State.Waiting.Reason, Waiting: joinReason(cs.State.Waiting.Reason, cs.State.Waiting.Message)}
+			return podStart{Pod: p.Name, Reason: cs.State.Waiting.Reason, Waiting: joinReason(cs.State.Waiting.Reason, cs.State.Waiting.Message)}
 		}
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			reason := state.ValueOrString(c.Reason, corev1.PodReasonUnschedulable)
-			return PodStart{Pod: p.Name, Reason: reason, Waiting: joinReason(reason, c.Message)}
+			return podStart{Pod: p.Name, Reason: reason, Waiting: joinReason(reason, c.Message)}
 		}
 	}
-	return PodStart{Pod: p.Name, Reason: reasonPending, Waiting: reasonPending + ": the pod has not started yet"}
+	return podStart{Pod: p.Name, Reason: reasonPending, Waiting: reasonPending + ": the pod has not started yet"}
 }
 
 func joinReason(reason, message string) string {
@@ -333,7 +333,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		return false, r.finish(ctx, p, nil, recordedOutcome(job))
 	}
 
-	start := StartProgress(pods)
+	start := startProgress(pods)
 	running := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning)
 	if start.Started {
 		// Only a status that said the pod waits needs correcting; a
@@ -341,7 +341,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 		// A runner that may wait for its group says so at once: its log
 		// is read only after RunnerLogInterval.
 		if running != nil && (running.Reason == state.ReasonPodWaiting || runnerWaits(rr) && running.Reason == state.ReasonJobCreated) {
-			msg := RunningMessage(rr, start.Pod)
+			msg := runningMessage(rr, start.Pod)
 			state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonPodRunning, msg)
 			rr.Status.Message = msg
 		}
@@ -350,7 +350,7 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	}
 	deadline := job.CreationTimestamp.Add(r.Options.StartTimeout)
 	events := startEvents(ctx, r.APIReader, pods, r.Options.StartFailAfter, p.now)
-	o, again := StartVerdict("runner", job.CreationTimestamp.Time, pods, events, start, p.now, r.Options)
+	o, again := startVerdict("runner", job.CreationTimestamp.Time, pods, events, start, p.now, r.Options)
 	if o != nil {
 		if err := stopJob(ctx, r.Client, job); err != nil {
 			return false, err
@@ -379,12 +379,12 @@ func runnerWaits(rr *v1alpha1.ReplayRequest) bool {
 	return rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil && !rr.Spec.DryRun
 }
 
-// RunningMessage is the Running condition's message once the runner pod
+// runningMessage is the Running condition's message once the runner pod
 // runs, before its log is first read: for a request that waits for its
 // group, what it waits for, how long, and what happens then (issue 32,
 // friction 4: "runner pod is running" said nothing while it waited). It is
 // pure.
-func RunningMessage(rr *v1alpha1.ReplayRequest, pod string) string {
+func runningMessage(rr *v1alpha1.ReplayRequest, pod string) string {
 	msg := "runner pod " + pod + " is running"
 	if !runnerWaits(rr) {
 		return msg
@@ -428,7 +428,7 @@ func (r *ReplayRequestReconciler) recoverPlan(ctx context.Context, p *pass) erro
 		log.FromContext(ctx).V(1).Info("no plan to adopt an apply Job under", "planJob", key.Name, "error", fmt.Sprint(err))
 		return nil
 	}
-	rr.Status.Plan = PlanSummaryOf(rr, rec, plan, jobFinishedAt(&planJob))
+	rr.Status.Plan = planSummaryOf(rr, rec, plan, jobFinishedAt(&planJob))
 	return nil
 }
 
@@ -462,7 +462,7 @@ func recordedOutcome(job *batchv1.Job) record.Outcome {
 // finished (by a tenant, a TTL controller, a cleanup script): it waits while
 // a runner pod of that Job is alive, since it may still commit and the
 // request's paused consumers must not come back under it, then finishes with
-// what the pods said (DeletedJobOutcome).
+// what the pods said (deletedJobOutcome).
 func (r *ReplayRequestReconciler) jobDeleted(ctx context.Context, p *pass) error {
 	rr := p.rr
 	name := state.ValueOrString(rr.Status.JobName, runnerjob.Name(rr, runnerjob.StageApply))
@@ -470,7 +470,7 @@ func (r *ReplayRequestReconciler) jobDeleted(ctx context.Context, p *pass) error
 	if err != nil {
 		return err
 	}
-	alive, o := DeletedJobOutcome(rr, name, pods)
+	alive, o := deletedJobOutcome(rr, name, pods)
 	if alive != nil {
 		msg := fmt.Sprintf("the runner Job %s was deleted before it finished; its runner pod %s is still stopping and may still commit: the outcome is read from it once it has ended", name, alive.Name)
 		if state.ConsumersHeld(rr) {
@@ -497,7 +497,7 @@ func runnerPodsNamed(ctx context.Context, c client.Client, namespace, job string
 	return list.Items, nil
 }
 
-// DeletedJobOutcome decides for a request whose runner Job, named job, was
+// deletedJobOutcome decides for a request whose runner Job, named job, was
 // deleted before it finished, from the pods of that Job that are left. While
 // one is alive (not Succeeded or Failed, deleted or not) it is returned, and
 // the request waits: it may still commit. Then, when a pod's termination
@@ -505,7 +505,7 @@ func runnerPodsNamed(ctx context.Context, c client.Client, namespace, job string
 // finished Job's would be (the last attempt's exit code standing for the
 // Job's condition). Else it is JobDeleted, which says whether offsets may
 // have changed, and how to find out. It is pure.
-func DeletedJobOutcome(rr *v1alpha1.ReplayRequest, job string, pods []corev1.Pod) (*corev1.Pod, record.Outcome) {
+func deletedJobOutcome(rr *v1alpha1.ReplayRequest, job string, pods []corev1.Pod) (*corev1.Pod, record.Outcome) {
 	for i := range pods {
 		if grouplock.PodActive(&pods[i]) {
 			return &pods[i], record.Outcome{}

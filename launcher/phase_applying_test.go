@@ -68,7 +68,7 @@ func TestUnitDeletedJobOutcome(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			alive, o := DeletedJobOutcome(c.rr, job.Name, c.pods)
+			alive, o := deletedJobOutcome(c.rr, job.Name, c.pods)
 			if c.wait != "" {
 				if alive == nil || alive.Name != c.wait {
 					t.Fatalf("waits for %v, want %s", alive, c.wait)
@@ -156,7 +156,7 @@ func TestUnitStartVerdict(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, again := StartVerdict("runner", t0, c.pods, c.events, StartProgress(c.pods), c.now, opts)
+			o, again := startVerdict("runner", t0, c.pods, c.events, startProgress(c.pods), c.now, opts)
 			switch {
 			case c.reason == "" && o != nil:
 				t.Fatalf("stopped with %s: %s", o.Reason, o.Message)
@@ -171,7 +171,7 @@ func TestUnitStartVerdict(t *testing.T) {
 	}
 	// 0 turns early failures off: only the start timeout stops a runner.
 	opts.StartFailAfter = 0
-	if o, _ := StartVerdict("runner", t0, waitingFor("ImagePullBackOff"), nil, StartProgress(waitingFor("ImagePullBackOff")), t0.Add(4*time.Minute), opts); o != nil {
+	if o, _ := startVerdict("runner", t0, waitingFor("ImagePullBackOff"), nil, startProgress(waitingFor("ImagePullBackOff")), t0.Add(4*time.Minute), opts); o != nil {
 		t.Fatalf("failed early with StartFailAfter 0: %+v", o)
 	}
 }
@@ -180,24 +180,24 @@ func TestUnitStartVerdict(t *testing.T) {
 // for what, how long and what comes then, not only "runner pod is running".
 func TestUnitRunningMessage(t *testing.T) {
 	plain := testutil.MakeRequest("shop", "a").Obj()
-	if got := RunningMessage(plain, "a-1-xyz"); got != "runner pod a-1-xyz is running" {
+	if got := runningMessage(plain, "a-1-xyz"); got != "runner pod a-1-xyz is running" {
 		t.Errorf("a request that does not wait: %q", got)
 	}
 	waits := testutil.MakeRequest("shop", "b").Group("billing").Wait(5 * time.Minute).Obj()
-	got := RunningMessage(waits, "b-1-xyz")
+	got := runningMessage(waits, "b-1-xyz")
 	for _, want := range []string{"runner pod b-1-xyz is running", "group billing", "up to 5m0s (spec.waitTimeout)", "fails GroupActive", "client ID@host"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("%q lacks %q", got, want)
 		}
 	}
 	waits.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: v1alpha1.ConsumerDeployment, Name: "billing-consumer", State: v1alpha1.ConsumerPaused}}
-	if got := RunningMessage(waits, "b-1-xyz"); !strings.Contains(got, "paused consumers") {
+	if got := runningMessage(waits, "b-1-xyz"); !strings.Contains(got, "paused consumers") {
 		t.Errorf("with paused consumers: %q", got)
 	}
 	// A dry run never waits (runnerjob.Build sets no wait for it).
 	dry := testutil.MakeRequest("shop", "c").Wait(time.Minute).Obj()
 	dry.Spec.DryRun = true
-	if got := RunningMessage(dry, "c-1"); strings.Contains(got, "waits") {
+	if got := runningMessage(dry, "c-1"); strings.Contains(got, "waits") {
 		t.Errorf("a dry run: %q", got)
 	}
 }

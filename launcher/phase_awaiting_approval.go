@@ -40,7 +40,7 @@ func (r *ReplayRequestReconciler) awaitingApproval(ctx context.Context, p *pass)
 		p.event(nil, corev1.EventTypeNormal, state.ReasonApproved, "Approve", msg)
 		return true, nil // Queued starts the apply Job
 	}
-	msg := PlanReadyMessage(rr, plan)
+	msg := planReadyMessage(rr, plan)
 	if v.Verdict == approval.VerdictWrongDigest {
 		msg = fmt.Sprintf("%s=%q (set by %s) is not this plan's digest, so nothing was approved; %s", v1alpha1.AnnotationApprove, v.Value, v.By, msg)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
-// ReleaseDeleted says whether a deleted request may go (its finalizer be
+// releaseDeleted says whether a deleted request may go (its finalizer be
 // removed), given its Job (nil when gone) and that Job's pods. It is pure.
 //
 // With --cascade=orphan the user keeps the Job running: the request goes at
@@ -26,7 +26,7 @@ import (
 // the pod is gone. Otherwise the request stays until no runner pod of its
 // Job is active or terminating: a deleted request is visibly Terminating for
 // as long as its runner may still commit.
-func ReleaseDeleted(rr *v1alpha1.ReplayRequest, job *batchv1.Job, pods []corev1.Pod) bool {
+func releaseDeleted(rr *v1alpha1.ReplayRequest, job *batchv1.Job, pods []corev1.Pod) bool {
 	if slices.Contains(rr.Finalizers, metav1.FinalizerOrphanDependents) {
 		return true
 	}
@@ -40,7 +40,7 @@ func ReleaseDeleted(rr *v1alpha1.ReplayRequest, job *batchv1.Job, pods []corev1.
 
 // deleting handles a request being deleted that carries the launcher's
 // finalizer: it deletes the request's running Job (unless the deletion
-// orphans it), and drops the finalizer once ReleaseDeleted says so. Pod
+// orphans it), and drops the finalizer once releaseDeleted says so. Pod
 // events bring it back until then.
 func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 	rr := p.rr
@@ -78,7 +78,7 @@ func (r *ReplayRequestReconciler) deleting(ctx context.Context, p *pass) error {
 		log.FromContext(ctx).Info("request deleted: stopping its runner Job", "job", job.Name)
 		job = nil
 	}
-	if !ReleaseDeleted(rr, job, pods) {
+	if !releaseDeleted(rr, job, pods) {
 		return nil
 	}
 	r.logReads.forget(pods) // no runner left to follow (followRunner)

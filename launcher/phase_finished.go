@@ -68,9 +68,9 @@ func FinishRequest(rr *v1alpha1.ReplayRequest, o record.Outcome, logTail string,
 // finished: the outcome on the request's Job, and the Job released, in one
 // patch; then the finalizer goes. o is the outcome this pass reached, or nil
 // when an earlier pass reached it and stopped before this (the Finished
-// phase), in which case the Job is recorded from status (StatusOutcome).
+// phase), in which case the Job is recorded from status (statusOutcome).
 func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.ReplayRequest, job *batchv1.Job, o *record.Outcome) error {
-	if job != nil && lifecycle.ControlledBy(job, rr) && !RefusedJob(rr, job) {
+	if job != nil && lifecycle.ControlledBy(job, rr) && !refusedJob(rr, job) {
 		var out record.Outcome
 		switch {
 		case o != nil:
@@ -78,7 +78,7 @@ func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.
 		case state.IsRecorded(job):
 			out = recordedOutcome(job)
 		default:
-			out = StatusOutcome(rr)
+			out = statusOutcome(rr)
 		}
 		if err := recordOnJob(ctx, r.Client, job, out, rr); client.IgnoreNotFound(err) != nil {
 			return err
@@ -92,20 +92,20 @@ func (r *ReplayRequestReconciler) afterFinish(ctx context.Context, rr *v1alpha1.
 	return r.removeFinalizer(ctx, rr)
 }
 
-// RefusedJob reports whether job is a finished request's apply Job that its
+// refusedJob reports whether job is a finished request's apply Job that its
 // status never named: Applying refused to adopt it (approval.Adopted, a
 // JobConflict), or it came after the request ended. Its controller
 // reference notwithstanding, the launcher leaves it as it was, as it does
 // any Job it did not make: no outcome of this request is written on it. It
 // is pure.
-func RefusedJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) bool {
+func refusedJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) bool {
 	return job.Name == runnerjob.Name(rr, runnerjob.StageApply) && rr.Status.JobName != job.Name
 }
 
-// StatusOutcome is the outcome a finished request's status records, for a
+// statusOutcome is the outcome a finished request's status records, for a
 // Job that did not get it: reason, success, message and time (the full
 // result is in status and in the Job's record). It is pure.
-func StatusOutcome(rr *v1alpha1.ReplayRequest) record.Outcome {
+func statusOutcome(rr *v1alpha1.ReplayRequest) record.Outcome {
 	o := record.Outcome{Message: rr.Status.Message}
 	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionSucceeded); c != nil {
 		o.Succeeded, o.Reason = c.Status == metav1.ConditionTrue, c.Reason

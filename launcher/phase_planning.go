@@ -30,10 +30,10 @@ const maxLargestDeltas = 10
 // maxPlanWarnings bounds status.plan.warnings (the CRD's MaxItems).
 const maxPlanWarnings = 32
 
-// PlanSummaryOf is the status form of a planning run's record: the digest
+// planSummaryOf is the status form of a planning run's record: the digest
 // of every partition, the totals, the largest moves and the warnings, with
 // plannedAt and expiresAt. It is pure.
-func PlanSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan *report.Result, plannedAt time.Time) *v1alpha1.PlanSummary {
+func planSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan *report.Result, plannedAt time.Time) *v1alpha1.PlanSummary {
 	s := &v1alpha1.PlanSummary{
 		Digest:    plan.Plan,
 		JobName:   rec.Name,
@@ -42,7 +42,7 @@ func PlanSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan 
 		ExpiresAt: &metav1.Time{Time: plannedAt.Add(state.ApprovalTimeout(rr))},
 		Totals:    record.APITotals(plan.Totals),
 	}
-	for _, p := range LargestDeltas(plan.Partitions, maxLargestDeltas) {
+	for _, p := range largestDeltas(plan.Partitions, maxLargestDeltas) {
 		d := record.APIPartition(p)
 		// The plan is read from the whole record, not the runner's compact
 		// result: bound what a note may add to status.
@@ -58,10 +58,10 @@ func PlanSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan 
 	return s
 }
 
-// LargestDeltas are the n partitions that move the most (by |delta|, then
+// largestDeltas are the n partitions that move the most (by |delta|, then
 // topic and partition), largest first; partitions with no committed offset
 // have no delta and are not among them. It is pure.
-func LargestDeltas(ps []report.Partition, n int) []report.Partition {
+func largestDeltas(ps []report.Partition, n int) []report.Partition {
 	var out []report.Partition
 	for _, p := range ps {
 		if p.Delta != nil && *p.Delta != 0 {
@@ -80,23 +80,23 @@ func LargestDeltas(ps []report.Partition, n int) []report.Partition {
 	return out[:min(n, len(out))]
 }
 
-// ApproveCommand is the command that approves a request's plan, and
-// RejectCommand the one that rejects it.
-func ApproveCommand(rr *v1alpha1.ReplayRequest, digest string) string {
+// approveCommand is the command that approves a request's plan, and
+// rejectCommand the one that rejects it.
+func approveCommand(rr *v1alpha1.ReplayRequest, digest string) string {
 	return fmt.Sprintf("kubectl annotate replayrequest %s -n %s %s=%s", rr.Name, rr.Namespace, v1alpha1.AnnotationApprove, digest)
 }
 
-// RejectCommand: see ApproveCommand.
-func RejectCommand(rr *v1alpha1.ReplayRequest) string {
+// rejectCommand: see approveCommand.
+func rejectCommand(rr *v1alpha1.ReplayRequest) string {
 	return fmt.Sprintf("kubectl annotate replayrequest %s -n %s %s='<reason>'", rr.Name, rr.Namespace, v1alpha1.AnnotationReject)
 }
 
-// PlanReadyMessage is the AwaitingApproval condition's message: what the
+// planReadyMessage is the AwaitingApproval condition's message: what the
 // plan does and the exact commands that decide it.
-func PlanReadyMessage(rr *v1alpha1.ReplayRequest, s *v1alpha1.PlanSummary) string {
+func planReadyMessage(rr *v1alpha1.ReplayRequest, s *v1alpha1.PlanSummary) string {
 	return fmt.Sprintf("plan %s ready: %d partitions, %d messages would be consumed again, %d skipped; approve with `%s`, or reject with `%s`; expires at %s",
 		s.Digest, s.Totals.Partitions, s.Totals.MessagesToReconsume, s.Totals.MessagesSkipped,
-		ApproveCommand(rr, s.Digest), RejectCommand(rr), planExpiryOf(rr, s).UTC().Format(time.RFC3339))
+		approveCommand(rr, s.Digest), rejectCommand(rr), planExpiryOf(rr, s).UTC().Format(time.RFC3339))
 }
 
 // planExpiryOf is PlanExpiry of rr with plan s.
@@ -146,13 +146,13 @@ func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next b
 		}
 		return r.planned(ctx, p, job, o)
 	}
-	start := StartProgress(pods)
+	start := startProgress(pods)
 	if start.Started {
 		r.followRunner(ctx, p, job, pods)
 		return false, nil
 	}
 	events := startEvents(ctx, r.APIReader, pods, r.Options.StartFailAfter, p.now)
-	o, again := StartVerdict("planning runner", job.CreationTimestamp.Time, pods, events, start, p.now, r.Options)
+	o, again := startVerdict("planning runner", job.CreationTimestamp.Time, pods, events, start, p.now, r.Options)
 	if o != nil {
 		if err := stopJob(ctx, r.Client, job); err != nil {
 			return false, err
@@ -196,14 +196,14 @@ func (r *ReplayRequestReconciler) planned(ctx context.Context, p *pass, job *bat
 	if err := annotatePlanJob(ctx, r.Client, job, plan.Plan); err != nil {
 		return false, err
 	}
-	s := PlanSummaryOf(rr, rec, plan, plannedAt)
+	s := planSummaryOf(rr, rec, plan, plannedAt)
 	rr.Status.Plan = s
 	rr.Status.Result = record.APIResult(o.Result)
 	if o.LogTail != "" {
 		rr.Status.LogTail = state.Tail(o.LogTail, 4096)
 	}
 	state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, state.ReasonFinished, "the planning Job "+job.Name+" has finished")
-	msg := PlanReadyMessage(rr, s)
+	msg := planReadyMessage(rr, s)
 	state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, state.ReasonPlanReady, msg)
 	rr.Status.Message = msg
 	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)

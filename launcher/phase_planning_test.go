@@ -26,7 +26,7 @@ func TestUnitLargestDeltas(t *testing.T) {
 		part("b", 1, ptr.To[int64](0)),
 		part("b", 2, ptr.To[int64](7)),
 	}
-	got := LargestDeltas(ps, 3)
+	got := largestDeltas(ps, 3)
 	var names []string
 	for _, p := range got {
 		names = append(names, fmt.Sprintf("%s-%d", p.Topic, p.Partition))
@@ -34,7 +34,7 @@ func TestUnitLargestDeltas(t *testing.T) {
 	if want := "a-1 b-0 b-2"; strings.Join(names, " ") != want {
 		t.Fatalf("largest %v, want %s", names, want)
 	}
-	if n := len(LargestDeltas(ps, 10)); n != 4 {
+	if n := len(largestDeltas(ps, 10)); n != 4 {
 		t.Fatalf("%d with a delta, want 4 (none for a never-committed or unmoved partition)", n)
 	}
 }
@@ -54,7 +54,7 @@ func TestUnitPlanSummary(t *testing.T) {
 	plan.Plan = report.PlanDigest(plan.Group, plan.Target.Resolved, plan.Partitions)
 	rec := &v1alpha1.ReplayRecord{Target: "shift:-29"}
 	rec.Name = "orders-rewind-plan"
-	s := PlanSummaryOf(rr, rec, plan, t0)
+	s := planSummaryOf(rr, rec, plan, t0)
 	if s.Digest != plan.Plan || s.JobName != rec.Name || s.Target != "shift:-29" {
 		t.Errorf("summary %+v", s)
 	}
@@ -65,7 +65,7 @@ func TestUnitPlanSummary(t *testing.T) {
 		t.Errorf("largest deltas %+v", s.LargestDeltas)
 	}
 	plan.Partitions[29].Note = strings.Repeat("n", 300)
-	if n := PlanSummaryOf(rr, rec, plan, t0).LargestDeltas[0].Note; len(n) != 256 {
+	if n := planSummaryOf(rr, rec, plan, t0).LargestDeltas[0].Note; len(n) != 256 {
 		t.Errorf("a largest move's note of 300 bytes is %d in status, want 256", len(n))
 	}
 	if s.Totals.Partitions != 30 || s.Totals.MessagesToReconsume != 435 {
@@ -73,10 +73,10 @@ func TestUnitPlanSummary(t *testing.T) {
 	}
 	rr.Spec.ApprovalTimeout = nil
 	short := testutil.MakeRequest("ns", "orders-rewind").Manual().ApprovalTimeout(90 * time.Minute).Obj()
-	if got := PlanSummaryOf(short, rec, plan, t0).ExpiresAt.Time; !got.Equal(t0.Add(90 * time.Minute)) {
+	if got := planSummaryOf(short, rec, plan, t0).ExpiresAt.Time; !got.Equal(t0.Add(90 * time.Minute)) {
 		t.Errorf("approvalTimeout 90m: expires at %s", got)
 	}
-	msg := PlanReadyMessage(rr, s)
+	msg := planReadyMessage(rr, s)
 	want := "kubectl annotate replayrequest orders-rewind -n ns kafkareplay.dev/approve=" + plan.Plan
 	if !strings.Contains(msg, want) || !strings.Contains(msg, "kafkareplay.dev/reject=") {
 		t.Errorf("message %q lacks %q or the reject command", msg, want)

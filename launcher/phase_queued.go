@@ -158,10 +158,10 @@ func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.Rep
 	}
 	plan := rr.Status.Plan
 	if plan == nil || !state.Approved(rr) {
-		return nil, fmt.Errorf("%w: request %s/%s: approval: Manual and no approved plan", ErrJobRefused, rr.Namespace, rr.Name)
+		return nil, fmt.Errorf("%w: request %s/%s: approval: Manual and no approved plan", errJobRefused, rr.Namespace, rr.Name)
 	}
 	if want := runnerjob.Name(rr, runnerjob.StagePlan); plan.JobName != want {
-		return nil, fmt.Errorf("%w: request %s/%s: status.plan.jobName %q is not its planning Job %s", ErrJobRefused, rr.Namespace, rr.Name, plan.JobName, want)
+		return nil, fmt.Errorf("%w: request %s/%s: status.plan.jobName %q is not its planning Job %s", errJobRefused, rr.Namespace, rr.Name, plan.JobName, want)
 	}
 	var planJob batchv1.Job
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: rr.Namespace, Name: plan.JobName}, &planJob)
@@ -176,15 +176,15 @@ func (r *ReplayRequestReconciler) inputFor(ctx context.Context, rr *v1alpha1.Rep
 		if apiServerTrouble(err) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: request %s/%s: the approved plan: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		return nil, fmt.Errorf("%w: request %s/%s: the approved plan: %w", errJobRefused, rr.Namespace, rr.Name, err)
 	}
 	if res.Plan != plan.Digest {
-		return nil, fmt.Errorf("%w: request %s/%s: the planning Job's ReplayRecord %s is now plan %s, not the approved %s", ErrJobRefused, rr.Namespace, rr.Name, plan.JobName, res.Plan, plan.Digest)
+		return nil, fmt.Errorf("%w: request %s/%s: the planning Job's ReplayRecord %s is now plan %s, not the approved %s", errJobRefused, rr.Namespace, rr.Name, plan.JobName, res.Plan, plan.Digest)
 	}
 	name := runnerjob.Name(rr, runnerjob.StageApply)
 	cm, digest, err := runnerjob.InputConfigMap(rr, name, res)
 	if err != nil {
-		return nil, fmt.Errorf("%w: request %s/%s: %w", ErrJobRefused, rr.Namespace, rr.Name, err)
+		return nil, fmt.Errorf("%w: request %s/%s: %w", errJobRefused, rr.Namespace, rr.Name, err)
 	}
 	if err := r.ensureInput(ctx, cm); err != nil {
 		return nil, err
@@ -245,13 +245,13 @@ func (r *ReplayRequestReconciler) createFailed(ctx context.Context, p *pass, err
 		return r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonUndoRefused, Message: refusal.Error()})
 	}
 	msg := "cannot create the runner Job: " + err.Error()
-	if apierrors.IsInvalid(err) || errors.Is(err, ErrJobRefused) {
+	if apierrors.IsInvalid(err) || errors.Is(err, errJobRefused) {
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobInvalid, msg)
 		return r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonJobInvalid, Message: msg})
 	}
 	state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, state.ReasonJobCreateFailed, msg)
 	since := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning).LastTransitionTime.Time
-	retry, left := CreateRetry(since, p.now, r.Options.StartTimeout)
+	retry, left := createRetry(since, p.now, r.Options.StartTimeout)
 	if left <= 0 {
 		timeout := "cannot create the runner Job within the start timeout (" + r.Options.StartTimeout.String() + "): " + err.Error()
 		return r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonJobNotCreated, Message: timeout})
@@ -264,11 +264,11 @@ func (r *ReplayRequestReconciler) createFailed(ctx context.Context, p *pass, err
 	return nil
 }
 
-// CreateRetry says when to try creating a refused Job again, and how much of
+// createRetry says when to try creating a refused Job again, and how much of
 // the start timeout is left, given when the refusals began. The retry waits
 // half the time refused so far, between 1 s and 30 s, and never past the
 // timeout. It is pure.
-func CreateRetry(since, now time.Time, timeout time.Duration) (retry, left time.Duration) {
+func createRetry(since, now time.Time, timeout time.Duration) (retry, left time.Duration) {
 	left = since.Add(timeout).Sub(now)
 	retry = min(max(now.Sub(since)/2, time.Second), 30*time.Second)
 	if left <= 0 {

@@ -15,42 +15,42 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
-// ForeignJob is what a Job with a request's name, not controlled by the
+// foreignJob is what a Job with a request's name, not controlled by the
 // request, is to it.
-type ForeignJob int
+type foreignJob int
 
 const (
-	// ForeignConflict: someone else's Job.
-	ForeignConflict ForeignJob = iota
-	// ForeignAlreadyRan: the finished Job of an earlier request with the
+	// foreignConflict: someone else's Job.
+	foreignConflict foreignJob = iota
+	// foreignAlreadyRan: the finished Job of an earlier request with the
 	// same name and spec.
-	ForeignAlreadyRan
-	// ForeignInProgress: the unfinished Job of such an earlier request.
-	ForeignInProgress
+	foreignAlreadyRan
+	// foreignInProgress: the unfinished Job of such an earlier request.
+	foreignInProgress
 )
 
-// ClassifyForeignJob says what a Job named like rr's, that rr does not
+// classifyForeignJob says what a Job named like rr's, that rr does not
 // control, is. It is pure. The launcher's own Jobs say which request and spec
 // they ran (labels and annotations); one made by anyone else is a conflict.
-func ClassifyForeignJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) ForeignJob {
+func classifyForeignJob(rr *v1alpha1.ReplayRequest, job *batchv1.Job) foreignJob {
 	if job.Labels[v1alpha1.LabelRequest] != v1alpha1.LabelValue(rr.Name) ||
 		job.Annotations[v1alpha1.AnnotationRequest] != rr.Name ||
 		job.Annotations[v1alpha1.AnnotationSpecDigest] != runnerjob.SpecDigest(&rr.Spec) {
-		return ForeignConflict
+		return foreignConflict
 	}
 	if ref := metav1.GetControllerOf(job); ref != nil && ref.Kind != "ReplayRequest" {
-		return ForeignConflict
+		return foreignConflict
 	}
 	if finished, _, _ := state.JobFinished(job); finished || state.IsRecorded(job) {
-		return ForeignAlreadyRan
+		return foreignAlreadyRan
 	}
-	return ForeignInProgress
+	return foreignInProgress
 }
 
-// AlreadyRanOutcome is the outcome of a request that ran before, as its kept
+// alreadyRanOutcome is the outcome of a request that ran before, as its kept
 // Job tells: Succeeded as the earlier run, reason AlreadyRan, and a message
 // naming the Job, when it finished and how.
-func AlreadyRanOutcome(job *batchv1.Job) record.Outcome {
+func alreadyRanOutcome(job *batchv1.Job) record.Outcome {
 	finished := jobFinishedAt(job)
 	earlier := job.Annotations[v1alpha1.AnnotationOutcome]
 	if earlier == "" {
@@ -78,10 +78,10 @@ func AlreadyRanOutcome(job *batchv1.Job) record.Outcome {
 // holds the group, and its events wake this request).
 func (r *ReplayRequestReconciler) recognising(ctx context.Context, p *pass) (next bool, err error) {
 	rr, job := p.rr, p.job
-	switch ClassifyForeignJob(rr, job) {
-	case ForeignAlreadyRan:
-		return false, r.finish(ctx, p, nil, AlreadyRanOutcome(job))
-	case ForeignInProgress:
+	switch classifyForeignJob(rr, job) {
+	case foreignAlreadyRan:
+		return false, r.finish(ctx, p, nil, alreadyRanOutcome(job))
+	case foreignInProgress:
 		msg := fmt.Sprintf("an earlier request with the same name and spec is still running as Job %s; this one waits for it, and will not run again", job.Name)
 		if state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionTrue, state.ReasonEarlierRunInProgress, msg) {
 			p.event(nil, corev1.EventTypeNormal, state.ReasonEarlierRunInProgress, "Queue", msg)

@@ -109,29 +109,29 @@ func TestUnitClassifyForeignJob(t *testing.T) {
 	cases := []struct {
 		name string
 		job  *batchv1.Job
-		want ForeignJob
+		want foreignJob
 	}{
-		{"the earlier run, finished and released", released, ForeignAlreadyRan},
-		{"the earlier run, still running (owned by the old UID)", running, ForeignInProgress},
-		{"a planted Job without the launcher's annotations", planted, ForeignConflict},
-		{"a Job of the same name for another spec", otherSpec, ForeignConflict},
-		{"a Job controlled by something else", fromCron, ForeignConflict},
+		{"the earlier run, finished and released", released, foreignAlreadyRan},
+		{"the earlier run, still running (owned by the old UID)", running, foreignInProgress},
+		{"a planted Job without the launcher's annotations", planted, foreignConflict},
+		{"a Job of the same name for another spec", otherSpec, foreignConflict},
+		{"a Job controlled by something else", fromCron, foreignConflict},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := ClassifyForeignJob(again, c.job); got != c.want {
+			if got := classifyForeignJob(again, c.job); got != c.want {
 				t.Fatalf("got %d, want %d", got, c.want)
 			}
 		})
 	}
-	o := AlreadyRanOutcome(released)
+	o := alreadyRanOutcome(released)
 	if o.Reason != state.ReasonAlreadyRan || !o.Succeeded || !strings.Contains(o.Message, released.Name) || !strings.Contains(o.Message, t0.UTC().Format(time.RFC3339)) {
 		t.Fatalf("AlreadyRan outcome %+v must name the Job and its time", o)
 	}
 	failed := released.DeepCopy()
 	failed.Annotations[v1alpha1.AnnotationOutcome] = v1alpha1.OutcomeFailed
 	failed.Annotations[v1alpha1.AnnotationReason] = "GroupActive"
-	if o := AlreadyRanOutcome(failed); o.Succeeded || !strings.Contains(o.Message, "GroupActive") {
+	if o := alreadyRanOutcome(failed); o.Succeeded || !strings.Contains(o.Message, "GroupActive") {
 		t.Fatalf("an earlier failure is not a success now: %+v", o)
 	}
 }
@@ -177,7 +177,7 @@ func TestUnitStartProgress(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := StartProgress(c.pods)
+			got := startProgress(c.pods)
 			if got.Started != c.started || !strings.HasPrefix(got.Waiting, c.waiting) {
 				t.Fatalf("got %+v, want started=%v waiting~%q", got, c.started, c.waiting)
 			}
@@ -201,7 +201,7 @@ func TestUnitCreateRetry(t *testing.T) {
 		{5 * time.Minute, 5 * time.Minute, 0, true},
 	}
 	for _, c := range cases {
-		retry, left := CreateRetry(t0, t0.Add(c.refusedFor), c.timeout)
+		retry, left := createRetry(t0, t0.Add(c.refusedFor), c.timeout)
 		if retry != c.retry || (left <= 0) != c.expired {
 			t.Errorf("refused for %s of %s: retry %s left %s, want retry %s expired %v", c.refusedFor, c.timeout, retry, left, c.retry, c.expired)
 		}
@@ -237,7 +237,7 @@ func TestUnitReleaseDeleted(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := ReleaseDeleted(c.rr, c.job, c.pods); got != c.want {
+			if got := releaseDeleted(c.rr, c.job, c.pods); got != c.want {
 				t.Fatalf("got %v, want %v", got, c.want)
 			}
 		})
@@ -270,7 +270,7 @@ func TestUnitStatusOutcomeReadsBackFinish(t *testing.T) {
 	} {
 		rr := testutil.MakeRequest("ns", "a").Obj()
 		FinishRequest(rr, o, "", t0)
-		got := StatusOutcome(rr)
+		got := statusOutcome(rr)
 		if got.Succeeded != o.Succeeded || got.Reason != o.Reason || got.Message != o.Message || !got.FinishedAt.Equal(o.FinishedAt) {
 			t.Errorf("StatusOutcome = %+v, want %+v", got, o)
 		}
@@ -355,7 +355,7 @@ func TestUnitRefusedJob(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := RefusedJob(c.rr, c.job); got != c.want {
+			if got := refusedJob(c.rr, c.job); got != c.want {
 				t.Fatalf("RefusedJob = %v, want %v", got, c.want)
 			}
 		})

@@ -155,15 +155,15 @@ func (r *RunbookJobReconciler) startOrWait(ctx context.Context, job *batchv1.Job
 
 // bound fails a started runbook Job whose pod has not started within the
 // start timeout, or fails to start in a way waiting does not mend
-// (StartVerdict): it is recorded with that reason and suspended again, which
+// (startVerdict): it is recorded with that reason and suspended again, which
 // removes its pod.
 func (r *RunbookJobReconciler) bound(ctx context.Context, job *batchv1.Job, pods []corev1.Pod, now time.Time) (reconcile.Result, error) {
-	start := StartProgress(pods)
+	start := startProgress(pods)
 	if start.Started {
 		return reconcile.Result{}, nil
 	}
 	events := startEvents(ctx, r.APIReader, pods, r.Options.StartFailAfter, now)
-	o, again := StartVerdict("runner", grouplock.JobSince(job), pods, events, start, now, r.Options)
+	o, again := startVerdict("runner", grouplock.JobSince(job), pods, events, start, now, r.Options)
 	if o == nil {
 		return reconcile.Result{RequeueAfter: again}, nil
 	}

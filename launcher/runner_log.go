@@ -42,12 +42,12 @@ import (
 // condition's message; a finish that cannot read the log (the pod is gone)
 // keeps it.
 
-// DefaultRunnerLogInterval is how long a runner runs before its log is first
+// defaultRunnerLogInterval is how long a runner runs before its log is first
 // read, and how often after that.
-const DefaultRunnerLogInterval = 30 * time.Second
+const defaultRunnerLogInterval = 30 * time.Second
 
-// LogRead says whether to read a running runner's log now, and when next.
-type LogRead struct {
+// logRead says whether to read a running runner's log now, and when next.
+type logRead struct {
 	// Pod is the pod whose log to read, if any.
 	Pod string
 	// PodUID identifies the pod for the time of its last read.
@@ -61,14 +61,14 @@ type LogRead struct {
 	Ended bool
 }
 
-// LogReadDue decides when to read the log of a Job's running (or stopping)
+// logReadDue decides when to read the log of a Job's running (or stopping)
 // runner, given when that pod's log was last read (zero: never). It is pure.
-func LogReadDue(job *batchv1.Job, pods []corev1.Pod, lastRead func(types.UID) time.Time, now time.Time, interval time.Duration) LogRead {
+func logReadDue(job *batchv1.Job, pods []corev1.Pod, lastRead func(types.UID) time.Time, now time.Time, interval time.Duration) logRead {
 	pod, cs := stoppingOrRunning(pods)
 	if pod == nil {
-		return LogRead{}
+		return logRead{}
 	}
-	lr := LogRead{Pod: pod.Name, PodUID: pod.UID}
+	lr := logRead{Pod: pod.Name, PodUID: pod.UID}
 	last := lastRead(pod.UID)
 	lr.Ended = cs.State.Terminated != nil
 	if isStopping(job, pod) {
@@ -163,14 +163,14 @@ func (l *logReads) forget(pods []corev1.Pod) {
 	}
 }
 
-// followRunner reads a started runner's log when LogReadDue says so, and
+// followRunner reads a started runner's log when logReadDue says so, and
 // puts it in status: the tail in logTail, the last line in the Running
 // condition's message.
 func (r *ReplayRequestReconciler) followRunner(ctx context.Context, p *pass, job *batchv1.Job, pods []corev1.Pod) {
 	if r.Logs == nil {
 		return
 	}
-	due := LogReadDue(job, pods, r.logReads.last, p.now, r.Options.RunnerLogInterval)
+	due := logReadDue(job, pods, r.logReads.last, p.now, r.Options.RunnerLogInterval)
 	if due.After > 0 {
 		p.requeueAfter(due.After)
 	}

@@ -62,17 +62,17 @@ func TestUnitLogReadDue(t *testing.T) {
 		{name: "the newest running pod", job: job, pods: []corev1.Pod{ended(running("old", t0)), running("new", t0.Add(time.Second))}, last: never, now: t0.Add(time.Hour), wantPod: "new", wantNow: true, wantAfter: interval},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := LogReadDue(tc.job, tc.pods, tc.last, tc.now, interval)
+			got := logReadDue(tc.job, tc.pods, tc.last, tc.now, interval)
 			if got.Pod != tc.wantPod || got.Now != tc.wantNow || got.After != tc.wantAfter || got.Ended != tc.wantEnded {
 				t.Fatalf("LogReadDue = %+v, want pod %q now %v after %s ended %v", got, tc.wantPod, tc.wantNow, tc.wantAfter, tc.wantEnded)
 			}
 		})
 	}
 	// Interval 0: only a stop is read.
-	if got := LogReadDue(job, []corev1.Pod{running("p", t0)}, never, t0.Add(time.Hour), 0); got.Now || got.After != 0 {
+	if got := logReadDue(job, []corev1.Pod{running("p", t0)}, never, t0.Add(time.Hour), 0); got.Now || got.After != 0 {
 		t.Fatalf("interval 0 read a running pod: %+v", got)
 	}
-	if got := LogReadDue(failing, []corev1.Pod{running("p", t0)}, never, t0.Add(time.Hour), 0); !got.Now {
+	if got := logReadDue(failing, []corev1.Pod{running("p", t0)}, never, t0.Add(time.Hour), 0); !got.Now {
 		t.Fatalf("interval 0 did not read a stopping pod: %+v", got)
 	}
 }

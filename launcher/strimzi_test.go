@@ -146,7 +146,7 @@ func TestUnitClusterRefJobRefused(t *testing.T) {
 			rr := clusterRefRequest(t, "a", "tls").Resolved("earliest").Obj()
 			tc.edit(rr)
 			_, err := BuildJob(rr, runnerjob.StageApply, DefaultOptions())
-			if !errors.Is(err, ErrJobRefused) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, errJobRefused) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("BuildJob: %v, want refused with %q", err, tc.want)
 			}
 		})

@@ -432,7 +432,7 @@ func TestUnitCheckUndoInput(t *testing.T) {
 	if got := runnerjob.UndoFromJob(job.Annotations); got == nil || *got != *u {
 		t.Errorf("status.undo from the Job's annotations %+v, want %+v", got, u)
 	}
-	if _, err := BuildJobWithInput(rr, runnerjob.StageApply, DefaultOptions(), nil); err == nil || !errors.Is(err, ErrJobRefused) {
+	if _, err := BuildJobWithInput(rr, runnerjob.StageApply, DefaultOptions(), nil); err == nil || !errors.Is(err, errJobRefused) {
 		t.Errorf("an undo's Job built without input: %v", err)
 	}
 	if runnerjob.UndoFromJob(buildJob(t, testutil.MakeRequest("ns", "a")).Annotations) != nil {
@@ -556,7 +556,7 @@ func TestUnitEarlierUndoJob(t *testing.T) {
 				res.Partitions[i].Applied, res.Partitions[i].LeftAlone = false, "already at its previous offset"
 			}
 			res.Summarize()
-			for k, v := range ResultAnnotations(record.Outcome{Succeeded: true, Reason: string(report.ReasonApplied), Result: res}) {
+			for k, v := range resultAnnotations(record.Outcome{Succeeded: true, Reason: string(report.ReasonApplied), Result: res}) {
 				j.Annotations[k] = v
 			}
 		}

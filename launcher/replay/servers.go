@@ -6,7 +6,7 @@ import (
 )
 
 // The one reading of a Kafka bootstrap list. ServerList splits it as the
-// runner (librdkafka's bootstrap.servers) reads it; ServerSet says which
+// runner (librdkafka's bootstrap.servers) reads it; serverSet says which
 // cluster it names, so that two lists are compared, and a group locked, the
 // same way everywhere: the group lock's key, an undo's check that it
 // undoes on the same cluster, and a Knative resource's servers.
@@ -24,7 +24,7 @@ func ServerList(s string) []string {
 	return out
 }
 
-// ServerSet is the set of servers a bootstrap list names, in one spelling
+// serverSet is the set of servers a bootstrap list names, in one spelling
 // per server: lower-cased (host names are not case-sensitive), without a
 // protocol prefix (PLAINTEXT://, SSL://, SASL_SSL://: the protocol does not
 // change which brokers, and so which group, it reaches), sorted, each
@@ -32,7 +32,7 @@ func ServerList(s string) []string {
 // servers when their sets are equal. A list that names the same cluster
 // through other servers (another broker, an IP address) is, unavoidably,
 // another set.
-func ServerSet(s string) []string {
+func serverSet(s string) []string {
 	var out []string
 	for _, e := range ServerList(s) {
 		e = strings.ToLower(e)
@@ -48,13 +48,13 @@ func ServerSet(s string) []string {
 	return slices.Compact(out)
 }
 
-// ServersKey is ServerSet in one string, for a map or an index.
+// ServersKey is serverSet in one string, for a map or an index.
 func ServersKey(s string) string {
-	return strings.Join(ServerSet(s), ",")
+	return strings.Join(serverSet(s), ",")
 }
 
 // SameServers reports whether two bootstrap lists name the same servers
-// (ServerSet).
+// (serverSet).
 func SameServers(a, b string) bool {
-	return slices.Equal(ServerSet(a), ServerSet(b))
+	return slices.Equal(serverSet(a), serverSet(b))
 }

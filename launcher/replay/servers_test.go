@@ -26,7 +26,7 @@ func TestUnitServerSetIsOneSpellingPerServer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := ServerSet(c.list); !slices.Equal(got, c.want) {
+			if got := serverSet(c.list); !slices.Equal(got, c.want) {
 				t.Fatalf("ServerSet(%q) = %q, want %q", c.list, got, c.want)
 			}
 		})

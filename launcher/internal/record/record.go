@@ -238,7 +238,7 @@ func MergeAttempts(job *batchv1.Job, attempts []Attempt) Outcome {
 	}
 	missing := missingAttempts(job, attempts)
 	o.OffsetsChanged = mergeChanged(attempts, missing)
-	o.Full = MergeResults(attempts)
+	o.Full = mergeResults(attempts)
 	o.Complete = missing == 0 && len(attempts) > 0
 	for i := range attempts {
 		if r := attempts[i].Result; r == nil || r.Truncated {
@@ -376,7 +376,7 @@ type partitionKey struct {
 	partition int32
 }
 
-// MergeResults merges the attempts' results into one: the metadata of the
+// mergeResults merges the attempts' results into one: the metadata of the
 // last result, and every partition any attempt listed. A partition's
 // previous offset is the earliest attempt's (before anything moved); it is
 // applied when any attempt applied it and no later attempt found it failed;
@@ -387,7 +387,7 @@ type partitionKey struct {
 // plan is what its last attempt planned, from the offsets of then (an
 // earlier attempt's previous offsets, or a partition only it saw, would
 // make a plan no runner made, and that is what an approval applies).
-func MergeResults(attempts []Attempt) *report.Result {
+func mergeResults(attempts []Attempt) *report.Result {
 	var results []*report.Result
 	for i := range attempts {
 		if attempts[i].Result != nil {

@@ -27,11 +27,11 @@ import (
 //
 // +kubebuilder:rbac:groups=kafkareplay.dev,resources=replayrecords,verbs=get;create;update
 
-// MaxRecordLogBytes bounds how much of one pod's log is read for its result
+// maxRecordLogBytes bounds how much of one pod's log is read for its result
 // frame. A 10,000-partition result is a frame of about 400 KB; the bound
 // leaves room for the runner's own log lines around it, and for far larger
 // results, while keeping one read's memory and time finite.
-const MaxRecordLogBytes = 16 << 20
+const maxRecordLogBytes = 16 << 20
 
 // ErrRecordNotOwned is returned when a ReplayRecord with the Job's name
 // exists but does not belong to the Job (its owner reference names another
@@ -59,7 +59,7 @@ type Collector struct {
 	// Logs reads whole pod logs; nil records from termination messages
 	// only (the record then says it is not complete).
 	Logs FullLogFetcher
-	// MaxLogBytes bounds one pod's log read; 0 means MaxRecordLogBytes.
+	// MaxLogBytes bounds one pod's log read; 0 means maxRecordLogBytes.
 	MaxLogBytes int64
 	// TailLines and TailBytes bound the log tail kept for status (the
 	// frame left out); 0 means 40 lines and 4 KiB.
@@ -123,7 +123,7 @@ func (c *Collector) readLogs(ctx context.Context, job *batchv1.Job, pods []corev
 	}
 	limit := c.MaxLogBytes
 	if limit <= 0 {
-		limit = MaxRecordLogBytes
+		limit = maxRecordLogBytes
 	}
 	for i := range pods {
 		// A pod never bound to a node has no log to ask its kubelet for.

@@ -98,7 +98,7 @@ func BuildRecord(job *batchv1.Job, o Outcome) *v1alpha1.ReplayRecord {
 	rec.Warnings = slices.Clone(r.Warnings)
 	rec.Totals = APITotals(r.Totals)
 
-	topics := RecordTopics(r)
+	topics := recordTopics(r)
 	inline, err := json.Marshal(topics)
 	switch {
 	case err != nil:
@@ -145,13 +145,13 @@ func recordAttempt(a *Attempt) v1alpha1.RecordAttempt {
 	return out
 }
 
-// RecordTopics lays a result's partitions out in columns, one entry per
+// recordTopics lays a result's partitions out in columns, one entry per
 // topic: the partition numbers, previous offsets (-1 for none) and new
 // offsets side by side, and the few partitions with an error or a note
 // grouped by text. In a Job that applies (not a dry run), every partition
 // the runner did not apply is listed in failed, with its error or "not
 // committed", so that failed is exactly what is not at newOffsets.
-func RecordTopics(r *report.Result) []v1alpha1.RecordTopic {
+func recordTopics(r *report.Result) []v1alpha1.RecordTopic {
 	var out []v1alpha1.RecordTopic
 	texts := map[string]bool{}
 	keep := func(s string) string {

@@ -70,7 +70,7 @@ func TestUnitRecordSizes(t *testing.T) {
 				t.Fatal(err)
 			}
 			full, _ := json.Marshal(r)
-			topics, _ := json.Marshal(RecordTopics(r))
+			topics, _ := json.Marshal(recordTopics(r))
 			t.Logf("%s: record %d bytes (topics as columns %d, gzip %d; the runner's JSON result %d)",
 				tc.name, len(obj), len(topics), len(gzipBytes(topics)), len(full))
 			if len(obj) > 1<<20 {
@@ -107,7 +107,7 @@ func TestUnitRecordTopicsGroupsTexts(t *testing.T) {
 	r.Partitions[3].Note, r.Partitions[3].Clamped = "clamped to log start", true
 	r.ExitCode, r.Reason = report.ExitPartiallyApplied, report.ReasonPartiallyApplied
 	r.Summarize()
-	topics := RecordTopics(r)
+	topics := recordTopics(r)
 	texts := map[string]int{}
 	for _, tp := range topics {
 		for _, f := range tp.Failed {

@@ -45,9 +45,9 @@ const InputKey = "input.json.gz"
 // inputDir is where the input ConfigMap is mounted in the runner pod.
 const inputDir = "/etc/kafka-replay/input"
 
-// MaxInputBytes bounds the compressed file: a ConfigMap holds at most 1 MiB,
+// maxInputBytes bounds the compressed file: a ConfigMap holds at most 1 MiB,
 // names and metadata included. 10,000 partitions compress to far less.
-const MaxInputBytes = 1<<20 - 32<<10
+const maxInputBytes = 1<<20 - 32<<10
 
 // Input is a file a Job's runner reads its target from.
 type Input struct {
@@ -88,8 +88,8 @@ func InputConfigMap(rr *v1alpha1.ReplayRequest, jobName string, r *report.Result
 	if err := zw.Close(); err != nil {
 		return nil, "", err
 	}
-	if buf.Len() > MaxInputBytes {
-		return nil, "", fmt.Errorf("the input file for Job %s is %d bytes compressed, more than a ConfigMap holds (%d)", jobName, buf.Len(), MaxInputBytes)
+	if buf.Len() > maxInputBytes {
+		return nil, "", fmt.Errorf("the input file for Job %s is %d bytes compressed, more than a ConfigMap holds (%d)", jobName, buf.Len(), maxInputBytes)
 	}
 	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

@@ -43,9 +43,9 @@ func RequestConsumers(rr *v1alpha1.ReplayRequest) []v1alpha1.ConsumerRef {
 	return append(slices.Clone(rr.Spec.Consumers), src)
 }
 
-// DefaultApprovalTimeout is how long a plan waits for a decision when
+// defaultApprovalTimeout is how long a plan waits for a decision when
 // spec.approvalTimeout is unset.
-const DefaultApprovalTimeout = 24 * time.Hour
+const defaultApprovalTimeout = 24 * time.Hour
 
 // NeedsPlan reports whether a request's next Job is its planning Job: it
 // has approval: Manual and no approved plan yet.
@@ -70,7 +70,7 @@ func ApprovalTimeout(rr *v1alpha1.ReplayRequest) time.Duration {
 	if t := rr.Spec.ApprovalTimeout; t != nil && t.Duration > 0 {
 		return t.Duration
 	}
-	return DefaultApprovalTimeout
+	return defaultApprovalTimeout
 }
 
 // IsRecorded reports whether a Job already carries its outcome.
