@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kafka-replay/kafka-replay/runner"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
@@ -390,4 +392,47 @@ func TestGroupsCrashMidRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGroupsSignalBetweenGroups: a signal (ctx cancelled) while the second
+// group is being read stops the run there: the first group stays applied,
+// the second is Interrupted with nothing of it changed, the third is not
+// attempted, and the run's exit code (5) says some groups changed.
+func TestGroupsSignalBetweenGroups(t *testing.T) {
+	c := seeded(t)
+	c.RequireFake(t)
+	seedGroups(t, c, "s-1", "s-2", "s-3")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.Fake.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.Fake.KeepControl()
+		r := req.(*kmsg.OffsetFetchRequest)
+		for _, g := range r.Groups {
+			if g.Group == "s-2" {
+				cancel() // as SIGTERM does in cmd/runner
+			}
+		}
+		return nil, nil, false
+	})
+	dir := t.TempDir()
+	resultFile := filepath.Join(dir, "result.json")
+	t.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", "")
+	var stdout, stderr bytes.Buffer
+	code := runner.Main(ctx, []string{"--result-file", resultFile, "--bootstrap-servers", c.Bootstrap(), "--group", "s-1", "--group", "s-2", "--group", "s-3",
+		"--to", "earliest", "--run-id", "sig", "--continue-on-error"}, &stdout, &stderr)
+	raw, err := os.ReadFile(resultFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.DecodeMulti(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := groupsOutcome{code: code, result: r}
+	if code != int(report.ExitPartiallyApplied) || !slices.Equal(o.reasons(), []string{"s-1:Applied", "s-2:Interrupted", "s-3:NotAttempted"}) {
+		t.Fatalf("exit %d %q: %s\n%s", code, o.reasons(), r.Error, stderr.String())
+	}
+	assertGroupAt(t, c, "s-1", 0, "sig")
+	assertGroupAt(t, c, "s-2", committed, "sig")
+	assertGroupAt(t, c, "s-3", committed, "sig")
 }
