@@ -79,14 +79,9 @@ func (k *kindCheck) explain(err error, scopeless bool) error {
 // checkKind finds the group's kind before anything is planned. The kind
 // is asked with the second client (franz-go: librdkafka has no API for
 // these kinds, see package groupkind), which has the same servers and
-// credentials (secondOptions).
-func (r *run) checkKind(ctx context.Context) (info groupkind.Info, err error) {
-	cl, err := r.secondClient()
-	if err != nil {
-		return info, err
-	}
-	defer cl.Close()
-	return groupkind.Describe(ctx, cl, r.cfg.Group)
+// credentials (secondOptions), and reads the group's offsets too.
+func (r *run) checkKind(ctx context.Context) (groupkind.Info, error) {
+	return groupkind.Describe(ctx, r.reader, r.cfg.Group)
 }
 
 // secondOptions translates the run's servers and Kafka properties into the
@@ -107,9 +102,9 @@ func secondOptions(cfg *config.Config) ([]kgo.Opt, error) {
 }
 
 // secondClient is a franz-go client with the runner's servers and
-// credentials, for the requests librdkafka has no API for.
-func (r *run) secondClient() (*kgo.Client, error) {
-	cl, err := kgo.NewClient(r.second...)
+// credentials, and opts, for the requests librdkafka has no API for.
+func (r *run) secondClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	cl, err := kgo.NewClient(append(slices.Clip(r.second), opts...)...)
 	if err != nil {
 		return nil, &inputError{config.Ref(config.FlagBootstrapServers), err.Error()}
 	}

@@ -40,8 +40,11 @@ type groupsRun struct {
 	red    *config.Redactor
 	// generatedID is set when the run made its run ID up.
 	generatedID bool
-	// second are the second client's options (run.second), every group's.
+	// second are the second client's options (run.second), every group's;
+	// reader is the second client that reads every group's offsets
+	// (run.reader).
 	second []kgo.Opt
+	reader *kgo.Client
 }
 
 // mainGroups is Main for a run over several groups; cfgErr is Load's.
@@ -85,7 +88,8 @@ func (m *groupsRun) execute(ctx context.Context, res *report.MultiResult) {
 		return
 	}
 	defer client.Release()
-	m.second = top.second
+	defer top.reader.Close()
+	m.second, m.reader = top.second, top.reader
 	if m.cfg.AllGroups {
 		groups, err := m.listGroups(ctx, top)
 		if err != nil {
@@ -115,7 +119,7 @@ func (m *groupsRun) execute(ctx context.Context, res *report.MultiResult) {
 // runGroup runs one group as a run of its own; whole is the run so far,
 // which the pending outcome before its commit is written into.
 func (m *groupsRun) runGroup(ctx context.Context, client *kafkaClient, group string, whole *report.MultiResult) (res *report.Result) {
-	r := &run{cfg: m.cfg.ForGroup(group), log: m.log.With("group", group), now: m.now, stdout: m.stdout, red: m.red, generatedID: m.generatedID, second: m.second}
+	r := &run{cfg: m.cfg.ForGroup(group), log: m.log.With("group", group), now: m.now, stdout: m.stdout, red: m.red, generatedID: m.generatedID, second: m.second, reader: m.reader}
 	r.record = func(p *report.Result) error {
 		_, err := m.writeRecorded(pendingOf(whole, p))
 		return err

@@ -119,8 +119,10 @@ type run struct {
 	txn *txnCommitter
 	// second are the options of the runner's second client (franz-go,
 	// secondClient), translated from the Kafka properties before anything
-	// connects.
+	// connects; reader is the one that reads the group's kind and its
+	// committed offsets (offsets.go).
 	second []kgo.Opt
+	reader *kgo.Client
 	// stdout and red are where, and how redacted, the result is written
 	// (see checkOutputs).
 	stdout io.Writer
@@ -156,19 +158,30 @@ func (r *run) execute(sigCtx context.Context, res *report.Result) *report.Result
 		return r.fail(res, err)
 	}
 	defer client.Release()
+	defer r.reader.Close()
 	return r.executeOn(sigCtx, client, res)
 }
 
-// connect makes the run's Kafka client. The second client must connect
-// exactly as librdkafka does, or not at all: what it cannot reproduce is
-// refused (r.second set from it) before either connects.
+// connect makes the run's Kafka clients: librdkafka's, returned, and the
+// second client's reader (r.reader, which the caller closes). The second
+// client must connect exactly as librdkafka does, or not at all: what it
+// cannot reproduce is refused (r.second set from it) before either
+// connects.
 func (r *run) connect() (*kafkaClient, error) {
 	second, err := secondOptions(r.cfg)
 	if err != nil {
 		return nil, err
 	}
 	r.second = second
-	return newKafkaClient(r.cfg, r.log)
+	if r.reader, err = r.secondClient(kgo.MaxVersions(readerVersions())); err != nil {
+		return nil, err
+	}
+	k, err := newKafkaClient(r.cfg, r.log)
+	if err != nil {
+		r.reader.Close()
+		return nil, err
+	}
+	return k, nil
 }
 
 // ensureRunID makes up a run ID when none was given.
@@ -518,9 +531,9 @@ func (r *run) read(ctx context.Context, k *kafkaClient) (*Snapshot, error) {
 		}
 		return
 	})
-	g.Go(func() (err error) { s.Committed, err = k.committed(gctx, cfg.Group, nil); return })
+	g.Go(func() (err error) { s.Committed, err = r.committed(gctx, k, cfg.Group, nil); return })
 	if cfg.Target.Kind == config.KindGroup {
-		g.Go(func() (err error) { s.Source, err = k.committed(gctx, cfg.Target.Group, nil); return })
+		g.Go(func() (err error) { s.Source, err = r.committed(gctx, k, cfg.Target.Group, nil); return })
 	}
 	topics := topicsToDescribe(cfg.Scope, cfg.Target)
 	var early earlyRead
@@ -721,7 +734,7 @@ func (r *run) commit(ctx context.Context, k *kafkaClient, plan *Plan, res *repor
 
 	// Whatever the commit answered, the read-back decides.
 	vctx, vcancel := context.WithTimeout(ctx, cfg.Timeout)
-	after, readErr := k.committed(vctx, cfg.Group, tps)
+	after, readErr := r.committed(vctx, k, cfg.Group, tps)
 	vcancel()
 	v := verifyCommit(res.Partitions, plan.Commit, r.id, ans, after, readErr)
 	res.Warnings = append(res.Warnings, v.Warnings...)

@@ -1,17 +1,8 @@
 package runner
 
-// maxPartitionsPerCall bounds the partitions of one read-only librdkafka
-// call where librdkafka's response handling is quadratic in them: it
-// matches every partition of a response against the call's list with a
-// linear search (rd_kafka_topic_partition_list_find). Reading 10,000
-// committed offsets in one call takes about 170 ms of CPU, in ten calls of
-// 1,000 about 28 ms. The commit is split by bytes only (commitsize.go),
-// and the read of all of a group's offsets not at all, as its partitions
-// are not known before it: both stay quadratic in their partitions.
-const maxPartitionsPerCall = 1000
-
 // maxPartitionsPerListOffsets bounds the partitions of one ListOffsets call
-// (one leader's, see byLeader): librdkafka checks each partition of a call
+// (one leader's, see byLeader), where librdkafka's response handling is
+// quadratic in them: librdkafka checks each partition of a call
 // against the others for its leader (rd_kafka_topic_partition_list_get_leaders)
 // and merges the answers with a nested loop (rd_kafka_ListOffsets_response_merge),
 // so a call of n partitions costs n*n comparisons. At 10,000 partitions (3
@@ -33,7 +24,7 @@ const listOffsetsInFlight = 2
 // list). The number of lists is bounded by the number of brokers, never by
 // the number of partitions. librdkafka sends one ListOffsets request per
 // leader either way; a call per leader divides the quadratic cost of its
-// response handling (see maxPartitionsPerCall) by the number of brokers.
+// response handling (see maxPartitionsPerListOffsets) by the number of brokers.
 func byLeader(tps []TP, leaders map[TP]int32) [][]TP {
 	idx := map[int32]int{}
 	var out [][]TP

@@ -25,7 +25,7 @@ func TestChunkCutsInOrderWithoutLosingPartitions(t *testing.T) {
 		{n: 7, limit: 3, want: []int{3, 2, 2}},
 		{n: 9, limit: 3, want: []int{3, 3, 3}},
 		{n: 10, limit: 0, want: []int{10}}, // no limit
-		{n: 2500, limit: maxPartitionsPerCall, want: []int{834, 833, 833}},
+		{n: 2500, limit: 1000, want: []int{834, 833, 833}},
 		{n: 333, limit: maxPartitionsPerListOffsets, want: []int{167, 166}},
 	} {
 		t.Run(fmt.Sprintf("%d by %d", tc.n, tc.limit), func(t *testing.T) {

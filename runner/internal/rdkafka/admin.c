@@ -152,40 +152,6 @@ static rd_kafka_topic_partition_list_t *kr_list_of(const char *names, int n_topi
 	return list;
 }
 
-rd_kafka_queue_t *kr_committed_start(rd_kafka_t *rk, const char *group, const char *names, int n_topics, const kr_commit_row *rows, int n, int timeout_ms, char *errstr, size_t errstr_size) {
-	rd_kafka_topic_partition_list_t *list = NULL;
-	if (rows && !(list = kr_list_of(names, n_topics, rows, n, NULL))) {
-		snprintf(errstr, errstr_size, "out of memory");
-		return NULL;
-	}
-	rd_kafka_AdminOptions_t *opts = kr_options(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS, timeout_ms, errstr, errstr_size);
-	if (opts) {
-		// Stable offsets only: a transactional commit still pending would
-		// otherwise be read as the previous offset and then overwritten.
-		rd_kafka_error_t *e = rd_kafka_AdminOptions_set_require_stable_offsets(opts, 1);
-		if (e) {
-			snprintf(errstr, errstr_size, "%s", rd_kafka_error_string(e));
-			rd_kafka_error_destroy(e);
-			rd_kafka_AdminOptions_destroy(opts);
-			opts = NULL;
-		}
-	}
-	if (!opts) {
-		if (list)
-			rd_kafka_topic_partition_list_destroy(list);
-		return NULL;
-	}
-	rd_kafka_ListConsumerGroupOffsets_t *req = rd_kafka_ListConsumerGroupOffsets_new(group, list);
-	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-	// librdkafka copies the request and the options before it returns.
-	rd_kafka_ListConsumerGroupOffsets(rk, &req, 1, opts, q);
-	rd_kafka_ListConsumerGroupOffsets_destroy(req);
-	rd_kafka_AdminOptions_destroy(opts);
-	if (list)
-		rd_kafka_topic_partition_list_destroy(list);
-	return q;
-}
-
 rd_kafka_queue_t *kr_commit_start(rd_kafka_t *rk, const char *group, const char *names, int n_topics, const kr_commit_row *rows, int n, const char *md, int timeout_ms, char *errstr, size_t errstr_size) {
 	rd_kafka_topic_partition_list_t *list = kr_list_of(names, n_topics, rows, n, md);
 	if (!list) {

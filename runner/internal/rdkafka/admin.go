@@ -177,7 +177,7 @@ func (c *Client) DescribeTopics(ctx context.Context, topics []string) ([]Topic, 
 }
 
 // commitRows packs partitions (and, for a commit, offsets and metadata)
-// for kr_committed_start and kr_commit_start, in the order given: the
+// for kr_commit_start, in the order given: the
 // commit's order is the request's (see kafkaClient.alter).
 type commitRows struct {
 	names []byte
@@ -210,8 +210,8 @@ func (r *commitRows) pointers() (names *C.char, rows *C.kr_commit_row, md *C.cha
 	return
 }
 
-// groupPartitions waits for a ListConsumerGroupOffsets or
-// AlterConsumerGroupOffsets result on q and calls each with every
+// groupPartitions waits for a group call's result (AlterConsumerGroupOffsets)
+// on q and calls each with every
 // partition of it (C memory, read in place: no call into C per
 // partition), with its topic as a Go string shared by the partitions of
 // a topic. Its errors are a kafka.Error of the call or of the group.
@@ -259,40 +259,6 @@ func sameCString(p *C.char, s string) bool {
 		}
 	}
 	return *(*byte)(unsafe.Add(unsafe.Pointer(p), len(s))) == 0
-}
-
-// Committed is one ListConsumerGroupOffsets call of group (stable offsets
-// only; all of the group's offsets when tps is nil): each is called with
-// every partition answered, its offset (OffsetInvalid when none is
-// committed), metadata and error, until it returns an error.
-func (c *Client) Committed(ctx context.Context, group string, tps []TP, each func(tp TP, offset int64, metadata string, err kafka.ErrorCode) error) error {
-	if tps != nil && len(tps) == 0 {
-		return nil // none asked for, not all
-	}
-	var r commitRows
-	topics := map[string]int32{}
-	for _, tp := range tps {
-		r.add(tp, 0, "", topics)
-	}
-	names, rows, _ := r.pointers()
-	if tps == nil {
-		rows = nil // all of the group's offsets
-	}
-	cgroup := C.CString(group)
-	defer C.free(unsafe.Pointer(cgroup))
-	var errstr [512]C.char
-	q := C.kr_committed_start(c.rk, cgroup, names, C.int(len(topics)), rows, C.int(len(r.rows)),
-		C.int(requestTimeout(ctx).Milliseconds()), &errstr[0], C.size_t(len(errstr)))
-	if q == nil {
-		return kafka.NewError(kafka.ErrInvalidArg, C.GoString(&errstr[0]), false)
-	}
-	return groupPartitions(ctx, q, C.RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT, func(tp TP, p *C.rd_kafka_topic_partition_t) error {
-		var md string
-		if p.metadata_size > 0 {
-			md = C.GoStringN((*C.char)(p.metadata), C.int(p.metadata_size))
-		}
-		return each(tp, int64(p.offset), md, kafka.ErrorCode(p.err))
-	})
 }
 
 // Commit is one AlterConsumerGroupOffsets call of group (one OffsetCommit

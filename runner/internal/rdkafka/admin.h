@@ -72,11 +72,6 @@ typedef struct kr_commit_row {
 	int32_t md_len;
 } kr_commit_row;
 
-// kr_committed_start starts a ListConsumerGroupOffsets call of group for
-// rows (NULL: all of the group's offsets), stable offsets only, and
-// returns the queue its result arrives on, or NULL with errstr set.
-rd_kafka_queue_t *kr_committed_start(rd_kafka_t *rk, const char *group, const char *names, int n_topics, const kr_commit_row *rows, int n, int timeout_ms, char *errstr, size_t errstr_size);
-
 // kr_commit_start starts an AlterConsumerGroupOffsets call of group that
 // commits rows, and returns the queue its result arrives on, or NULL with
 // errstr set.
