@@ -25,7 +25,7 @@ type UnsupportedError struct {
 }
 
 func (e *UnsupportedError) Error() string {
-	return fmt.Sprintf("property %s %s: the runner's second client (franz-go, for the group's kind and for share and streams groups) cannot connect as librdkafka would", e.Property, e.Why)
+	return fmt.Sprintf("property %s %s: the runner's second client (franz-go, for the group's kind and offsets and for share and streams groups) cannot connect as librdkafka would", e.Property, e.Why)
 }
 
 // The security protocols, as librdkafka's security.protocol names them.
