@@ -343,7 +343,9 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 			// The application may have run since the first attempt and
 			// built its internal topics again: only a run that moves the
 			// offsets deletes them.
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: not done by a retry, which cannot tell whether the application ran since its first attempt; its internal topics %s are as they are: delete them with kafka-streams-groups.sh --delete-all-internal-topics if they must go", config.Ref(config.FlagDeleteAllInternalTopics), strings.Join(res.InternalTopics.Planned, ", ")))
+			w := fmt.Sprintf("%s: not done by a retry, which cannot tell whether the application ran since its first attempt; its internal topics %s are as they are: delete them with kafka-streams-groups.sh --delete-all-internal-topics if they must go", config.Ref(config.FlagDeleteAllInternalTopics), strings.Join(res.InternalTopics.Planned, ", "))
+			res.Warnings = append(res.Warnings, w)
+			r.log.Warn(w) // after the plan's warnings were logged
 		}
 		if snap.Unmarked {
 			r.log.Info("every partition is at the plan's new offset already; nothing to do")
