@@ -170,6 +170,9 @@ func needApacheFlow(t *testing.T) *flowEnv {
 		t0 := time.Now()
 		k, err := kafkatest.StartWith(kafkatest.Options{Apache: &kafkatest.ApacheOptions{
 			Libs: libs, Nodes: 1, Host: kf.c.NodeIP(), Network: kf.c.NetNS(),
+			// A SASL_PLAINTEXT listener too, for the Strimzi scenario's
+			// SCRAM user (strimzi_test.go).
+			SASL: &kafkatest.SASLOptions{},
 		}})
 		if err != nil {
 			apacheFlowErr = fmt.Errorf("apache kafka in the cluster's namespace: %w", err)
