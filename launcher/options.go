@@ -63,6 +63,12 @@ type Options struct {
 	// NoKnative turns Knative support off: a request with spec.consumerRef
 	// fails, and the chart grants no access to Knative's resources.
 	NoKnative bool
+	// NoStrimzi turns Strimzi support off: a request with
+	// spec.kafka.clusterRef or a KafkaConnector consumerRef fails at
+	// acceptance, one that would stop a KafkaConnector fails PauseFailed
+	// before anything changes, and the chart grants no access to Strimzi's
+	// resources.
+	NoStrimzi bool
 	// NoKnativeScale turns off pausing KafkaSources through their scale
 	// subresource (the chart then grants no patch on kafkasources/scale):
 	// a request that would pause one fails PauseFailed before anything

@@ -90,6 +90,9 @@ func (r *ReplayRequestReconciler) getStrimzi(ctx context.Context, gvk schema.Gro
 // strimzi.ErrNotResolvable error fails the request; others are retried.
 func (r *ReplayRequestReconciler) acceptClusterRef(ctx context.Context, rr *v1alpha1.ReplayRequest) (*v1alpha1.ResolvedKafka, error) {
 	ref := *rr.Spec.Kafka.ClusterRef
+	if r.Options.NoStrimzi {
+		return nil, fmt.Errorf("%w: kafka.clusterRef: Strimzi support is turned off in this launcher (--strimzi=false)", strimzi.ErrNotResolvable)
+	}
 	kafka, err := r.getStrimzi(ctx, strimzi.KafkaGVK, rr.Namespace, ref.Name)
 	if err != nil {
 		return nil, err

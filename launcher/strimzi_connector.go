@@ -49,6 +49,9 @@ func connectorState(kc *unstructured.Unstructured) *string {
 
 // recordConnector records a KafkaConnector before it is stopped.
 func (r *ReplayRequestReconciler) recordConnector(ctx context.Context, ns string, c v1alpha1.ConsumerStatus) (v1alpha1.ConsumerStatus, error) {
+	if r.Options.NoStrimzi {
+		return c, errConsumer{fmt.Sprintf("consumers: KafkaConnector %s: Strimzi support is turned off in this launcher (--strimzi=false)", c.Name)}
+	}
 	kc, err := r.getConnector(ctx, ns, c.Name)
 	if apierrors.IsNotFound(err) {
 		return c, errConsumer{fmt.Sprintf("consumers: KafkaConnector %s does not exist", c.Name)}
@@ -106,6 +109,9 @@ func (r *ReplayRequestReconciler) resolveConnectorRef(ctx context.Context, rr *v
 	ref := rr.Spec.Kafka.ClusterRef
 	if ref == nil {
 		return nil, knative.Unresolvable("consumerRef: a KafkaConnector needs kafka.clusterRef")
+	}
+	if r.Options.NoStrimzi {
+		return nil, knative.Unresolvable("consumerRef: Strimzi support is turned off in this launcher (--strimzi=false)")
 	}
 	asConsumerRef := func(err error) error {
 		if errors.Is(err, strimzi.ErrNotResolvable) {

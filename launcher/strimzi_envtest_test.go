@@ -513,3 +513,39 @@ func TestEnvtestStrimziConnectorRefRefusals(t *testing.T) {
 		}
 	}
 }
+
+// With Strimzi support off (the chart's launcher.strimzi.enabled false),
+// a clusterRef, a KafkaConnector consumerRef and a KafkaConnector among
+// the consumers each fail before anything changes, saying so.
+func TestEnvtestStrimziSwitchedOff(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	opts := testOptions()
+	opts.NoStrimzi = true
+	startLauncher(t, opts, 2)
+	cluster := clusterRequest(ns, "cluster-off", "plain", "", "bob")
+	create(t, cluster)
+	if msg := waitClusterRefNotResolved(t, cluster); !strings.Contains(msg, "kafka.clusterRef: Strimzi support is turned off in this launcher (--strimzi=false)") {
+		t.Errorf("clusterRef: refusal says %q", msg)
+	}
+	connector := connectorRequest(ns, "connector-off", "sink")
+	create(t, connector)
+	if msg := waitRefused(t, connector, state.ReasonConsumerRefNotResolved); !strings.Contains(msg, "consumerRef: Strimzi support is turned off") {
+		t.Errorf("consumerRef: refusal says %q", msg)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"class": "org.example.Sink"}}}
+	u.SetGroupVersionKind(strimzi.KafkaConnectorGVK)
+	u.SetNamespace(ns)
+	u.SetName("sink")
+	create(t, u)
+	listed := consumerRequest(ns, "listed-connector", "connect-sink", v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerKafkaConnector, Name: "sink"})
+	create(t, listed)
+	cur := waitPhase(t, listed, v1alpha1.PhaseFailed)
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != state.ReasonPauseFailed || !strings.Contains(c.Message, "Strimzi support is turned off") {
+		t.Fatalf("Succeeded %+v", c)
+	}
+	if st := connectorStateOf(t, ns, "sink"); st != "(absent)" {
+		t.Fatalf("the connector's spec.state is %s", st)
+	}
+}

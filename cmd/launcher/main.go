@@ -53,6 +53,7 @@ type settings struct {
 	Knative                 bool          `envconfig:"KNATIVE" default:"true"`
 	KnativeScale            bool          `envconfig:"KNATIVE_SCALE" default:"true"`
 	KnativeNamespace        string        `envconfig:"KNATIVE_NAMESPACE" default:"knative-eventing"`
+	Strimzi                 bool          `envconfig:"STRIMZI" default:"true"`
 	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"300"`
 	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"600"`
 	// Runner container resources; empty keeps launcher.DefaultOptions'.
@@ -119,6 +120,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&s.KEDA, "keda", s.KEDA, "pause consumers scaled by KEDA through their ScaledObject; false fails requests naming a ScaledObject"+env("KEDA"))
 	fs.BoolVar(&s.Knative, "knative", s.Knative, "resolve spec.consumerRef (KafkaSource, Trigger, Subscription); false fails requests with a consumerRef"+env("KNATIVE"))
 	fs.BoolVar(&s.KnativeScale, "knative-scale", s.KnativeScale, "pause a KafkaSource through its scale subresource; false fails requests that would pause one"+env("KNATIVE_SCALE"))
+	fs.BoolVar(&s.Strimzi, "strimzi", s.Strimzi, "resolve spec.kafka.clusterRef and KafkaConnector consumerRefs, and stop KafkaConnectors named in spec.consumers; false fails those requests"+env("STRIMZI"))
 	fs.StringVar(&s.KnativeNamespace, "knative-namespace", s.KnativeNamespace, "Knative Eventing's namespace, where kafka-channel-config and config-kafka-features are read"+env("KNATIVE_NAMESPACE"))
 	fs.IntVar(&s.Workers, "workers", s.Workers, "requests reconciled concurrently"+env("WORKERS"))
 	fs.Float64Var(&s.KubeAPIQPS, "kube-api-qps", s.KubeAPIQPS, "client-side rate limit of Kubernetes API calls per second"+env("KUBE_API_QPS"))
@@ -155,6 +157,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.NoKnative = !s.Knative
 	c.opts.NoKnativeScale = !s.KnativeScale
 	c.opts.KnativeNamespace = s.KnativeNamespace
+	c.opts.NoStrimzi = !s.Strimzi
 	c.opts.Resources = runnerResources(s, defaults.Resources)
 	return c, nil
 }

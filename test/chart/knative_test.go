@@ -14,14 +14,7 @@ import (
 // out that one rule, enabled false every Knative rule and only those, and
 // the launcher is told each.
 func TestRenderKnativeSwitch(t *testing.T) {
-	rules := func(t *testing.T, extra ...string) ([]rbacv1.PolicyRule, []string) {
-		objs := render(t, extra...)
-		var cr rbacv1.ClusterRole
-		into(t, launcherRole(t, objs, "ClusterRole"), &cr)
-		var dep appsv1.Deployment
-		into(t, one(t, objs, "Deployment"), &dep)
-		return cr.Rules, dep.Spec.Template.Spec.Containers[0].Args
-	}
+	rules := launcherRulesAndArgs
 	knativeGroups := []string{"sources.knative.dev", "eventing.knative.dev", "messaging.knative.dev"}
 	isKnative := func(r rbacv1.PolicyRule) bool {
 		return slices.ContainsFunc(r.APIGroups, func(g string) bool { return slices.Contains(knativeGroups, g) }) ||
@@ -62,4 +55,15 @@ func TestRenderKnativeSwitch(t *testing.T) {
 	if want := slices.DeleteFunc(slices.Clone(on), isKnative); len(want) != len(off) {
 		t.Fatalf("knative off changed other rules: %d, want %d", len(off), len(want))
 	}
+}
+
+// launcherRulesAndArgs renders the chart with extra and returns the
+// launcher's ClusterRole rules and its arguments.
+func launcherRulesAndArgs(t *testing.T, extra ...string) ([]rbacv1.PolicyRule, []string) {
+	objs := render(t, extra...)
+	var cr rbacv1.ClusterRole
+	into(t, launcherRole(t, objs, "ClusterRole"), &cr)
+	var dep appsv1.Deployment
+	into(t, one(t, objs, "Deployment"), &dep)
+	return cr.Rules, dep.Spec.Template.Spec.Containers[0].Args
 }

@@ -1,0 +1,37 @@
+package chart
+
+import (
+	"slices"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// launcher.strimzi: on by default, the ClusterRole grants get on Strimzi's
+// kinds and patch on kafkaconnectors only; enabled false leaves out every
+// Strimzi rule and only those, and the launcher is told.
+func TestRenderStrimziSwitch(t *testing.T) {
+	render2 := launcherRulesAndArgs
+	isStrimzi := func(r rbacv1.PolicyRule) bool { return slices.Contains(r.APIGroups, "kafka.strimzi.io") }
+	on, onArgs := render2(t)
+	for _, want := range []string{"kafkas", "kafkausers", "kafkaconnects", "kafkaconnectors"} {
+		if !slices.ContainsFunc(on, func(r rbacv1.PolicyRule) bool { return isStrimzi(r) && slices.Contains(r.Resources, want) }) {
+			t.Errorf("default: no rule for %s", want)
+		}
+	}
+	for _, r := range on {
+		if isStrimzi(r) && slices.Contains(r.Verbs, "patch") && !slices.Equal(r.Resources, []string{"kafkaconnectors"}) {
+			t.Errorf("a Strimzi rule patches more than kafkaconnectors: %+v", r)
+		}
+	}
+	if !slices.Contains(onArgs, "--strimzi=true") {
+		t.Fatalf("default args %v", onArgs)
+	}
+	off, offArgs := render2(t, "--set", "launcher.strimzi.enabled=false")
+	if slices.ContainsFunc(off, isStrimzi) || !slices.Contains(offArgs, "--strimzi=false") {
+		t.Fatalf("strimzi off: rules %+v, args %v", off, offArgs)
+	}
+	if want := slices.DeleteFunc(slices.Clone(on), isStrimzi); len(want) != len(off) {
+		t.Fatalf("strimzi off changed other rules: %d, want %d", len(off), len(want))
+	}
+}
