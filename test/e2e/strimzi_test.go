@@ -182,7 +182,7 @@ spec:
 	if rk == nil || rk.ClusterID != md.Cluster || rk.BootstrapServers != scram || rk.PropertiesDigest == "" {
 		t.Fatalf("status.resolvedKafka = %+v", rk)
 	}
-	job := f.recordedJob(t, ctx, ns, "rewind-sink")
+	job := f.recordedJob(t, ctx, ns, rr.Status.JobName)
 	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 		if e.Name == config.EnvPropertiesDigest && e.Value != rk.PropertiesDigest {
 			t.Errorf("the Job's %s %q is not status.resolvedKafka.propertiesDigest %q", e.Name, e.Value, rk.PropertiesDigest)
