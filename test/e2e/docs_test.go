@@ -47,6 +47,7 @@ var docSections = []struct{ file, heading string }{
 	{"README.md", "## On Kubernetes: three ways to start a replay"},
 	{"docs/usage.md", "## 1. A ReplayRequest"},
 	{"docs/usage.md", "## 2. A runbook: kubectl create job --from=cronjob"},
+	{"docs/kubectl-replay.md", "## The verbs"},
 	{"docs/kubectl-replay.md", "## `groups`: what is in Kafka"},
 }
 
