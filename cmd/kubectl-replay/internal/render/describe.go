@@ -102,7 +102,7 @@ func Describe(p Palette, d Description) string {
 	}
 	field("Job", rr.Status.JobName)
 	if rr.Status.UndoCommand != "" {
-		field("Undo with", "kubectl replay undo "+rr.Name)
+		field("Undo with", ReplayCommand("undo", rr.Name, rr.Namespace))
 	}
 
 	if len(rr.Status.Conditions) > 0 {
