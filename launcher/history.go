@@ -182,12 +182,46 @@ func pruneHistory(ctx context.Context, c client.Client, rec recorder.EventRecord
 
 // podsOfJob lists a Job's pods from the cache, by the controller-uid label the
 // Job controller puts on them.
-func podsOfJob(ctx context.Context, c client.Client, job *batchv1.Job) ([]corev1.Pod, error) {
+func podsOfJob(ctx context.Context, c client.Reader, job *batchv1.Job) ([]corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := c.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
 		return nil, fmt.Errorf("list pods of Job %s: %w", job.Name, err)
 	}
 	return pods.Items, nil
+}
+
+// settledPods are the pods of a finished Job, read again past the cache
+// (reader) when the cache may not have them all yet. The Job and its pods
+// come from two watches with no order between them, so the Job's finish can
+// reach the cache before its last attempt's pod, or before that pod's end:
+// an outcome from such a cache would miss the attempt that decides it (a
+// later attempt that committed, or one that says nothing changed). The Job
+// controller counts an attempt (status.failed, status.succeeded) only after
+// its pod has ended, so when the cache shows fewer ended pods than the Job
+// counts, or a pod not yet ended, the API server's list is the one to
+// judge by; a counted pod missing there too is gone (MergeAttempts says
+// so).
+func settledPods(ctx context.Context, reader client.Reader, job *batchv1.Job, pods []corev1.Pod) ([]corev1.Pod, error) {
+	if !podsBehind(job, pods) {
+		return pods, nil
+	}
+	return podsOfJob(ctx, reader, job)
+}
+
+// podsBehind reports whether a finished Job's pods, as listed, may be behind
+// the Job: fewer of them ended than the Job counts, or one not ended yet. It
+// is pure.
+func podsBehind(job *batchv1.Job, pods []corev1.Pod) bool {
+	ended := 0
+	for i := range pods {
+		switch pods[i].Status.Phase {
+		case corev1.PodSucceeded, corev1.PodFailed:
+			ended++
+		default:
+			return true
+		}
+	}
+	return ended < int(job.Status.Failed+job.Status.Succeeded)
 }
 
 // resultGraceLeft says how long to wait for a pod's termination state when a

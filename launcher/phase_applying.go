@@ -315,6 +315,9 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 	}
 	if finished, _, _ := state.JobFinished(job); finished {
 		r.logReads.forget(pods)
+		if pods, err = settledPods(ctx, r.APIReader, job, pods); err != nil {
+			return false, err
+		}
 		o := record.JobOutcome(job, pods)
 		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
 			// The pod's last state is not in the cache yet; its event will

@@ -105,6 +105,9 @@ func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Requ
 	if !finished {
 		return r.bound(ctx, &job, pods, now)
 	}
+	if pods, err = settledPods(ctx, r.APIReader, &job, pods); err != nil {
+		return reconcile.Result{}, err
+	}
 	o := record.JobOutcome(&job, pods)
 	if wait := resultGraceLeft(o, r.Options.PodResultGrace, now); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil

@@ -162,8 +162,9 @@ func Attempt(ctx context.Context, c client.Client, logs *RunnerLogs, job *batchv
 }
 
 // FinishJob plays the Job controller marking a Job finished: Complete, or
-// Failed with failReason. It retries on conflicts with the launcher's own
-// writes until ctx ends.
+// Failed with failReason, with its ended attempts counted in status (failed,
+// succeeded) as the Job controller counts them. It retries on conflicts with
+// the launcher's own writes until ctx ends.
 func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, failReason string) error {
 	for {
 		var cur batchv1.Job
@@ -174,6 +175,23 @@ func FinishJob(ctx context.Context, c client.Client, job *batchv1.Job, failReaso
 			} else {
 				Fail(&cur, failReason, time.Now())
 			}
+			// The Job controller counts every attempt whose pod ended
+			// before it marks the Job finished: the launcher judges by
+			// those counts whether its cache has all the attempts.
+			var pods corev1.PodList
+			if err = c.List(ctx, &pods, client.InNamespace(cur.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(cur.UID)}); err != nil {
+				return fmt.Errorf("list pods of Job %s: %w", job.Name, err)
+			}
+			var failed, succeeded int32
+			for _, p := range pods.Items {
+				switch p.Status.Phase {
+				case corev1.PodFailed:
+					failed++
+				case corev1.PodSucceeded:
+					succeeded++
+				}
+			}
+			cur.Status.Failed, cur.Status.Succeeded = max(cur.Status.Failed, failed), max(cur.Status.Succeeded, succeeded)
 			if err = c.Status().Update(ctx, &cur); err == nil {
 				return nil
 			}
