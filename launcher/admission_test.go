@@ -135,6 +135,16 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 		{"deadline zero", []edit{{"runner", map[string]any{"activeDeadlineSeconds": 0}}}, "spec.runner.activeDeadlineSeconds", "greater than or equal to 1"},
 		{"service account bad name", []edit{{"runner", map[string]any{"serviceAccountName": "Bad Name"}}}, "spec.runner.serviceAccountName", "should match"},
 		{"unknown field", []edit{{"replayEverything", true}}, "spec.replayEverything", "unknown field"},
+		// Many groups in one request (issue 30): the API is there, the
+		// launcher is not, so the API server refuses it.
+		{"groups not built yet", []edit{{"group", nil}, {"groups", []any{"a", "b"}}}, "spec", "are not built yet"},
+		{"groupSelector not built yet", []edit{{"group", nil}, {"groupSelector", map[string]any{"include": []any{map[string]any{"prefix": "team-"}}}}}, "spec", "are not built yet"},
+		{"group and groups", []edit{{"groups", []any{"a"}}}, "spec", "exactly one of group, groups and groupSelector"},
+		{"continueOnError with one group", []edit{{"continueOnError", true}}, "spec.continueOnError", "only applies to a request over several groups"},
+		{"group pattern with prefix and regex", []edit{{"group", nil}, {"groupSelector", map[string]any{"include": []any{map[string]any{"prefix": "a", "regex": "b.*"}}}}}, "spec.groupSelector.include[0]", "exactly one of prefix and regex"},
+		{"groupSelector without include", []edit{{"group", nil}, {"groupSelector", map[string]any{"include": []any{}}}}, "spec.groupSelector.include", "at least 1 items"},
+		{"groups listed twice", []edit{{"group", nil}, {"groups", []any{"a", "a"}}}, "spec.groups[1]", "Duplicate value"},
+		{"groups over 500", []edit{{"group", nil}, {"groups", manyGroups(501)}}, "spec.groups", "at most 500 items"},
 	}
 	if len(cases) < 25 {
 		t.Fatalf("only %d cases", len(cases))
@@ -287,4 +297,13 @@ func TestEnvtestOffsetsBound(t *testing.T) {
 	if err := launcher.ValidateSpec(&tooMany.Spec); err == nil {
 		t.Fatal("ValidateSpec lets through offsets too large for the annotation")
 	}
+}
+
+// manyGroups is n distinct group names.
+func manyGroups(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("team-%04d", i)
+	}
+	return out
 }

@@ -43,7 +43,10 @@ type ReplayRequest struct {
 // ReplayRequestSpec is the desired replay.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.target.fromGroup) || !has(self.group) || self.target.fromGroup != self.group",message="target.fromGroup must name a different group than group",fieldPath=".target.fromGroup"
-// +kubebuilder:validation:XValidation:rule="has(self.consumerRef) || (has(self.kafka) && has(self.group))",message="set kafka and group, or consumerRef to take them from a Knative resource or a KafkaConnector"
+// +kubebuilder:validation:XValidation:rule="has(self.consumerRef) || (has(self.kafka) && (has(self.group) || has(self.groups) || has(self.groupSelector)))",message="set kafka and group, or consumerRef to take them from a Knative resource or a KafkaConnector"
+// +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.groups) ? 1 : 0) + (has(self.groupSelector) ? 1 : 0) <= 1",message="set exactly one of group, groups and groupSelector"
+// +kubebuilder:validation:XValidation:rule="!has(self.groups) && !has(self.groupSelector)",message="groups and groupSelector (many groups in one request) are not built yet, so the API refuses them rather than accept what the launcher cannot run: create one ReplayRequest per group, or run the runner with --group repeated or --all-groups (docs/groups.md)"
+// +kubebuilder:validation:XValidation:rule="!has(self.continueOnError) || !self.continueOnError || has(self.groups) || has(self.groupSelector)",message="continueOnError only applies to a request over several groups (groups or groupSelector)",fieldPath=".continueOnError"
 // +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || (!has(self.group) && (!has(self.topics) || size(self.topics) == 0))",message="consumerRef replaces group and topics: the launcher resolves them from the resource it names, so leave them out",fieldPath=".consumerRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || self.consumerRef.kind == 'KafkaConnector' || !has(self.kafka)",message="a Knative consumerRef replaces kafka: the launcher resolves the servers and the Secret from the Knative resource, so leave kafka out",fieldPath=".consumerRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || self.consumerRef.kind != 'KafkaConnector' || (has(self.kafka) && has(self.kafka.clusterRef))",message="a KafkaConnector consumerRef needs kafka.clusterRef: the Strimzi Kafka its KafkaConnect connects to, and the KafkaUser to replay as",fieldPath=".consumerRef"
@@ -190,6 +193,74 @@ type ReplayRequestSpec struct {
 	// kind found.
 	// +optional
 	GroupType GroupType `json:"groupType,omitempty"`
+
+	// groups names several consumer groups, each replayed on its own (its
+	// own lock, run ID, record, undo and pause) under one plan and one
+	// approval, instead of group. NOT BUILT YET: the API refuses a request
+	// that sets it (docs/groups.md).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=500
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	Groups []string `json:"groups,omitempty"`
+
+	// groupSelector chooses the groups by name instead of group or groups,
+	// resolved once, when the request is accepted, into a list that status
+	// shows; groups that appear later are not added. NOT BUILT YET: the
+	// API refuses a request that sets it (docs/groups.md).
+	// +optional
+	GroupSelector *GroupSelector `json:"groupSelector,omitempty"`
+
+	// continueOnError, with groups or groupSelector, goes on to the next
+	// group after one failed; when false (the default) the first failed
+	// group stops the request, and the groups after it are not attempted.
+	// +optional
+	ContinueOnError bool `json:"continueOnError,omitempty"`
+}
+
+// GroupSelector chooses consumer groups by name: those matching an
+// include and no exclude, and, with withOffsetsOn, only those with
+// committed offsets on one of those topics.
+type GroupSelector struct {
+	// include chooses every group that matches one of these.
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=50
+	Include []GroupPattern `json:"include"`
+
+	// exclude leaves out every chosen group that matches one of these.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	Exclude []GroupPattern `json:"exclude,omitempty"`
+
+	// withOffsetsOn keeps only the groups with committed offsets on at
+	// least one of these topics.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=249
+	WithOffsetsOn []string `json:"withOffsetsOn,omitempty"`
+}
+
+// GroupPattern matches group names: by prefix, or by a regular
+// expression (RE2 syntax, matched against the whole name).
+// +kubebuilder:validation:XValidation:rule="has(self.prefix) != has(self.regex)",message="set exactly one of prefix and regex"
+type GroupPattern struct {
+	// prefix matches the groups whose name starts with it.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	Prefix string `json:"prefix,omitempty"`
+
+	// regex matches the groups whose whole name it matches.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Regex string `json:"regex,omitempty"`
 }
 
 // CommitMode is how the runner commits (runner/config's CommitMode*).
