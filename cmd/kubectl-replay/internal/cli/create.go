@@ -46,7 +46,12 @@ the runner's target grammar:
   group:<other group>                    spec.target.fromGroup
 
 latest and a positive shift skip messages the consumers never handled and need
---allow-skip. -o yaml prints the request without creating it.`,
+--allow-skip. -o yaml prints the request without creating it.
+
+Several groups: --group repeated, or --group-include (with --group-exclude and
+--group-with-offsets-on) to select them by name when the request is accepted.
+Each group is moved by a child request of its own (its own lock, run ID,
+record and undo), under one plan and one approval of this request.`,
 		Example: `  # Rewind orders-service's offsets on orders partitions 0 and 1 to 09:30 CET
   kubectl replay create orders-rewind -n shop --bootstrap-servers kafka-0.kafka:9092 \
     --group orders-service --topic orders:0,1 --to time:2026-03-01T09:30:00+01:00 --wait
@@ -54,6 +59,14 @@ latest and a positive shift skip messages the consumers never handled and need
   # Plan, review, then apply: pause the consumers meanwhile
   kubectl replay create orders-rewind --bootstrap-servers kafka:9092 --group orders-service \
     --to ago:2h --approval Manual --consumers deploy/orders --wait-for-empty 5m --wait
+
+  # Three groups, one plan, one approval; go on past a failed group
+  kubectl replay create incident-42 --bootstrap-servers kafka:9092 --group billing \
+    --group audit --group search --to time:2026-03-01T09:30:00Z --approval Manual --continue-on-error
+
+  # Every group of team X reading orders, but the canary
+  kubectl replay create incident-43 --bootstrap-servers kafka:9092 --group-include team-x- \
+    --group-exclude regex:.*-canary --group-with-offsets-on orders --to ago:2h --approval Manual
 
   # Print the request for Git instead of creating it
   kubectl replay create orders-rewind --bootstrap-servers kafka:9092 --group orders-service \
@@ -107,7 +120,11 @@ latest and a positive shift skip messages the consumers never handled and need
 	f.StringVar(&o.BootstrapServers, request.FlagBootstrapServers, "", "Kafka bootstrap servers, host:port[,host:port...] (spec.kafka.bootstrapServers)")
 	f.StringVar(&o.ConfigMap, request.FlagConfigMap, "", "ConfigMap of librdkafka properties in the namespace (spec.kafka.configMapRef)")
 	f.StringVar(&o.Secret, request.FlagSecret, "", "Secret of credential properties in the namespace (spec.kafka.secretRef)")
-	f.StringVar(&o.Group, request.FlagGroup, "", "consumer group to move (spec.group)")
+	f.StringArrayVar(&o.Groups, request.FlagGroup, nil, "consumer group to move (spec.group); repeat it for several, each moved on its own under one plan and one approval (spec.groups)")
+	f.StringArrayVar(&o.GroupInclude, request.FlagGroupInclude, nil, "instead of --group, every group whose name starts with this prefix, or matches regex:RE (RE2, the whole name); repeatable; resolved once, when the request is accepted (spec.groupSelector.include)")
+	f.StringArrayVar(&o.GroupExclude, request.FlagGroupExclude, nil, "with --group-include, leave out the groups with this prefix or matching regex:RE; repeatable (spec.groupSelector.exclude)")
+	f.StringArrayVar(&o.GroupWithOffsetsOn, request.FlagGroupWithOffsetsOn, nil, "with --group-include, keep only the groups with committed offsets on this topic (or another given); repeatable (spec.groupSelector.withOffsetsOn)")
+	f.BoolVar(&o.ContinueOnError, request.FlagContinueOnError, false, "with several groups, go on to the next group after one failed; by default the first failure stops the groups not yet started (spec.continueOnError)")
 	f.StringVar(&o.GroupType, request.FlagGroupType, "", "the kind of group it must be: Classic, Consumer, Share or Streams; any other kind is refused before anything is planned; Auto (default) resets it as the kind it is (spec.groupType)")
 	f.StringArrayVar(&o.Topics, request.FlagTopic, nil, "topic, or topic:partitions such as orders:0,1 or orders:0-3; repeatable; none means every topic the group committed (spec.topics)")
 	f.StringVar(&o.To, request.FlagTo, "", "target, in the runner's grammar (spec.target; see above)")

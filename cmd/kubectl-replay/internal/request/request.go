@@ -47,6 +47,21 @@ const (
 	FlagServiceAccount         = "service-account"           // spec.runner.serviceAccountName
 	FlagActiveDeadline         = "active-deadline"           // spec.runner.activeDeadlineSeconds
 	FlagGroupType              = config.FlagGroupType        // spec.groupType
+	// --group given more than once is spec.groups, as the runner and
+	// Kafka's tool take it; the selector has no runner flag (the runner
+	// takes --all-groups, the launcher a selector), so its flags are
+	// named after the field, under --group.
+	FlagGroupInclude       = "group-include"            // spec.groupSelector.include
+	FlagGroupExclude       = "group-exclude"            // spec.groupSelector.exclude
+	FlagGroupWithOffsetsOn = "group-with-offsets-on"    // spec.groupSelector.withOffsetsOn
+	FlagContinueOnError    = config.FlagContinueOnError // spec.continueOnError
+)
+
+// The API's bounds on a request over several groups (launcher/api).
+const (
+	maxGroups        = 500
+	maxGroupPatterns = 50
+	maxOffsetsTopics = 100
 )
 
 // Options are the flags of `kubectl replay create`, as typed.
@@ -57,15 +72,22 @@ type Options struct {
 	BootstrapServers string
 	ConfigMap        string
 	Secret           string
-	Group            string
-	GroupType        string
-	Topics           []string
-	To               string
-	DryRun           bool
-	Approval         string
-	ApprovalTimeout  time.Duration
-	WaitForEmpty     time.Duration
-	Consumers        []string
+	// Groups are --group as given: one is spec.group, more spec.groups.
+	Groups []string
+	// GroupInclude, GroupExclude and GroupWithOffsetsOn are the
+	// selector's flags (spec.groupSelector), instead of --group.
+	GroupInclude       []string
+	GroupExclude       []string
+	GroupWithOffsetsOn []string
+	ContinueOnError    bool
+	GroupType          string
+	Topics             []string
+	To                 string
+	DryRun             bool
+	Approval           string
+	ApprovalTimeout    time.Duration
+	WaitForEmpty       time.Duration
+	Consumers          []string
 	// ConsumerRef is a Knative KIND/NAME whose group is replayed.
 	ConsumerRef string
 	// Cluster is a Strimzi KAFKA/LISTENER; User a KafkaUser of it.
@@ -115,7 +137,7 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		for _, f := range []struct {
 			flag  string
 			given bool
-		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, o.Group != ""}, {FlagTopic, len(o.Topics) > 0}} {
+		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, len(o.Groups) > 0}, {FlagGroupInclude, len(o.GroupInclude) > 0}, {FlagTopic, len(o.Topics) > 0}} {
 			if f.given {
 				add(f.flag, fmt.Errorf("must not be given with --%s %s, which takes it from the connector, or from --%s", FlagConsumerRef, o.ConsumerRef, FlagCluster))
 			}
@@ -128,7 +150,7 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		for _, f := range []struct {
 			flag  string
 			given bool
-		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, o.Group != ""}, {FlagTopic, len(o.Topics) > 0}, {FlagCluster, o.Cluster != ""}, {FlagUser, o.User != ""}} {
+		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, len(o.Groups) > 0}, {FlagGroupInclude, len(o.GroupInclude) > 0}, {FlagTopic, len(o.Topics) > 0}, {FlagCluster, o.Cluster != ""}, {FlagUser, o.User != ""}} {
 			if f.given {
 				add(f.flag, fmt.Errorf("must not be given with --%s, which takes it from the Knative resource", FlagConsumerRef))
 			}
@@ -152,10 +174,16 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		} else if o.BootstrapServers != "" {
 			add(FlagBootstrapServers, config.ValidateBootstrapServers(o.BootstrapServers))
 		}
-		if o.Group == "" {
-			add(FlagGroup, fmt.Errorf("is required (or --%s): the consumer group to move", FlagConsumerRef))
-		} else {
-			add(FlagGroup, config.ValidateGroup(o.Group))
+		groups(o, spec, add)
+	}
+	if spec.Group == "" && len(spec.Groups) == 0 && spec.GroupSelector == nil {
+		// A consumerRef's group, or none given: the selector's other
+		// flags and continueOnError have nothing to apply to.
+		if len(o.GroupExclude) > 0 || len(o.GroupWithOffsetsOn) > 0 {
+			add(FlagGroupInclude, fmt.Errorf("is required with --%s and --%s: the groups they narrow", FlagGroupExclude, FlagGroupWithOffsetsOn))
+		}
+		if o.ContinueOnError {
+			add(FlagContinueOnError, fmt.Errorf("applies to a request over several groups (--%s given more than once, or --%s)", FlagGroup, FlagGroupInclude))
 		}
 	}
 	spec.Kafka.BootstrapServers = o.BootstrapServers
@@ -167,7 +195,6 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		add(FlagSecret, objectName(o.Secret))
 		spec.Kafka.SecretRef = &v1alpha1.LocalObjectReference{Name: o.Secret}
 	}
-	spec.Group = o.Group
 	if o.GroupType != "" {
 		if !slices.Contains(config.GroupTypes, o.GroupType) {
 			add(FlagGroupType, fmt.Errorf("%q is not one of %s", o.GroupType, strings.Join(config.GroupTypes, ", ")))
@@ -186,8 +213,12 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		add(FlagTo, err)
 		spec.Target = t
 	}
-	if spec.Target.FromGroup != nil && o.Group != "" && *spec.Target.FromGroup == o.Group {
-		add(FlagTo, fmt.Errorf("group:%s names the group being moved; copy from another group", o.Group))
+	if spec.Target.FromGroup != nil && slices.Contains(o.Groups, *spec.Target.FromGroup) {
+		which := "the group"
+		if len(o.Groups) > 1 {
+			which = "one of the groups"
+		}
+		add(FlagTo, fmt.Errorf("group:%s names %s being moved; copy from another group", *spec.Target.FromGroup, which))
 	}
 	if len(spec.Target.Offsets) > 0 && len(spec.Topics) > 0 {
 		add(FlagTopic, errors.New("must not be given with --to file:, whose offsets already choose the partitions"))
@@ -267,6 +298,103 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		return nil, err
 	}
 	return rr, nil
+}
+
+// groups maps --group (once: spec.group; more: spec.groups), the
+// selector's flags (spec.groupSelector) and --continue-on-error.
+func groups(o Options, spec *v1alpha1.ReplayRequestSpec, add func(string, error)) {
+	selecting := len(o.GroupInclude) > 0 || len(o.GroupExclude) > 0 || len(o.GroupWithOffsetsOn) > 0
+	switch {
+	case len(o.Groups) > 0 && selecting:
+		add(FlagGroup, fmt.Errorf("conflicts with --%s, --%s and --%s: name the groups, or select them", FlagGroupInclude, FlagGroupExclude, FlagGroupWithOffsetsOn))
+		return
+	case len(o.Groups) == 0 && !selecting:
+		add(FlagGroup, fmt.Errorf("is required (or --%s, or --%s): the consumer group to move; repeat it for several", FlagGroupInclude, FlagConsumerRef))
+		return
+	case len(o.Groups) == 1:
+		add(FlagGroup, config.ValidateGroup(o.Groups[0]))
+		spec.Group = o.Groups[0]
+		if o.ContinueOnError {
+			add(FlagContinueOnError, fmt.Errorf("applies to a request over several groups; this one has one --%s", FlagGroup))
+		}
+		return
+	case len(o.Groups) > maxGroups:
+		add(FlagGroup, fmt.Errorf("given %d times; a request takes at most %d groups: split it into several requests", len(o.Groups), maxGroups))
+	}
+	seen := map[string]bool{}
+	for _, g := range o.Groups {
+		if err := config.ValidateGroup(g); err != nil {
+			add(FlagGroup, fmt.Errorf("%q: %w", g, err))
+		} else if seen[g] {
+			add(FlagGroup, fmt.Errorf("%q is given twice", g))
+		}
+		seen[g] = true
+	}
+	spec.Groups = o.Groups
+	spec.ContinueOnError = o.ContinueOnError
+	if !selecting {
+		return
+	}
+	sel := &v1alpha1.GroupSelector{}
+	if len(o.GroupInclude) == 0 {
+		add(FlagGroupInclude, fmt.Errorf("is required with --%s and --%s: the groups they narrow", FlagGroupExclude, FlagGroupWithOffsetsOn))
+	}
+	for _, f := range []struct {
+		flag string
+		in   []string
+		out  *[]v1alpha1.GroupPattern
+	}{{FlagGroupInclude, o.GroupInclude, &sel.Include}, {FlagGroupExclude, o.GroupExclude, &sel.Exclude}} {
+		if len(f.in) > maxGroupPatterns {
+			add(f.flag, fmt.Errorf("given %d times; a request takes at most %d", len(f.in), maxGroupPatterns))
+		}
+		for _, s := range f.in {
+			p, err := GroupPattern(s)
+			add(f.flag, err)
+			*f.out = append(*f.out, p)
+		}
+	}
+	if len(o.GroupWithOffsetsOn) > maxOffsetsTopics {
+		add(FlagGroupWithOffsetsOn, fmt.Errorf("given %d times; a request takes at most %d topics", len(o.GroupWithOffsetsOn), maxOffsetsTopics))
+	}
+	seen = map[string]bool{}
+	for _, t := range o.GroupWithOffsetsOn {
+		if err := config.ValidateTopic(t); err != nil {
+			add(FlagGroupWithOffsetsOn, err)
+		} else if seen[t] {
+			add(FlagGroupWithOffsetsOn, fmt.Errorf("%q is given twice", t))
+		}
+		seen[t] = true
+	}
+	sel.WithOffsetsOn = o.GroupWithOffsetsOn
+	spec.GroupSelector = sel
+}
+
+// GroupPattern maps one --group-include or --group-exclude value onto a
+// spec.groupSelector pattern: regex:RE is a regular expression (RE2, as
+// Go and the launcher read it) of the whole name; prefix:P, or any other
+// value, a prefix. prefix: is there for a prefix that itself starts with
+// "regex:".
+func GroupPattern(s string) (v1alpha1.GroupPattern, error) {
+	if re, ok := strings.CutPrefix(s, "regex:"); ok {
+		switch {
+		case re == "":
+			return v1alpha1.GroupPattern{}, fmt.Errorf("%q: the regular expression is empty", s)
+		case len(re) > 1024:
+			return v1alpha1.GroupPattern{}, fmt.Errorf("the regular expression is %d bytes; at most 1024", len(re))
+		}
+		if _, err := regexp.Compile(`^(?:` + re + `)$`); err != nil {
+			return v1alpha1.GroupPattern{}, fmt.Errorf("%q is not a regular expression (RE2): %w", re, err)
+		}
+		return v1alpha1.GroupPattern{Regex: re}, nil
+	}
+	prefix := strings.TrimPrefix(s, "prefix:")
+	if prefix == "" {
+		return v1alpha1.GroupPattern{}, fmt.Errorf("%q: the prefix is empty", s)
+	}
+	if err := config.ValidateGroup(prefix); err != nil {
+		return v1alpha1.GroupPattern{}, fmt.Errorf("prefix %q: %w", prefix, err)
+	}
+	return v1alpha1.GroupPattern{Prefix: prefix}, nil
 }
 
 // CommitMode checks a --commit-mode value against the runner's modes

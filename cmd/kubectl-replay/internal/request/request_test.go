@@ -97,7 +97,7 @@ func mustYAML(t *testing.T, v any) string {
 }
 
 func base() Options {
-	return Options{Name: "orders-rewind", Namespace: "shop", BootstrapServers: "kafka-0.kafka:9092", Group: "orders-service", To: "shift:-100"}
+	return Options{Name: "orders-rewind", Namespace: "shop", BootstrapServers: "kafka-0.kafka:9092", Groups: []string{"orders-service"}, To: "shift:-100"}
 }
 
 // Every flag lands on its one spec field.
@@ -165,6 +165,54 @@ status: {}
 	}
 }
 
+// --group once is spec.group, the request of one group as it always was
+// (its spec digest and run ID unchanged); more than once spec.groups, in
+// the order given; the selector's flags spec.groupSelector.
+func TestBuildGroups(t *testing.T) {
+	one, err := Build(base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Spec.Group != "orders-service" || one.Spec.Groups != nil || one.Spec.GroupSelector != nil || one.Spec.ContinueOnError {
+		t.Errorf("one --group: %+v", one.Spec)
+	}
+
+	o := base()
+	o.Groups = []string{"billing", "audit", "search"}
+	o.ContinueOnError = true
+	several, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustYAML(t, several.Spec); !strings.Contains(got, "continueOnError: true\ngroups:\n- billing\n- audit\n- search\n") || several.Spec.Group != "" {
+		t.Errorf("three --group:\n%s", got)
+	}
+
+	o = base()
+	o.Groups = nil
+	o.GroupInclude = []string{"orders-", "regex:team-[a-z]+-v[0-9]", "prefix:regex:odd"}
+	o.GroupExclude = []string{"orders-canary"}
+	o.GroupWithOffsetsOn = []string{"orders", "payments"}
+	sel, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `groupSelector:
+  exclude:
+  - prefix: orders-canary
+  include:
+  - prefix: orders-
+  - regex: team-[a-z]+-v[0-9]
+  - prefix: regex:odd
+  withOffsetsOn:
+  - orders
+  - payments
+`
+	if got := mustYAML(t, sel.Spec); !strings.Contains(got, want) || sel.Spec.Group != "" || sel.Spec.Groups != nil {
+		t.Errorf("a selector:\n%s\nwant it to hold\n%s", got, want)
+	}
+}
+
 func TestBuildConsumerRef(t *testing.T) {
 	rr, err := Build(Options{Name: "r", ConsumerRef: "kafkasource/orders", To: "ago:1h"})
 	if err != nil {
@@ -206,7 +254,7 @@ func TestBuildClusterRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := v1alpha1.StrimziClusterRef{Name: "my-cluster", Listener: "tls", User: "my-user"}
-	if ref := rr.Spec.Kafka.ClusterRef; ref == nil || *ref != want || rr.Spec.Kafka.BootstrapServers != "" || rr.Spec.Group != o.Group {
+	if ref := rr.Spec.Kafka.ClusterRef; ref == nil || *ref != want || rr.Spec.Kafka.BootstrapServers != "" || rr.Spec.Group != o.Groups[0] {
 		t.Errorf("spec = %+v", rr.Spec)
 	}
 }
@@ -221,7 +269,7 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 		{"nothing", func(o *Options) { *o = Options{Name: "x"} }, []string{"--bootstrap-servers: is required", "--group: is required", "--to: is required"}},
 		{"bad name", func(o *Options) { o.Name = "Orders_Rewind" }, []string{"NAME \"Orders_Rewind\""}},
 		{"bad servers", func(o *Options) { o.BootstrapServers = "kafka" }, []string{"--bootstrap-servers:"}},
-		{"bad group", func(o *Options) { o.Group = " orders" }, []string{"--group:"}},
+		{"bad group", func(o *Options) { o.Groups = []string{" orders"} }, []string{"--group:"}},
 		{"bad topic", func(o *Options) { o.Topics = []string{"or ders"} }, []string{"--topic:"}},
 		{"bad partitions", func(o *Options) { o.Topics = []string{"orders:x"} }, []string{"--topic:"}},
 		{"bad target", func(o *Options) { o.To = "time:2026-03-01" }, []string{"--to:"}},
@@ -249,11 +297,37 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 		{"bad user", func(o *Options) { o.BootstrapServers, o.Cluster, o.User = "", "c/tls", "U_1" }, []string{"--cluster: --user:"}},
 		{"consumer-ref with cluster", func(o *Options) {
 			o.ConsumerRef, o.Cluster = "trigger/t", "c/tls"
-			o.Group, o.BootstrapServers = "", ""
+			o.Groups, o.BootstrapServers = nil, ""
 		}, []string{"--cluster: must not be given with --consumer-ref"}},
-		{"connector without cluster", func(o *Options) { o.ConsumerRef = "kctr/sink"; o.Group, o.BootstrapServers = "", "" }, []string{"--cluster: is required with --consumer-ref kctr/sink"}},
+		{"connector without cluster", func(o *Options) { o.ConsumerRef = "kctr/sink"; o.Groups, o.BootstrapServers = nil, "" }, []string{"--cluster: is required with --consumer-ref kctr/sink"}},
 		{"connector with group", func(o *Options) { o.ConsumerRef, o.Cluster = "kafkaconnector/sink", "c/tls"; o.BootstrapServers = "" }, []string{"--group: must not be given with --consumer-ref kafkaconnector/sink, which takes it from the connector"}},
-		{"consumer-ref kind", func(o *Options) { o.ConsumerRef = "deploy/t"; o.Group, o.BootstrapServers = "", "" }, []string{"--consumer-ref: \"deploy/t\" is not KIND/NAME"}},
+		{"consumer-ref kind", func(o *Options) { o.ConsumerRef = "deploy/t"; o.Groups, o.BootstrapServers = nil, "" }, []string{"--consumer-ref: \"deploy/t\" is not KIND/NAME"}},
+		// Several groups (spec.groups) and a selector (spec.groupSelector).
+		{"group twice", func(o *Options) { o.Groups = []string{"a", "b", "a"} }, []string{`--group: "a" is given twice`}},
+		{"a bad group of several", func(o *Options) { o.Groups = []string{"a", "b\x01"} }, []string{`--group: "b\x01":`}},
+		{"too many groups", func(o *Options) {
+			o.Groups = nil
+			for i := range 501 {
+				o.Groups = append(o.Groups, fmt.Sprintf("g%d", i))
+			}
+		}, []string{"--group: given 501 times; a request takes at most 500 groups"}},
+		{"copy from one of the groups", func(o *Options) { o.Groups = []string{"a", "b"}; o.To = "group:b" }, []string{"--to: group:b names one of the groups being moved"}},
+		{"continue-on-error with one group", func(o *Options) { o.ContinueOnError = true }, []string{"--continue-on-error: applies to a request over several groups; this one has one --group"}},
+		{"continue-on-error with consumer-ref", func(o *Options) {
+			o.ConsumerRef, o.Groups, o.BootstrapServers, o.ContinueOnError = "trigger/t", nil, "", true
+		}, []string{"--continue-on-error: applies to a request over several groups"}},
+		{"groups and a selector", func(o *Options) { o.GroupInclude = []string{"orders-"} }, []string{"--group: conflicts with --group-include"}},
+		{"exclude without include", func(o *Options) { o.Groups, o.GroupExclude = nil, []string{"x"} }, []string{"--group-include: is required with --group-exclude"}},
+		{"offsets-on without include", func(o *Options) { o.Groups, o.GroupWithOffsetsOn = nil, []string{"orders"} }, []string{"--group-include: is required"}},
+		{"bad regex", func(o *Options) { o.Groups, o.GroupInclude = nil, []string{"regex:orders-("} }, []string{`--group-include: "orders-(" is not a regular expression (RE2)`}},
+		{"empty regex", func(o *Options) { o.Groups, o.GroupInclude = nil, []string{"regex:"} }, []string{`--group-include: "regex:": the regular expression is empty`}},
+		{"empty prefix", func(o *Options) { o.Groups, o.GroupInclude, o.GroupExclude = nil, []string{"a"}, []string{"prefix:"} }, []string{`--group-exclude: "prefix:": the prefix is empty`}},
+		{"padded prefix", func(o *Options) { o.Groups, o.GroupInclude = nil, []string{" a"} }, []string{`--group-include: prefix " a":`}},
+		{"bad offsets topic", func(o *Options) { o.Groups, o.GroupInclude, o.GroupWithOffsetsOn = nil, []string{"a"}, []string{"or ders"} }, []string{"--group-with-offsets-on: topic name"}},
+		{"offsets topic twice", func(o *Options) { o.Groups, o.GroupInclude, o.GroupWithOffsetsOn = nil, []string{"a"}, []string{"o", "o"} }, []string{`--group-with-offsets-on: "o" is given twice`}},
+		{"selector with consumer-ref", func(o *Options) {
+			o.ConsumerRef, o.Groups, o.BootstrapServers, o.GroupInclude = "trigger/t", nil, "", []string{"a"}
+		}, []string{"--group-include: must not be given with --consumer-ref"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
