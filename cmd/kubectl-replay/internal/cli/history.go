@@ -10,6 +10,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/spf13/cobra"
@@ -86,7 +87,67 @@ func (a *app) history(ctx context.Context, group string, all bool) (_ []render.H
 	if err := c.List(ctx, &recs, opts...); err != nil {
 		return nil, "", apiError(err)
 	}
-	return HistoryEntries(jobs.Items, recs.Items, group), ns, nil
+	out := HistoryEntries(jobs.Items, recs.Items, group)
+	// Which runs are a parent's children's: a child request names its
+	// parent (its controller). Without the right to list requests the
+	// runs are listed as they are, each under its own request.
+	var children v1alpha1.ReplayRequestList
+	childOpts := []client.ListOption{client.HasLabels{labelParent}}
+	if !all {
+		childOpts = append(childOpts, client.InNamespace(ns))
+	}
+	if err := c.List(ctx, &children, childOpts...); err != nil {
+		fmt.Fprintf(a.streams.ErrOut, "warning: the runs of requests over several groups are not grouped under them: %v\n", apiError(err))
+		return out, ns, nil
+	}
+	return UnderParents(out, ParentsOf(children.Items)), ns, nil
+}
+
+// labelParent is on a child request (docs/groups.md), the launcher's
+// v1alpha1.LabelParent.
+const labelParent = "kafkareplay.dev/parent"
+
+// ParentsOf maps "namespace/child" to the name of the request over
+// several groups that controls it.
+func ParentsOf(children []v1alpha1.ReplayRequest) map[string]string {
+	out := map[string]string{}
+	for i := range children {
+		c := &children[i]
+		if o := metav1.GetControllerOf(c); o != nil && o.Kind == "ReplayRequest" && o.APIVersion == v1alpha1.GroupVersion.String() {
+			out[c.Namespace+"/"+c.Name] = o.Name
+		}
+	}
+	return out
+}
+
+// UnderParents sets each child request's run's Parent and moves the runs
+// of one parent's children together, where the newest of them is; the
+// order is otherwise kept.
+func UnderParents(entries []render.HistoryEntry, parents map[string]string) []render.HistoryEntry {
+	for i := range entries {
+		if e := &entries[i]; e.Source == "request" {
+			e.Parent = parents[e.Namespace+"/"+e.Name]
+		}
+	}
+	out := make([]render.HistoryEntry, 0, len(entries))
+	done := map[string]bool{}
+	for _, e := range entries {
+		if e.Parent == "" {
+			out = append(out, e)
+			continue
+		}
+		key := e.Namespace + "/" + e.Parent
+		if done[key] {
+			continue
+		}
+		done[key] = true
+		for _, f := range entries {
+			if f.Parent == e.Parent && f.Namespace == e.Namespace {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // HistoryEntries joins Jobs and their records (by namespace and name; a

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
+
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
@@ -63,5 +65,47 @@ func TestHistoryEntries(t *testing.T) {
 	}
 	if only := HistoryEntries(jobs, recs, long); len(only) != 1 || only[0].Job != "other" {
 		t.Errorf("the long group: %+v", only)
+	}
+}
+
+// The runs of a parent's children are listed together, where the newest
+// of them is, each marked with its parent; a request of the same name in
+// another namespace, and requests of one group, are left where they are.
+func TestHistoryUnderParents(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	ctrl := true
+	child := func(ns, name, parent string) v1alpha1.ReplayRequest {
+		return v1alpha1.ReplayRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest", Name: parent, Controller: &ctrl}}}}
+	}
+	notOurs := child("shop", "impostor", "x")
+	notOurs.OwnerReferences[0].Kind = "ConfigMap"
+	parents := ParentsOf([]v1alpha1.ReplayRequest{child("shop", "inc-aaa", "inc"), child("shop", "inc-bbb", "inc"), notOurs})
+	if len(parents) != 2 || parents["shop/inc-aaa"] != "inc" {
+		t.Fatalf("ParentsOf = %v", parents)
+	}
+	at := func(m int, ns, name, group string) render.HistoryEntry {
+		return render.HistoryEntry{When: t0.Add(time.Duration(m) * time.Minute), Namespace: ns, Source: "request", Name: name, Group: group}
+	}
+	entries := []render.HistoryEntry{ // newest first, as HistoryEntries orders them
+		at(9, "shop", "inc-bbb", "audit"),
+		at(8, "shop", "other", "orders"),
+		at(7, "shop", "inc-aaa", "billing"),
+		at(6, "dev", "inc-aaa", "billing"),
+		at(5, "shop", "impostor", "billing"),
+	}
+	got := UnderParents(entries, parents)
+	var order []string
+	for _, e := range got {
+		order = append(order, e.Namespace+"/"+e.Name+"<"+e.Parent+">")
+	}
+	if want := "shop/inc-bbb<inc> shop/inc-aaa<inc> shop/other<> dev/inc-aaa<> shop/impostor<>"; strings.Join(order, " ") != want {
+		t.Errorf("UnderParents = %s\nwant          %s", strings.Join(order, " "), want)
+	}
+	out := render.HistoryTable(render.Palette{}, got, true)
+	for _, want := range []string{"request/inc (2 groups):\n", "  request/inc-bbb", "  request/inc-aaa"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("history has no %q:\n%s", want, out)
+		}
 	}
 }

@@ -25,6 +25,15 @@ type Description struct {
 	Complete bool `json:"complete"`
 	// Partitions are every partition, from the record (or status).
 	Partitions []report.Partition `json:"partitions"`
+	// Groups are, for a request over several groups, one row per group
+	// (status.groups); its partitions are its child request's.
+	Groups []GroupRow `json:"groups,omitempty"`
+}
+
+// IsParent reports whether rr is a request over several groups, whose
+// groups are replayed by child requests of their own.
+func IsParent(rr *v1alpha1.ReplayRequest) bool {
+	return len(rr.Spec.Groups) > 0 || rr.Spec.GroupSelector != nil
 }
 
 func ts(t *metav1.Time) string {
@@ -49,8 +58,18 @@ func Describe(p Palette, d Description) string {
 	if ref := rr.Spec.ConsumerRef; ref != nil {
 		field("Consumer ref", string(ref.Kind)+"/"+ref.Name)
 	}
-	// For a consumerRef, what it resolved to (status.resolved).
-	field("Group", replay.Group(rr))
+	parent := IsParent(rr)
+	if parent {
+		field("Groups", fmt.Sprintf("%d, %s", len(d.Groups), Selection(&rr.Spec)))
+		if rr.Spec.ContinueOnError {
+			field("On error", "continue: a failed group does not stop the others (continueOnError)")
+		} else {
+			field("On error", "stop: after a failed group, the groups not started are not attempted")
+		}
+	} else {
+		// For a consumerRef, what it resolved to (status.resolved).
+		field("Group", replay.Group(rr))
+	}
 	field("Group type", groupType(rr))
 	field("Kafka", replay.BootstrapServers(rr))
 	field("Target", rr.Status.ResolvedTarget)
@@ -89,7 +108,11 @@ func Describe(p Palette, d Description) string {
 		field("Decision", v)
 	}
 	if pl := rr.Status.Plan; pl != nil {
-		v := fmt.Sprintf("%s (%d partitions, %d to re-consume, %d skipped), planned %s", pl.Digest, pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, ts(pl.PlannedAt))
+		over := ""
+		if parent {
+			over = Groups(len(d.Groups)) + ", "
+		}
+		v := fmt.Sprintf("%s (%s%d partitions, %d to re-consume, %d skipped), planned %s", pl.Digest, over, pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, ts(pl.PlannedAt))
 		if pl.ExpiresAt != nil && rr.Status.Approval == nil {
 			v += ", expires " + ts(pl.ExpiresAt)
 		}
@@ -126,6 +149,23 @@ func Describe(p Palette, d Description) string {
 		b.WriteString(indent(t.String()))
 	}
 
+	if parent {
+		fmt.Fprintf(&b, "\nGroups (%s):\n", Tally(d.Groups))
+		b.WriteString(indent(GroupTable(p, d.Groups)))
+		var moved int64
+		var again, skip int64
+		for _, g := range d.Groups {
+			moved += int64(g.Moved)
+			again += g.MessagesToReconsume
+			skip += g.MessagesSkipped
+		}
+		fmt.Fprintf(&b, "\nTotals:       %d partitions moved, %s re-consumed, %s skipped\n", moved, p.Yellow(strconv.FormatInt(again, 10)), skipped(p, skip))
+		if rr.Status.Plan != nil {
+			fmt.Fprintf(&b, "The plan per group: %s\n", ReplayCommand("plan", rr.Name, rr.Namespace))
+		}
+		fmt.Fprintf(&b, "A group's partitions: %s\n", ReplayCommand("describe", "REQUEST", rr.Namespace))
+		return b.String()
+	}
 	if len(d.Partitions) == 0 && rr.Status.Plan != nil && rr.Status.JobName == "" {
 		fmt.Fprintf(&b, "\nThe plan's partitions: %s\n", ReplayCommand("plan", rr.Name, rr.Namespace))
 	}

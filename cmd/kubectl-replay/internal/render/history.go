@@ -20,7 +20,10 @@ type HistoryEntry struct {
 	// Stage is plan (the planning Job of approval: Manual) or apply.
 	Stage string `json:"stage,omitempty"`
 	// UndoOf is the request an undo undid.
-	UndoOf      string `json:"undoOf,omitempty"`
+	UndoOf string `json:"undoOf,omitempty"`
+	// Parent is, for the run of a child request, the request over
+	// several groups that made it; its runs are listed together.
+	Parent      string `json:"parent,omitempty"`
 	RequestedBy string `json:"requestedBy,omitempty"`
 	ApprovedBy  string `json:"approvedBy,omitempty"`
 	Group       string `json:"group"`
@@ -42,7 +45,16 @@ type HistoryEntry struct {
 func HistoryTable(p Palette, entries []HistoryEntry, groups bool) string {
 	t := Table{Header: []string{"WHEN", "STARTED BY", "STAGE", "BY", "GROUP", "TARGET", "OUTCOME", "CHANGED", "RECONSUMED", "SKIPPED"}}
 	t.Right = []bool{false, false, false, false, false, false, false, false, true, true}
-	for _, e := range entries {
+	for i, e := range entries {
+		source := Clean(e.Source + "/" + e.Name)
+		if e.Parent != "" {
+			// A parent's children's runs are together (cli.HistoryEntries
+			// puts them so), under a line naming the parent.
+			if i == 0 || entries[i-1].Parent != e.Parent || entries[i-1].Namespace != e.Namespace {
+				t.Rows = append(t.Rows, []string{"", Clean("request/" + e.Parent + " (" + Groups(groupsUnder(entries[i:], e.Namespace, e.Parent)) + "):")})
+			}
+			source = "  " + source
+		}
 		outcome := Clean(e.Outcome)
 		switch outcome {
 		case "Succeeded":
@@ -67,7 +79,7 @@ func HistoryTable(p Palette, entries []HistoryEntry, groups bool) string {
 			// applied nothing (issue 32, friction 5).
 			stage = "dry run"
 		}
-		t.Rows = append(t.Rows, []string{e.When.UTC().Format(time.RFC3339), Clean(e.Source + "/" + e.Name), Clean(stage), oneLine(orDash(by)), Clean(e.Group), Clean(orDash(e.Target)), outcome, Clean(orDash(e.OffsetsChanged)), rec, skip})
+		t.Rows = append(t.Rows, []string{e.When.UTC().Format(time.RFC3339), source, Clean(stage), oneLine(orDash(by)), Clean(e.Group), Clean(orDash(e.Target)), outcome, Clean(orDash(e.OffsetsChanged)), rec, skip})
 	}
 	if !groups {
 		t = dropColumn(t, 4)
@@ -82,6 +94,19 @@ func HistoryTable(p Palette, entries []HistoryEntry, groups bool) string {
 		}
 	}
 	return s
+}
+
+// groupsUnder counts the groups of the run of parent's children at the
+// head of entries.
+func groupsUnder(entries []HistoryEntry, ns, parent string) int {
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if e.Parent != parent || e.Namespace != ns {
+			break
+		}
+		seen[e.Group] = true
+	}
+	return len(seen)
 }
 
 func count(n *int64) string {

@@ -162,6 +162,14 @@ func TestGoldenHistory(t *testing.T) {
 	}
 	golden(t, "history.golden", HistoryTable(Palette{}, entries, true))
 	golden(t, "history-group.golden", HistoryTable(Palette{}, entries[:4], false))
+	// A parent's children's runs, under a line naming the parent.
+	parent := []HistoryEntry{
+		{When: when("2026-03-01T09:33:00Z"), Namespace: "shop", Job: "incident-42-0b7d5e1a22-2", Source: "request", Name: "incident-42-0b7d5e1a22", Parent: "incident-42", Stage: "apply", RequestedBy: "alice", ApprovedBy: "bob", Group: "audit", Target: "time:2026-03-01T09:30:00Z", Outcome: "Failed", Reason: "GroupActive", OffsetsChanged: "No", Reconsumed: ptr.To[int64](0), Skipped: ptr.To[int64](0)},
+		{When: when("2026-03-01T09:32:00Z"), Namespace: "shop", Job: "incident-42-4f1c2a9b3e-2", Source: "request", Name: "incident-42-4f1c2a9b3e", Parent: "incident-42", Stage: "apply", RequestedBy: "alice", ApprovedBy: "bob", Group: "billing", Target: "time:2026-03-01T09:30:00Z", Outcome: "Succeeded", Reason: "Applied", OffsetsChanged: "Yes", Reconsumed: ptr.To[int64](420), Skipped: ptr.To[int64](0)},
+		{When: when("2026-03-01T09:30:40Z"), Namespace: "shop", Job: "incident-42-4f1c2a9b3e-1", Source: "request", Name: "incident-42-4f1c2a9b3e", Parent: "incident-42", Stage: "plan", RequestedBy: "alice", Group: "billing", Target: "time:2026-03-01T09:30:00Z", DryRun: true, Outcome: "Succeeded", Reason: "DryRun", OffsetsChanged: "No", Reconsumed: ptr.To[int64](420), Skipped: ptr.To[int64](0)},
+		entries[1],
+	}
+	golden(t, "history-parent.golden", HistoryTable(Palette{}, parent, true))
 	if got := HistoryTable(Palette{}, nil, false); got != "no runs\n" {
 		t.Errorf("empty history = %q", got)
 	}
