@@ -323,8 +323,12 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 		{"empty regex", func(o *Options) { o.Groups, o.GroupInclude = nil, []string{"regex:"} }, []string{`--group-include: "regex:": the regular expression is empty`}},
 		{"empty prefix", func(o *Options) { o.Groups, o.GroupInclude, o.GroupExclude = nil, []string{"a"}, []string{"prefix:"} }, []string{`--group-exclude: "prefix:": the prefix is empty`}},
 		{"padded prefix", func(o *Options) { o.Groups, o.GroupInclude = nil, []string{" a"} }, []string{`--group-include: prefix " a":`}},
-		{"bad offsets topic", func(o *Options) { o.Groups, o.GroupInclude, o.GroupWithOffsetsOn = nil, []string{"a"}, []string{"or ders"} }, []string{"--group-with-offsets-on: topic name"}},
-		{"offsets topic twice", func(o *Options) { o.Groups, o.GroupInclude, o.GroupWithOffsetsOn = nil, []string{"a"}, []string{"o", "o"} }, []string{`--group-with-offsets-on: "o" is given twice`}},
+		{"bad offsets topic", func(o *Options) {
+			o.Groups, o.GroupInclude, o.GroupWithOffsetsOn = nil, []string{"a"}, []string{"or ders"}
+		}, []string{"--group-with-offsets-on: topic name"}},
+		{"offsets topic twice", func(o *Options) {
+			o.Groups, o.GroupInclude, o.GroupWithOffsetsOn = nil, []string{"a"}, []string{"o", "o"}
+		}, []string{`--group-with-offsets-on: "o" is given twice`}},
 		{"selector with consumer-ref", func(o *Options) {
 			o.ConsumerRef, o.Groups, o.BootstrapServers, o.GroupInclude = "trigger/t", nil, "", []string{"a"}
 		}, []string{"--group-include: must not be given with --consumer-ref"}},
