@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -18,6 +19,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
@@ -224,11 +226,60 @@ func podsBehind(job *batchv1.Job, pods []corev1.Pod) bool {
 	return ended < int(job.Status.Failed+job.Status.Succeeded)
 }
 
+// outcomeWait says what a finished Job's outcome o, from its pods as
+// settledPods read them, still waits for before it may be written: first a
+// runner pod of the Job that has not ended (alivePod), whatever ended the
+// Job. The Job controller marks a Job Failed (DeadlineExceeded, a pod
+// failure policy) while it is still killing the pod, which has its
+// termination grace period to stop in: until the pod has ended its runner
+// may still commit and write its result, and an outcome read before then
+// could say Unknown or "nothing changed" of a run that changed offsets. The
+// pod's updates bring the reconcile back (the pod watches), so this wait
+// needs no requeue, and it lasts as long as the pod lives: a pod that never
+// ends (its node gone) is for someone to force-delete, as its runner may
+// still be running. Then, for a while, the pod's termination state
+// (resultGraceLeft). alive is "" and wait 0 when o may be written. It is
+// pure.
+func outcomeWait(pods []corev1.Pod, o record.Outcome, grace time.Duration, now time.Time) (alive string, wait time.Duration) {
+	if p := alivePod(pods); p != nil {
+		return p.Name, 0
+	}
+	return "", resultGraceLeft(o, grace, now)
+}
+
+// aliveMessage says what a finished Job's outcome waits for while its runner
+// pod named pod has not ended (outcomeWait); kind names the Job ("runner",
+// "planning").
+func aliveMessage(kind string, job *batchv1.Job, pod string) string {
+	how := "finished"
+	if _, _, cond := state.JobFinished(job); cond != nil {
+		how = strings.ToLower(string(cond.Type))
+		if cond.Reason != "" {
+			how += " (" + cond.Reason + ")"
+		}
+	}
+	return fmt.Sprintf("the %s Job %s has %s, but its runner pod %s has not ended yet and may still commit or write its result: the outcome is read from it once it has ended", kind, job.Name, how, pod)
+}
+
+// alivePod is the first of pods that is alive (grouplock.PodActive: not
+// Succeeded or Failed, deleted or not), nil when none is: a runner in it may
+// still commit, so no outcome is written and no consumer restored under it.
+func alivePod(pods []corev1.Pod) *corev1.Pod {
+	for i := range pods {
+		if grouplock.PodActive(&pods[i]) {
+			return &pods[i]
+		}
+	}
+	return nil
+}
+
 // resultGraceLeft says how long to wait for a pod's termination state when a
-// Job has finished but no pod in the cache says how. The Job controller marks
-// a Job finished after it has seen the pod finish, so the pod event is
-// normally already here or a moment away; the wait ends early when it
-// arrives (pods are watched). A deadline-exceeded Job is recorded at once.
+// Job has finished, its pods have ended, but no pod in the cache says how.
+// The Job controller marks a Job finished after it has seen the pod finish,
+// so the pod event is normally already here or a moment away; the wait ends
+// early when it arrives (pods are watched). A deadline-exceeded Job is
+// recorded at once: its pod, killed, has ended (outcomeWait) and may have
+// been removed with what it said.
 func resultGraceLeft(o record.Outcome, grace time.Duration, now time.Time) time.Duration {
 	if o.ExitCode != nil || o.Reason == state.ReasonDeadlineExceeded || o.FinishedAt.IsZero() {
 		return 0

@@ -19,7 +19,6 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
-	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
@@ -319,7 +318,12 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			return false, err
 		}
 		o := record.JobOutcome(job, pods)
-		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
+		alive, wait := outcomeWait(pods, o, r.Options.PodResultGrace, p.now)
+		if alive != "" {
+			p.waitForRunner(job, "runner", alive)
+			return false, nil
+		}
+		if wait > 0 {
 			// The pod's last state is not in the cache yet; its event will
 			// trigger a reconcile sooner than this.
 			p.requeueAfter(wait)
@@ -490,6 +494,20 @@ func (r *ReplayRequestReconciler) jobDeleted(ctx context.Context, p *pass) error
 	return r.finish(ctx, p, nil, o)
 }
 
+// waitForRunner says in status that the outcome of job, finished, waits for
+// its runner pod alive to end (outcomeWait); kind names the Job.
+func (p *pass) waitForRunner(job *batchv1.Job, kind, alive string) {
+	msg := aliveMessage(kind, job, alive)
+	if state.ConsumersHeld(p.rr) {
+		msg += ", and the consumers stay paused until then"
+	}
+	if state.SetCondition(p.rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonWaitingForRunner, msg) {
+		p.event(job, corev1.EventTypeNormal, state.ReasonWaitingForRunner, "Run", msg)
+	}
+	p.rr.Status.Message = msg
+	p.rr.Status.Phase = state.PhaseFor(p.rr.Status.Conditions)
+}
+
 // runnerPodsNamed lists the runner pods of the Job called job, from the
 // cache, whether or not that Job still exists (its pods carry its name).
 func runnerPodsNamed(ctx context.Context, c client.Client, namespace, job string) ([]corev1.Pod, error) {
@@ -509,10 +527,8 @@ func runnerPodsNamed(ctx context.Context, c client.Client, namespace, job string
 // Job's condition). Else it is JobDeleted, which says whether offsets may
 // have changed, and how to find out. It is pure.
 func deletedJobOutcome(rr *v1alpha1.ReplayRequest, job string, pods []corev1.Pod) (*corev1.Pod, record.Outcome) {
-	for i := range pods {
-		if grouplock.PodActive(&pods[i]) {
-			return &pods[i], record.Outcome{}
-		}
+	if p := alivePod(pods); p != nil {
+		return p, record.Outcome{}
 	}
 	attempts := record.AttemptsOf(pods, nil)
 	if n := len(attempts); n > 0 && attempts[n-1].Result != nil {

@@ -140,7 +140,12 @@ func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next b
 			return false, err
 		}
 		o := record.JobOutcome(job, pods)
-		if wait := resultGraceLeft(o, r.Options.PodResultGrace, p.now); wait > 0 {
+		alive, wait := outcomeWait(pods, o, r.Options.PodResultGrace, p.now)
+		if alive != "" {
+			p.waitForRunner(job, "planning", alive)
+			return false, nil
+		}
+		if wait > 0 {
 			p.requeueAfter(wait)
 			return false, nil
 		}

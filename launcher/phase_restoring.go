@@ -8,7 +8,6 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/consumers"
-	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 )
 
@@ -70,10 +69,8 @@ func (r *ReplayRequestReconciler) runnerAlive(ctx context.Context, rr *v1alpha1.
 	if err != nil {
 		return "", err
 	}
-	for i := range pods {
-		if grouplock.PodActive(&pods[i]) {
-			return pods[i].Name, nil
-		}
+	if p := alivePod(pods); p != nil {
+		return p.Name, nil
 	}
 	return "", nil
 }

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -101,6 +105,142 @@ func TestUnitPodsBehind(t *testing.T) {
 	} {
 		if got := podsBehind(tc.job, tc.pods); got != tc.want {
 			t.Errorf("%s: podsBehind = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A Job that ran out of activeDeadlineSeconds is marked Failed while the Job
+// controller is still killing its pod, which has its termination grace
+// period to stop in: the runner may still commit and write its result. No
+// outcome is written while the pod lives (status says what it waits for);
+// once it has ended, saying offsets changed, the outcome says so.
+func TestUnitPhasesDeadlineExceededWhilePodStops(t *testing.T) {
+	rr := testutil.MakeRequest("shop", "slow").UID("rr-uid").Created(t0).ShiftBy(-10).Obj()
+	f := newFakeAPI(t, fakeOptions(), rr)
+	ctx := context.Background()
+	f.reconcile(rr)
+	cur := f.request(rr)
+	job := f.job(cur.Namespace, cur.Status.JobName)
+
+	pod := testutil.PodFor(job, job.Name+"-0")
+	pod.Finalizers = []string{batchv1.JobTrackingFinalizer}
+	if err := f.c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}
+	if err := f.c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+
+	// The deadline: the Job controller deletes the pod (it stays, stopping,
+	// under its finalizer) and marks the Job Failed.
+	f.clock.Step(time.Minute)
+	if err := f.c.Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	done := f.job(job.Namespace, job.Name)
+	testutil.Fail(done, batchv1.JobReasonDeadlineExceeded, f.clock.Now())
+	if err := f.c.Status().Update(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	f.sent()
+	res := f.reconcile(rr)
+	cur = f.request(rr)
+	if c := conditionOf(cur, v1alpha1.ConditionSucceeded); c.Status != "absent" {
+		t.Fatalf("Succeeded = %+v while runner pod %s is still stopping, want no outcome yet", c, pod.Name)
+	}
+	if c := conditionOf(cur, v1alpha1.ConditionRunning); c.Status != metav1.ConditionTrue || c.Reason != state.ReasonWaitingForRunner ||
+		!strings.Contains(c.Message, pod.Name) || !strings.Contains(c.Message, batchv1.JobReasonDeadlineExceeded) {
+		t.Errorf("Running = %+v, want True/%s naming the pod and the deadline", c, state.ReasonWaitingForRunner)
+	}
+	if cur.Status.Result != nil || cur.Status.Phase != v1alpha1.PhaseRunning || len(cur.Finalizers) != 1 {
+		t.Errorf("result %+v, phase %s, finalizers %v: want none, Running, kept", cur.Status.Result, cur.Status.Phase, cur.Finalizers)
+	}
+	if res.RequeueAfter != 0 {
+		t.Errorf("RequeueAfter %s: the pod's updates bring the wait back, no polling", res.RequeueAfter)
+	}
+	if j := f.job(job.Namespace, job.Name); j.Annotations[v1alpha1.AnnotationOutcome] != "" {
+		t.Errorf("the Job was recorded (%v) while its pod lives", j.Annotations)
+	}
+	var rec v1alpha1.ReplayRecord
+	if err := f.c.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: job.Name}, &rec); err == nil {
+		t.Errorf("a ReplayRecord was written while the pod lives: %+v", rec.Outcome)
+	}
+	if ev := f.sent(); !hasEvent(ev, "Normal "+state.ReasonWaitingForRunner+" ") {
+		t.Errorf("events %q, want %s", ev, state.ReasonWaitingForRunner)
+	}
+
+	// Within its grace period the runner committed, and said so.
+	f.clock.Step(10 * time.Second)
+	result := testutil.Result(cur.Spec.Group, report.ExitOK, 10, 20)
+	result.RunID = runnerjob.RunID(cur)
+	if err := f.logs.Put(pod.Namespace, pod.Name, result); err != nil {
+		t.Fatal(err)
+	}
+	stopping := &corev1.Pod{}
+	if err := f.c.Get(ctx, client.ObjectKeyFromObject(pod), stopping); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Terminated(stopping, 0, testutil.Compact(result), f.clock.Now())
+	if err := f.c.Status().Update(ctx, stopping); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+	cur = f.request(rr)
+	c := conditionOf(cur, v1alpha1.ConditionSucceeded)
+	if c.Status != metav1.ConditionFalse || c.Reason != state.ReasonDeadlineExceeded || !strings.HasPrefix(c.Message, "offsets were changed") {
+		t.Fatalf("Succeeded = %+v, want False/DeadlineExceeded saying offsets were changed", c)
+	}
+	if r := cur.Status.Result; r == nil || r.Totals.Applied != 2 {
+		t.Errorf("result %+v, want the runner's two applied partitions", r)
+	}
+	if err := f.c.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: job.Name}, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Outcome.OffsetsChanged != v1alpha1.OffsetsChangedYes {
+		t.Errorf("record offsetsChanged %q, want Yes", rec.Outcome.OffsetsChanged)
+	}
+}
+
+// outcomeWait: a finished Job's outcome waits while any of its runner pods
+// has not ended, whatever ended the Job, then for a pod's termination state
+// within the grace.
+func TestUnitOutcomeWait(t *testing.T) {
+	now := t0.Add(time.Minute)
+	pod := func(name string, phase corev1.PodPhase, deleting bool) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Phase: phase}}
+		if deleting {
+			p.DeletionTimestamp = &metav1.Time{Time: t0}
+		}
+		return p
+	}
+	code := int32(1)
+	known := record.Outcome{Reason: "KafkaError", ExitCode: &code, FinishedAt: now}
+	noState := record.Outcome{Reason: state.ReasonJobFailed, FinishedAt: now.Add(-time.Second)}
+	deadline := record.Outcome{Reason: state.ReasonDeadlineExceeded, FinishedAt: now}
+	for _, tc := range []struct {
+		name      string
+		pods      []corev1.Pod
+		o         record.Outcome
+		wantAlive string
+		wantWait  time.Duration
+	}{
+		{"deadline, pod stopping", []corev1.Pod{pod("a", corev1.PodRunning, true)}, deadline, "a", 0},
+		{"deadline, pod running, not yet deleted", []corev1.Pod{pod("a", corev1.PodRunning, false)}, deadline, "a", 0},
+		{"an earlier attempt ended, the last one stops", []corev1.Pod{pod("a", corev1.PodFailed, false), pod("b", corev1.PodRunning, true)}, known, "b", 0},
+		{"a pod without a phase yet", []corev1.Pod{pod("a", "", false)}, known, "a", 0},
+		{"a pod pending", []corev1.Pod{pod("a", corev1.PodPending, true)}, deadline, "a", 0},
+		{"alive wins over the result grace", []corev1.Pod{pod("a", corev1.PodRunning, true)}, noState, "a", 0},
+		{"deadline, pod failed and still deleting", []corev1.Pod{pod("a", corev1.PodFailed, true)}, deadline, "", 0},
+		{"deadline, pod gone", nil, deadline, "", 0},
+		{"pods ended with a result", []corev1.Pod{pod("a", corev1.PodFailed, false), pod("b", corev1.PodSucceeded, false)}, known, "", 0},
+		{"pods ended, no termination state yet", []corev1.Pod{pod("a", corev1.PodFailed, false)}, noState, "", 4 * time.Second},
+	} {
+		alive, wait := outcomeWait(tc.pods, tc.o, 5*time.Second, now)
+		if alive != tc.wantAlive || wait != tc.wantWait {
+			t.Errorf("%s: outcomeWait = %q, %s; want %q, %s", tc.name, alive, wait, tc.wantAlive, tc.wantWait)
 		}
 	}
 }

@@ -109,7 +109,13 @@ func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, err
 	}
 	o := record.JobOutcome(&job, pods)
-	if wait := resultGraceLeft(o, r.Options.PodResultGrace, now); wait > 0 {
+	alive, wait := outcomeWait(pods, o, r.Options.PodResultGrace, now)
+	if alive != "" {
+		// The pod's updates bring this back (the pod watch below).
+		log.FromContext(ctx).V(1).Info(aliveMessage("runbook", &job, alive))
+		return reconcile.Result{}, nil
+	}
+	if wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	o, err = record.CollectRecord(ctx, r.Records, &job, pods, o)
