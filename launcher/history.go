@@ -226,37 +226,79 @@ func podsBehind(job *batchv1.Job, pods []corev1.Pod) bool {
 	return ended < int(job.Status.Failed+job.Status.Succeeded)
 }
 
+// runnerOverdueAfter is how long a runner pod may go on not having ended
+// past the end of its termination grace period before the launcher says so
+// as a Warning. By then the kubelet has killed it and reported that, unless
+// its node is lost (a node that stops reporting is marked NotReady after
+// the node monitor's grace period, 40-50 s).
+const runnerOverdueAfter = 2 * time.Minute
+
 // outcomeWait says what a finished Job's outcome o, from its pods as
 // settledPods read them, still waits for before it may be written: first a
-// runner pod of the Job that has not ended (alivePod), whatever ended the
-// Job. The Job controller marks a Job Failed (DeadlineExceeded, a pod
-// failure policy) while it is still killing the pod, which has its
-// termination grace period to stop in: until the pod has ended its runner
-// may still commit and write its result, and an outcome read before then
-// could say Unknown or "nothing changed" of a run that changed offsets. The
-// pod's updates bring the reconcile back (the pod watches), so this wait
-// needs no requeue, and it lasts as long as the pod lives: a pod that never
-// ends (its node gone) is for someone to force-delete, as its runner may
-// still be running. Then, for a while, the pod's termination state
-// (resultGraceLeft). alive is "" and wait 0 when o may be written. It is
-// pure.
-func outcomeWait(pods []corev1.Pod, o record.Outcome, grace time.Duration, now time.Time) (alive string, wait time.Duration) {
-	if p := alivePod(pods); p != nil {
-		return p.Name, 0
+// runner pod of the Job that has not ended (alive), whatever ended the Job.
+// The Job controller marks a Job Failed (DeadlineExceeded, a pod failure
+// policy) while it is still killing the pod, which has its termination
+// grace period to stop in: until the pod has ended its runner may still
+// commit and write its result, and an outcome read before then could say
+// Unknown or "nothing changed" of a run that changed offsets. The pod's
+// updates bring the reconcile back (the pod watches), so this wait needs no
+// polling.
+//
+// The wait for a live pod is not cut short: a pod that never ends (its node
+// partitioned, not gone) may hold a runner that still commits, and an
+// outcome written then would be a guess; Kubernetes' own Job controller
+// withholds a Job's Failed condition from such a pod the same way, and
+// leaves it to someone who knows the node to force-delete it, as it does
+// for StatefulSet pods. What is bounded is the silence: once the pod is
+// runnerOverdueAfter past its stop deadline (stopDeadline) it is overdue,
+// and wait is the time left until then, one timed wake-up to say so.
+// Without a live pod, the wait is for a pod's termination state for a
+// while (resultGraceLeft). alive is "" and wait 0 when o may be written.
+// It is pure.
+func outcomeWait(pods []corev1.Pod, o record.Outcome, grace time.Duration, now time.Time) (alive string, overdue bool, wait time.Duration) {
+	p := alivePod(pods)
+	if p == nil {
+		return "", false, resultGraceLeft(o, grace, now)
 	}
-	return "", resultGraceLeft(o, grace, now)
+	deadline := stopDeadline(p, o.FinishedAt)
+	if deadline.IsZero() {
+		return p.Name, false, 0
+	}
+	if left := deadline.Add(runnerOverdueAfter).Sub(now); left > 0 {
+		return p.Name, false, left
+	}
+	return p.Name, true, 0
+}
+
+// stopDeadline is when a live runner pod of a Job that finished at finished
+// should have ended: its deletionTimestamp, which the API server sets to the
+// deletion plus the pod's grace period, or, while the Job controller has
+// not deleted it yet, the Job's finish plus the runner's grace period. It is
+// zero when neither is known. It is pure.
+func stopDeadline(pod *corev1.Pod, finished time.Time) time.Time {
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return pod.DeletionTimestamp.Time
+	case finished.IsZero():
+		return time.Time{}
+	default:
+		return finished.Add(time.Duration(runnerjob.TerminationGracePeriodSeconds()) * time.Second)
+	}
 }
 
 // aliveMessage says what a finished Job's outcome waits for while its runner
-// pod named pod has not ended (outcomeWait); kind names the Job ("runner",
-// "planning").
-func aliveMessage(kind string, job *batchv1.Job, pod string) string {
+// pod named pod has not ended (outcomeWait), and, when it is overdue, what
+// to do about it; kind names the Job ("runner", "planning").
+func aliveMessage(kind string, job *batchv1.Job, pod string, overdue bool) string {
 	how := "finished"
 	if _, _, cond := state.JobFinished(job); cond != nil {
 		how = strings.ToLower(string(cond.Type))
 		if cond.Reason != "" {
 			how += " (" + cond.Reason + ")"
 		}
+	}
+	if overdue {
+		return fmt.Sprintf("the %s Job %s has %s, but its runner pod %s has not ended %s after its grace period ran out: its node may be lost, and its runner may still commit. The outcome is read from the pod once it has ended; if its node is gone for good, delete it (kubectl -n %s delete pod %s --force) once you know its runner has stopped", kind, job.Name, how, pod, runnerOverdueAfter, job.Namespace, pod)
 	}
 	return fmt.Sprintf("the %s Job %s has %s, but its runner pod %s has not ended yet and may still commit or write its result: the outcome is read from it once it has ended", kind, job.Name, how, pod)
 }

@@ -318,9 +318,12 @@ func (r *ReplayRequestReconciler) applying(ctx context.Context, p *pass) (next b
 			return false, err
 		}
 		o := record.JobOutcome(job, pods)
-		alive, wait := outcomeWait(pods, o, r.Options.PodResultGrace, p.now)
+		alive, overdue, wait := outcomeWait(pods, o, r.Options.PodResultGrace, p.now)
 		if alive != "" {
-			p.waitForRunner(job, "runner", alive)
+			p.waitForRunner(job, "runner", alive, overdue)
+			if wait > 0 {
+				p.requeueAfter(wait)
+			}
 			return false, nil
 		}
 		if wait > 0 {
@@ -495,14 +498,19 @@ func (r *ReplayRequestReconciler) jobDeleted(ctx context.Context, p *pass) error
 }
 
 // waitForRunner says in status that the outcome of job, finished, waits for
-// its runner pod alive to end (outcomeWait); kind names the Job.
-func (p *pass) waitForRunner(job *batchv1.Job, kind, alive string) {
-	msg := aliveMessage(kind, job, alive)
+// its runner pod alive to end (outcomeWait), as a Warning once it is
+// overdue; kind names the Job.
+func (p *pass) waitForRunner(job *batchv1.Job, kind, alive string, overdue bool) {
+	msg := aliveMessage(kind, job, alive, overdue)
 	if state.ConsumersHeld(p.rr) {
-		msg += ", and the consumers stay paused until then"
+		msg += "; the consumers stay paused until then"
+	}
+	eventType := corev1.EventTypeNormal
+	if overdue {
+		eventType = corev1.EventTypeWarning
 	}
 	if state.SetCondition(p.rr, v1alpha1.ConditionRunning, metav1.ConditionTrue, state.ReasonWaitingForRunner, msg) {
-		p.event(job, corev1.EventTypeNormal, state.ReasonWaitingForRunner, "Run", msg)
+		p.event(job, eventType, state.ReasonWaitingForRunner, "Run", msg)
 	}
 	p.rr.Status.Message = msg
 	p.rr.Status.Phase = state.PhaseFor(p.rr.Status.Conditions)

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -51,6 +52,9 @@ type fakeAPI struct {
 	// (subResourcePatch); failScale, when set, may fail one instead.
 	scales    []scaleWrite
 	failScale func(obj client.Object) error
+	// deletedAt is the deletionTimestamp, by the fake clock, of each
+	// object deleted while it had finalizers (delete).
+	deletedAt map[types.NamespacedName]time.Time
 }
 
 // newFakeAPI serves objs, with the launcher's queue-key indexes and the
@@ -61,7 +65,8 @@ func newFakeAPI(t *testing.T, opts Options, objs ...client.Object) *fakeAPI {
 	f := &fakeAPI{t: t, clock: clocktesting.NewFakeClock(t0), events: events.NewFakeRecorder(1000), logs: testutil.NewRunnerLogs()}
 	b := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.ReplayRequest{}, &batchv1.Job{}, &corev1.Pod{}).
-		WithInterceptorFuncs(interceptor.Funcs{Create: f.create, SubResourcePatch: f.subResourcePatch})
+		WithInterceptorFuncs(interceptor.Funcs{Create: f.create, SubResourcePatch: f.subResourcePatch, Delete: f.delete, Get: f.get, List: f.list,
+			Update: f.update, SubResourceUpdate: f.subResourceUpdate})
 	for _, q := range queueKeyIndexes {
 		b = b.WithIndex(q.obj, indexQueueKey, q.key)
 	}
@@ -91,6 +96,83 @@ func (f *fakeAPI) create(ctx context.Context, c client.WithWatch, obj client.Obj
 	}
 	obj.SetCreationTimestamp(metav1.NewTime(f.clock.Now()))
 	return c.Create(ctx, obj, opts...)
+}
+
+// delete stamps what the API server would on an object deleted while it has
+// finalizers: a deletionTimestamp of now, by the fake clock, plus a pod's
+// grace period (the fake client stamps the wall clock, without the grace),
+// which get and list then show.
+func (f *fakeAPI) delete(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+	var grace time.Duration
+	if pod, ok := obj.(*corev1.Pod); ok {
+		var cur corev1.Pod
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pod), &cur); err == nil && cur.Spec.TerminationGracePeriodSeconds != nil {
+			grace = time.Duration(*cur.Spec.TerminationGracePeriodSeconds) * time.Second
+		}
+		do := (&client.DeleteOptions{}).ApplyOptions(opts)
+		if do.GracePeriodSeconds != nil {
+			grace = time.Duration(*do.GracePeriodSeconds) * time.Second
+		}
+	}
+	if err := c.Delete(ctx, obj, opts...); err != nil {
+		return err
+	}
+	if f.deletedAt == nil {
+		f.deletedAt = map[types.NamespacedName]time.Time{}
+	}
+	f.deletedAt[client.ObjectKeyFromObject(obj)] = f.clock.Now().Add(grace)
+	return nil
+}
+
+func (f *fakeAPI) get(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := c.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	f.stampDeletion(obj)
+	return nil
+}
+
+func (f *fakeAPI) list(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	return meta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok {
+			f.stampDeletion(obj)
+		}
+		return nil
+	})
+}
+
+// update and subResourceUpdate write back the deletionTimestamp the fake
+// client holds, which is immutable, in place of the one get showed.
+func (f *fakeAPI) update(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+	f.unstampDeletion(ctx, c, obj)
+	return c.Update(ctx, obj, opts...)
+}
+
+func (f *fakeAPI) subResourceUpdate(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	f.unstampDeletion(ctx, c, obj)
+	return c.SubResource(sub).Update(ctx, obj, opts...)
+}
+
+func (f *fakeAPI) unstampDeletion(ctx context.Context, c client.Reader, obj client.Object) {
+	if obj.GetDeletionTimestamp() == nil {
+		return
+	}
+	held, ok := obj.DeepCopyObject().(client.Object)
+	if ok && c.Get(ctx, client.ObjectKeyFromObject(obj), held) == nil {
+		obj.SetDeletionTimestamp(held.GetDeletionTimestamp())
+	}
+}
+
+func (f *fakeAPI) stampDeletion(obj client.Object) {
+	if obj.GetDeletionTimestamp() == nil {
+		return
+	}
+	if at, ok := f.deletedAt[client.ObjectKeyFromObject(obj)]; ok {
+		obj.SetDeletionTimestamp(&metav1.Time{Time: at})
+	}
 }
 
 // reconcile runs one pass over rr.

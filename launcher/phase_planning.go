@@ -140,9 +140,12 @@ func (r *ReplayRequestReconciler) planning(ctx context.Context, p *pass) (next b
 			return false, err
 		}
 		o := record.JobOutcome(job, pods)
-		alive, wait := outcomeWait(pods, o, r.Options.PodResultGrace, p.now)
+		alive, overdue, wait := outcomeWait(pods, o, r.Options.PodResultGrace, p.now)
 		if alive != "" {
-			p.waitForRunner(job, "planning", alive)
+			p.waitForRunner(job, "planning", alive, overdue)
+			if wait > 0 {
+				p.requeueAfter(wait)
+			}
 			return false, nil
 		}
 		if wait > 0 {

@@ -158,8 +158,11 @@ func TestUnitPhasesDeadlineExceededWhilePodStops(t *testing.T) {
 	if cur.Status.Result != nil || cur.Status.Phase != v1alpha1.PhaseRunning || len(cur.Finalizers) != 1 {
 		t.Errorf("result %+v, phase %s, finalizers %v: want none, Running, kept", cur.Status.Result, cur.Status.Phase, cur.Finalizers)
 	}
-	if res.RequeueAfter != 0 {
-		t.Errorf("RequeueAfter %s: the pod's updates bring the wait back, no polling", res.RequeueAfter)
+	// The pod's updates bring the wait back; the one timed wake-up is at
+	// the end of its grace period plus runnerOverdueAfter, to say it is
+	// overdue should it not have ended by then.
+	if want := time.Duration(runnerjob.TerminationGracePeriodSeconds())*time.Second + runnerOverdueAfter; res.RequeueAfter != want {
+		t.Errorf("RequeueAfter %s, want %s (grace period and runnerOverdueAfter), no polling", res.RequeueAfter, want)
 	}
 	if j := f.job(job.Namespace, job.Name); j.Annotations[v1alpha1.AnnotationOutcome] != "" {
 		t.Errorf("the Job was recorded (%v) while its pod lives", j.Annotations)
@@ -205,42 +208,141 @@ func TestUnitPhasesDeadlineExceededWhilePodStops(t *testing.T) {
 }
 
 // outcomeWait: a finished Job's outcome waits while any of its runner pods
-// has not ended, whatever ended the Job, then for a pod's termination state
-// within the grace.
+// has not ended, whatever ended the Job, with one wake-up to say it is
+// overdue at the end of its grace period plus runnerOverdueAfter; then for
+// a pod's termination state within the grace.
 func TestUnitOutcomeWait(t *testing.T) {
 	now := t0.Add(time.Minute)
-	pod := func(name string, phase corev1.PodPhase, deleting bool) corev1.Pod {
+	runnerGrace := time.Duration(runnerjob.TerminationGracePeriodSeconds()) * time.Second
+	pod := func(name string, phase corev1.PodPhase, deletedAt time.Time) corev1.Pod {
 		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Phase: phase}}
-		if deleting {
-			p.DeletionTimestamp = &metav1.Time{Time: t0}
+		if !deletedAt.IsZero() {
+			p.DeletionTimestamp = &metav1.Time{Time: deletedAt}
 		}
 		return p
 	}
+	var none time.Time
+	stops := now.Add(30 * time.Second) // deletionTimestamp: the deletion plus the pod's grace
 	code := int32(1)
 	known := record.Outcome{Reason: "KafkaError", ExitCode: &code, FinishedAt: now}
 	noState := record.Outcome{Reason: state.ReasonJobFailed, FinishedAt: now.Add(-time.Second)}
 	deadline := record.Outcome{Reason: state.ReasonDeadlineExceeded, FinishedAt: now}
+	unknownFinish := record.Outcome{Reason: state.ReasonJobFailed}
 	for _, tc := range []struct {
-		name      string
-		pods      []corev1.Pod
-		o         record.Outcome
-		wantAlive string
-		wantWait  time.Duration
+		name        string
+		pods        []corev1.Pod
+		o           record.Outcome
+		wantAlive   string
+		wantOverdue bool
+		wantWait    time.Duration
 	}{
-		{"deadline, pod stopping", []corev1.Pod{pod("a", corev1.PodRunning, true)}, deadline, "a", 0},
-		{"deadline, pod running, not yet deleted", []corev1.Pod{pod("a", corev1.PodRunning, false)}, deadline, "a", 0},
-		{"an earlier attempt ended, the last one stops", []corev1.Pod{pod("a", corev1.PodFailed, false), pod("b", corev1.PodRunning, true)}, known, "b", 0},
-		{"a pod without a phase yet", []corev1.Pod{pod("a", "", false)}, known, "a", 0},
-		{"a pod pending", []corev1.Pod{pod("a", corev1.PodPending, true)}, deadline, "a", 0},
-		{"alive wins over the result grace", []corev1.Pod{pod("a", corev1.PodRunning, true)}, noState, "a", 0},
-		{"deadline, pod failed and still deleting", []corev1.Pod{pod("a", corev1.PodFailed, true)}, deadline, "", 0},
-		{"deadline, pod gone", nil, deadline, "", 0},
-		{"pods ended with a result", []corev1.Pod{pod("a", corev1.PodFailed, false), pod("b", corev1.PodSucceeded, false)}, known, "", 0},
-		{"pods ended, no termination state yet", []corev1.Pod{pod("a", corev1.PodFailed, false)}, noState, "", 4 * time.Second},
+		{"deadline, pod stopping", []corev1.Pod{pod("a", corev1.PodRunning, stops)}, deadline, "a", false, 30*time.Second + runnerOverdueAfter},
+		{"deadline, pod running, not yet deleted", []corev1.Pod{pod("a", corev1.PodRunning, none)}, deadline, "a", false, runnerGrace + runnerOverdueAfter},
+		{"an earlier attempt ended, the last one stops", []corev1.Pod{pod("a", corev1.PodFailed, none), pod("b", corev1.PodRunning, stops)}, known, "b", false, 30*time.Second + runnerOverdueAfter},
+		{"a pod without a phase yet", []corev1.Pod{pod("a", "", none)}, known, "a", false, runnerGrace + runnerOverdueAfter},
+		{"a pod pending", []corev1.Pod{pod("a", corev1.PodPending, stops)}, deadline, "a", false, 30*time.Second + runnerOverdueAfter},
+		{"alive wins over the result grace", []corev1.Pod{pod("a", corev1.PodRunning, stops)}, noState, "a", false, 30*time.Second + runnerOverdueAfter},
+		{"alive, Job finish unknown, not deleted: no wake-up", []corev1.Pod{pod("a", corev1.PodRunning, none)}, unknownFinish, "a", false, 0},
+		{"stopping, a moment before overdue", []corev1.Pod{pod("a", corev1.PodRunning, now.Add(-runnerOverdueAfter).Add(time.Second))}, deadline, "a", false, time.Second},
+		{"stopping, overdue: still waited for", []corev1.Pod{pod("a", corev1.PodRunning, now.Add(-runnerOverdueAfter))}, deadline, "a", true, 0},
+		{"never deleted, overdue", []corev1.Pod{pod("a", corev1.PodRunning, none)}, record.Outcome{Reason: state.ReasonJobFailed, FinishedAt: now.Add(-runnerGrace - runnerOverdueAfter)}, "a", true, 0},
+		{"deadline, pod failed and still deleting", []corev1.Pod{pod("a", corev1.PodFailed, stops)}, deadline, "", false, 0},
+		{"deadline, pod gone", nil, deadline, "", false, 0},
+		{"pods ended with a result", []corev1.Pod{pod("a", corev1.PodFailed, none), pod("b", corev1.PodSucceeded, none)}, known, "", false, 0},
+		{"pods ended, no termination state yet", []corev1.Pod{pod("a", corev1.PodFailed, none)}, noState, "", false, 4 * time.Second},
 	} {
-		alive, wait := outcomeWait(tc.pods, tc.o, 5*time.Second, now)
-		if alive != tc.wantAlive || wait != tc.wantWait {
-			t.Errorf("%s: outcomeWait = %q, %s; want %q, %s", tc.name, alive, wait, tc.wantAlive, tc.wantWait)
+		alive, overdue, wait := outcomeWait(tc.pods, tc.o, 5*time.Second, now)
+		if alive != tc.wantAlive || overdue != tc.wantOverdue || wait != tc.wantWait {
+			t.Errorf("%s: outcomeWait = %q, overdue %v, %s; want %q, %v, %s", tc.name, alive, overdue, wait, tc.wantAlive, tc.wantOverdue, tc.wantWait)
 		}
+	}
+}
+
+// A runner pod stuck terminating (its node partitioned): the outcome waits
+// for it still, as its runner may still commit, but not silently: once it
+// is runnerOverdueAfter past its grace period, one Warning says so and what
+// to do. Force-deleted, it is gone, and the outcome says offsets may have
+// changed.
+func TestUnitPhasesRunnerOverdue(t *testing.T) {
+	rr := testutil.MakeRequest("shop", "stuck").UID("rr-uid").Created(t0).ShiftBy(-10).Obj()
+	f := newFakeAPI(t, fakeOptions(), rr)
+	ctx := context.Background()
+	f.reconcile(rr)
+	cur := f.request(rr)
+	job := f.job(cur.Namespace, cur.Status.JobName)
+	pod := testutil.PodFor(job, job.Name+"-0")
+	pod.Finalizers = []string{batchv1.JobTrackingFinalizer}
+	if err := f.c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	if err := f.c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+
+	f.clock.Step(time.Minute)
+	if err := f.c.Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	done := f.job(job.Namespace, job.Name)
+	testutil.Fail(done, batchv1.JobReasonDeadlineExceeded, f.clock.Now())
+	done.Status.Failed = 1 // a Job controller that counts a deleted pod as failed
+	if err := f.c.Status().Update(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	f.sent()
+	res := f.reconcile(rr)
+	if res.RequeueAfter <= runnerOverdueAfter {
+		t.Fatalf("RequeueAfter %s, want the end of the pod's grace period plus %s", res.RequeueAfter, runnerOverdueAfter)
+	}
+	if ev := f.sent(); !hasEvent(ev, "Normal "+state.ReasonWaitingForRunner+" ") {
+		t.Fatalf("events %q, want a Normal %s", ev, state.ReasonWaitingForRunner)
+	}
+
+	// A second short of overdue: nothing new.
+	f.clock.Step(res.RequeueAfter - time.Second)
+	f.reconcile(rr)
+	if ev := f.sent(); len(ev) != 0 {
+		t.Errorf("events %q before the pod is overdue", ev)
+	}
+	// Overdue: a Warning naming the pod and the way out, no outcome.
+	f.clock.Step(time.Second)
+	res = f.reconcile(rr)
+	cur = f.request(rr)
+	c := conditionOf(cur, v1alpha1.ConditionRunning)
+	if c.Status != metav1.ConditionTrue || c.Reason != state.ReasonWaitingForRunner || !strings.Contains(c.Message, "node may be lost") || !strings.Contains(c.Message, "delete pod "+pod.Name+" --force") {
+		t.Errorf("Running = %+v, want the overdue pod named with the way out", c)
+	}
+	if s := conditionOf(cur, v1alpha1.ConditionSucceeded); s.Status != "absent" || cur.Status.Result != nil {
+		t.Fatalf("Succeeded = %+v, result %+v, under a runner pod that may still commit", s, cur.Status.Result)
+	}
+	if ev := f.sent(); !hasEvent(ev, "Warning "+state.ReasonWaitingForRunner+" ") {
+		t.Errorf("events %q, want a Warning %s", ev, state.ReasonWaitingForRunner)
+	}
+	if res.RequeueAfter != 0 {
+		t.Errorf("RequeueAfter %s once overdue: the pod's updates bring it back", res.RequeueAfter)
+	}
+	// Said once.
+	f.clock.Step(time.Hour)
+	f.reconcile(rr)
+	if ev := f.sent(); len(ev) != 0 {
+		t.Errorf("events %q: the Warning again", ev)
+	}
+
+	// Someone who knows the node force-deletes the pod.
+	stuck := &corev1.Pod{}
+	if err := f.c.Get(ctx, client.ObjectKeyFromObject(pod), stuck); err != nil {
+		t.Fatal(err)
+	}
+	stuck.Finalizers = nil
+	if err := f.c.Update(ctx, stuck); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+	cur = f.request(rr)
+	s := conditionOf(cur, v1alpha1.ConditionSucceeded)
+	if s.Status != metav1.ConditionFalse || s.Reason != state.ReasonDeadlineExceeded || !strings.Contains(s.Message, "may have") {
+		t.Errorf("Succeeded = %+v, want False/DeadlineExceeded saying offsets may have changed", s)
 	}
 }

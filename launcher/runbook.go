@@ -109,11 +109,16 @@ func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, err
 	}
 	o := record.JobOutcome(&job, pods)
-	alive, wait := outcomeWait(pods, o, r.Options.PodResultGrace, now)
+	alive, overdue, wait := outcomeWait(pods, o, r.Options.PodResultGrace, now)
 	if alive != "" {
-		// The pod's updates bring this back (the pod watch below).
-		log.FromContext(ctx).V(1).Info(aliveMessage("runbook", &job, alive))
-		return reconcile.Result{}, nil
+		// The pod's updates bring this back (the pod watch below); wait is
+		// the one wake-up that says it is overdue.
+		if overdue {
+			log.FromContext(ctx).Info(aliveMessage("runbook", &job, alive, true))
+		} else {
+			log.FromContext(ctx).V(1).Info(aliveMessage("runbook", &job, alive, false))
+		}
+		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	if wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil

@@ -16,9 +16,10 @@ const (
 	ReasonNotRestored = "NotRestored"
 	// ReasonRestoreFailed: a restore call failed; the launcher retries.
 	ReasonRestoreFailed = "RestoreFailed"
-	// ReasonWaitingForRunner: the request has ended, and a runner pod of
-	// it is still alive (stopping, say): the consumers are restored once
-	// it has ended, as it may still commit.
+	// ReasonWaitingForRunner: a runner pod of the request is still alive
+	// (stopping, say) after its Job finished or the request ended: the
+	// outcome is written (Running) and the consumers are restored
+	// (ConsumersRestored) once it has ended, as it may still commit.
 	ReasonWaitingForRunner = "WaitingForRunner"
 )
 
