@@ -52,6 +52,8 @@ type fakeAPI struct {
 	// (subResourcePatch); failScale, when set, may fail one instead.
 	scales    []scaleWrite
 	failScale func(obj client.Object) error
+	// failCreate, when set, may refuse a create as the API server would.
+	failCreate func(obj client.Object) error
 	// deletedAt is the deletionTimestamp, by the fake clock, of each
 	// object deleted while it had finalizers (delete).
 	deletedAt map[types.NamespacedName]time.Time
@@ -95,6 +97,11 @@ func (f *fakeAPI) create(ctx context.Context, c client.WithWatch, obj client.Obj
 		obj.SetUID(types.UID(fmt.Sprintf("uid-%d", f.uids)))
 	}
 	obj.SetCreationTimestamp(metav1.NewTime(f.clock.Now()))
+	if f.failCreate != nil {
+		if err := f.failCreate(obj); err != nil {
+			return err
+		}
+	}
 	return c.Create(ctx, obj, opts...)
 }
 
@@ -417,26 +424,12 @@ func TestUnitPhasesApprovalExpires(t *testing.T) {
 
 	f.reconcile(rr)
 	cur := f.request(rr)
-	planName := runnerjob.Name(cur, runnerjob.StagePlan)
-	planJob := f.job(cur.Namespace, planName)
+	planJob := f.job(cur.Namespace, runnerjob.Name(cur, runnerjob.StagePlan))
 	if cur.Status.JobName != "" || planJob.Labels[v1alpha1.LabelStage] != string(runnerjob.StagePlan) {
 		t.Fatalf("status.jobName %q, planning Job labels %v", cur.Status.JobName, planJob.Labels)
 	}
 
-	f.clock.Step(time.Minute)
-	plan := testutil.Result(cur.Spec.Group, report.ExitOK, 10, 20, 30)
-	plan.DryRun, plan.Reason, plan.RunID = true, report.ReasonDryRun, runnerjob.RunID(cur)
-	for i := range plan.Partitions {
-		plan.Partitions[i].Applied = false
-	}
-	plan.Summarize()
-	plan.Plan = report.PlanDigest(plan.Group, plan.Target.Resolved, plan.Partitions)
-	f.ran(planJob, 0, plan, "")
-	res := f.reconcile(rr)
-	cur = f.request(rr)
-	if cur.Status.Phase != v1alpha1.PhaseAwaitingApproval || cur.Status.Plan == nil || cur.Status.Plan.Digest != plan.Plan {
-		t.Fatalf("phase %s, plan %+v", cur.Status.Phase, cur.Status.Plan)
-	}
+	cur, res := f.planned(rr)
 	expires := cur.Status.Plan.ExpiresAt.Time
 	if !expires.Equal(f.clock.Now().Add(time.Hour)) || res.RequeueAfter != time.Hour {
 		t.Fatalf("expiresAt %s, RequeueAfter %s; want an hour from the plan (%s)", expires, res.RequeueAfter, f.clock.Now())

@@ -249,8 +249,16 @@ func (r *ReplayRequestReconciler) createFailed(ctx context.Context, p *pass, err
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, state.ReasonJobInvalid, msg)
 		return r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonJobInvalid, Message: msg})
 	}
+	prev := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning)
+	refusedSince := prev == nil || prev.Status != metav1.ConditionFalse
 	state.SetCondition(rr, v1alpha1.ConditionRunning, metav1.ConditionFalse, state.ReasonJobCreateFailed, msg)
-	since := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning).LastTransitionTime.Time
+	running := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRunning)
+	if refusedSince {
+		// The refusals begin now by the pass's clock (the condition would
+		// stamp the wall clock), which the start timeout counts from.
+		running.LastTransitionTime = metav1.NewTime(p.now)
+	}
+	since := running.LastTransitionTime.Time
 	retry, left := createRetry(since, p.now, r.Options.StartTimeout)
 	if left <= 0 {
 		timeout := "cannot create the runner Job within the start timeout (" + r.Options.StartTimeout.String() + "): " + err.Error()
