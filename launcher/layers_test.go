@@ -14,7 +14,7 @@ import (
 // rooms, the API types and the runner's contract. A package not listed
 // here fails the test until it is given its place.
 var mayImport = map[string][]string{
-	"launcher":                    {"launcher/api/v1alpha1", "launcher/replay", "launcher/internal/state", "launcher/internal/record", "launcher/internal/grouplock", "launcher/internal/knative", "launcher/internal/consumers", "launcher/internal/lifecycle", "launcher/internal/approval", "launcher/internal/strimzi", "launcher/internal/runnerjob", "launcher/internal/undo", "runner/config", "runner/report"},
+	"launcher":                    {"launcher/api/v1alpha1", "launcher/replay", "launcher/internal/state", "launcher/internal/record", "launcher/internal/grouplock", "launcher/internal/knative", "launcher/internal/consumers", "launcher/internal/lifecycle", "launcher/internal/approval", "launcher/internal/strimzi", "launcher/clusterref", "launcher/internal/runnerjob", "launcher/internal/undo", "runner/config", "runner/report"},
 	"launcher/internal/approval":  {"launcher/api/v1alpha1", "launcher/internal/state"},
 	"launcher/internal/consumers": {"launcher/api/v1alpha1", "launcher/internal/state"},
 	"launcher/internal/fanout":    {"launcher/api/v1alpha1"},
@@ -27,6 +27,7 @@ var mayImport = map[string][]string{
 	"launcher/internal/undo":      {"launcher/api/v1alpha1", "launcher/replay", "launcher/internal/state", "launcher/internal/record", "launcher/internal/runnerjob", "runner/report"},
 	"launcher/internal/state":     {"launcher/api/v1alpha1", "runner/report"},
 	"launcher/replay":             {"launcher/api/v1alpha1", "runner/report"},
+	"launcher/clusterref":         {"launcher/api/v1alpha1", "launcher/internal/strimzi"},
 	"launcher/api/v1alpha1":       {},
 	"launcher/testutil":           {"launcher/api/v1alpha1", "runner/report", "test/cachedir"},
 }

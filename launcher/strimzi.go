@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/clusterref"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -124,37 +125,8 @@ func (r *ReplayRequestReconciler) acceptClusterRef(ctx context.Context, rr *v1al
 }
 
 // clusterSecretDir is the runner's secret directory for a clusterRef
-// request: the Secrets' keys under the property names they are (the
-// cluster CA, the user's credentials) and, through the downward API, the
-// resolved properties, the binding among them, from pod annotations, so
-// that the directory says which servers its credentials are for as a
-// secretRef's Secret does. Nothing when the request has no clusterRef.
+// request (clusterref.SecretDir, which the plugin's groups mounts too).
+// Nothing when the request has no clusterRef.
 func clusterSecretDir(rr *v1alpha1.ReplayRequest) ([]corev1.VolumeProjection, map[string]string) {
-	res := replay.ResolvedKafka(rr)
-	if res == nil {
-		return nil, nil
-	}
-	var sources []corev1.VolumeProjection
-	for _, s := range res.Secrets {
-		items := make([]corev1.KeyToPath, len(s.Keys))
-		for i, k := range s.Keys {
-			items[i] = corev1.KeyToPath{Key: k.Key, Path: k.Property}
-		}
-		sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
-			LocalObjectReference: corev1.LocalObjectReference{Name: s.Name},
-			Items:                items,
-		}})
-	}
-	annotations := map[string]string{}
-	var files []corev1.DownwardAPIVolumeFile
-	for _, p := range res.Properties {
-		key := v1alpha1.AnnotationPropertyPrefix + p.Name
-		annotations[key] = p.Value
-		files = append(files, corev1.DownwardAPIVolumeFile{
-			Path:     p.Name,
-			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + key + "']"},
-		})
-	}
-	sources = append(sources, corev1.VolumeProjection{DownwardAPI: &corev1.DownwardAPIProjection{Items: files}})
-	return sources, annotations
+	return clusterref.SecretDir(replay.ResolvedKafka(rr))
 }

@@ -11,8 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +24,8 @@ import (
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/request"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/clusterref"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
@@ -28,7 +34,7 @@ import (
 // `kubectl replay groups` runs the runner's read-only --list or --describe
 // in the cluster, in a pod of the runner image beside the consumers, with
 // the Kafka settings a request takes (--bootstrap-servers, --config-map,
-// --secret), and prints what it found. The cluster, not the operator's
+// --secret, or a Strimzi --cluster and --user), and prints what it found. The cluster, not the operator's
 // machine, can reach Kafka and holds the credentials: they are mounted
 // into the pod and never pass through the plugin.
 
@@ -38,9 +44,14 @@ type groupsOptions struct {
 	groups                    []string
 	bootstrap, configMap      string
 	secret                    string
-	image, launcherNamespace  string
-	output                    string
-	timeout                   time.Duration
+	// cluster and user name a Strimzi Kafka's listener and KafkaUser, as
+	// create's flags of the same names (spec.kafka.clusterRef); resolved
+	// is what they resolve to, once the plugin has read them.
+	cluster, user            string
+	resolved                 *v1alpha1.ResolvedKafka
+	image, launcherNamespace string
+	output                   string
+	timeout                  time.Duration
 }
 
 // groupsContainer is the container of the groups pod.
@@ -67,12 +78,19 @@ partition: committed offset, log end, lag, and the member (consumer ID,
 host, client ID) that reads it. -o json prints the runner's listing
 (runner/report.Groups).
 
+--cluster KAFKA/LISTENER and --user NAME connect as a request's
+spec.kafka.clusterRef does: the listener's servers and CA, and the
+KafkaUser's Secret, read from the Strimzi objects and mounted into the pod;
+the plugin reads no Secret.
+
 It needs, in the namespace: pods create, get, watch and delete, pods/log
-get, and events list; and, without --runner-image, deployments list in the
-launcher's namespace, to run the runner image the launcher runs.`,
+get, and events list; with --cluster, kafkas and kafkausers
+(kafka.strimzi.io) get; and, without --runner-image, deployments list in
+the launcher's namespace, to run the runner image the launcher runs.`,
 		Example: `  kubectl replay groups -n shop --bootstrap-servers kafka:9092
   kubectl replay groups -n shop --bootstrap-servers kafka:9092 --secret kafka-credentials \
     --describe --group orders-service
+  kubectl replay groups -n shop --cluster my-cluster/tls --user replay
   kubectl replay groups -n shop --bootstrap-servers kafka:9092 --describe --all-groups -o json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -101,6 +119,8 @@ launcher's namespace, to run the runner image the launcher runs.`,
 	_ = f.MarkHidden("bootstrap-server")
 	f.StringVar(&o.configMap, request.FlagConfigMap, "", "ConfigMap of librdkafka properties in the namespace, as a request's spec.kafka.configMapRef")
 	f.StringVar(&o.secret, request.FlagSecret, "", "Secret of credential properties in the namespace, as a request's spec.kafka.secretRef")
+	f.StringVar(&o.cluster, request.FlagCluster, "", "a Strimzi Kafka and one of its listeners, KAFKA/LISTENER such as my-cluster/tls, instead of --bootstrap-servers and --secret (as a request's spec.kafka.clusterRef)")
+	f.StringVar(&o.user, request.FlagUser, "", "with --cluster, the KafkaUser to connect as; its Secret holds the credentials (spec.kafka.clusterRef.user)")
 	f.StringVar(&o.image, request.FlagRunnerImage, "", "runner image (default: the one the launcher runs)")
 	f.StringVar(&o.launcherNamespace, "launcher-namespace", "kafka-replay-system", "where the launcher runs, to find its runner image")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long the pod may take to start and answer")
@@ -114,11 +134,28 @@ func (o groupsOptions) runnerArgs() ([]string, error) {
 	if o.output != "" && o.output != "json" {
 		return nil, exit.Errorf(exit.Usage, "--output: %q is not json", o.output)
 	}
-	if o.bootstrap == "" {
-		return nil, exit.Errorf(exit.Usage, "--%s is required: the Kafka the groups are in", request.FlagBootstrapServers)
+	bootstrap := o.bootstrap
+	switch {
+	case o.cluster != "" && o.bootstrap != "":
+		return nil, exit.Errorf(exit.Usage, "--%s conflicts with --%s, whose listener gives the servers: give one of them", request.FlagCluster, request.FlagBootstrapServers)
+	case o.cluster != "" && o.secret != "":
+		return nil, exit.Errorf(exit.Usage, "--%s conflicts with --%s: with --%s, --%s names the credentials", request.FlagSecret, request.FlagCluster, request.FlagCluster, request.FlagUser)
+	case o.user != "" && o.cluster == "":
+		return nil, exit.Errorf(exit.Usage, "--%s needs --%s: the KafkaUser of which Kafka", request.FlagUser, request.FlagCluster)
+	case o.cluster == "" && o.bootstrap == "":
+		return nil, exit.Errorf(exit.Usage, "--%s (or --%s) is required: the Kafka the groups are in", request.FlagBootstrapServers, request.FlagCluster)
+	case o.cluster != "":
+		if _, err := request.ClusterRef(o.cluster, o.user); err != nil {
+			return nil, exit.Errorf(exit.Usage, "--%s: %v", request.FlagCluster, err)
+		}
+		if o.resolved != nil {
+			bootstrap = o.resolved.BootstrapServers
+		}
 	}
-	if err := config.ValidateBootstrapServers(o.bootstrap); err != nil {
-		return nil, exit.Errorf(exit.Usage, "--%s: %v", request.FlagBootstrapServers, err)
+	if bootstrap != "" {
+		if err := config.ValidateBootstrapServers(bootstrap); err != nil {
+			return nil, exit.Errorf(exit.Usage, "--%s: %v", request.FlagBootstrapServers, err)
+		}
 	}
 	describe := o.describe || (!o.list && (len(o.groups) > 0 || o.allGroups))
 	switch {
@@ -146,12 +183,12 @@ func (o groupsOptions) runnerArgs() ([]string, error) {
 			args = append(args, "--"+config.FlagAllGroups)
 		}
 	}
-	args = append(args, "--"+config.FlagBootstrapServers, o.bootstrap, "--"+config.FlagOutput, config.OutputJSON,
+	args = append(args, "--"+config.FlagBootstrapServers, bootstrap, "--"+config.FlagOutput, config.OutputJSON,
 		"--"+config.FlagTimeout, o.timeout.String())
 	if o.configMap != "" {
 		args = append(args, "--"+config.FlagKafkaConfigDir, groupsConfigDir)
 	}
-	if o.secret != "" {
+	if o.secret != "" || o.resolved != nil {
 		args = append(args, "--"+config.FlagKafkaSecretDir, groupsSecretDir)
 	}
 	return args, nil
@@ -174,11 +211,19 @@ func groupsPod(ns, image string, args []string, o groupsOptions) *corev1.Pod {
 	if o.secret != "" {
 		mount("kafka-secret", groupsSecretDir, corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: o.secret}})
 	}
+	// A clusterRef's directory, as a runner Job of such a request has it:
+	// the CA's and the user's Secret keys, and the resolved properties
+	// (the binding among them) from the pod's annotations.
+	sources, annotations := clusterref.SecretDir(o.resolved)
+	if len(sources) > 0 {
+		mount("kafka-secret", groupsSecretDir, corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources, DefaultMode: ptr.To[int32](0o440)}})
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "kafka-replay-groups-",
 			Namespace:    ns,
 			Labels:       map[string]string{"app.kubernetes.io/part-of": "kafka-replay", "app.kubernetes.io/component": "groups"},
+			Annotations:  annotations,
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                corev1.RestartPolicyNever,
@@ -209,6 +254,50 @@ func groupsPod(ns, image string, args []string, o groupsOptions) *corev1.Pod {
 	}
 }
 
+// resolveCluster reads the Strimzi Kafka and KafkaUser that --cluster and
+// --user name in ns and resolves them as the launcher resolves a
+// request's clusterRef; a refusal names the flag.
+func resolveCluster(ctx context.Context, c client.Client, ns, cluster, user string) (*v1alpha1.ResolvedKafka, error) {
+	ref, err := request.ClusterRef(cluster, user)
+	if err != nil {
+		return nil, exit.Errorf(exit.Usage, "--%s: %v", request.FlagCluster, err)
+	}
+	get := func(gvk schema.GroupVersionKind, name string) (*unstructured.Unstructured, error) {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		switch err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); {
+		case err == nil:
+			return obj, nil
+		case apierrors.IsNotFound(err):
+			return nil, nil // Resolve says which is missing
+		case meta.IsNoMatchError(err):
+			return nil, exit.Errorf(exit.NotFound, "--%s: this cluster does not serve %s (%s): is Strimzi installed?", request.FlagCluster, gvk.Kind, gvk.GroupVersion())
+		default:
+			return nil, apiError(fmt.Errorf("read %s %s/%s: %w", gvk.Kind, ns, name, err))
+		}
+	}
+	kafka, err := get(clusterref.KafkaGVK, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	var ku *unstructured.Unstructured
+	if ref.User != "" && kafka != nil {
+		if ku, err = get(clusterref.KafkaUserGVK, ref.User); err != nil {
+			return nil, err
+		}
+	}
+	res, err := clusterref.Resolve(*ref, kafka, ku)
+	if err != nil {
+		// The launcher's words are a request's fields; here they are the
+		// flags that set them.
+		msg := strings.TrimPrefix(err.Error(), clusterref.ErrNotResolvable.Error()+": ")
+		msg = strings.ReplaceAll(msg, "the request's namespace", "namespace "+ns)
+		msg = request.InPluginWords(strings.ReplaceAll(msg, "kafka.clusterRef", "spec.kafka.clusterRef"))
+		return nil, exit.Errorf(exit.Usage, "%s", msg)
+	}
+	return &res, nil
+}
+
 func (a *app) groups(ctx context.Context, o groupsOptions, args []string) error {
 	c, ns, err := a.client()
 	if err != nil {
@@ -217,6 +306,14 @@ func (a *app) groups(ctx context.Context, o groupsOptions, args []string) error 
 	image, pull := o.image, corev1.PullPolicy("")
 	if image == "" {
 		if image, pull, err = launcherRunnerImage(ctx, c, o.launcherNamespace); err != nil {
+			return err
+		}
+	}
+	if o.cluster != "" {
+		if o.resolved, err = resolveCluster(ctx, c, ns, o.cluster, o.user); err != nil {
+			return err
+		}
+		if args, err = o.runnerArgs(); err != nil {
 			return err
 		}
 	}

@@ -32,7 +32,7 @@ func TestGroupsRunnerArgs(t *testing.T) {
 		{"all groups", with(func(o *groupsOptions) { o.describe, o.allGroups = true, true }), "--describe --all-groups --bootstrap-servers kafka:9092 --output json --timeout 1m0s"},
 		{"credentials are a directory", with(func(o *groupsOptions) { o.secret, o.configMap = "creds", "props" }),
 			"--list --bootstrap-servers kafka:9092 --output json --timeout 1m0s --kafka-config-dir /etc/kafka-replay/kafka --kafka-secret-dir /etc/kafka-replay/kafka-secret"},
-		{"no servers", with(func(o *groupsOptions) { o.bootstrap = "" }), "--bootstrap-servers is required"},
+		{"no servers", with(func(o *groupsOptions) { o.bootstrap = "" }), "--bootstrap-servers (or --cluster) is required"},
 		{"bad servers", with(func(o *groupsOptions) { o.bootstrap = "kafka" }), `--bootstrap-servers: "kafka" is not host:port`},
 		{"list and describe", with(func(o *groupsOptions) { o.list, o.describe = true, true }), "--list conflicts with --describe"},
 		{"list with a group", with(func(o *groupsOptions) { o.list, o.groups = true, []string{"a"} }), "--list lists every group"},

@@ -21,6 +21,8 @@ var specFlags = map[string]string{
 	"spec.kafka.bootstrapServers":        FlagBootstrapServers,
 	"spec.kafka.configMapRef":            FlagConfigMap,
 	"spec.kafka.secretRef":               FlagSecret,
+	"spec.kafka.clusterRef":              FlagCluster,
+	"spec.kafka.clusterRef.user":         FlagUser,
 	"spec.group":                         FlagGroup,
 	"spec.groups":                        FlagGroup,
 	"spec.groupSelector":                 FlagGroupInclude,
