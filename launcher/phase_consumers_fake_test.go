@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
@@ -328,5 +329,128 @@ func TestUnitPhasesMissingConsumerChangesNothing(t *testing.T) {
 	}
 	if len(cur.Status.Consumers) != 0 || f.replicas(dep) != 3 || f.hasJob(cur, runnerjob.StageApply) {
 		t.Errorf("consumers %+v, replicas %d, Job %v: something changed", cur.Status.Consumers, f.replicas(dep), f.hasJob(cur, runnerjob.StageApply))
+	}
+}
+
+// A runner that never started fails the request (ImagePullFailed) while its
+// pod may still be there: the consumers are restored only once it has
+// gone, and then as recorded.
+func TestUnitPhasesRestoreAfterStartFailure(t *testing.T) {
+	f, rr, dep, sts := consumerFixture(t, "pull")
+	ctx := context.Background()
+	f.reconcile(rr)
+	cur := f.request(rr)
+	if f.replicas(dep) != 0 {
+		t.Fatalf("not paused: %d replicas", f.replicas(dep))
+	}
+	job := f.job(cur.Namespace, cur.Status.JobName)
+	pod := testutil.PodFor(job, job.Name+"-0")
+	if err := f.c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: state.ContainerName, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}}}}
+	if err := f.c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+	f.clock.SetTime(t0.Add(f.r.Options.StartFailAfter))
+	f.reconcile(rr)
+	cur = f.request(rr)
+	if c := conditionOf(cur, v1alpha1.ConditionSucceeded); c.Status != metav1.ConditionFalse || c.Reason != state.ReasonImagePullFailed {
+		t.Fatalf("Succeeded = %+v", c)
+	}
+	f.reconcile(rr)
+	cur = f.request(rr)
+	if c := conditionOf(cur, v1alpha1.ConditionConsumersRestored); c.Status != metav1.ConditionFalse || c.Reason != state.ReasonWaitingForRunner || !strings.Contains(c.Message, pod.Name) {
+		t.Errorf("ConsumersRestored = %+v, want False/WaitingForRunner naming %s", c, pod.Name)
+	}
+	if f.replicas(dep) != 0 || f.replicas(sts) != 0 || len(cur.Finalizers) == 0 {
+		t.Fatalf("restored (%d, %d replicas) or released (finalizers %v) while the runner pod is there", f.replicas(dep), f.replicas(sts), cur.Finalizers)
+	}
+	// The Job controller removes the pod of the suspended Job.
+	if err := f.c.Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+	cur = f.request(rr)
+	if f.replicas(dep) != 3 || f.replicas(sts) != 2 {
+		t.Errorf("after the pod went: %d and %d replicas, want 3 and 2 as recorded", f.replicas(dep), f.replicas(sts))
+	}
+	if c := conditionOf(cur, v1alpha1.ConditionConsumersRestored); c.Status != metav1.ConditionTrue || c.Reason != state.ReasonRestored {
+		t.Errorf("ConsumersRestored = %+v", c)
+	}
+	if c := conditionOf(cur, v1alpha1.ConditionSucceeded); c.Reason != state.ReasonImagePullFailed {
+		t.Errorf("the restore changed the outcome: Succeeded = %+v", c)
+	}
+}
+
+// A restore the API server refuses is said in status (RestoreFailed), the
+// error retried by the controller, and the finalizer kept; it goes once
+// the restore is written.
+func TestUnitPhasesRestoreFails(t *testing.T) {
+	f, rr, dep, sts := consumerFixture(t, "refused")
+	f.reconcile(rr)
+	cur := f.request(rr)
+	res := testutil.Result(cur.Spec.Group, report.ExitOK, 10)
+	res.RunID = runnerjob.RunID(cur)
+	f.ran(f.job(cur.Namespace, cur.Status.JobName), 0, res, "")
+	f.reconcile(rr)
+	f.failScale = func(obj client.Object) error {
+		if obj.GetName() == dep.Name {
+			return apierrors.NewServiceUnavailable("etcd is away")
+		}
+		return nil
+	}
+	if _, err := f.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rr)}); err == nil {
+		t.Fatal("a failed restore returned no error: it would not be retried")
+	}
+	cur = f.request(rr)
+	if c := conditionOf(cur, v1alpha1.ConditionConsumersRestored); c.Status != metav1.ConditionFalse || c.Reason != state.ReasonRestoreFailed || !strings.Contains(c.Message, "etcd is away") {
+		t.Errorf("ConsumersRestored = %+v, want False/RestoreFailed with the error", c)
+	}
+	if f.replicas(dep) != 0 || len(cur.Finalizers) == 0 {
+		t.Fatalf("%d replicas, finalizers %v after a refused restore", f.replicas(dep), cur.Finalizers)
+	}
+	f.failScale = nil
+	for i := 0; i < 3 && len(cur.Finalizers) > 0; i++ {
+		f.reconcile(rr)
+		cur = f.request(rr)
+	}
+	if f.replicas(dep) != 3 || f.replicas(sts) != 2 || len(cur.Finalizers) != 0 {
+		t.Errorf("after the retry: %d and %d replicas, finalizers %v; want 3, 2 and none", f.replicas(dep), f.replicas(sts), cur.Finalizers)
+	}
+}
+
+// A request with paused consumers deleted before its runner started: its
+// Job is deleted, and, no runner pod being left, the consumers go back as
+// recorded before the request goes.
+func TestUnitPhasesDeletedRestoresConsumers(t *testing.T) {
+	f, rr, dep, sts := consumerFixture(t, "gone")
+	ctx := context.Background()
+	f.reconcile(rr)
+	cur := f.request(rr)
+	jobName := cur.Status.JobName
+	if f.replicas(dep) != 0 || jobName == "" {
+		t.Fatalf("not paused and started: %d replicas, job %q", f.replicas(dep), jobName)
+	}
+	f.sent()
+	if err := f.c.Delete(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+	var j batchv1.Job
+	if err := f.c.Get(ctx, types.NamespacedName{Namespace: "shop", Name: jobName}, &j); !apierrors.IsNotFound(err) {
+		t.Errorf("the deleted request's Job: %v, want it deleted", err)
+	}
+	if f.replicas(dep) != 3 || f.replicas(sts) != 2 {
+		t.Errorf("%d and %d replicas, want 3 and 2 restored", f.replicas(dep), f.replicas(sts))
+	}
+	var after v1alpha1.ReplayRequest
+	if err := f.c.Get(ctx, client.ObjectKeyFromObject(rr), &after); !apierrors.IsNotFound(err) {
+		t.Errorf("the request stays (%v), finalizers %v", err, after.Finalizers)
+	}
+	if ev := f.sent(); !hasEvent(ev, "Normal "+v1alpha1.ConditionConsumersRestored+" ") {
+		t.Errorf("events %q, want ConsumersRestored", ev)
 	}
 }

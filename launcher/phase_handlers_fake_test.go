@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,17 +87,26 @@ func TestUnitPhasesAcceptingRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, reason, says string
 		rr                 *v1alpha1.ReplayRequest
+		opts               func(*Options)
 	}{
 		{"a time that is no time", state.ReasonInvalidTarget, "yesterday-ish",
-			testutil.MakeRequest("shop", "bad-time").Time("yesterday-ish").Obj()},
+			testutil.MakeRequest("shop", "bad-time").Time("yesterday-ish").Obj(), nil},
 		{"no group", string(report.ReasonInvalidInput), "group",
-			testutil.MakeRequest("shop", "no-group").Group("").ShiftBy(-1).Obj()},
+			testutil.MakeRequest("shop", "no-group").Group("").ShiftBy(-1).Obj(), nil},
 		{"a runner image from elsewhere", string(report.ReasonInvalidInput), "runner.image",
-			testutil.MakeRequest("shop", "evil-image").ShiftBy(-1).Runner(v1alpha1.RunnerOverrides{Image: "docker.io/library/busybox:latest"}).Obj()},
+			testutil.MakeRequest("shop", "evil-image").ShiftBy(-1).Runner(v1alpha1.RunnerOverrides{Image: "docker.io/library/busybox:latest"}).Obj(), nil},
+		{"a clusterRef with Strimzi turned off", state.ReasonClusterRefNotResolved, "--strimzi=false",
+			unresolvedClusterRef(), func(o *Options) { o.NoStrimzi = true }},
+		{"an undo of a request that never ran", state.ReasonUndoRefused, "never-ran",
+			testutil.MakeRequest("shop", "undo").UndoOf("never-ran").Obj(), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.rr.UID, tc.rr.CreationTimestamp = "rr-uid", metav1.NewTime(t0)
-			f := newFakeAPI(t, fakeOptions(), tc.rr)
+			opts := fakeOptions()
+			if tc.opts != nil {
+				tc.opts(&opts)
+			}
+			f := newFakeAPI(t, opts, tc.rr)
 			f.reconcile(tc.rr)
 			cur := f.request(tc.rr)
 			a := conditionOf(cur, v1alpha1.ConditionAccepted)
@@ -115,6 +125,14 @@ func TestUnitPhasesAcceptingRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unresolvedClusterRef is a request through a Strimzi clusterRef not
+// resolved yet.
+func unresolvedClusterRef() *v1alpha1.ReplayRequest {
+	rr := testutil.MakeRequest("shop", "strimzi").ShiftBy(-1).Obj()
+	rr.Spec.Kafka = v1alpha1.KafkaConnection{ClusterRef: &v1alpha1.StrimziClusterRef{Name: "my-cluster", Listener: "tls"}}
+	return rr
 }
 
 // The approval decisions on a shown plan: a wrong digest is refused with
@@ -415,4 +433,63 @@ func TestUnitPhasesPlanFails(t *testing.T) {
 		t.Errorf("planning Job annotations %v, want its outcome", j.Annotations)
 	}
 	f.noJob(cur, runnerjob.StageApply)
+}
+
+// Deleted with --cascade=orphan: the request goes at once and its running
+// Job is kept (it holds the group by itself); deleted while it plans: the
+// planning Job is deleted and the request goes.
+func TestUnitPhasesDeletedOrphanOrPlanning(t *testing.T) {
+	ctx := context.Background()
+	t.Run("orphan", func(t *testing.T) {
+		rr := testutil.MakeRequest("shop", "orphan").UID("rr-uid").Created(t0).ShiftBy(-10).Obj()
+		f := newFakeAPI(t, fakeOptions(), rr)
+		f.reconcile(rr)
+		cur := f.request(rr)
+		job := f.job(cur.Namespace, cur.Status.JobName)
+		pod := testutil.PodFor(job, job.Name+"-0")
+		if err := f.c.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.Phase = corev1.PodRunning
+		if err := f.c.Status().Update(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		// The API server adds the orphan finalizer for propagationPolicy
+		// Orphan, then sets the deletionTimestamp.
+		cur.Finalizers = append(cur.Finalizers, metav1.FinalizerOrphanDependents)
+		if err := f.c.Update(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.c.Delete(ctx, f.request(rr)); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(rr)
+		if j := f.job(job.Namespace, job.Name); j.DeletionTimestamp != nil {
+			t.Errorf("the orphaned Job is being deleted")
+		}
+		after := f.request(rr)
+		if slices.Contains(after.Finalizers, Finalizer) {
+			t.Errorf("finalizers %v: the launcher's stays on an orphaning deletion", after.Finalizers)
+		}
+	})
+	t.Run("while planning", func(t *testing.T) {
+		rr := testutil.MakeRequest("shop", "planning").UID("rr-uid").Created(t0).ShiftBy(-10).Manual().Obj()
+		f := newFakeAPI(t, fakeOptions(), rr)
+		f.reconcile(rr)
+		cur := f.request(rr)
+		planName := runnerjob.Name(cur, runnerjob.StagePlan)
+		f.job(cur.Namespace, planName)
+		if err := f.c.Delete(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		f.reconcile(rr)
+		var j batchv1.Job
+		if err := f.c.Get(ctx, types.NamespacedName{Namespace: "shop", Name: planName}, &j); !apierrors.IsNotFound(err) {
+			t.Errorf("the planning Job of a deleted request: %v, want it deleted", err)
+		}
+		var after v1alpha1.ReplayRequest
+		if err := f.c.Get(ctx, client.ObjectKeyFromObject(rr), &after); !apierrors.IsNotFound(err) {
+			t.Errorf("the request stays (%v), finalizers %v", err, after.Finalizers)
+		}
+	})
 }
