@@ -23,6 +23,10 @@ import (
 // a pod and then waits to be killed: the stale-sweep test's victim.
 const helperEnv = "KAFKA_REPLAY_CLUSTER_HELPER"
 
+// helperCleanEnv makes the helper ask for Options.CleanSignalExit, as
+// make dev-cluster does.
+const helperCleanEnv = "KAFKA_REPLAY_CLUSTER_HELPER_CLEAN_EXIT"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		os.Exit(helper())
@@ -33,7 +37,8 @@ func TestMain(m *testing.M) {
 func helper() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }})
+	c, err := Start(ctx, Options{Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
+		CleanSignalExit: os.Getenv(helperCleanEnv) == "1"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -157,14 +162,14 @@ func TestStopRemovesEverything(t *testing.T) {
 
 // startHelper runs the helper harness (a cluster with a live pod) in a
 // child process and returns it with its state dir, namespace and tasks.
-func startHelper(t *testing.T) (*exec.Cmd, string, string, []bundle) {
+func startHelper(t *testing.T, env ...string) (*exec.Cmd, string, string, []bundle) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Env = append(append(os.Environ(), helperEnv+"=1"), env...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -216,8 +221,27 @@ func TestInterruptTearsDown(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGINT) {
 		t.Errorf("helper exit: %v, want status %d", err, 128+int(syscall.SIGINT))
 	}
+	assertTornDown(t, dir, netns, bundles, "SIGINT")
+}
+
+// TestCleanSignalExit: a harness with Options.CleanSignalExit, as make
+// dev-cluster runs it, exits 0 once SIGTERM (what make dev-cluster-down
+// sends) has torn its cluster down, so make does not end with "Error 143"
+// after a clean teardown (issue 32, friction 10).
+func TestCleanSignalExit(t *testing.T) {
+	skipUnlessReal(t)
+	cmd, dir, netns, bundles := startHelper(t, helperCleanEnv+"=1")
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("helper exit: %v, want status 0", err)
+	}
+	assertTornDown(t, dir, netns, bundles, "SIGTERM")
+}
+
+func assertTornDown(t *testing.T, dir, netns string, bundles []bundle, signal string) {
+	t.Helper()
 	if l := leftovers(t, dir, netns, bundles); len(l) > 0 {
-		t.Fatalf("left behind after SIGINT:\n%s", strings.Join(l, "\n"))
+		t.Fatalf("left behind after %s:\n%s", signal, strings.Join(l, "\n"))
 	}
 	if _, err := os.Stat(filepath.Join(registryDir, netns+".json")); !os.IsNotExist(err) {
 		t.Errorf("registry record still there: %v", err)

@@ -35,7 +35,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,34 +44,21 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kafka-replay/kafka-replay/test/cluster"
+	"github.com/kafka-replay/kafka-replay/test/devsample"
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
 )
 
-// The sample data: what docs/usage.md's examples name.
+// The sample (topics, groups, the live consumer, producers, the metrics
+// scraper, the runbook example's Secret) is test/devsample's, which the
+// e2e's run of the docs sets up too.
 const (
-	release   = "kafka-replay"
-	namespace = "kafka-replay-system" // as every doc installs it (TestNamespaceMatchesDocs)
-	liveGroup = "billing"             // one live consumer, stoppable
-	// appNamespace holds the live consumer: a request that pauses it
-	// (spec.consumers) is made there. Not shop, which the README's
-	// walk-through creates itself.
-	appNamespace   = "billing"
-	liveConsumer   = "billing-consumer" // a Deployment, as in the docs' pause example
-	consumerImage  = "localhost/kafka-replay-dev-consumer:1"
-	idleGroup      = "audit" // no members: replays apply at once
-	recordInterval = time.Second
-	// metricsScraper is the ServiceAccount whose token reads /metrics
-	// (bound to the chart's <fullname>-metrics-reader ClusterRole).
-	metricsScraper = "metrics-scraper"
+	release      = devsample.Release
+	namespace    = devsample.Namespace // as every doc installs it (TestNamespaceMatchesDocs)
+	liveGroup    = devsample.LiveGroup
+	appNamespace = devsample.AppNamespace
+	liveConsumer = devsample.LiveConsumer
+	idleGroup    = devsample.IdleGroup
 )
-
-type sampleTopic struct {
-	name       string
-	partitions int32
-	records    int
-}
-
-var topics = []sampleTopic{{"orders", 3, 600}, {"payments", 2, 300}}
 
 var t0 = time.Now()
 
@@ -172,24 +158,22 @@ func up(dir, kubeconfig string) (err error) {
 		return err
 	}
 	defer k.Close()
-	if err := seed(ctx, k); err != nil {
+	if err := devsample.Seed(ctx, k, logf); err != nil {
 		return err
 	}
 	// Producers from now on, for as long as the cluster runs.
 	pctx, stopProducing := context.WithCancel(context.Background())
 	defer stopProducing()
-	if err := startProducers(pctx, c, k); err != nil {
+	if err := devsample.StartProducers(pctx, k.Bootstrap(), devsample.Topics, devsample.RecordInterval, logf, kgo.Dialer(c.KafkaDial)); err != nil {
 		return err
 	}
+	logf("producers: a record a second to every partition of %s and %s, stamped with the time written", devsample.Topics[0].Name, devsample.Topics[1].Name)
 
 	logf("installing the chart (charts/kafka-replay) with the local images")
 	if err := c.InstallChart(ctx, release, namespace); err != nil {
 		return err
 	}
-	if err := startConsumer(ctx, c, k); err != nil {
-		return err
-	}
-	if err := kubectlApply(ctx, c, scraperManifest()); err != nil {
+	if err := devsample.Setup(ctx, c, k, logf); err != nil {
 		return err
 	}
 
@@ -243,164 +227,6 @@ func up(dir, kubeconfig string) (err error) {
 	return nil
 }
 
-// seed creates the sample topics, one record a second ending now, and
-// commits both groups at the end of their topics.
-func seed(ctx context.Context, k *kafkatest.Cluster) error {
-	for _, tp := range topics {
-		base := time.Now().Add(-time.Duration(tp.records) * recordInterval).Truncate(time.Second)
-		if err := k.Seed(ctx, tp.name, tp.partitions, tp.records, base, recordInterval); err != nil {
-			return err
-		}
-		logf("topic %s: %d partitions × %d records, one a second from %s", tp.name, tp.partitions, tp.records, base.Format(time.RFC3339))
-	}
-	for group, tp := range map[string]sampleTopic{liveGroup: topics[0], idleGroup: topics[1]} {
-		end := kafkatest.Offsets{tp.name: {}}
-		for p := int32(0); p < tp.partitions; p++ {
-			end[tp.name][p] = int64(tp.records)
-		}
-		if err := k.Commit(ctx, group, end, "consumer"); err != nil {
-			return err
-		}
-	}
-	logf("group %s: consumed to the end of %s; group %s: consumed to the end of %s, no members", liveGroup, topics[0].name, idleGroup, topics[1].name)
-	return nil
-}
-
-// startProducers writes a record stamped now to every partition of every
-// sample topic once a second until ctx ends: a time target (ago:5m) then
-// always finds records, however long the cluster has been up.
-func startProducers(ctx context.Context, c *cluster.Cluster, k *kafkatest.Cluster) error {
-	prod, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(k.Bootstrap(), ",")...), kgo.Dialer(c.KafkaDial),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
-	if err != nil {
-		return err
-	}
-	go func() {
-		defer prod.Close()
-		tick := time.NewTicker(recordInterval)
-		defer tick.Stop()
-		var reported atomic.Bool
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-tick.C:
-				for _, tp := range topics {
-					for p := int32(0); p < tp.partitions; p++ {
-						r := &kgo.Record{Topic: tp.name, Partition: p, Value: []byte(fmt.Sprintf("%s/%d/%s", tp.name, p, now.UTC().Format(time.RFC3339))), Timestamp: now}
-						prod.Produce(ctx, r, func(_ *kgo.Record, err error) {
-							if err != nil && ctx.Err() == nil && reported.CompareAndSwap(false, true) {
-								logf("producer: %v (said once)", err)
-							}
-						})
-					}
-				}
-			}
-		}
-	}()
-	logf("producers: a record a second to every partition of %s and %s, stamped with the time written", topics[0].name, topics[1].name)
-	return nil
-}
-
-// startConsumer runs the live consumer of group billing as a Deployment in
-// namespace billing (test/e2e/internal/consumer, the end-to-end suite's
-// consumer; its client ID is its pod's name), and waits until the group
-// has it as a member.
-func startConsumer(ctx context.Context, c *cluster.Cluster, k *kafkatest.Cluster) error {
-	archive := filepath.Join(c.Dir(), "dev-consumer.tar")
-	if err := cluster.BuildGoImage(ctx, "github.com/kafka-replay/kafka-replay/test/e2e/internal/consumer", consumerImage, archive); err != nil {
-		return err
-	}
-	if err := c.ImportImage(ctx, archive); err != nil {
-		return err
-	}
-	if err := kubectlApply(ctx, c, consumerManifest(k.Bootstrap())); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	for {
-		g, err := k.Group(ctx, liveGroup)
-		if err == nil && len(g.Members) > 0 {
-			logf("group %s: live consumer Deployment %s/%s (member %s)", liveGroup, appNamespace, liveConsumer, strings.Join(g.Members, ", "))
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			out, _ := c.Kubectl(context.Background(), "-n", appNamespace, "get", "deploy,pods", "-o", "wide")
-			return fmt.Errorf("the consumer Deployment %s/%s never joined group %s: %w\n%s", appNamespace, liveConsumer, liveGroup, ctx.Err(), out)
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-// consumerManifest is the consumer's namespace and its Deployment.
-func consumerManifest(bootstrap string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata: {name: %[1]s}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[2]s, namespace: %[1]s}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: %[2]s}}
-  template:
-    metadata: {labels: {app: %[2]s}}
-    spec:
-      terminationGracePeriodSeconds: 30
-      securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
-      containers:
-        - name: consumer
-          image: %[3]s
-          imagePullPolicy: Never
-          env:
-            - {name: BOOTSTRAP, value: %[4]q}
-            - {name: GROUP, value: %[5]s}
-            - {name: TOPIC, value: %[6]s}
-            - name: CLIENT_ID
-              valueFrom: {fieldRef: {fieldPath: metadata.name}}
-          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
-`, appNamespace, liveConsumer, consumerImage, bootstrap, liveGroup, topics[0].name)
-}
-
-// scraperManifest is the ServiceAccount whose token may read the
-// launcher's /metrics (metrics.secure: the launcher asks the API server).
-func scraperManifest() string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: ServiceAccount
-metadata: {name: %[1]s, namespace: %[2]s}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: %[3]s-%[1]s}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[3]s-metrics-reader}
-subjects: [{kind: ServiceAccount, name: %[1]s, namespace: %[2]s}]
-`, metricsScraper, namespace, release)
-}
-
-// kubectlApply applies a manifest with the cluster's kubectl.
-func kubectlApply(ctx context.Context, c *cluster.Cluster, manifest string) error {
-	cmd := c.Command(ctx, filepath.Join(c.BinDir(), "kubectl"), "apply", "-f", "-")
-	cmd.Stdin = strings.NewReader(manifest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl apply: %w\n%s\n%s", err, out, manifest)
-	}
-	return nil
-}
-
-// metricsCommand reads the launcher's metrics from the shell: a token of
-// the scraper's ServiceAccount, sent to the metrics Service's endpoint, the
-// launcher pod's address. The shell's network namespace is the node's,
-// which routes the pod network (the CNI bridge) but has no route to
-// Service IPs, so the Service's cluster IP is not reachable from it (tried:
-// curl answers "Couldn't connect to server").
-func metricsCommand() string {
-	return fmt.Sprintf(`curl -sk -H "Authorization: Bearer $(kubectl -n %[1]s create token %[2]s)" "https://$(kubectl -n %[1]s get endpointslices -l kubernetes.io/service-name=%[3]s-launcher-metrics -o jsonpath='{.items[0].endpoints[0].addresses[0]}'):8080/metrics" | grep ^kafkareplay_`,
-		namespace, metricsScraper, release)
-}
-
 // shellScript enters the cluster's network namespace, where the API server
 // and Kafka are, with kubectl and helm on PATH and KUBECONFIG set: a shell,
 // or the command given.
@@ -424,11 +250,11 @@ func banner(dir, kubeconfig, bootstrap string) {
 		"  one command:           " + shell + " kubectl get rr -A",
 		"  KUBECONFIG:            " + kubeconfig + "  (the API server is reachable only inside the shell's network namespace)",
 		"  Kafka bootstrap:       " + bootstrap + "  (from pods and the shell; also $KAFKA_BOOTSTRAP there)",
-		"  topics:                orders (3 partitions), payments (2), a record a second to every partition, still being written",
+		"  topics:                orders (3 partitions), payments (3), a record a second to every partition, still being written",
 		fmt.Sprintf("  groups:                %s (consumed by Deployment %s/%s: a replay is GroupActive unless it pauses it, spec.consumers), %s (at the end of payments, empty)", liveGroup, appNamespace, liveConsumer, idleGroup),
 		fmt.Sprintf("  groups, lag, members:  kubectl replay groups -n %s --bootstrap-servers \"$KAFKA_BOOTSTRAP\" --describe --group %s  (in the shell; without --describe, every group)", appNamespace, liveGroup),
 		fmt.Sprintf("  stop the consumer:     make dev-stop-consumer  (or, in the shell, kubectl -n %s scale deployment/%s --replicas=0)", appNamespace, liveConsumer),
-		"  metrics, in the shell: " + metricsCommand(),
+		"  metrics, in the shell: " + devsample.MetricsCommand(),
 		"  tear down:             ^C here, or make dev-cluster-down",
 		"",
 	}

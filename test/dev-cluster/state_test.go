@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kafka-replay/kafka-replay/test/cluster"
+	"github.com/kafka-replay/kafka-replay/test/devsample"
 )
 
 // TestMain doubles as the stand-in for a running dev cluster: with
@@ -246,7 +247,7 @@ func TestPauseExampleMatchesTheLiveConsumer(t *testing.T) {
 	if n := strings.Count(example, "{kind: "); n != 1 {
 		t.Errorf("the pause example names %d workloads; the dev cluster has one:\n%s", n, example)
 	}
-	m := consumerManifest("10.200.0.1:9092")
+	m := devsample.ConsumerManifest("10.200.0.1:9092")
 	for _, want := range []string{"kind: Deployment", "name: " + liveConsumer, "namespace: " + appNamespace, "value: " + liveGroup, "fieldPath: metadata.name"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("the consumer manifest lacks %q:\n%s", want, m)
@@ -258,10 +259,24 @@ func TestPauseExampleMatchesTheLiveConsumer(t *testing.T) {
 			t.Errorf("not a manifest (%v):\n%s", err, doc)
 		}
 	}
-	for _, doc := range strings.Split(scraperManifest(), "\n---\n") {
+	for _, doc := range strings.Split(devsample.ScraperManifest(), "\n---\n") {
 		var obj map[string]any
 		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil || obj["kind"] == nil {
 			t.Errorf("not a manifest (%v):\n%s", err, doc)
 		}
+	}
+}
+
+// The metrics command the banner prints is the one the README shows in a
+// block the e2e runs (issue 32, friction 10: the metrics Service could not
+// be reached from the dev shell), so the banner's command is proven too.
+func TestReadmeShowsTheBannersMetricsCommand(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<!-- e2e: run -->\n```sh\n" + devsample.MetricsCommand() + "\n```\n"
+	if !strings.Contains(string(b), want) {
+		t.Errorf("README.md has no block marked <!-- e2e: run --> with the banner's metrics command:\n%s", want)
 	}
 }

@@ -19,37 +19,35 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 	"github.com/kafka-replay/kafka-replay/test/cluster"
+	"github.com/kafka-replay/kafka-replay/test/devsample"
+	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
 )
 
-// The docs run as written: the shell blocks of the README's Kubernetes
-// section, of docs/usage.md's ReplayRequest walk-through and of its runbook
-// section and of docs/kubectl-replay.md's groups section run, in order, on the real cluster, with the chart in the
-// namespace every doc names (releaseNS), from the repository's root as the
-// working directory (charts/kafka-replay), and the documented `kubectl get
-// rr` columns are the ones kubectl prints.
+// The docs run as written: every shell block of the README, docs/usage.md
+// and docs/kubectl-replay.md that can run on the dev cluster runs, in
+// order, on the real cluster set up as `make dev-cluster` sets it up (the
+// chart in the namespace every doc names, releaseNS; test/devsample's live
+// consumer, credentials Secret and metrics scraper), from the repository's
+// root as the working directory (charts/kafka-replay), and the documented
+// `kubectl get rr` columns are the ones kubectl prints. The chart's NOTES
+// run too (notesScript).
 //
-// Every ```sh block of those sections carries a marker on the line above it:
+// Every fenced block of those files says its language, and every shell
+// block (sh, bash, shell, console) carries a marker on the line above it:
 //
 //	<!-- e2e: run -->                  run here, after docSubstitutions
-//	<!-- e2e: run later: <why> -->     run after every section's blocks (a
+//	<!-- e2e: run later: <why> -->     run after every other block (a
 //	                                   command that needs what a later section sets up)
 //	<!-- e2e: not run: <why> -->       cannot run here, and why (Argo's CLI, ...)
 //
-// A block without one fails the test: nothing is skipped silently. A file
-// the commands read (the runbook section's values-runbooks.yaml) is a
-// block marked <!-- e2e: file -->, whose first line is a comment naming
-// the file; it is written, after docSubstitutions, before the commands
-// that follow it run.
+// A block without one fails TestDocBlocksAreMarked, in a second and without
+// a cluster: nothing is skipped silently. A file the commands read (the
+// runbook section's values-runbooks.yaml) is a block marked
+// <!-- e2e: file -->, whose first line is a comment naming the file; it is
+// written, after docSubstitutions, before the commands that follow it run.
 
-// docSections are the parts of the docs whose commands run, each from its
-// heading to the next heading of the same level.
-var docSections = []struct{ file, heading string }{
-	{"README.md", "## On Kubernetes: three ways to start a replay"},
-	{"docs/usage.md", "## 1. A ReplayRequest"},
-	{"docs/usage.md", "## 2. A runbook: kubectl create job --from=cronjob"},
-	{"docs/kubectl-replay.md", "## The verbs"},
-	{"docs/kubectl-replay.md", "## `groups`: what is in Kafka"},
-}
+// docFiles are the docs whose commands run, in the order they run.
+var docFiles = []string{"README.md", "docs/usage.md", "docs/kubectl-replay.md"}
 
 // docSubstitutions are the only changes made to a documented command: the
 // docs' example host names become this cluster's Kafka. Longer first.
@@ -62,9 +60,10 @@ func docSubstitutions(bootstrap string) []string {
 
 type docBlock struct {
 	file, first string // where, and its first line, for messages
+	line        int    // of the opening fence, 1-based
 	run         bool
 	// later is set for a block marked run later: it runs after every
-	// section's other blocks.
+	// other block.
 	later bool
 	// write is the name of the file the block is written to, for a block
 	// marked <!-- e2e: file -->.
@@ -75,65 +74,55 @@ type docBlock struct {
 var (
 	docMarker  = regexp.MustCompile(`^<!-- e2e: (run|run later: .+|not run: .+|file) -->$`)
 	fileMarker = regexp.MustCompile(`^# ([A-Za-z0-9._-]+)$`)
+	// shellLangs are the fence languages of commands.
+	shellLangs = map[string]bool{"sh": true, "bash": true, "shell": true, "console": true}
 )
 
-// docBlocks returns the sh blocks of one section, in order, with their
-// markers; an error names any block without one.
-func docBlocks(root, file, heading string) ([]docBlock, error) {
+// docBlocks returns the blocks of file that are marked (every shell block
+// must be, and a yaml block may be, as a file), in order; an error names
+// every shell block without a marker and every fence without a language.
+func docBlocks(root, file string) ([]docBlock, error) {
 	b, err := os.ReadFile(filepath.Join(root, file))
 	if err != nil {
 		return nil, err
 	}
-	text := string(b)
-	start := strings.Index(text, "\n"+heading+"\n")
-	if start < 0 {
-		return nil, fmt.Errorf("%s has no section %q", file, heading)
-	}
-	text = text[start+1:]
-	level := heading[:strings.IndexByte(heading, ' ')+1]
-	if end := strings.Index(text[len(heading):], "\n"+level); end >= 0 {
-		text = text[:len(heading)+end]
-	}
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(string(b), "\n")
 	var out []docBlock
 	var bad []string
 	for i := 0; i < len(lines); i++ {
 		fence := strings.TrimSpace(lines[i])
-		if !strings.HasPrefix(fence, "```") || fence == "```" {
+		if !strings.HasPrefix(fence, "```") {
 			continue
 		}
-		marked := i > 0 && docMarker.MatchString(strings.TrimSpace(lines[i-1]))
-		if fence != "```sh" && !marked {
-			// Other blocks (YAML fragments, output) are read, not run,
-			// unless marked as a file the commands use.
-			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
-			}
-			continue
-		}
+		lang, _, _ := strings.Cut(strings.TrimPrefix(fence, "```"), " ")
 		indent, _, _ := strings.Cut(lines[i], "```") // the fence's indentation, as in a list item
 		j := i + 1
 		for j < len(lines) && strings.TrimSpace(lines[j]) != "```" {
 			j++
 		}
 		var body []string
-		for _, l := range lines[i+1 : j] {
+		for _, l := range lines[i+1 : min(j, len(lines))] {
 			body = append(body, strings.TrimPrefix(l, indent))
 		}
-		blk := docBlock{file: file, text: strings.Join(body, "\n") + "\n"}
+		blk := docBlock{file: file, line: i + 1, text: strings.Join(body, "\n") + "\n"}
 		if len(body) > 0 {
 			blk.first = body[0]
 		}
-		m := []string(nil)
+		var m []string
 		if i > 0 {
 			m = docMarker.FindStringSubmatch(strings.TrimSpace(lines[i-1]))
 		}
 		switch {
+		case lang == "":
+			bad = append(bad, fmt.Sprintf("%s:%d: the block starting %q does not say its language (sh for commands, text for output)", file, i+1, blk.first))
+		case m == nil && shellLangs[lang]:
+			bad = append(bad, fmt.Sprintf("%s:%d: the block starting %q has no <!-- e2e: run --> or <!-- e2e: not run: why --> marker", file, i+1, blk.first))
 		case m == nil:
-			bad = append(bad, fmt.Sprintf("%s: the block starting %q has no <!-- e2e: run --> or <!-- e2e: not run: why --> marker", file, blk.first))
+			// Other blocks (YAML fragments, output) are read, not run.
 		case m[1] == "file":
 			f := fileMarker.FindStringSubmatch(blk.first)
 			if f == nil {
-				bad = append(bad, fmt.Sprintf("%s: the block marked <!-- e2e: file --> starting %q does not name its file in a first line '# NAME'", file, blk.first))
+				bad = append(bad, fmt.Sprintf("%s:%d: the block marked <!-- e2e: file --> starting %q does not name its file in a first line '# NAME'", file, i+1, blk.first))
 				break
 			}
 			blk.write = f[1]
@@ -151,19 +140,21 @@ func docBlocks(root, file, heading string) ([]docBlock, error) {
 	return out, nil
 }
 
-// The sections' blocks are all marked, and the runbook section's values
-// file is written before the commands that read it: checked without a
-// cluster, so that a doc edit fails in a second, not after the bring-up.
+// Every shell block of the docs is marked, and the runbook section's
+// values file is written before the commands that read it: checked without
+// a cluster, so that a doc edit fails in a second, not after the bring-up
+// (issue 32: every command of the docs runs as written, or says why not).
 func TestDocBlocksAreMarked(t *testing.T) {
 	root, err := cluster.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	written := map[string]bool{}
-	for _, s := range docSections {
-		blocks, err := docBlocks(root, s.file, s.heading)
+	for _, file := range docFiles {
+		blocks, err := docBlocks(root, file)
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			continue
 		}
 		for _, b := range blocks {
 			if b.write != "" {
@@ -190,8 +181,8 @@ func TestDocsRunAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	var blocks []docBlock
-	for _, s := range docSections {
-		b, err := docBlocks(root, s.file, s.heading)
+	for _, file := range docFiles {
+		b, err := docBlocks(root, file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,9 +350,10 @@ func TestDocsRunAsWritten(t *testing.T) {
 // docEnv prepares what the documented commands assume besides the cluster:
 // the repository's root as the working directory (the tests run the
 // commands in dir, where the walk-through writes its files, with the
-// chart linked in), helm on PATH beside kubectl, and the Kafka credentials
-// Secret the runbook section names (docs/usage.md, "Kafka credentials":
-// the servers it is for in bootstrap.servers) in the release namespace.
+// chart linked in), helm and kubectl replay on PATH beside kubectl, and
+// what `make dev-cluster` adds (test/devsample): the Kafka credentials
+// Secret the runbook section names, the metrics scraper, and the live
+// consumer of group billing, the Deployment the pause example pauses.
 // The runbook section's helm upgrade replaces the chart's runbooks, so the
 // release is rolled back to its values when the test ends.
 func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []string {
@@ -385,10 +377,24 @@ func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []s
 	}
 	env := []string{"PATH=" + bin + ":" + f.c.BinDir() + ":" + os.Getenv("PATH"),
 		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
-	if _, err := f.c.Kubectl(ctx, "-n", releaseNS, "create", "secret", "generic", "kafka-credentials",
-		"--from-literal=bootstrap.servers="+f.kafka.Bootstrap()); err != nil && !strings.Contains(err.Error(), "AlreadyExists") {
+	// Group billing committed where its consumer starts, as the dev
+	// cluster's seed commits it: the pause example's shift has offsets to
+	// shift from whenever it runs, however far the consumer has read.
+	start := kafkatest.Offsets{topic: {}}
+	for p := int32(0); p < parts; p++ {
+		start[topic][p] = perPart
+	}
+	if err := f.kafka.Commit(ctx, devsample.LiveGroup, start, "consumer"); err != nil {
 		t.Fatal(err)
 	}
+	if err := devsample.Setup(ctx, f.c, f.kafka, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // the consumer leaves group billing; the namespace goes
+		if _, err := f.c.Kubectl(context.Background(), "delete", "namespace", devsample.AppNamespace, "--wait=false"); err != nil {
+			t.Errorf("delete namespace %s: %v", devsample.AppNamespace, err)
+		}
+	})
 	history, err := f.c.Command(ctx, helm, "history", release, "-n", releaseNS, "--max", "1", "-o", "json").Output()
 	if err != nil {
 		t.Fatalf("helm history: %v", err)

@@ -31,10 +31,14 @@ var (
 	notesCreateJob = regexp.MustCompile(`^(kubectl .* create job --from=\S+) (.+)$`)
 )
 
+// notesCommandIndent is how far the NOTES indent a command; prose is
+// indented less.
+const notesCommandIndent = "     "
+
 // notesScript returns the shell script of notes' commands: every indented
 // line that starts with kubectl, and the sample request's heredoc through
 // its EOF (unindented, so the heredoc ends). skipped lists the commands
-// left out, with why.
+// left out, with why; any other line indented as a command is an error.
 func notesScript(notes string) (script string, skipped []string, err error) {
 	lines := strings.Split(notes, "\n")
 	var out []string
@@ -66,6 +70,10 @@ func notesScript(notes string) (script string, skipped []string, err error) {
 				return "", nil, fmt.Errorf("NOTES line %q has the placeholder %s, which the test does not know how to fill", line, p)
 			}
 			out = append(out, line)
+		case strings.HasPrefix(lines[i], notesCommandIndent) && line != "" && !strings.HasPrefix(line, "#"):
+			// Indented as the commands are, but not one this test runs: a
+			// new kind of command would otherwise go untried.
+			return "", nil, fmt.Errorf("NOTES line %q is indented as a command but is neither kubectl nor the sample's heredoc, which the test does not know how to run", line)
 		}
 	}
 	return strings.Join(out, "\n") + "\n", skipped, nil
@@ -125,5 +133,8 @@ kubectl -n ns get jobs -l kafkareplay.dev/group=orders-service
 	}
 	if _, _, err := notesScript("     kubectl get rr <name>\n"); err == nil || !strings.Contains(err.Error(), "<name>") {
 		t.Errorf("an unknown placeholder: %v", err)
+	}
+	if _, _, err := notesScript("   prose\n     helm upgrade r chart --reuse-values\n"); err == nil || !strings.Contains(err.Error(), "helm upgrade") {
+		t.Errorf("a command other than kubectl: %v", err)
 	}
 }
