@@ -180,6 +180,7 @@ func TestDocsRunAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f := needFlow(t)
 	var blocks []docBlock
 	for _, file := range docFiles {
 		b, err := docBlocks(root, file)
@@ -188,7 +189,6 @@ func TestDocsRunAsWritten(t *testing.T) {
 		}
 		blocks = append(blocks, b...)
 	}
-	f := needFlow(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	// The walk-through's second topic.
