@@ -49,8 +49,15 @@ func TestCRDIsDocumentedAndDiscoverable(t *testing.T) {
 	for _, c := range v.AdditionalPrinterColumns {
 		cols = append(cols, c["name"].(string))
 	}
-	if !slices.Equal(cols, []string{"Group", "Target", "Phase", "Reason", "Reconsumed", "Skipped", "Age", "Plan", "ApprovedBy", "ConsumerRef"}) {
+	if !slices.Equal(cols, []string{"Group", "Target", "Phase", "Reason", "Reconsumed", "Skipped", "Age", "Plan", "ApprovedBy", "Moved", "ConsumerRef"}) {
 		t.Fatalf("printer columns = %v", cols)
+	}
+	// The default view keeps its seven columns (the docs show them, and
+	// the e2e compares them with kubectl's); the rest are -o wide's.
+	for i, c := range v.AdditionalPrinterColumns {
+		if p, _ := c["priority"].(float64); (i < 7) != (p == 0) {
+			t.Errorf("printer column %s: priority %v; only the first seven are shown without -o wide", c["name"], c["priority"])
+		}
 	}
 
 	// Every property under spec and status has a description.

@@ -22,6 +22,7 @@ import (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.digest`,priority=1,description="Digest of the plan awaiting approval (approval: Manual)"
 // +kubebuilder:printcolumn:name="ApprovedBy",type=string,JSONPath=`.status.approval.by`,priority=1,description="Who approved or rejected the plan"
+// +kubebuilder:printcolumn:name="Moved",type=integer,JSONPath=`.status.result.totals.moved`,priority=1,description="Partitions whose committed offset changed (a dry run: would change); an undo's forward moves re-consume and skip nothing, and show only here"
 // +kubebuilder:printcolumn:name="ConsumerRef",type=string,JSONPath=`.spec.consumerRef.name`,priority=1,description="The Knative resource whose group is replayed (spec.consumerRef)"
 type ReplayRequest struct {
 	metav1.TypeMeta `json:",inline"`
