@@ -160,6 +160,15 @@ func TestDocBlocksAreMarked(t *testing.T) {
 			if b.write != "" {
 				written[b.write] = true
 			}
+			if b.run {
+				// The shell reads it as the e2e will run it (quoting,
+				// here-documents), without running it.
+				check := exec.Command("sh", "-n")
+				check.Stdin = strings.NewReader(b.text)
+				if out, err := check.CombinedOutput(); err != nil {
+					t.Errorf("%s:%d: the block starting %q is not a shell script: %v\n%s", b.file, b.line, b.first, err, out)
+				}
+			}
 			for _, f := range regexp.MustCompile(`>\s*([A-Za-z0-9._-]+\.yaml)`).FindAllStringSubmatch(b.text, -1) {
 				written[f[1]] = true // written by the commands themselves
 			}
