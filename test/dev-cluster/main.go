@@ -14,8 +14,10 @@
 // billing is a Deployment (billing-consumer, as in docs/usage.md's pause
 // example, in namespace billing), producers keep writing a timestamped
 // record a second to every partition (so that ago:5m always moves
-// something), and the launcher's metrics are reachable from the shell with
-// a token of the ServiceAccount metrics-scraper.
+// something), the runbook example's Secret kafka-credentials is there,
+// and the launcher's metrics are reachable from the shell with a token of
+// the ServiceAccount metrics-scraper: test/devsample's, which the e2e's run
+// of the docs sets up too.
 //
 // DIR holds the state (dev-cluster.json), the shell script that enters the
 // cluster's network namespace with KUBECONFIG and PATH set, and bin/ with
@@ -253,6 +255,7 @@ func banner(dir, kubeconfig, bootstrap string) {
 		"  topics:                orders (3 partitions), payments (3), a record a second to every partition, still being written",
 		fmt.Sprintf("  groups:                %s (consumed by Deployment %s/%s: a replay is GroupActive unless it pauses it, spec.consumers), %s (at the end of payments, empty)", liveGroup, appNamespace, liveConsumer, idleGroup),
 		fmt.Sprintf("  groups, lag, members:  kubectl replay groups -n %s --bootstrap-servers \"$KAFKA_BOOTSTRAP\" --describe --group %s  (in the shell; without --describe, every group)", appNamespace, liveGroup),
+		fmt.Sprintf("  runbook Secret:        %s in %s (the servers above; docs/usage.md's runbook example names it)", devsample.CredentialsSecret, namespace),
 		fmt.Sprintf("  stop the consumer:     make dev-stop-consumer  (or, in the shell, kubectl -n %s scale deployment/%s --replicas=0)", appNamespace, liveConsumer),
 		"  metrics, in the shell: " + devsample.MetricsCommand(),
 		"  tear down:             ^C here, or make dev-cluster-down",
