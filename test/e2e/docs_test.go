@@ -198,7 +198,9 @@ func TestDocsRunAsWritten(t *testing.T) {
 		}
 		blocks = append(blocks, b...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	// Every block's waits are bounded by their own --timeout; this bounds
+	// the whole on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	// The walk-through's second topic.
 	if err := f.kafka.Seed(ctx, "payments", 3, 50, base, time.Second); err != nil {
