@@ -15,6 +15,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/runner/report"
@@ -161,6 +162,7 @@ func TestDocBlocksAreMarked(t *testing.T) {
 				written[b.write] = true
 			}
 			if b.run {
+				checkRequestServers(t, b)
 				// The shell reads it as the e2e will run it (quoting,
 				// here-documents), without running it.
 				check := exec.Command("sh", "-n")
@@ -181,6 +183,38 @@ func TestDocBlocksAreMarked(t *testing.T) {
 	}
 	if !written["values-runbooks.yaml"] {
 		t.Error("the runbook section's values-runbooks.yaml is not written")
+	}
+}
+
+// heredoc is a quoted here-document, as the docs write manifests.
+var heredoc = regexp.MustCompile(`(?s)<<'EOF'\n(.*?)\nEOF\n`)
+
+// checkRequestServers: a ReplayRequest a block writes in a here-document
+// names, once the example servers are substituted with a list of several,
+// exactly that list (a YAML flow mapping, {bootstrapServers: ...}, would
+// split it at its commas).
+func checkRequestServers(t *testing.T, b docBlock) {
+	t.Helper()
+	const servers = "10.0.0.1:9092,10.0.0.1:9093,10.0.0.1:9094"
+	text := strings.NewReplacer(docSubstitutions(servers)...).Replace(b.text)
+	for _, m := range heredoc.FindAllStringSubmatch(text, -1) {
+		for _, doc := range strings.Split(m[1], "\n---\n") {
+			var rr struct {
+				Kind string
+				Spec struct {
+					Kafka struct {
+						BootstrapServers string `json:"bootstrapServers"`
+					}
+				}
+			}
+			if err := yaml.Unmarshal([]byte(doc), &rr); err != nil {
+				t.Errorf("%s:%d: the manifest in the block starting %q: %v", b.file, b.line, b.first, err)
+				continue
+			}
+			if rr.Kind == "ReplayRequest" && rr.Spec.Kafka.BootstrapServers != servers {
+				t.Errorf("%s:%d: the request in the block starting %q names the servers %q once substituted, not %q", b.file, b.line, b.first, rr.Spec.Kafka.BootstrapServers, servers)
+			}
+		}
 	}
 }
 
