@@ -161,6 +161,9 @@ func TestDocBlocksAreMarked(t *testing.T) {
 			if b.write != "" {
 				written[b.write] = true
 			}
+			if b.write == "" {
+				checkNamespaces(t, b)
+			}
 			if b.run {
 				checkRequestServers(t, b)
 				// The shell reads it as the e2e will run it (quoting,
@@ -183,6 +186,54 @@ func TestDocBlocksAreMarked(t *testing.T) {
 	}
 	if !written["values-runbooks.yaml"] {
 		t.Error("the runbook section's values-runbooks.yaml is not written")
+	}
+}
+
+// kubectlCommand is a kubectl command in a shell line: at its start, or
+// after a pipe, a list operator, a command substitution or a prompt; up to
+// the next of those.
+var kubectlCommand = regexp.MustCompile(`(?:^|[|;&(]\s*|\$ )(kubectl [^|;&()]*)`)
+
+// clusterScoped are the kubectl commands that act on no namespace.
+var clusterScoped = regexp.MustCompile(`^kubectl (create namespace|get crd|apply --server-side -f charts/kafka-replay/crds/)|--help`)
+
+// checkNamespaces: every kubectl command of a block says which namespace
+// it acts in (-n, or -A), or acts on none, or applies manifests that name
+// theirs (issue 32, frictions 3 and 7: a command that relies on the
+// reader's current namespace works for the writer and no one else).
+func checkNamespaces(t *testing.T, b docBlock) {
+	t.Helper()
+	text := heredoc.ReplaceAllStringFunc(b.text, func(h string) string {
+		body := heredoc.FindStringSubmatch(h)[1]
+		for _, doc := range strings.Split(body, "\n---\n") {
+			var obj struct {
+				Kind     string
+				Metadata struct{ Namespace string }
+			}
+			if err := yaml.Unmarshal([]byte(doc), &obj); err == nil && obj.Kind != "" && obj.Kind != "Namespace" && obj.Metadata.Namespace == "" {
+				t.Errorf("%s:%d: the %s in the block starting %q names no namespace", b.file, b.line, obj.Kind, b.first)
+			}
+		}
+		return "<<'EOF'\n"
+	})
+	text = strings.ReplaceAll(text, "\\\n", " ")
+	for _, line := range strings.Split(text, "\n") {
+		if c, _, _ := strings.Cut(line, "#"); strings.TrimSpace(c) == "" {
+			continue
+		}
+		for _, m := range kubectlCommand.FindAllStringSubmatch(line, -1) {
+			cmd := " " + strings.TrimSpace(m[1]) + " "
+			switch {
+			case strings.Contains(cmd, " -n ") || strings.Contains(cmd, " -n=") || strings.Contains(cmd, " --namespace") ||
+				strings.Contains(cmd, " -A ") || strings.Contains(cmd, " --all-namespaces"):
+			case clusterScoped.MatchString(strings.TrimSpace(m[1])):
+			case regexp.MustCompile(` (apply|create) (-f|--filename) `).MatchString(cmd):
+				// The manifests name their namespace (checked above for a
+				// here-document; a file is written by an earlier block).
+			default:
+				t.Errorf("%s:%d: %q names no namespace (-n NAMESPACE, or -A)", b.file, b.line, strings.TrimSpace(m[1]))
+			}
+		}
 	}
 }
 

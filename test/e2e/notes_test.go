@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kafka-replay/kafka-replay/test/cluster"
 )
 
 // The chart's NOTES run as written: notesScript turns what `helm install`
@@ -136,5 +140,36 @@ kubectl -n ns get jobs -l kafkareplay.dev/group=orders-service
 	}
 	if _, _, err := notesScript("   prose\n     helm upgrade r chart --reuse-values\n"); err == nil || !strings.Contains(err.Error(), "helm upgrade") {
 		t.Errorf("a command other than kubectl: %v", err)
+	}
+}
+
+// Every command the chart's NOTES print names its namespace (-n, or -A for
+// a listing over all): checked on the template, without helm (issue 32,
+// friction 3: the first command a reader typed ran in the wrong one).
+func TestNotesCommandsNameTheirNamespace(t *testing.T) {
+	root, err := cluster.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "charts", "kafka-replay", "templates", "NOTES.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "kubectl ") || strings.HasPrefix(line, "kubectl apply -f -") {
+			continue // the sample's apply reads a manifest that names its namespace
+		}
+		n++
+		if !strings.HasPrefix(line, "kubectl -n {{ $ns }} ") && !strings.Contains(line+" ", " -A ") {
+			t.Errorf("NOTES: %q names no namespace", line)
+		}
+	}
+	if n < 10 {
+		t.Errorf("NOTES: %d kubectl commands; the template has more", n)
+	}
+	if !strings.Contains(string(b), "  namespace: {{ $ns }}\n") {
+		t.Error("NOTES: the sample request names no namespace")
 	}
 }
