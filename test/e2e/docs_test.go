@@ -151,6 +151,7 @@ func TestDocBlocksAreMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	written := map[string]bool{}
+	schema := requestSchema(t, root)
 	for _, file := range docFiles {
 		blocks, err := docBlocks(root, file)
 		if err != nil {
@@ -165,7 +166,7 @@ func TestDocBlocksAreMarked(t *testing.T) {
 				checkNamespaces(t, b)
 			}
 			if b.run {
-				checkRequestServers(t, b)
+				checkRequestServers(t, b, schema)
 				// The shell reads it as the e2e will run it (quoting,
 				// here-documents), without running it.
 				check := exec.Command("sh", "-n")
@@ -243,8 +244,8 @@ var heredoc = regexp.MustCompile(`(?s)<<'EOF'\n(.*?)\nEOF\n`)
 // checkRequestServers: a ReplayRequest a block writes in a here-document
 // names, once the example servers are substituted with a list of several,
 // exactly that list (a YAML flow mapping, {bootstrapServers: ...}, would
-// split it at its commas).
-func checkRequestServers(t *testing.T, b docBlock) {
+// split it at its commas), and only fields the CRD's schema has.
+func checkRequestServers(t *testing.T, b docBlock, schema map[string]any) {
 	t.Helper()
 	const servers = "10.0.0.1:9092,10.0.0.1:9093,10.0.0.1:9094"
 	text := strings.NewReplacer(docSubstitutions(servers)...).Replace(b.text)
@@ -262,11 +263,69 @@ func checkRequestServers(t *testing.T, b docBlock) {
 				t.Errorf("%s:%d: the manifest in the block starting %q: %v", b.file, b.line, b.first, err)
 				continue
 			}
-			if rr.Kind == "ReplayRequest" && rr.Spec.Kafka.BootstrapServers != servers {
+			if rr.Kind != "ReplayRequest" {
+				continue
+			}
+			if rr.Spec.Kafka.BootstrapServers != servers {
 				t.Errorf("%s:%d: the request in the block starting %q names the servers %q once substituted, not %q", b.file, b.line, b.first, rr.Spec.Kafka.BootstrapServers, servers)
+			}
+			var obj map[string]any
+			_ = yaml.Unmarshal([]byte(doc), &obj)
+			for _, f := range unknownFields("spec", obj["spec"], schema["spec"]) {
+				t.Errorf("%s:%d: the request in the block starting %q sets %s, which the CRD does not have", b.file, b.line, b.first, f)
 			}
 		}
 	}
+}
+
+// requestSchema is the properties of the ReplayRequest CRD's schema.
+func requestSchema(t *testing.T, root string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "charts", "kafka-replay", "crds", "kafkareplay.dev_replayrequests.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd struct {
+		Spec struct {
+			Versions []struct {
+				Schema struct {
+					OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
+				}
+			}
+		}
+	}
+	if err := yaml.Unmarshal(b, &crd); err != nil || len(crd.Spec.Versions) == 0 {
+		t.Fatalf("the ReplayRequest CRD: %v", err)
+	}
+	props, _ := crd.Spec.Versions[0].Schema.OpenAPIV3Schema["properties"].(map[string]any)
+	return props
+}
+
+// unknownFields lists the paths of v that schema (an OpenAPI schema) has
+// no property for.
+func unknownFields(path string, v, schema any) []string {
+	s, _ := schema.(map[string]any)
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		props, ok := s["properties"].(map[string]any)
+		if !ok {
+			return nil // a map or preserved fields: anything goes
+		}
+		for k, vv := range v {
+			p, ok := props[k]
+			if !ok {
+				out = append(out, path+"."+k)
+				continue
+			}
+			out = append(out, unknownFields(path+"."+k, vv, p)...)
+		}
+	case []any:
+		for _, vv := range v {
+			out = append(out, unknownFields(path+"[]", vv, s["items"])...)
+		}
+	}
+	return out
 }
 
 func TestDocsRunAsWritten(t *testing.T) {
