@@ -542,14 +542,14 @@ func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []s
 	if err := f.kafka.Commit(ctx, devsample.LiveGroup, start, "consumer"); err != nil {
 		t.Fatal(err)
 	}
-	if err := devsample.Setup(ctx, f.c, f.kafka, t.Logf); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { // the consumer leaves group billing; the namespace goes
-		if _, err := f.c.Kubectl(context.Background(), "delete", "namespace", devsample.AppNamespace, "--wait=false"); err != nil {
+		if _, err := f.c.Kubectl(context.Background(), "delete", "namespace", devsample.AppNamespace, "--wait=false", "--ignore-not-found"); err != nil {
 			t.Errorf("delete namespace %s: %v", devsample.AppNamespace, err)
 		}
 	})
+	if err := devsample.Setup(ctx, f.c, f.kafka, t.Logf); err != nil {
+		t.Fatal(err)
+	}
 	history, err := f.c.Command(ctx, helm, "history", release, "-n", releaseNS, "--max", "1", "-o", "json").Output()
 	if err != nil {
 		t.Fatalf("helm history: %v", err)
