@@ -558,9 +558,8 @@ func TestEnvtestCanarySecretNeverLeaks(t *testing.T) {
 	}
 }
 
-// runbookCronJob makes a suspended runbook CronJob as the chart renders it
-// (with chartLabels, the chart's labels; a suspended jobTemplate built like
-// the launcher's Job).
+// runbookCronJob creates a runbook CronJob of group "orders"
+// (testutil.RunbookCronJob), whose Job template is the launcher's.
 func runbookCronJob(t *testing.T, ns, name string, chartLabels bool) *batchv1.CronJob {
 	t.Helper()
 	probe := testutil.MakeRequest(ns, "template").Group("orders").UID("x").Time("2026-03-01T09:30:00Z").Resolved("time:2026-03-01T09:30:00Z").Obj()
@@ -568,38 +567,16 @@ func runbookCronJob(t *testing.T, ns, name string, chartLabels bool) *batchv1.Cr
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []map[string]string{tmpl.Labels, tmpl.Spec.Template.Labels} {
-		delete(m, v1alpha1.LabelRequest)
-		m[v1alpha1.LabelRunbook] = name
-	}
-	tmpl.Spec.Suspend = ptr.To(true)
-	labels := map[string]string{v1alpha1.LabelRunbook: name}
-	if chartLabels {
-		labels["app.kubernetes.io/part-of"] = "kafka-replay"
-		labels["app.kubernetes.io/component"] = "runner"
-	}
-	cron := &batchv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec: batchv1.CronJobSpec{
-			Schedule: "0 0 31 2 *", Suspend: ptr.To(true),
-			JobTemplate: batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels, Annotations: map[string]string{v1alpha1.AnnotationGroup: "orders"}}, Spec: tmpl.Spec},
-		},
-	}
+	cron := testutil.RunbookCronJob(ns, name, "orders", chartLabels, tmpl)
 	create(t, cron)
 	return cron
 }
 
-// jobFromCronJob makes the Job `kubectl create job --from=cronjob/...` makes.
+// jobFromCronJob creates the Job `kubectl create job --from=cronjob/...`
+// makes.
 func jobFromCronJob(t *testing.T, cron *batchv1.CronJob, name string) *batchv1.Job {
 	t.Helper()
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: cron.Namespace, Name: name,
-			Labels: cron.Spec.JobTemplate.Labels, Annotations: map[string]string{v1alpha1.AnnotationGroup: "orders", "cronjob.kubernetes.io/instantiate": "manual"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cron.Name, UID: cron.UID, Controller: ptr.To(true)}},
-		},
-		Spec: *cron.Spec.JobTemplate.Spec.DeepCopy(),
-	}
+	job := testutil.JobFromCronJob(cron, name)
 	create(t, job)
 	return job
 }

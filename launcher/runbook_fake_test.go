@@ -6,8 +6,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -41,31 +39,11 @@ func (f *fakeAPI) runbookJob(name string, trusted bool) *batchv1.Job {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	for _, m := range []map[string]string{tmpl.Labels, tmpl.Spec.Template.Labels} {
-		delete(m, v1alpha1.LabelRequest)
-		m[v1alpha1.LabelRunbook] = name
-	}
-	tmpl.Spec.Suspend = ptr.To(true)
-	labels := map[string]string{v1alpha1.LabelRunbook: name}
-	if trusted {
-		labels["app.kubernetes.io/part-of"] = "kafka-replay"
-		labels["app.kubernetes.io/component"] = "runner"
-	}
-	cron := &batchv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: labels},
-		Spec: batchv1.CronJobSpec{Schedule: "0 0 31 2 *", Suspend: ptr.To(true),
-			JobTemplate: batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels}, Spec: tmpl.Spec}},
-	}
+	cron := testutil.RunbookCronJob("shop", name, "orders", trusted, tmpl)
 	if err := f.c.Create(ctx, cron); err != nil {
 		f.t.Fatal(err)
 	}
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name + "-manual",
-			Labels:          cron.Spec.JobTemplate.Labels,
-			Annotations:     map[string]string{v1alpha1.AnnotationGroup: "orders", "cronjob.kubernetes.io/instantiate": "manual"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cron.Name, UID: cron.UID, Controller: ptr.To(true)}}},
-		Spec: *cron.Spec.JobTemplate.Spec.DeepCopy(),
-	}
+	job := testutil.JobFromCronJob(cron, name+"-manual")
 	if err := f.c.Create(ctx, job); err != nil {
 		f.t.Fatal(err)
 	}

@@ -369,3 +369,46 @@ func JSON(v any) string {
 	}
 	return string(b)
 }
+
+// --- runbook Jobs ---
+
+// RunbookCronJob is a suspended runbook CronJob named name for group, as
+// the chart renders it when chartLabels (else one anyone could make), whose
+// Job template is the launcher's Job tmpl without its request label.
+func RunbookCronJob(ns, name, group string, chartLabels bool, tmpl *batchv1.Job) *batchv1.CronJob {
+	tmpl = tmpl.DeepCopy()
+	for _, m := range []map[string]string{tmpl.Labels, tmpl.Spec.Template.Labels} {
+		delete(m, v1alpha1.LabelRequest)
+		m[v1alpha1.LabelRunbook] = name
+	}
+	tmpl.Spec.Suspend = ptr.To(true)
+	labels := map[string]string{v1alpha1.LabelRunbook: name}
+	if chartLabels {
+		labels["app.kubernetes.io/part-of"] = "kafka-replay"
+		labels["app.kubernetes.io/component"] = "runner"
+	}
+	return &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: batchv1.CronJobSpec{
+			Schedule: "0 0 31 2 *", Suspend: ptr.To(true),
+			JobTemplate: batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels, Annotations: map[string]string{v1alpha1.AnnotationGroup: group}}, Spec: tmpl.Spec},
+		},
+	}
+}
+
+// JobFromCronJob is the Job `kubectl create job --from=cronjob/...` makes
+// from cron (which must have its UID), named name.
+func JobFromCronJob(cron *batchv1.CronJob, name string) *batchv1.Job {
+	annotations := map[string]string{"cronjob.kubernetes.io/instantiate": "manual"}
+	for k, v := range cron.Spec.JobTemplate.Annotations {
+		annotations[k] = v
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: cron.Namespace, Name: name,
+			Labels: cron.Spec.JobTemplate.Labels, Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cron.Name, UID: cron.UID, Controller: ptr.To(true)}},
+		},
+		Spec: *cron.Spec.JobTemplate.Spec.DeepCopy(),
+	}
+}
