@@ -493,3 +493,56 @@ func TestUnitPhasesDeletedOrphanOrPlanning(t *testing.T) {
 		}
 	})
 }
+
+// A planning run that cannot stand for a plan fails the request
+// PlanNotRecorded, nothing shown for approval: one that did not end as a dry
+// run, or whose ReplayRecord someone else planted under its name.
+func TestUnitPhasesPlanNotRecorded(t *testing.T) {
+	dryRun := func(cur *v1alpha1.ReplayRequest) *report.Result {
+		plan := testutil.Result(cur.Spec.Group, report.ExitOK, 10)
+		plan.DryRun, plan.Reason, plan.RunID = true, report.ReasonDryRun, runnerjob.RunID(cur)
+		plan.Partitions[0].Applied = false
+		plan.Summarize()
+		plan.Plan = report.PlanDigest(plan.Group, plan.Target.Resolved, plan.Partitions)
+		return plan
+	}
+	for _, tc := range []struct {
+		name, says string
+		prepare    func(f *fakeAPI, cur *v1alpha1.ReplayRequest, planJob *batchv1.Job) *report.Result
+	}{
+		{"not a dry run", "did not end as a dry run", func(_ *fakeAPI, cur *v1alpha1.ReplayRequest, _ *batchv1.Job) *report.Result {
+			applied := testutil.Result(cur.Spec.Group, report.ExitOK, 10)
+			applied.RunID = runnerjob.RunID(cur)
+			return applied
+		}},
+		{"a planted record", "cannot be kept whole", func(f *fakeAPI, cur *v1alpha1.ReplayRequest, planJob *batchv1.Job) *report.Result {
+			planted := &v1alpha1.ReplayRecord{ObjectMeta: metav1.ObjectMeta{Namespace: planJob.Namespace, Name: planJob.Name},
+				Job: planJob.Name, Group: cur.Spec.Group, DryRun: true}
+			if err := f.c.Create(context.Background(), planted); err != nil {
+				f.t.Fatal(err)
+			}
+			return dryRun(cur)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rr := testutil.MakeRequest("shop", "manual").UID("rr-uid").Created(t0).ShiftBy(-10).Manual().Obj()
+			f := newFakeAPI(t, fakeOptions(), rr)
+			f.reconcile(rr)
+			cur := f.request(rr)
+			planJob := f.job(cur.Namespace, runnerjob.Name(cur, runnerjob.StagePlan))
+			res := tc.prepare(f, cur, planJob)
+			f.clock.Step(time.Minute)
+			f.ran(planJob, 0, res, "")
+			f.reconcile(rr)
+			cur = f.request(rr)
+			c := conditionOf(cur, v1alpha1.ConditionSucceeded)
+			if c.Status != metav1.ConditionFalse || c.Reason != state.ReasonPlanNotRecorded || !strings.Contains(c.Message, tc.says) {
+				t.Errorf("Succeeded = %+v, want False/PlanNotRecorded saying %q", c, tc.says)
+			}
+			if cur.Status.Plan != nil {
+				t.Errorf("plan %+v shown", cur.Status.Plan)
+			}
+			f.noJob(cur, runnerjob.StageApply)
+		})
+	}
+}
