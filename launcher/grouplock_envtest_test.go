@@ -259,8 +259,10 @@ func TestEnvtestDeletedJobWaitsForItsRunner(t *testing.T) {
 
 // Case 3, whatever ended the request: a Job that ran out of its deadline is
 // Failed while its pod still stops (a Job controller that marks it before
-// the pod is gone); the request ends DeadlineExceeded, and its consumers
-// come back only once the pod has ended.
+// the pod is gone). No outcome is written while the pod lives (it may still
+// commit: Running says WaitingForRunner, naming it) and the consumers stay
+// paused; once it has ended, the request ends DeadlineExceeded and its
+// consumers come back.
 func TestEnvtestConsumersNotRestoredUnderALiveRunner(t *testing.T) {
 	env(t)
 	ns := newNamespace(t, nil)
@@ -276,18 +278,25 @@ func TestEnvtestConsumersNotRestoredUnderALiveRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	finishJob(t, job, batchv1.JobReasonDeadlineExceeded)
-	cur := waitPhase(t, rr, v1alpha1.PhaseFailed)
-	eventually(t, 20*time.Second, "the restore waits for the runner", func() error {
+	var cur *v1alpha1.ReplayRequest
+	eventually(t, 20*time.Second, "the outcome waits for the runner", func() error {
 		cur = getRR(t, rr)
-		if c := condition(cur, v1alpha1.ConditionConsumersRestored); c == nil || c.Reason != state.ReasonWaitingForRunner || !strings.Contains(c.Message, pod.Name) {
-			return fmt.Errorf("ConsumersRestored = %+v", c)
+		if c := condition(cur, v1alpha1.ConditionRunning); c == nil || c.Reason != state.ReasonWaitingForRunner || !strings.Contains(c.Message, pod.Name) {
+			return fmt.Errorf("Running = %+v", c)
 		}
 		return nil
 	})
+	if cur.Status.Phase != v1alpha1.PhaseRunning || condition(cur, v1alpha1.ConditionSucceeded) != nil {
+		t.Fatalf("phase %s, Succeeded %+v while the runner pod is alive", cur.Status.Phase, condition(cur, v1alpha1.ConditionSucceeded))
+	}
 	if n := replicasOf(t, d); n != 0 {
 		t.Fatalf("consumers restored to %d while the runner pod is alive", n)
 	}
 	removePod(t, pod)
+	cur = waitPhase(t, rr, v1alpha1.PhaseFailed)
+	if c := condition(cur, v1alpha1.ConditionSucceeded); c == nil || c.Reason != state.ReasonDeadlineExceeded {
+		t.Fatalf("Succeeded = %+v, want DeadlineExceeded", c)
+	}
 	waitRestored(t, rr, state.ReasonRestored)
 	waitReplicas(t, d, 2)
 }

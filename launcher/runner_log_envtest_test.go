@@ -190,7 +190,14 @@ func TestEnvtestRunningSaysWhatTheRunnerDoes(t *testing.T) {
 	eventually(t, 60*time.Second, "Running names the next retry", says(retry(2)))
 
 	// Its pod finishing ends the reads: the finish reads the log itself.
-	runPod(t, job, 1, 0, testutil.Compact(testutil.Result("orders", 0, 1)))
+	var ended corev1.Pod
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), &ended); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Terminated(&ended, 0, testutil.Compact(testutil.Result("orders", 0, 1)), time.Now())
+	if err := k8s.Status().Update(context.Background(), &ended); err != nil {
+		t.Fatal(err)
+	}
 	finishJob(t, job, "")
 	waitPhase(t, rr, v1alpha1.PhaseSucceeded)
 }
