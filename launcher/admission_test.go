@@ -135,10 +135,18 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 		{"deadline zero", []edit{{"runner", map[string]any{"activeDeadlineSeconds": 0}}}, "spec.runner.activeDeadlineSeconds", "greater than or equal to 1"},
 		{"service account bad name", []edit{{"runner", map[string]any{"serviceAccountName": "Bad Name"}}}, "spec.runner.serviceAccountName", "should match"},
 		{"unknown field", []edit{{"replayEverything", true}}, "spec.replayEverything", "unknown field"},
-		// Many groups in one request (issue 30): the API is there, the
-		// launcher is not, so the API server refuses it.
-		{"groups not built yet", []edit{{"group", nil}, {"groups", []any{"a", "b"}}}, "spec", "are not built yet"},
-		{"groupSelector not built yet", []edit{{"group", nil}, {"groupSelector", map[string]any{"include": []any{map[string]any{"prefix": "team-"}}}}}, "spec", "are not built yet"},
+		// Many groups in one request (issue 30): the selector is not built
+		// yet, so the API server refuses it; what a parent cannot pass on
+		// to its children is refused too.
+		{"groupSelector not built yet", []edit{{"group", nil}, {"groupSelector", map[string]any{"include": []any{map[string]any{"prefix": "team-"}}}}}, "spec.groupSelector", "groupSelector is not built yet"},
+		{"groups with a control character", []edit{{"group", nil}, {"groups", []any{"a", "b\tc"}}}, "spec.groups", "no leading or trailing spaces and no control characters"},
+		{"groups with a trailing space", []edit{{"group", nil}, {"groups", []any{"a "}}}, "spec.groups", "no leading or trailing spaces"},
+		{"parallelism over 10", []edit{{"group", nil}, {"groups", []any{"a", "b"}}, {"parallelism", 11}}, "spec.parallelism", "less than or equal to 10"},
+		{"parallelism with one group", []edit{{"parallelism", 2}}, "spec.parallelism", "only applies to a request over several groups"},
+		{"consumerRef with groups", []edit{{"group", nil}, {"kafka", nil}, {"topics", nil}, {"groups", []any{"a", "b"}}, {"consumerRef", map[string]any{"kind": "KafkaSource", "name": "src"}}}, "spec.consumerRef", "not with groups or groupSelector"},
+		{"undoOf with groups", []edit{{"group", nil}, {"topics", nil}, {"groups", []any{"a", "b"}}, {"target", map[string]any{"undoOf": "earlier"}}}, "spec.target.undoOf", "not with groups or groupSelector"},
+		{"fromGroup among the groups", []edit{{"group", nil}, {"groups", []any{"a", "b"}}, {"target", map[string]any{"fromGroup": "b"}}}, "spec.target.fromGroup", "a group that groups does not list"},
+		{"consumers of several groups at once", []edit{{"group", nil}, {"groups", []any{"a", "b"}}, {"parallelism", 2}, {"whenGroupActive", "Wait"}, {"waitTimeout", "5m"}, {"consumers", []any{map[string]any{"kind": "Deployment", "name": "orders"}}}}, "spec.consumers", "need parallelism 1"},
 		{"group and groups", []edit{{"groups", []any{"a"}}}, "spec", "exactly one of group, groups and groupSelector"},
 		{"continueOnError with one group", []edit{{"continueOnError", true}}, "spec.continueOnError", "only applies to a request over several groups"},
 		{"group pattern with prefix and regex", []edit{{"group", nil}, {"groupSelector", map[string]any{"include": []any{map[string]any{"prefix": "a", "regex": "b.*"}}}}}, "spec.groupSelector.include[0]", "exactly one of prefix and regex"},

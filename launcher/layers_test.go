@@ -14,10 +14,10 @@ import (
 // rooms, the API types and the runner's contract. A package not listed
 // here fails the test until it is given its place.
 var mayImport = map[string][]string{
-	"launcher":                    {"launcher/api/v1alpha1", "launcher/replay", "launcher/internal/state", "launcher/internal/record", "launcher/internal/grouplock", "launcher/internal/knative", "launcher/internal/consumers", "launcher/internal/lifecycle", "launcher/internal/approval", "launcher/internal/strimzi", "launcher/clusterref", "launcher/internal/runnerjob", "launcher/internal/undo", "runner/config", "runner/report"},
+	"launcher":                    {"launcher/api/v1alpha1", "launcher/replay", "launcher/internal/state", "launcher/internal/record", "launcher/internal/grouplock", "launcher/internal/knative", "launcher/internal/consumers", "launcher/internal/lifecycle", "launcher/internal/approval", "launcher/internal/strimzi", "launcher/clusterref", "launcher/internal/runnerjob", "launcher/internal/undo", "launcher/internal/fanout", "runner/config", "runner/report"},
 	"launcher/internal/approval":  {"launcher/api/v1alpha1", "launcher/internal/state"},
 	"launcher/internal/consumers": {"launcher/api/v1alpha1", "launcher/internal/state"},
-	"launcher/internal/fanout":    {"launcher/api/v1alpha1"},
+	"launcher/internal/fanout":    {"launcher/api/v1alpha1", "launcher/replay", "launcher/internal/state", "runner/report"},
 	"launcher/internal/grouplock": {"launcher/api/v1alpha1", "launcher/replay", "launcher/internal/state", "runner/config"},
 	"launcher/internal/knative":   {"launcher/api/v1alpha1", "launcher/replay", "launcher/internal/state", "runner/config"},
 	"launcher/internal/lifecycle": {"launcher/api/v1alpha1", "launcher/internal/state"},

@@ -143,6 +143,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 	}).SetupWithManager(ctx, mgr, workers); err != nil {
 		return err
 	}
+	if err := (&ParentReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  rec,
+		Now:       now,
+	}).SetupWithManager(mgr, workers); err != nil {
+		return err
+	}
 	return (&RunbookJobReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

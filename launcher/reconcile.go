@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/fanout"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
@@ -112,6 +113,12 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 	var rr v1alpha1.ReplayRequest
 	if err := r.Client.Get(ctx, req.NamespacedName, &rr); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	// A request over several groups has no group and no Job of its own:
+	// ParentReconciler runs it, through child requests, which are runs
+	// like any other here.
+	if fanout.IsParent(&rr) {
+		return reconcile.Result{}, nil
 	}
 	// Every log line of the pass says who asked.
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("requestedBy", rr.Requester()))

@@ -63,6 +63,12 @@ func (w *RequestWrapper) Bootstrap(s string) *RequestWrapper {
 // Group sets the consumer group.
 func (w *RequestWrapper) Group(g string) *RequestWrapper { w.Spec.Group = g; return w }
 
+// Groups makes it a request over several groups (spec.groups, no group).
+func (w *RequestWrapper) Groups(gs ...string) *RequestWrapper {
+	w.Spec.Group, w.Spec.Groups = "", gs
+	return w
+}
+
 // Topic adds a topic, with optional partitions.
 func (w *RequestWrapper) Topic(name string, partitions ...int32) *RequestWrapper {
 	w.Spec.Topics = append(w.Spec.Topics, v1alpha1.TopicSelector{Name: name, Partitions: partitions})

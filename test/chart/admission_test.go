@@ -403,6 +403,93 @@ func TestAdmissionPolicies(t *testing.T) {
 		}
 	})
 
+	// Issue 30: a child request (docs/groups.md) carries its parent's
+	// requester and is adopted by the parent as what it approved; only the
+	// launcher makes one, as its ServiceAccount, and nobody makes a request
+	// a child afterwards.
+	t.Run("child requests", func(t *testing.T) {
+		var launcherSA string
+		for _, u := range byKind(objs, "ServiceAccount") {
+			if strings.HasSuffix(u.GetName(), "-launcher") {
+				launcherSA = u.GetName()
+			}
+		}
+		launcherClient := asUser(t, cfg, "system:serviceaccount:"+releaseNamespace+":"+launcherSA, "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace)
+		grant(ctx, t, admin, ns, "create-requests-launcher", "system:serviceaccount:"+releaseNamespace+":"+launcherSA, rbacv1.PolicyRule{
+			APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"replayrequests"}, Verbs: []string{"create"},
+		})
+		parent := testutil.MakeRequest(ns, "parent").Obj()
+		parent.Spec.Group, parent.Spec.Groups = "", []string{"billing", "audit"}
+		if err := alice.Create(ctx, parent); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = admin.Delete(context.Background(), parent) }()
+		ctrl := true
+		owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest", Name: parent.Name, UID: parent.UID, Controller: &ctrl}
+		labelled := testutil.MakeRequest(ns, "by-label").Obj()
+		labelled.Labels = map[string]string{v1alpha1.LabelParent: parent.Name}
+		owned := testutil.MakeRequest(ns, "by-owner").Obj()
+		owned.OwnerReferences = []metav1.OwnerReference{owner}
+		for who, c := range map[string]client.Client{user: alice, "an admin": admin} {
+			for _, rr := range []*v1alpha1.ReplayRequest{labelled, owned} {
+				err := c.Create(ctx, rr.DeepCopy(), client.DryRunAll)
+				if err == nil || !strings.Contains(err.Error(), "only the launcher makes child requests") {
+					t.Errorf("%s created %s, a forged child: %v", who, rr.Name, err)
+				}
+			}
+		}
+		// Nor is an existing request made a child afterwards.
+		plain := testutil.MakeRequest(ns, "plain").Obj()
+		if err := alice.Create(ctx, plain); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = admin.Delete(context.Background(), plain) }()
+		for _, patch := range []string{
+			`{"metadata":{"labels":{"` + v1alpha1.LabelParent + `":"parent"}}}`,
+			`{"metadata":{"ownerReferences":[{"apiVersion":"kafkareplay.dev/v1alpha1","kind":"ReplayRequest","name":"parent","uid":"` + string(parent.UID) + `"}]}}`,
+		} {
+			if err := admin.Patch(ctx, plain.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(patch))); err == nil || !strings.Contains(err.Error(), "only the launcher makes child requests") {
+				t.Errorf("an admin made a request a child with %s: %v", patch, err)
+			}
+		}
+		// The launcher's child keeps the parent's requester (not the
+		// launcher's), though the launcher may not use the Secret it names.
+		child := testutil.MakeRequest(ns, "parent-child").Secret("kafka-prod").Obj()
+		child.Labels = map[string]string{v1alpha1.LabelParent: parent.Name}
+		child.OwnerReferences = []metav1.OwnerReference{owner}
+		child.Annotations = map[string]string{annotationRequestedBy: parent.Annotations[annotationRequestedBy], annotationRequestedByGroups: parent.Annotations[annotationRequestedByGroups]}
+		if err := launcherClient.Create(ctx, child, client.DryRunAll); err != nil {
+			t.Fatalf("the launcher creating a child: %v", err)
+		}
+		if got := child.Requester(); got != user {
+			t.Errorf("the child's requester is %q, want the parent's %q", got, user)
+		}
+		// Made for real, the launcher approves its plan in the name of the
+		// parent's approver, which it copies: neither the verb approve nor
+		// the stamp is the launcher's.
+		child = testutil.MakeRequest(ns, "parent-child").Obj()
+		child.Labels = map[string]string{v1alpha1.LabelParent: parent.Name}
+		child.OwnerReferences = []metav1.OwnerReference{owner}
+		child.Annotations = map[string]string{annotationRequestedBy: parent.Annotations[annotationRequestedBy], annotationRequestedByGroups: parent.Annotations[annotationRequestedByGroups]}
+		if err := launcherClient.Create(ctx, child); err != nil {
+			t.Fatalf("the launcher creating a child: %v", err)
+		}
+		defer func() { _ = admin.Delete(context.Background(), child) }()
+		approve := []byte(`{"metadata":{"annotations":{"` + v1alpha1.AnnotationApprove + `":"0123456789abcdef","` + v1alpha1.AnnotationApprovedBy + `":"bob"}}}`)
+		if err := launcherClient.Patch(ctx, child, client.RawPatch("application/merge-patch+json", approve)); err != nil {
+			t.Fatalf("the launcher approving a child: %v", err)
+		}
+		if got := child.Annotations[v1alpha1.AnnotationApprovedBy]; got != "bob" {
+			t.Errorf("the child's approver is %q, want the parent's approver bob", got)
+		}
+		// The launcher making a request that is no child is stamped, and
+		// held to the creator's rights, as anyone.
+		mine := testutil.MakeRequest(ns, "launcher-own").Secret("kafka-prod").Obj()
+		if err := launcherClient.Create(ctx, mine, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "may neither get nor use Secret") {
+			t.Errorf("the launcher created a request, no child, naming a Secret it may not use: %v", err)
+		}
+	})
+
 	t.Run("launcher Jobs", func(t *testing.T) {
 		var launcherSA string
 		for _, u := range byKind(objs, "ServiceAccount") {

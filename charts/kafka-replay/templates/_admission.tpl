@@ -8,6 +8,12 @@ launcher/api/v1alpha1 AnnotationRequestedBy and AnnotationRequestedByGroups
 {{- define "kafka-replay.annotation.requestedByGroups" -}}kafkareplay.dev/requested-by-groups{{- end }}
 
 {{/*
+The label on a child request naming its parent: launcher/api/v1alpha1
+LabelParent.
+*/}}
+{{- define "kafka-replay.label.parent" -}}kafkareplay.dev/parent{{- end }}
+
+{{/*
 The launcher's finalizer on a ReplayRequest: launcher.Finalizer.
 */}}
 {{- define "kafka-replay.finalizer" -}}kafkareplay.dev/runner{{- end }}

@@ -29,12 +29,19 @@ const (
 	// was made from with `kubectl create job --from=cronjob/...`. Such Jobs
 	// carry it instead of LabelRequest; everything else is the same.
 	LabelRunbook = "kafkareplay.dev/runbook"
+	// LabelParent is on a child request (docs/groups.md): its parent's
+	// name, through LabelValue. The chart's admission policy lets only the
+	// launcher create a request that carries it.
+	LabelParent = "kafkareplay.dev/parent"
 	// LabelStage says which step of a request a Job performs. Today every Job
 	// is StageApply; review before apply will add a planning stage.
 	LabelStage = "kafkareplay.dev/stage"
 
 	// AnnotationGroup holds the consumer group's full name.
 	AnnotationGroup = "kafkareplay.dev/group"
+	// AnnotationParent holds, on a child request's Jobs and ReplayRecords,
+	// its parent's full name (LabelParent's value is hashed when long).
+	AnnotationParent = "kafkareplay.dev/parent"
 	// AnnotationRequest holds the ReplayRequest's full name.
 	AnnotationRequest = "kafkareplay.dev/request"
 	// AnnotationSpecDigest holds, on a launcher-made Job, the digest of the

@@ -44,10 +44,15 @@ type ReplayRequest struct {
 // ReplayRequestSpec is the desired replay.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.target.fromGroup) || !has(self.group) || self.target.fromGroup != self.group",message="target.fromGroup must name a different group than group",fieldPath=".target.fromGroup"
-// +kubebuilder:validation:XValidation:rule="has(self.consumerRef) || (has(self.kafka) && (has(self.group) || has(self.groups) || has(self.groupSelector)))",message="set kafka and group, or consumerRef to take them from a Knative resource or a KafkaConnector"
+// +kubebuilder:validation:XValidation:rule="has(self.consumerRef) || (has(self.kafka) && (has(self.group) || has(self.groups) || has(self.groupSelector) || has(self.target.undoOf)))",message="set kafka and group, or consumerRef to take them from a Knative resource or a KafkaConnector"
 // +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.groups) ? 1 : 0) + (has(self.groupSelector) ? 1 : 0) <= 1",message="set exactly one of group, groups and groupSelector"
-// +kubebuilder:validation:XValidation:rule="!has(self.groups) && !has(self.groupSelector)",message="groups and groupSelector (many groups in one request) are not built yet, so the API refuses them rather than accept what the launcher cannot run: create one ReplayRequest per group, or run the runner with --group repeated or --all-groups (docs/groups.md)"
-// +kubebuilder:validation:XValidation:rule="!has(self.continueOnError) || !self.continueOnError || has(self.groups) || has(self.groupSelector)",message="continueOnError only applies to a request over several groups (groups or groupSelector)",fieldPath=".continueOnError"
+// +kubebuilder:validation:XValidation:rule="!has(self.groupSelector)",message="groupSelector is not built yet, so the API refuses it rather than accept what the launcher cannot run: list the groups in groups, or run the runner with --all-groups (docs/groups.md)",fieldPath=".groupSelector"
+// +kubebuilder:validation:XValidation:rule="!has(self.continueOnError) || !self.continueOnError || has(self.groups) || has(self.groupSelector) || (has(self.target.undoOf) && !has(self.group) && !has(self.consumerRef))",message="continueOnError only applies to a request over several groups (groups, groupSelector, or the undo of such a request)",fieldPath=".continueOnError"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || has(self.groups) || has(self.groupSelector) || (has(self.target.undoOf) && !has(self.group) && !has(self.consumerRef))",message="parallelism only applies to a request over several groups (groups, groupSelector, or the undo of such a request)",fieldPath=".parallelism"
+// +kubebuilder:validation:XValidation:rule="!(has(self.groups) || has(self.groupSelector)) || !has(self.consumerRef)",message="consumerRef names one resource's group: not with groups or groupSelector",fieldPath=".consumerRef"
+// +kubebuilder:validation:XValidation:rule="!(has(self.groups) || has(self.groupSelector)) || !has(self.target.undoOf)",message="target.undoOf names the request to undo, with its groups: not with groups or groupSelector (the undo of a request over several groups names it alone, without group)",fieldPath=".target.undoOf"
+// +kubebuilder:validation:XValidation:rule="!has(self.groups) || !has(self.target.fromGroup) || !(self.target.fromGroup in self.groups)",message="target.fromGroup must name a group that groups does not list",fieldPath=".target.fromGroup"
+// +kubebuilder:validation:XValidation:rule="!has(self.consumers) || size(self.consumers) == 0 || !has(self.parallelism) || self.parallelism == 1",message="consumers with several groups need parallelism 1: two groups' requests would pause the same workloads at once, and the second would record the first's pause as their replicas",fieldPath=".consumers"
 // +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || (!has(self.group) && (!has(self.topics) || size(self.topics) == 0))",message="consumerRef replaces group and topics: the launcher resolves them from the resource it names, so leave them out",fieldPath=".consumerRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || self.consumerRef.kind == 'KafkaConnector' || !has(self.kafka)",message="a Knative consumerRef replaces kafka: the launcher resolves the servers and the Secret from the Knative resource, so leave kafka out",fieldPath=".consumerRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.consumerRef) || self.consumerRef.kind != 'KafkaConnector' || (has(self.kafka) && has(self.kafka.clusterRef))",message="a KafkaConnector consumerRef needs kafka.clusterRef: the Strimzi Kafka its KafkaConnect connects to, and the KafkaUser to replay as",fieldPath=".consumerRef"
@@ -195,16 +200,17 @@ type ReplayRequestSpec struct {
 	// +optional
 	GroupType GroupType `json:"groupType,omitempty"`
 
-	// groups names several consumer groups, each replayed on its own (its
-	// own lock, run ID, record, undo and pause) under one plan and one
-	// approval, instead of group. NOT BUILT YET: the API refuses a request
-	// that sets it (docs/groups.md).
+	// groups names several consumer groups, instead of group: the launcher
+	// makes one child ReplayRequest per group, in this order, each with this
+	// spec for its one group and so its own lock, run ID, record, undo and
+	// pause (docs/groups.md).
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=500
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule=`self.all(g, g.matches('^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$'))`,message="each of groups must be a group name as group is: no leading or trailing spaces and no control characters"
 	Groups []string `json:"groups,omitempty"`
 
 	// groupSelector chooses the groups by name instead of group or groups,
@@ -219,6 +225,15 @@ type ReplayRequestSpec struct {
 	// group stops the request, and the groups after it are not attempted.
 	// +optional
 	ContinueOnError bool `json:"continueOnError,omitempty"`
+
+	// parallelism, with groups or groupSelector, is how many groups'
+	// child requests may be between their creation and their end at once
+	// (1 when unset, at most 10). Each child still waits for its own
+	// group's lock.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	Parallelism int32 `json:"parallelism,omitempty"`
 }
 
 // GroupSelector chooses consumer groups by name: those matching an
@@ -563,7 +578,10 @@ type Target struct {
 	// on in a way a restore would re-consume or skip is left alone and
 	// listed with the reason, unless force is set. The earlier request must
 	// have succeeded, not be a dry run, have its record, and be of the same
-	// group and Kafka cluster. topics must be empty.
+	// group and Kafka cluster. topics must be empty. Without group (and
+	// consumerRef), it names a request over several groups, and undoes
+	// each of its groups that applied, one child request each
+	// (docs/groups.md).
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -647,6 +665,7 @@ type RunnerOverrides struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.resolved) || (has(self.resolved) && self.resolved == oldSelf.resolved)",message="status.resolved is written once, when the request is accepted, and never changed"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.resolvedKafka) || (has(self.resolvedKafka) && self.resolvedKafka == oldSelf.resolvedKafka)",message="status.resolvedKafka is written once, when the request is accepted, and never changed"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.resolvedGroups) || (has(self.resolvedGroups) && self.resolvedGroups == oldSelf.resolvedGroups)",message="status.resolvedGroups is written once, when the request is accepted, and never changed"
 type ReplayRequestStatus struct {
 	// conditions are Accepted, Running and, once finished, Succeeded (True
 	// or False, with a one-word reason such as GroupActive, InvalidInput,
@@ -776,19 +795,90 @@ type ReplayRequestStatus struct {
 	// earlier request's Job, whose record holds the offsets it restores.
 	// +optional
 	Undo *UndoStatus `json:"undo,omitempty"`
+
+	// resolvedGroups are, for a request over several groups (a parent),
+	// the groups it replays, in the order their child requests start:
+	// spec.groups as given, or for the undo of a parent the undone
+	// parent's groups. Written once, when the request is accepted.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=500
+	ResolvedGroups []string `json:"resolvedGroups,omitempty"`
+
+	// groups are, for a parent, one row per resolved group, in their
+	// order: its child request and where it is.
+	// +optional
+	// +listType=map
+	// +listMapKey=group
+	// +kubebuilder:validation:MaxItems=500
+	Groups []GroupStatus `json:"groups,omitempty"`
 }
+
+// GroupStatus is one group of a request over several groups.
+type GroupStatus struct {
+	// group is the consumer group.
+	// +required
+	// +kubebuilder:validation:MaxLength=255
+	Group string `json:"group"`
+	// child is the child ReplayRequest that replays it, in the parent's
+	// namespace; empty while none was made.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Child string `json:"child,omitempty"`
+	// plan is, with approval: Manual, the child's plan digest that the
+	// request's plan digest covers.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{16}$`
+	Plan string `json:"plan,omitempty"`
+	// phase is Waiting (no child yet), the child's phase (Pending,
+	// Running, AwaitingApproval, Succeeded, Failed), or NotAttempted (no
+	// child will be made: an earlier group failed without
+	// continueOnError).
+	// +optional
+	Phase GroupPhase `json:"phase,omitempty"`
+	// reason is the child's one-word outcome once it finished (its
+	// Finished condition's reason).
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Reason string `json:"reason,omitempty"`
+	// moved is the child's result's count of partitions moved (in a dry
+	// run, that would move).
+	// +optional
+	Moved int32 `json:"moved,omitempty"`
+	// messagesToReconsume is the child's result's sum of positive deltas.
+	// +optional
+	MessagesToReconsume int64 `json:"messagesToReconsume,omitempty"`
+	// messagesSkipped is the child's result's sum of negative deltas, as
+	// a positive number.
+	// +optional
+	MessagesSkipped int64 `json:"messagesSkipped,omitempty"`
+}
+
+// GroupPhase is where one group of a parent request is.
+// +kubebuilder:validation:Enum=Waiting;Pending;Running;AwaitingApproval;Succeeded;Failed;NotAttempted
+type GroupPhase string
+
+const (
+	// GroupWaiting: no child request yet.
+	GroupWaiting GroupPhase = "Waiting"
+	// GroupNotAttempted: no child will be made.
+	GroupNotAttempted GroupPhase = "NotAttempted"
+)
 
 // PlanSummary is a planned replay as shown for review.
 type PlanSummary struct {
-	// digest is the plan's short digest (report.PlanDigest): approve with
-	// kubectl annotate rr NAME kafkareplay.dev/approve=<digest>.
+	// digest is the plan's short digest (report.PlanDigest), or, for a
+	// request over several groups, sha256:<hex> over its groups' plans
+	// (docs/groups.md): approve with kubectl annotate rr NAME
+	// kafkareplay.dev/approve=<digest>.
 	// +required
-	// +kubebuilder:validation:Pattern=`^[0-9a-f]{16}$`
+	// +kubebuilder:validation:Pattern=`^([0-9a-f]{16}|sha256:[0-9a-f]{64})$`
 	Digest string `json:"digest"`
 	// jobName is the planning Job; its ReplayRecord, of the same name, has
-	// the whole plan.
-	// +required
-	JobName string `json:"jobName"`
+	// the whole plan. Empty for a request over several groups, whose
+	// groups' requests each have theirs.
+	// +optional
+	JobName string `json:"jobName,omitempty"`
 	// target is the target the plan resolved, in the runner's grammar.
 	// +optional
 	Target string `json:"target,omitempty"`

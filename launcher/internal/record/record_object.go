@@ -73,6 +73,9 @@ func BuildRecord(job *batchv1.Job, o Outcome) *v1alpha1.ReplayRecord {
 	if _, fromRequest := job.Labels[v1alpha1.LabelRequest]; fromRequest {
 		rec.Request = job.Annotations[v1alpha1.AnnotationRequest]
 	}
+	if parent := job.Annotations[v1alpha1.AnnotationParent]; parent != "" {
+		rec.Annotations = map[string]string{v1alpha1.AnnotationParent: parent}
+	}
 	if !o.FinishedAt.IsZero() {
 		rec.Outcome.FinishedAt = &metav1.Time{Time: o.FinishedAt}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
@@ -23,7 +25,7 @@ func TestSpecDigestOfOneGroupUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"groups"`, `"groupSelector"`, `"continueOnError"`} {
+	for _, key := range []string{`"groups"`, `"groupSelector"`, `"continueOnError"`, `"parallelism"`} {
 		if strings.Contains(string(b), key) {
 			t.Errorf("a one-group spec's JSON holds %s: %s", key, b)
 		}
@@ -32,5 +34,33 @@ func TestSpecDigestOfOneGroupUnchanged(t *testing.T) {
 	const before = `{"kafka":{"bootstrapServers":"kafka:9092"},"group":"orders","target":{"offset":3}}`
 	if string(b) != before {
 		t.Fatalf("spec JSON %s, was %s", b, before)
+	}
+}
+
+// A child request's Jobs carry its parent: the label (as the request has
+// it) and the full name, so its runs are found with its parent's once the
+// requests are gone; any other request's carry neither.
+func TestParentOnAChildsJobs(t *testing.T) {
+	offset := int64(3)
+	ctrl := true
+	child := &v1alpha1.ReplayRequest{Spec: v1alpha1.ReplayRequestSpec{Kafka: v1alpha1.KafkaConnection{BootstrapServers: "kafka:9092"}, Group: "orders", Target: v1alpha1.Target{Offset: &offset}}}
+	child.Name, child.Namespace = "incident-0123456789", "shop"
+	child.Status.ResolvedTarget = "offset:3"
+	d := Defaults{RunnerImage: "kafka-replay/runner:test"}
+	lone, err := Build(child.DeepCopy(), StageApply, Params{Target: "offset:3"}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := lone.Labels[v1alpha1.LabelParent]; ok || lone.Annotations[v1alpha1.AnnotationParent] != "" {
+		t.Errorf("a request that is no child: labels %v annotations %v", lone.Labels, lone.Annotations)
+	}
+	child.Labels = map[string]string{v1alpha1.LabelParent: "incident"}
+	child.OwnerReferences = []metav1.OwnerReference{{APIVersion: "kafkareplay.dev/v1alpha1", Kind: "ReplayRequest", Name: "incident", UID: "p", Controller: &ctrl}}
+	job, err := Build(child, StageApply, Params{Target: "offset:3"}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Labels[v1alpha1.LabelParent] != "incident" || job.Annotations[v1alpha1.AnnotationParent] != "incident" {
+		t.Errorf("a child's Job: labels %v annotations %v", job.Labels, job.Annotations)
 	}
 }

@@ -132,12 +132,30 @@ func Name(rr *v1alpha1.ReplayRequest, stage Stage) string {
 
 // Labels are the labels every launcher-made runner Job and pod carries.
 func Labels(rr *v1alpha1.ReplayRequest, stage Stage) map[string]string {
-	return map[string]string{
+	l := map[string]string{
 		v1alpha1.LabelRunner:  v1alpha1.LabelRunnerValue,
 		v1alpha1.LabelRequest: v1alpha1.LabelValue(rr.Name),
 		v1alpha1.LabelGroup:   v1alpha1.LabelValue(replay.Group(rr)),
 		v1alpha1.LabelStage:   string(stage),
 	}
+	// A child request's runs are listed with its parent's (docs/groups.md),
+	// also once the requests are gone.
+	if parent, ok := rr.Labels[v1alpha1.LabelParent]; ok {
+		l[v1alpha1.LabelParent] = parent
+	}
+	return l
+}
+
+// parentName is the full name of a child request's parent (its controller),
+// or "" for a request that is no child.
+func parentName(rr *v1alpha1.ReplayRequest) string {
+	if _, ok := rr.Labels[v1alpha1.LabelParent]; !ok {
+		return ""
+	}
+	if o := metav1.GetControllerOf(rr); o != nil && o.Kind == "ReplayRequest" {
+		return o.Name
+	}
+	return ""
 }
 
 // Defaults are the launcher's settings for the runner Jobs it makes, which a
@@ -226,6 +244,9 @@ func Build(rr *v1alpha1.ReplayRequest, stage Stage, p Params, d Defaults) (*batc
 		v1alpha1.AnnotationResolvedTarget: rr.Status.ResolvedTarget,
 		// Who asked, as admission stamped it (never status alone).
 		v1alpha1.AnnotationRequestedBy: rr.Requester(),
+	}
+	if parent := parentName(rr); parent != "" {
+		annotations[v1alpha1.AnnotationParent] = parent
 	}
 	if a := rr.Status.Approval; stage == StageApply && a != nil && a.Decision == v1alpha1.ApprovalApproved {
 		// Who approved which plan, and when: the Job alone tells it after

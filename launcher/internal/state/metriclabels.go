@@ -29,7 +29,7 @@ var outcomeReasons = func() map[string]bool {
 		ReasonImagePullFailed, ReasonUnschedulable, ReasonConfigMissing,
 		ReasonAlreadyRan, ReasonJobConflict, ReasonInvalidTarget,
 		ReasonConsumerRefNotResolved, ReasonClusterRefNotResolved, ReasonUndoRefused, ReasonPauseFailed,
-		ReasonRejected, ReasonExpired, ReasonPlanNotRecorded,
+		ReasonRejected, ReasonExpired, ReasonPlanNotRecorded, ReasonChildTampered, ReasonChildDeleted,
 	} {
 		m[r] = true
 	}

@@ -137,3 +137,22 @@ const (
 // ReasonUndoRefused: target.undoOf names a request that cannot be undone;
 // the message names the rule (see undo.Decide). Nothing was changed.
 const ReasonUndoRefused = "UndoRefused"
+
+// A request over several groups (a parent, docs/groups.md) fails with these
+// of its own; otherwise its reason is its children's, by report.Outcome.
+const (
+	// ReasonChildTampered: a request with a child's name is not what the
+	// parent would make (another owner, spec or requester); the parent
+	// starts nothing more.
+	ReasonChildTampered = "ChildTampered"
+	// ReasonChildDeleted: a child was deleted before it finished.
+	ReasonChildDeleted = "ChildDeleted"
+	// ReasonNotAttempted: a group whose child was never made, because an
+	// earlier group failed without continueOnError.
+	ReasonNotAttempted = "NotAttempted"
+	// ReasonNothingToUndo: a group of an undone parent that did not apply
+	// (its child request says why), which its undo leaves alone.
+	ReasonNothingToUndo = "NothingToUndo"
+	// ReasonGroupsRunning: the parent's children are running.
+	ReasonGroupsRunning = "GroupsRunning"
+)

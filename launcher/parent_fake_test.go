@@ -1,0 +1,586 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/fanout"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+)
+
+// A request over several groups, run by ParentReconciler over the fake
+// client: what it creates, gives up and writes, pass by pass. The children
+// are finished by hand here (their runs are the one-group reconciler's,
+// tested on their own); the envtest suite runs them for real.
+
+type fakeParents struct {
+	t      *testing.T
+	clock  *clocktesting.FakeClock
+	c      client.WithWatch
+	r      *ParentReconciler
+	uids   int
+	writes int // status writes of parents
+}
+
+func newFakeParents(t *testing.T, objs ...client.Object) *fakeParents {
+	clock := clocktesting.NewFakeClock(t0)
+	f := &fakeParents{t: t, clock: clock}
+	f.c = fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(objs...).
+		WithStatusSubresource(&v1alpha1.ReplayRequest{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				f.uids++
+				obj.SetUID(types.UID(fmt.Sprintf("uid-%d", f.uids)))
+				obj.SetCreationTimestamp(metav1.NewTime(clock.Now()))
+				return c.Create(ctx, obj, opts...)
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				if rr, ok := obj.(*v1alpha1.ReplayRequest); ok && fanout.IsParent(rr) {
+					f.writes++
+				}
+				return c.SubResource(sub).Update(ctx, obj, opts...)
+			},
+		}).Build()
+	f.r = &ParentReconciler{Client: f.c, APIReader: f.c, Recorder: events.NewFakeRecorder(100), Now: clock.Now}
+	return f
+}
+
+func (f *fakeParents) pass(p *v1alpha1.ReplayRequest) {
+	f.t.Helper()
+	before := f.writes
+	if _, err := f.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {
+		f.t.Fatalf("reconcile: %v", err)
+	}
+	if f.writes-before > 1 {
+		f.t.Fatalf("one pass wrote status %d times", f.writes-before)
+	}
+}
+
+func (f *fakeParents) get(p *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest {
+	f.t.Helper()
+	var out v1alpha1.ReplayRequest
+	if err := f.c.Get(context.Background(), client.ObjectKeyFromObject(p), &out); err != nil {
+		f.t.Fatal(err)
+	}
+	return &out
+}
+
+// children are the parent's child requests, by group.
+func (f *fakeParents) children(p *v1alpha1.ReplayRequest) map[string]*v1alpha1.ReplayRequest {
+	f.t.Helper()
+	var list v1alpha1.ReplayRequestList
+	if err := f.c.List(context.Background(), &list, client.InNamespace(p.Namespace), client.MatchingLabels{v1alpha1.LabelParent: p.Name}); err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]*v1alpha1.ReplayRequest{}
+	for i := range list.Items {
+		out[list.Items[i].Spec.Group] = &list.Items[i]
+	}
+	return out
+}
+
+// end finishes group's child as the one-group reconciler would.
+func (f *fakeParents) end(p *v1alpha1.ReplayRequest, group string, succeeded bool, reason string, moved int32) {
+	f.t.Helper()
+	c := f.children(p)[group]
+	if c == nil {
+		f.t.Fatalf("no child for %s", group)
+	}
+	st := metav1.ConditionFalse
+	code := int32(3)
+	if succeeded {
+		st, code = metav1.ConditionTrue, 0
+	}
+	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionSucceeded, Status: st, Reason: reason})
+	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionFinished, Status: metav1.ConditionTrue, Reason: reason})
+	c.Status.JobName = c.Name + "-job"
+	c.Status.Result = &v1alpha1.ReplayResult{Reason: reason, ExitCode: code, Totals: v1alpha1.ResultTotals{Applied: moved, Moved: moved, MessagesToReconsume: int64(moved) * 10}}
+	if err := f.c.Status().Update(context.Background(), c); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func rowsOf(p *v1alpha1.ReplayRequest) string {
+	var s []string
+	for _, r := range p.Status.Groups {
+		s = append(s, fmt.Sprintf("%s=%s/%s", r.Group, r.Phase, r.Reason))
+	}
+	return strings.Join(s, " ")
+}
+
+func finishedAs(p *v1alpha1.ReplayRequest) string {
+	c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionFinished)
+	if c == nil {
+		return ""
+	}
+	return c.Reason
+}
+
+func TestUnitParentStartsInOrderUnderParallelism(t *testing.T) {
+	p := testutil.MakeRequest("shop", "incident").Groups("billing", "audit", "search").Obj()
+	p.UID = "parent-uid"
+	p.Annotations = map[string]string{v1alpha1.AnnotationRequestedBy: "alice"}
+	f := newFakeParents(t, p)
+
+	f.pass(p)
+	got := f.get(p)
+	if len(f.children(p)) != 1 || f.children(p)["billing"] == nil {
+		t.Fatalf("first pass made %v, want billing's child alone (parallelism 1)", f.children(p))
+	}
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionAccepted) || strings.Join(got.Status.ResolvedGroups, ",") != "billing,audit,search" {
+		t.Errorf("accepted: %+v", got.Status)
+	}
+	if want := "billing=Pending/ audit=Waiting/ search=Waiting/"; rowsOf(got) != want {
+		t.Errorf("rows %s, want %s", rowsOf(got), want)
+	}
+	if got.Status.Phase != v1alpha1.PhaseRunning || got.Status.RequestedBy != "alice" || got.Status.ObservedGeneration != got.Generation {
+		t.Errorf("phase %s requestedBy %q", got.Status.Phase, got.Status.RequestedBy)
+	}
+	// Nothing changed: nothing is made, nothing written.
+	w := f.writes
+	f.pass(p)
+	if len(f.children(p)) != 1 || f.writes != w {
+		t.Fatalf("a pass over nothing new made %d children, wrote %d times", len(f.children(p)), f.writes-w)
+	}
+	// The child carries the parent's requester, its owner and its spec.
+	if err := fanout.CheckAdopted(got, f.children(p)["billing"], "billing"); err != nil {
+		t.Fatal(err)
+	}
+
+	f.end(p, "billing", true, "Applied", 3)
+	f.pass(p)
+	if len(f.children(p)) != 2 {
+		t.Fatalf("after billing applied: %d children", len(f.children(p)))
+	}
+	f.end(p, "audit", true, "Applied", 1)
+	f.pass(p)
+	f.end(p, "search", true, "Applied", 2)
+	f.pass(p)
+	got = f.get(p)
+	if finishedAs(got) != "Applied" || got.Status.Phase != v1alpha1.PhaseSucceeded || got.Status.CompletionTime == nil {
+		t.Fatalf("finished %q phase %s: %s", finishedAs(got), got.Status.Phase, got.Status.Message)
+	}
+	if r := got.Status.Groups[0]; r.Moved != 3 || r.MessagesToReconsume != 30 || r.Child != fanout.ChildName("incident", "billing") {
+		t.Errorf("billing's row %+v", r)
+	}
+	// A finished parent does nothing more, whatever happens to a child.
+	w = f.writes
+	_ = f.c.Delete(context.Background(), f.children(p)["audit"])
+	f.pass(p)
+	if f.writes != w || len(f.children(p)) != 2 {
+		t.Errorf("a finished parent acted on a child's deletion")
+	}
+}
+
+func TestUnitParentParallelismAndContinueOnError(t *testing.T) {
+	for _, cont := range []bool{false, true} {
+		t.Run(fmt.Sprintf("continueOnError=%v", cont), func(t *testing.T) {
+			p := testutil.MakeRequest("shop", "incident").Groups("a", "b", "c", "d").Obj()
+			p.UID, p.Spec.Parallelism, p.Spec.ContinueOnError = "parent-uid", 2, cont
+			f := newFakeParents(t, p)
+			f.pass(p)
+			if n := len(f.children(p)); n != 2 {
+				t.Fatalf("parallelism 2 started %d", n)
+			}
+			f.end(p, "a", false, "GroupActive", 0)
+			f.pass(p)
+			got := f.get(p)
+			if !cont {
+				// b runs on; c and d are given up, never made.
+				if n := len(f.children(p)); n != 2 {
+					t.Fatalf("after a failed group without continueOnError: %d children", n)
+				}
+				if want := "a=Failed/GroupActive b=Pending/ c=NotAttempted/NotAttempted d=NotAttempted/NotAttempted"; rowsOf(got) != want {
+					t.Fatalf("rows %s, want %s", rowsOf(got), want)
+				}
+				if finishedAs(got) != "" {
+					t.Fatalf("finished while b runs: %s", finishedAs(got))
+				}
+				f.end(p, "b", true, "Applied", 4)
+				f.pass(p)
+				got = f.get(p)
+				if finishedAs(got) != "PartiallyApplied" || !strings.Contains(got.Status.Message, "not attempted") || !strings.Contains(got.Status.Message, "c, d") {
+					t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+				}
+				return
+			}
+			if n := len(f.children(p)); n != 3 {
+				t.Fatalf("continueOnError: %d children after a failed one, want 3", n)
+			}
+			for _, g := range []string{"b", "c", "d"} {
+				f.end(p, g, false, "GroupActive", 0)
+				f.pass(p)
+			}
+			got = f.get(p)
+			if finishedAs(got) != "GroupActive" || got.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(got.Status.Message, "no group changed") {
+				t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+			}
+		})
+	}
+}
+
+func TestUnitParentRefusesATamperedChild(t *testing.T) {
+	p := testutil.MakeRequest("shop", "incident").Groups("billing", "audit").Obj()
+	p.UID = "parent-uid"
+	// Someone made audit's child ahead, with another target and the
+	// parent as its owner: the parent must not adopt it, nor start billing.
+	ctrl := true
+	forged := fanout.Child(p, "audit")
+	latest := v1alpha1.PositionLatest
+	forged.Spec.Target.Position = &latest
+	forged.OwnerReferences[0].Controller = &ctrl
+	f := newFakeParents(t, p, forged)
+	f.pass(p)
+	got := f.get(p)
+	if finishedAs(got) != "ChildTampered" || got.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(got.Status.Message, "spec is not the parent's") {
+		t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+	}
+	if n := len(f.children(p)); n != 1 {
+		t.Fatalf("the parent made %d children beside the forged one", n-1)
+	}
+}
+
+func TestUnitParentNeverRemakesADeletedChild(t *testing.T) {
+	p := testutil.MakeRequest("shop", "incident").Groups("billing", "audit").Obj()
+	p.UID = "parent-uid"
+	p.Spec.ContinueOnError = true
+	f := newFakeParents(t, p)
+	f.pass(p)
+	if err := f.c.Delete(context.Background(), f.children(p)["billing"]); err != nil {
+		t.Fatal(err)
+	}
+	f.pass(p)
+	got := f.get(p)
+	if f.children(p)["billing"] != nil {
+		t.Fatal("billing's deleted child was made again")
+	}
+	if want := "billing=Failed/ChildDeleted audit=Pending/"; rowsOf(got) != want {
+		t.Fatalf("rows %s, want %s", rowsOf(got), want)
+	}
+	f.end(p, "audit", true, "Applied", 1)
+	f.pass(p)
+	// billing's child may have run before it was deleted: not "nothing changed".
+	if got := f.get(p); finishedAs(got) != "PartiallyApplied" {
+		t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+	}
+}
+
+// Whoever may write status cannot choose the groups: a resolvedGroups
+// written before acceptance that is not spec.groups refuses the request.
+func TestUnitParentStatusCannotAddAGroup(t *testing.T) {
+	p := testutil.MakeRequest("shop", "incident").Groups("billing").Obj()
+	p.UID = "parent-uid"
+	p.Status.ResolvedGroups = []string{"billing", "payments"}
+	f := newFakeParents(t, p)
+	f.pass(p)
+	if c := f.children(p); len(c) != 0 {
+		t.Fatalf("status.resolvedGroups written ahead: children %v", c)
+	}
+	if got := f.get(p); finishedAs(got) != "InvalidInput" || !strings.Contains(got.Status.Message, "status.resolvedGroups was written before") {
+		t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+	}
+}
+
+// The one-group reconciler leaves a parent alone: no Job, no status.
+func TestUnitOneGroupReconcilerSkipsParents(t *testing.T) {
+	p := testutil.MakeRequest("shop", "incident").Groups("billing", "audit").Obj()
+	f := newFakeAPI(t, fakeOptions(), p)
+	f.reconcile(p)
+	got := f.request(p)
+	if len(got.Status.Conditions) != 0 || got.Status.JobName != "" {
+		t.Fatalf("the one-group reconciler acted on a parent: %+v", got.Status)
+	}
+}
+
+// planned makes group's Manual child planned, as its planning run would:
+// its plan in status, awaiting a decision.
+func (f *fakeParents) planned(p *v1alpha1.ReplayRequest, group, digest string) {
+	f.t.Helper()
+	c := f.children(p)[group]
+	if c == nil {
+		f.t.Fatalf("no child for %s", group)
+	}
+	at := metav1.NewTime(f.clock.Now())
+	exp := metav1.NewTime(at.Add(24 * time.Hour))
+	c.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: c.Name + "-plan", PlannedAt: &at, ExpiresAt: &exp,
+		Totals: v1alpha1.ResultTotals{Partitions: 2, Moved: 2, MessagesToReconsume: 7}}
+	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionAwaitingApproval, Status: metav1.ConditionTrue, Reason: "PlanReady"})
+	if err := f.c.Status().Update(context.Background(), c); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// approveAs annotates the parent as an approver would, with the stamp the
+// chart's admission policy writes.
+func (f *fakeParents) annotate(p *v1alpha1.ReplayRequest, kv ...string) {
+	f.t.Helper()
+	cur := f.get(p)
+	before := cur.DeepCopy()
+	if cur.Annotations == nil {
+		cur.Annotations = map[string]string{}
+	}
+	for i := 0; i < len(kv); i += 2 {
+		cur.Annotations[kv[i]] = kv[i+1]
+	}
+	if err := f.c.Patch(context.Background(), cur, client.MergeFrom(before)); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func TestUnitParentManualOnePlanOneApproval(t *testing.T) {
+	p := testutil.MakeRequest("shop", "incident").Groups("a", "b").Manual().Obj()
+	p.UID = "parent-uid"
+	f := newFakeParents(t, p)
+	f.pass(p)
+	if n := len(f.children(p)); n != 1 {
+		t.Fatalf("%d children planning at parallelism 1", n)
+	}
+	f.planned(p, "a", "aaaaaaaaaaaaaaaa")
+	f.pass(p)
+	// a planned: its place goes to b's planning; no plan yet.
+	if n := len(f.children(p)); n != 2 || f.get(p).Status.Plan != nil {
+		t.Fatalf("%d children, plan %+v", n, f.get(p).Status.Plan)
+	}
+	f.clock.Step(time.Minute)
+	f.planned(p, "b", "bbbbbbbbbbbbbbbb")
+	f.pass(p)
+	got := f.get(p)
+	want, _, _ := fanout.PlanDigest([]fanout.ChildPlan{{Group: "a", Plan: "aaaaaaaaaaaaaaaa"}, {Group: "b", Plan: "bbbbbbbbbbbbbbbb"}})
+	if got.Status.Plan == nil || got.Status.Plan.Digest != want || got.Status.Plan.Totals.MessagesToReconsume != 14 || got.Status.Phase != v1alpha1.PhaseAwaitingApproval {
+		t.Fatalf("plan %+v phase %s", got.Status.Plan, got.Status.Phase)
+	}
+	// The parent's plan expires with its first child's.
+	if !got.Status.Plan.ExpiresAt.Time.Equal(t0.Add(24 * time.Hour)) {
+		t.Errorf("expiresAt %v", got.Status.Plan.ExpiresAt)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAwaitingApproval); c == nil || !strings.Contains(c.Message, "kafkareplay.dev/approve="+want) {
+		t.Fatalf("AwaitingApproval %+v", c)
+	}
+	if r := got.Status.Groups[1]; r.Plan != "bbbbbbbbbbbbbbbb" || r.Phase != v1alpha1.GroupPhase(v1alpha1.PhaseAwaitingApproval) {
+		t.Errorf("b's row %+v", r)
+	}
+
+	// A child's digest approves nothing on the parent.
+	f.annotate(p, v1alpha1.AnnotationApprove, "aaaaaaaaaaaaaaaa", v1alpha1.AnnotationApprovedBy, "bob")
+	f.pass(p)
+	for g, c := range f.children(p) {
+		if _, ok := c.Annotations[v1alpha1.AnnotationApprove]; ok {
+			t.Fatalf("%s approved on a wrong digest", g)
+		}
+	}
+	f.annotate(p, v1alpha1.AnnotationApprove, want, v1alpha1.AnnotationApprovedBy, "bob")
+	f.pass(p)
+	got, cs := f.get(p), f.children(p)
+	if got.Status.Approval == nil || got.Status.Approval.By != "bob" || got.Status.Approval.Digest != want {
+		t.Fatalf("approval %+v", got.Status.Approval)
+	}
+	// Each child with its own digest, in the approver's name, in order.
+	if a := cs["a"].Annotations; a[v1alpha1.AnnotationApprove] != "aaaaaaaaaaaaaaaa" || a[v1alpha1.AnnotationApprovedBy] != "bob" {
+		t.Fatalf("a's annotations %v", a)
+	}
+	if _, ok := cs["b"].Annotations[v1alpha1.AnnotationApprove]; ok {
+		t.Fatal("b approved while a runs (parallelism 1)")
+	}
+	// The child takes its approval (its own reconciler); then it ends.
+	approve := func(g string) {
+		c := f.children(p)[g]
+		c.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: c.Status.Plan.Digest}
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionAwaitingApproval, Status: metav1.ConditionFalse, Reason: "Approved"})
+		if err := f.c.Status().Update(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approve("a")
+	f.pass(p)
+	f.end(p, "a", true, "Applied", 2)
+	f.pass(p)
+	if b := f.children(p)["b"].Annotations; b[v1alpha1.AnnotationApprove] != "bbbbbbbbbbbbbbbb" {
+		t.Fatalf("b not approved after a ended: %v", b)
+	}
+	approve("b")
+	f.end(p, "b", true, "Applied", 2)
+	f.pass(p)
+	if got := f.get(p); finishedAs(got) != "Applied" {
+		t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+	}
+}
+
+func TestUnitParentManualRejectedOrExpired(t *testing.T) {
+	for _, how := range []string{"rejected", "expired"} {
+		t.Run(how, func(t *testing.T) {
+			p := testutil.MakeRequest("shop", "incident").Groups("a", "b").Manual().Obj()
+			p.UID, p.Spec.Parallelism = "parent-uid", 2
+			f := newFakeParents(t, p)
+			f.pass(p)
+			f.planned(p, "a", "aaaaaaaaaaaaaaaa")
+			f.planned(p, "b", "bbbbbbbbbbbbbbbb")
+			f.pass(p)
+			want := "Rejected"
+			if how == "rejected" {
+				f.annotate(p, v1alpha1.AnnotationReject, "wrong incident", v1alpha1.AnnotationApprovedBy, "carol")
+			} else {
+				want = "Expired"
+				f.clock.Step(24 * time.Hour)
+			}
+			f.pass(p)
+			got := f.get(p)
+			if finishedAs(got) != want || got.Status.Phase != v1alpha1.PhaseFailed {
+				t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+			}
+			for g, c := range f.children(p) {
+				if _, ok := c.Annotations[v1alpha1.AnnotationReject]; !ok {
+					t.Errorf("%s still awaits a decision: %v", g, c.Annotations)
+				}
+				if _, ok := c.Annotations[v1alpha1.AnnotationApprove]; ok {
+					t.Errorf("%s approved", g)
+				}
+			}
+		})
+	}
+}
+
+func TestUnitParentManualPlanFails(t *testing.T) {
+	p := testutil.MakeRequest("shop", "incident").Groups("a", "b", "c").Manual().Obj()
+	p.UID, p.Spec.Parallelism = "parent-uid", 2
+	f := newFakeParents(t, p)
+	f.pass(p)
+	f.planned(p, "a", "aaaaaaaaaaaaaaaa")
+	f.end(p, "b", false, "GroupActive", 0) // its planning run failed
+	f.pass(p)
+	got := f.get(p)
+	if finishedAs(got) != "GroupActive" || got.Status.Plan != nil || !strings.Contains(got.Status.Message, "no plan to approve") {
+		t.Fatalf("finished %q plan %+v: %s", finishedAs(got), got.Status.Plan, got.Status.Message)
+	}
+	if f.children(p)["c"] != nil {
+		t.Error("c planned after b failed without continueOnError")
+	}
+	if _, ok := f.children(p)["a"].Annotations[v1alpha1.AnnotationReject]; !ok {
+		t.Error("a still awaits a decision that cannot come")
+	}
+}
+
+// A child that finished but still holds paused consumers keeps its place
+// and the parent unfinished until they are restored.
+func TestUnitParentWaitsForTheConsumersRestored(t *testing.T) {
+	p := testutil.MakeRequest("shop", "incident").Groups("a", "b").Obj()
+	p.UID = "parent-uid"
+	f := newFakeParents(t, p)
+	f.pass(p)
+	f.end(p, "a", true, "Applied", 1)
+	c := f.children(p)["a"]
+	c.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: v1alpha1.ConsumerDeployment, Name: "orders", State: v1alpha1.ConsumerPaused}}
+	if err := f.c.Status().Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	f.pass(p)
+	if f.children(p)["b"] != nil {
+		t.Fatal("b started while a's consumers are still paused (parallelism 1)")
+	}
+	c = f.children(p)["a"]
+	c.Status.Consumers[0].State = v1alpha1.ConsumerRestored
+	if err := f.c.Status().Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	f.pass(p)
+	f.end(p, "b", true, "Applied", 1)
+	c = f.children(p)["b"]
+	c.Status.Consumers = []v1alpha1.ConsumerStatus{{Kind: v1alpha1.ConsumerDeployment, Name: "orders", State: v1alpha1.ConsumerPaused}}
+	if err := f.c.Status().Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	f.pass(p)
+	if got := f.get(p); finishedAs(got) != "" {
+		t.Fatalf("finished while b's consumers are paused: %s", finishedAs(got))
+	}
+	c.Status.Consumers[0].State = v1alpha1.ConsumerRestored
+	if err := f.c.Status().Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	f.pass(p)
+	if got := f.get(p); finishedAs(got) != "Applied" {
+		t.Fatalf("finished %q", finishedAs(got))
+	}
+}
+
+// The undo of a parent: one undo child per group whose child committed
+// something, each undoing that child; the others left, saying why.
+func TestUnitParentUndo(t *testing.T) {
+	undone := testutil.MakeRequest("shop", "incident").Groups("a", "b", "c").Obj()
+	undone.UID = "undone-uid"
+	meta.SetStatusCondition(&undone.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "PartiallyApplied"})
+	applied := fanout.Child(undone, "a")
+	applied.Status.JobName = "a-job"
+	applied.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue, Reason: "Applied"}, {Type: v1alpha1.ConditionFinished, Status: metav1.ConditionTrue, Reason: "Applied"}}
+	applied.Status.Result = &v1alpha1.ReplayResult{Reason: "Applied", Totals: v1alpha1.ResultTotals{Applied: 2, Moved: 2}}
+	failed := fanout.Child(undone, "b")
+	failed.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "GroupActive"}, {Type: v1alpha1.ConditionFinished, Status: metav1.ConditionTrue, Reason: "GroupActive"}}
+	// c's child was never made (not attempted).
+
+	undo := testutil.MakeRequest("shop", "incident-undo").UndoOf("incident").Obj()
+	undo.Spec.Group, undo.Spec.Topics = "", nil
+	undo.UID = "undo-uid"
+	if !fanout.IsUndoParent(undo) || fanout.IsUndoParent(applied) {
+		t.Fatal("IsUndoParent")
+	}
+	f := newFakeParents(t, undone, applied, failed, undo)
+	f.pass(undo)
+	got := f.get(undo)
+	if strings.Join(got.Status.ResolvedGroups, ",") != "a,b,c" {
+		t.Fatalf("resolvedGroups %v", got.Status.ResolvedGroups)
+	}
+	if want := "a=Pending/ b=NotAttempted/NothingToUndo c=NotAttempted/NothingToUndo"; rowsOf(got) != want {
+		t.Fatalf("rows %s, want %s", rowsOf(got), want)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAccepted); c == nil || !strings.Contains(c.Message, "1 of 3 groups to undo") || !strings.Contains(c.Message, "did not succeed (GroupActive") || !strings.Contains(c.Message, "c: no request ran it") {
+		t.Fatalf("Accepted %+v", c)
+	}
+	cs := f.children(undo)
+	if len(cs) != 1 || cs["a"] == nil || *cs["a"].Spec.Target.UndoOf != applied.Name || cs["a"].Spec.Group != "a" {
+		t.Fatalf("undo children %v", cs)
+	}
+	f.end(undo, "a", true, "Applied", 2)
+	f.pass(undo)
+	if got := f.get(undo); finishedAs(got) != "Applied" || got.Status.Phase != v1alpha1.PhaseSucceeded {
+		t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+	}
+}
+
+func TestUnitParentUndoRefused(t *testing.T) {
+	lone := testutil.MakeRequest("shop", "lone").Obj()
+	nothing := testutil.MakeRequest("shop", "nothing").Groups("a").Obj()
+	nothing.UID = "nothing-uid"
+	meta.SetStatusCondition(&nothing.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "GroupActive"})
+	running := testutil.MakeRequest("shop", "running").Groups("a").Obj()
+	for _, tt := range []struct{ undone, says string }{
+		{"lone", "not a request over several groups"},
+		{"nothing", "no group of nothing committed anything to undo"},
+		{"running", "has not finished yet"},
+		{"gone", "no request gone"},
+	} {
+		t.Run(tt.undone, func(t *testing.T) {
+			undo := testutil.MakeRequest("shop", "undo").UndoOf(tt.undone).Obj()
+			undo.Spec.Group, undo.Spec.Topics = "", nil
+			f := newFakeParents(t, lone.DeepCopy(), nothing.DeepCopy(), running.DeepCopy(), undo)
+			f.pass(undo)
+			got := f.get(undo)
+			if finishedAs(got) != state.ReasonUndoRefused || !strings.Contains(got.Status.Message, tt.says) || len(f.children(undo)) != 0 {
+				t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+			}
+		})
+	}
+}
