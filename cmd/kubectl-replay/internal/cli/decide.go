@@ -22,6 +22,10 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
+// parentDigestPrefix starts the plan digest of a request over several
+// groups (launcher/internal/fanout.PlanDigest).
+const parentDigestPrefix = "sha256:"
+
 // maxRejectReason is status.approval.reason's bound.
 const maxRejectReason = 1024
 
@@ -36,7 +40,10 @@ sets kafkareplay.dev/approve to the plan's digest, which is what the launcher
 applies, and nothing else: a plan made again in the meantime has another
 digest and is not approved by this. --digest approves only that digest (the
 one you reviewed). Needs the verb approve on replayrequests (the chart's
-<release>-approver ClusterRole) besides patch.`,
+<release>-approver ClusterRole) besides patch.
+
+A request over several groups is approved as one: its digest covers every
+group's plan, and --wait follows every group to its end.`,
 		Example: `  kubectl replay approve orders-rewind
   kubectl replay approve orders-rewind --digest 3f2a9c0d1e4b5a67 --wait`,
 		Args: exactlyOneName,
@@ -62,9 +69,22 @@ one you reviewed). Needs the verb approve on replayrequests (the chart's
 // friction 7). It is pure.
 func digestMismatch(ns, name, plan, given string) error {
 	review := render.ReplayCommand("plan", name, ns)
-	if len(given) != report.PlanDigestLength || strings.Trim(given, "0123456789abcdef") != "" {
-		return exit.Errorf(exit.WrongState, "--digest %q is not a plan digest (%d lowercase hex digits, as %s shows); nothing was approved",
-			render.Clean(given), report.PlanDigestLength, review)
+	// A request over several groups has one digest over every group's
+	// plan, sha256:<64 hex> (docs/groups.md), of another form than one
+	// group's.
+	form, hex := fmt.Sprintf("%d lowercase hex digits", report.PlanDigestLength), given
+	if rest, ok := strings.CutPrefix(plan, parentDigestPrefix); ok {
+		form = fmt.Sprintf("%s and %d lowercase hex digits", parentDigestPrefix, len(rest))
+		hex, _ = strings.CutPrefix(given, parentDigestPrefix)
+		if hex == given || len(hex) != len(rest) {
+			hex = ""
+		}
+	} else if len(given) != report.PlanDigestLength {
+		hex = ""
+	}
+	if hex == "" || strings.Trim(hex, "0123456789abcdef") != "" {
+		return exit.Errorf(exit.WrongState, "--digest %q is not a plan digest (%s, as %s shows); nothing was approved",
+			render.Clean(given), form, review)
 	}
 	return exit.Errorf(exit.WrongState, "--digest %s is not the digest of %s's plan, which is %s; nothing was approved: check the digest you copied, or, if it is the plan you reviewed, the request was planned again since: review the new plan (%s)",
 		given, name, plan, review)
@@ -141,7 +161,17 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 		}
 		p := palette(a.streams.Out)
 		pl := rr.Status.Plan
-		if verb == "approve" {
+		if verb == "approve" && render.IsParent(rr) {
+			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %s, %d partitions, %d messages re-consumed, %d skipped, target %s\n",
+				p.Green("approved"), render.Clean(pl.Digest), ns, name, render.Groups(len(GroupRows(rr))), pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, render.Clean(orDash(pl.Target)))
+			if children, err := a.children(ctx, rr); err == nil {
+				fmt.Fprintln(a.streams.Out)
+				fmt.Fprint(a.streams.Out, render.GroupPlanTable(p, ParentPlanOf(rr, children).Groups))
+			} else {
+				fmt.Fprintf(a.streams.ErrOut, "warning: the groups' plans: %v\n", err)
+			}
+			fmt.Fprintf(a.streams.Out, "the launcher approves each group's request with its own plan; each applies once its group is free\n")
+		} else if verb == "approve" {
 			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %d partitions, %d messages re-consumed, %d skipped, target %s\n",
 				p.Green("approved"), render.Clean(pl.Digest), ns, name, pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, render.Clean(pl.Target))
 			if full, err := a.loadPlan(ctx, name); err == nil {

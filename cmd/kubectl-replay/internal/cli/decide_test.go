@@ -95,4 +95,18 @@ func TestDigestMismatch(t *testing.T) {
 	if !strings.Contains(short, `--digest "41fc" is not a plan digest (16 lowercase hex digits`) {
 		t.Errorf("a short digest: %q", short)
 	}
+
+	// A request over several groups: one digest over every group's plan,
+	// sha256:<64 hex>. A group's digest given for it, or its hex without
+	// the prefix, is not its form.
+	const parent = "sha256:9f2c0000000000000000000000000000000000000000000000000000000000aa"
+	for _, given := range []string{plan, parent[len("sha256:"):], "sha256:9f2c", "sha256:" + strings.ToUpper(parent[7:])} {
+		if msg := digestMismatch("shop", "incident-42", parent, given).Error(); !strings.Contains(msg, "is not a plan digest (sha256: and 64 lowercase hex digits") {
+			t.Errorf("%q for a parent: %q", given, msg)
+		}
+	}
+	other := "sha256:" + strings.Repeat("0", 64)
+	if msg := digestMismatch("shop", "incident-42", parent, other).Error(); !strings.Contains(msg, "--digest "+other+" is not the digest of incident-42's plan, which is "+parent) {
+		t.Errorf("another parent digest: %q", msg)
+	}
 }

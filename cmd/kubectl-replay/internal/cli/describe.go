@@ -25,7 +25,12 @@ func (a *app) describeCommand() *cobra.Command {
 and, from its Job's ReplayRecord, every partition with a bar that shows where
 the group was (o) and where it went relative to the log's start and end: back
 (<) over the messages it consumes again (=), or forward (>) past the ones it
-skips (-). Colour only on a terminal (and never with NO_COLOR).`,
+skips (-). Colour only on a terminal (and never with NO_COLOR).
+
+Of a request over several groups: how the groups were chosen, the overall
+outcome, the decision on the one plan, and one row per group with its
+request, phase, reason and counts; describe REQUEST shows a group's
+partitions.`,
 		Example: `  kubectl replay describe orders-rewind
   kubectl replay describe orders-rewind -o yaml`,
 		Args: exactlyOneName,
@@ -54,6 +59,11 @@ func (a *app) describe(ctx context.Context, name string) (*render.Description, e
 		return nil, err
 	}
 	d := &render.Description{Request: rr}
+	if render.IsParent(rr) {
+		// Its partitions are its children's: describe REQUEST shows them.
+		d.Groups = GroupRows(rr)
+		return d, nil
+	}
 	if rr.Status.JobName != "" {
 		c, ns, _ := a.client()
 		var rec v1alpha1.ReplayRecord

@@ -44,7 +44,12 @@ func (a *app) planCommand() *cobra.Command {
 per partition the committed offset, the new one and the delta (+ re-consumed,
 - skipped), sorted by the largest move, with totals. It comes from the
 planning Job's ReplayRecord, so it has every partition, not only the ten in
-status.plan.`,
+status.plan.
+
+Of a request over several groups: the one digest an approval names, which
+covers every group's plan; per group its request, its plan's digest and
+totals; and the largest moves across the groups. plan REQUEST of a group's
+request shows that group's every partition.`,
 		Example: `  kubectl replay plan orders-rewind
   kubectl replay plan orders-rewind -o json | jq '.totals'`,
 		Args: exactlyOneName,
@@ -52,7 +57,22 @@ status.plan.`,
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			pl, err := a.loadPlan(cmd.Context(), args[0])
+			rr, err := a.getRequest(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if render.IsParent(rr) {
+				pl, err := a.loadParentPlan(cmd.Context(), rr)
+				if err != nil {
+					return err
+				}
+				if output != "" {
+					return printAs(a.streams.Out, output, pl)
+				}
+				printParentPlan(a.streams.Out, palette(a.streams.Out), pl)
+				return nil
+			}
+			pl, err := a.planOf(cmd.Context(), rr)
 			if err != nil {
 				return err
 			}
@@ -103,6 +123,10 @@ func (a *app) loadPlan(ctx context.Context, name string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	return a.planOf(ctx, rr)
+}
+
+func (a *app) planOf(ctx context.Context, rr *v1alpha1.ReplayRequest) (*Plan, error) {
 	recName, err := planRecord(rr)
 	if err != nil {
 		return nil, err

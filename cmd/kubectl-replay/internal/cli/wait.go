@@ -148,6 +148,9 @@ func (a *app) outcome(rr *v1alpha1.ReplayRequest) error {
 	p := palette(a.streams.Out)
 	_, succeeded := progress.Finished(rr)
 	reason, msg := progress.Outcome(rr)
+	if render.IsParent(rr) {
+		return a.parentOutcome(p, rr, succeeded, reason, msg)
+	}
 	if !succeeded {
 		return exit.Errorf(exit.Failed, "replayrequest %s failed: %s: %s", rr.Name, render.Clean(reason), oneLine(request.InPluginWords(msg), 4096))
 	}
@@ -155,6 +158,23 @@ func (a *app) outcome(rr *v1alpha1.ReplayRequest) error {
 	if r := rr.Status.Result; r != nil {
 		fmt.Fprintf(a.streams.Out, "%d partitions, %d messages re-consumed, %d skipped\n", r.Totals.Partitions, r.Totals.MessagesToReconsume, r.Totals.MessagesSkipped)
 	}
+	if rr.Status.UndoCommand != "" {
+		fmt.Fprintf(a.streams.Out, "undo with: %s\n", render.ReplayCommand("undo", rr.Name, rr.Namespace))
+	}
+	return nil
+}
+
+// parentOutcome prints how a request over several groups ended: one row
+// per group, the overall reason, and the exit code of the whole: a
+// failed group fails it.
+func (a *app) parentOutcome(p render.Palette, rr *v1alpha1.ReplayRequest, succeeded bool, reason, msg string) error {
+	rows := GroupRows(rr)
+	fmt.Fprintf(a.streams.Out, "\n%s\n", render.Tally(rows))
+	fmt.Fprint(a.streams.Out, render.GroupTable(p, rows))
+	if !succeeded {
+		return exit.Errorf(exit.Failed, "replayrequest %s failed: %s: %s", rr.Name, render.Clean(reason), oneLine(request.InPluginWords(msg), 4096))
+	}
+	fmt.Fprintf(a.streams.Out, "%s %s: %s\n", p.Green("succeeded"), render.Clean(reason), oneLine(request.InPluginWords(msg), 4096))
 	if rr.Status.UndoCommand != "" {
 		fmt.Fprintf(a.streams.Out, "undo with: %s\n", render.ReplayCommand("undo", rr.Name, rr.Namespace))
 	}
@@ -219,8 +239,15 @@ func (d *display) width() int {
 }
 
 func (d *display) show(rr *v1alpha1.ReplayRequest, elapsed time.Duration) {
+	if render.IsParent(rr) && !d.live {
+		d.showGroups(rr)
+		return
+	}
 	if d.live {
 		lines := Lines(d.p, rr, elapsed)
+		if render.IsParent(rr) {
+			lines = ParentLines(d.p, rr, elapsed, maxLiveGroups)
+		}
 		if w := d.width(); w > 0 {
 			for i := range lines {
 				lines[i] = render.Truncate(lines[i], w-1)
@@ -246,5 +273,24 @@ func (d *display) show(rr *v1alpha1.ReplayRequest, elapsed time.Duration) {
 		}
 		d.last[s.Name] = text
 		fmt.Fprintf(d.w, "%s %-17s %s %s\n", time.Now().UTC().Format("15:04:05"), s.Name, s.State.Symbol(), oneLine(request.InPluginWords(s.Detail), 200))
+	}
+}
+
+// showGroups is a parent's display off a terminal: a line per change of a
+// group's row, with the time, and one when its plan awaits approval.
+func (d *display) showGroups(rr *v1alpha1.ReplayRequest) {
+	now := time.Now().UTC().Format("15:04:05")
+	if rr.Status.Phase == v1alpha1.PhaseAwaitingApproval && rr.Status.Plan != nil && d.last[progress.StepApproval] != rr.Status.Plan.Digest {
+		d.last[progress.StepApproval] = rr.Status.Plan.Digest
+		fmt.Fprintf(d.w, "%s %-17s %s waiting: %s, then %s\n", now, progress.StepApproval, progress.Active.Symbol(),
+			render.ReplayCommand("plan", rr.Name, rr.Namespace), render.ReplayCommand("approve", rr.Name, rr.Namespace))
+	}
+	for _, r := range GroupRows(rr) {
+		line := groupLine(render.Palette{}, r)
+		if d.last["group/"+r.Group] == line {
+			continue
+		}
+		d.last["group/"+r.Group] = line
+		fmt.Fprintf(d.w, "%s %s\n", now, line)
 	}
 }

@@ -55,6 +55,7 @@ const (
 	FlagGroupExclude       = "group-exclude"            // spec.groupSelector.exclude
 	FlagGroupWithOffsetsOn = "group-with-offsets-on"    // spec.groupSelector.withOffsetsOn
 	FlagContinueOnError    = config.FlagContinueOnError // spec.continueOnError
+	FlagParallelism        = "parallelism"              // spec.parallelism
 )
 
 // The API's bounds on a request over several groups (launcher/api).
@@ -62,6 +63,7 @@ const (
 	maxGroups        = 500
 	maxGroupPatterns = 50
 	maxOffsetsTopics = 100
+	maxParallelism   = 10
 )
 
 // Options are the flags of `kubectl replay create`, as typed.
@@ -80,6 +82,8 @@ type Options struct {
 	GroupExclude       []string
 	GroupWithOffsetsOn []string
 	ContinueOnError    bool
+	// Parallelism is 0 when the flag was not given.
+	Parallelism int32
 	GroupType          string
 	Topics             []string
 	To                 string
@@ -184,6 +188,9 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		}
 		if o.ContinueOnError {
 			add(FlagContinueOnError, fmt.Errorf("applies to a request over several groups (--%s given more than once, or --%s)", FlagGroup, FlagGroupInclude))
+		}
+		if o.Parallelism != 0 {
+			add(FlagParallelism, fmt.Errorf("applies to a request over several groups (--%s given more than once, or --%s)", FlagGroup, FlagGroupInclude))
 		}
 	}
 	spec.Kafka.BootstrapServers = o.BootstrapServers
@@ -317,6 +324,9 @@ func groups(o Options, spec *v1alpha1.ReplayRequestSpec, add func(string, error)
 		if o.ContinueOnError {
 			add(FlagContinueOnError, fmt.Errorf("applies to a request over several groups; this one has one --%s", FlagGroup))
 		}
+		if o.Parallelism != 0 {
+			add(FlagParallelism, fmt.Errorf("applies to a request over several groups; this one has one --%s", FlagGroup))
+		}
 		return
 	case len(o.Groups) > maxGroups:
 		add(FlagGroup, fmt.Errorf("given %d times; a request takes at most %d groups: split it into several requests", len(o.Groups), maxGroups))
@@ -332,6 +342,17 @@ func groups(o Options, spec *v1alpha1.ReplayRequestSpec, add func(string, error)
 	}
 	spec.Groups = o.Groups
 	spec.ContinueOnError = o.ContinueOnError
+	if o.Parallelism != 0 {
+		if o.Parallelism < 1 || o.Parallelism > maxParallelism {
+			add(FlagParallelism, fmt.Errorf("%d must be from 1 to %d", o.Parallelism, maxParallelism))
+		}
+		if len(o.Consumers) > 0 && o.Parallelism > 1 {
+			// Two groups' requests would pause the same workloads at once,
+			// the second recording the first's pause as their replicas.
+			add(FlagParallelism, fmt.Errorf("must be 1 with --%s: each group's request pauses the same workloads", FlagConsumers))
+		}
+		spec.Parallelism = o.Parallelism
+	}
 	if !selecting {
 		return
 	}

@@ -179,12 +179,12 @@ func TestBuildGroups(t *testing.T) {
 
 	o := base()
 	o.Groups = []string{"billing", "audit", "search"}
-	o.ContinueOnError = true
+	o.ContinueOnError, o.Parallelism = true, 2
 	several, err := Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustYAML(t, several.Spec); !strings.Contains(got, "continueOnError: true\ngroups:\n- billing\n- audit\n- search\n") || several.Spec.Group != "" {
+	if got := mustYAML(t, several.Spec); !strings.Contains(got, "continueOnError: true\ngroups:\n- billing\n- audit\n- search\n") || !strings.Contains(got, "parallelism: 2\n") || several.Spec.Group != "" {
 		t.Errorf("three --group:\n%s", got)
 	}
 
@@ -316,6 +316,11 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 		{"continue-on-error with consumer-ref", func(o *Options) {
 			o.ConsumerRef, o.Groups, o.BootstrapServers, o.ContinueOnError = "trigger/t", nil, "", true
 		}, []string{"--continue-on-error: applies to a request over several groups"}},
+		{"parallelism with one group", func(o *Options) { o.Parallelism = 2 }, []string{"--parallelism: applies to a request over several groups; this one has one --group"}},
+		{"parallelism out of bounds", func(o *Options) { o.Groups, o.Parallelism = []string{"a", "b"}, 11 }, []string{"--parallelism: 11 must be from 1 to 10"}},
+		{"parallelism with consumers", func(o *Options) {
+			o.Groups, o.Parallelism, o.Consumers, o.WaitForEmpty = []string{"a", "b"}, 2, []string{"deploy/x"}, time.Minute
+		}, []string{"--parallelism: must be 1 with --consumers"}},
 		{"groups and a selector", func(o *Options) { o.GroupInclude = []string{"orders-"} }, []string{"--group: conflicts with --group-include"}},
 		{"exclude without include", func(o *Options) { o.Groups, o.GroupExclude = nil, []string{"x"} }, []string{"--group-include: is required with --group-exclude"}},
 		{"offsets-on without include", func(o *Options) { o.Groups, o.GroupWithOffsetsOn = nil, []string{"orders"} }, []string{"--group-include: is required"}},

@@ -30,6 +30,7 @@ var specFlags = map[string]string{
 	"spec.groupSelector.exclude":         FlagGroupExclude,
 	"spec.groupSelector.withOffsetsOn":   FlagGroupWithOffsetsOn,
 	"spec.continueOnError":               FlagContinueOnError,
+	"spec.parallelism":                   FlagParallelism,
 	"spec.topics":                        FlagTopic,
 	"spec.target":                        FlagTo,
 	"spec.dryRun":                        FlagDryRun,
