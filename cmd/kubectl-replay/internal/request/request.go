@@ -83,15 +83,15 @@ type Options struct {
 	GroupWithOffsetsOn []string
 	ContinueOnError    bool
 	// Parallelism is 0 when the flag was not given.
-	Parallelism int32
-	GroupType          string
-	Topics             []string
-	To                 string
-	DryRun             bool
-	Approval           string
-	ApprovalTimeout    time.Duration
-	WaitForEmpty       time.Duration
-	Consumers          []string
+	Parallelism     int32
+	GroupType       string
+	Topics          []string
+	To              string
+	DryRun          bool
+	Approval        string
+	ApprovalTimeout time.Duration
+	WaitForEmpty    time.Duration
+	Consumers       []string
 	// ConsumerRef is a Knative KIND/NAME whose group is replayed.
 	ConsumerRef string
 	// Cluster is a Strimzi KAFKA/LISTENER; User a KafkaUser of it.
