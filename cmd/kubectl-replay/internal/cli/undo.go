@@ -25,7 +25,11 @@ the undo rules (docs/usage.md, "Undo"): a partition whose consumers have moved
 on in a way a restore would re-consume or skip is left alone and listed with
 the reason; --force restores those too. The undo has the same group, Kafka
 connection, consumers, wait and commit mode as NAME, and is named NAME-undo
-unless --name.`,
+unless --name.
+
+Of a request over several groups: one request that undoes every group whose
+request succeeded (a parent that failed may have some); the others are
+left, and its describe says why.`,
 		Example: `  kubectl replay undo orders-rewind --wait
   kubectl replay undo orders-rewind --force --name orders-rewind-undo-2
   kubectl replay undo orders-rewind --approval Manual --wait   # review the restore first`,

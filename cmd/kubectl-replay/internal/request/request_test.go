@@ -538,3 +538,45 @@ func TestInPluginWordsMatchesTheDocsTable(t *testing.T) {
 		}
 	}
 }
+
+// The undo of a request over several groups is one request naming it:
+// the same Kafka, no group (the launcher undoes each group that applied,
+// as the parent's rows say). One that has not finished, a dry run, and one
+// where no group succeeded are refused before anything is made.
+func TestUndoParent(t *testing.T) {
+	mk := func(edit func(*v1alpha1.ReplayRequest)) *v1alpha1.ReplayRequest {
+		o := base()
+		o.Groups = []string{"billing", "audit", "search"}
+		o.Secret = "creds"
+		rr, err := Build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr.Status.Phase = v1alpha1.PhaseFailed
+		rr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionFinished, Status: metav1.ConditionTrue, Reason: "PartiallyApplied"}}
+		rr.Status.Groups = []v1alpha1.GroupStatus{{Group: "billing", Phase: "Succeeded"}, {Group: "audit", Phase: "Failed"}, {Group: "search", Phase: "NotAttempted"}}
+		edit(rr)
+		return rr
+	}
+	u, err := Undo(mk(func(*v1alpha1.ReplayRequest) {}), UndoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Name != "orders-rewind-undo" || *u.Spec.Target.UndoOf != "orders-rewind" || u.Spec.Group != "" || u.Spec.Groups != nil || u.Spec.GroupSelector != nil ||
+		u.Spec.Kafka.SecretRef == nil || u.Spec.Kafka.BootstrapServers != "kafka-0.kafka:9092" {
+		t.Errorf("undo of a parent: %+v", u.Spec)
+	}
+	for name, c := range map[string]struct {
+		edit func(*v1alpha1.ReplayRequest)
+		want string
+	}{
+		"running":    {func(r *v1alpha1.ReplayRequest) { r.Status.Conditions, r.Status.Phase = nil, v1alpha1.PhaseRunning }, "has not finished yet (phase Running)"},
+		"dry run":    {func(r *v1alpha1.ReplayRequest) { r.Spec.DryRun = true }, "was a dry run"},
+		"none moved": {func(r *v1alpha1.ReplayRequest) { r.Status.Groups[0].Phase = "Failed" }, "no group of orders-rewind succeeded"},
+	} {
+		_, err := Undo(mk(c.edit), UndoOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || exit.CodeOf(err) != exit.WrongState {
+			t.Errorf("%s: %v, want %q (exit %d)", name, err, c.want, exit.WrongState)
+		}
+	}
+}

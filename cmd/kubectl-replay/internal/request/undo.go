@@ -42,6 +42,9 @@ func UndoName(name string) string {
 // judges it (replay.Undoable; an undo of anything else fails UndoRefused),
 // so that the plugin says so before creating anything.
 func CanUndo(rr *v1alpha1.ReplayRequest) error {
+	if len(rr.Spec.Groups) > 0 || rr.Spec.GroupSelector != nil {
+		return canUndoParent(rr)
+	}
 	err := replay.Undoable(rr)
 	var no *replay.NotUndoable
 	switch {
@@ -51,6 +54,32 @@ func CanUndo(rr *v1alpha1.ReplayRequest) error {
 		return exit.Errorf(exit.WrongState, "%w: a failed request is not undone by another request; see `kubectl replay describe %s` for what moved", err, rr.Name)
 	}
 	return exit.Errorf(exit.WrongState, "%w", err)
+}
+
+// canUndoParent says whether a request over several groups can be
+// undone: it has finished (a parent that failed may have groups that
+// applied: those are undone, the others left), was no dry run, and at
+// least one group's request succeeded. Each group's own request is then
+// judged by the launcher as any request's undo is.
+func canUndoParent(rr *v1alpha1.ReplayRequest) error {
+	if rr.Spec.DryRun {
+		return exit.Errorf(exit.WrongState, "%s was a dry run: it moved nothing, there is nothing to undo", rr.Name)
+	}
+	finished := false
+	for _, c := range rr.Status.Conditions {
+		if c.Type == v1alpha1.ConditionFinished && c.Status == metav1.ConditionTrue {
+			finished = true
+		}
+	}
+	if !finished {
+		return exit.Errorf(exit.WrongState, "%s has not finished yet (phase %s); undo it once every group has ended", rr.Name, phaseOf(rr))
+	}
+	for _, g := range rr.Status.Groups {
+		if g.Phase == v1alpha1.GroupPhase(v1alpha1.PhaseSucceeded) {
+			return nil
+		}
+	}
+	return exit.Errorf(exit.WrongState, "no group of %s succeeded: it has nothing to undo; `kubectl replay describe %s` shows each group's outcome", rr.Name, rr.Name)
 }
 
 func phaseOf(rr *v1alpha1.ReplayRequest) string {
