@@ -7,6 +7,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
 
@@ -146,5 +148,33 @@ func TestParentDisplayPrintsChanges(t *testing.T) {
 	}
 	if strings.Count(more, "\n") != 1 || !strings.Contains(more, "✓ billing") || !strings.Contains(more, "Succeeded Applied") {
 		t.Errorf("after billing applied:\n%s", more)
+	}
+}
+
+// A parent's children are those it controls, by UID: a request that
+// carries the parent label under a child's name but is controlled by
+// another (a parent of the same name deleted and made again, or a
+// request someone made ahead) is not shown as one of its plans.
+func TestChildrenAreTheParentsOwn(t *testing.T) {
+	p := parentOf(v1alpha1.PhaseAwaitingApproval, row("billing", "incident-42-a", "AwaitingApproval", "", 0, 0), row("audit", "incident-42-b", "AwaitingApproval", "", 0, 0))
+	own := childOf(p, "incident-42-a", "0123456789abcdef", 420, 300)
+	other := childOf(p, "incident-42-b", "fedcba9876543210", 9_999_999, 9_999_999)
+	other.OwnerReferences[0].UID = "another-uid"
+	unlabelled := childOf(p, "incident-42-c", "0000000000000000", 1, 1)
+	for _, c := range []*v1alpha1.ReplayRequest{own, other} {
+		c.Labels = map[string]string{labelParent: v1alpha1.LabelValue(p.Name)}
+	}
+	a := &app{streams: genericiooptions.NewTestIOStreamsDiscard(), ns: "shop",
+		c: fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(own, other, unlabelled).Build()}
+	got, err := a.children(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got["incident-42-a"] == nil {
+		t.Fatalf("children = %v, want incident-42-a only", got)
+	}
+	pl := ParentPlanOf(p, got)
+	if pl.Groups[1].Digest != "" || len(pl.Largest) != 1 || *pl.Largest[0].Delta != 300 {
+		t.Errorf("a request the parent does not control shows in its plan: %+v, largest %+v", pl.Groups, pl.Largest)
 	}
 }
