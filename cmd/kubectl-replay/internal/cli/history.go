@@ -10,7 +10,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/spf13/cobra"
@@ -87,48 +86,12 @@ func (a *app) history(ctx context.Context, group string, all bool) (_ []render.H
 	if err := c.List(ctx, &recs, opts...); err != nil {
 		return nil, "", apiError(err)
 	}
-	out := HistoryEntries(jobs.Items, recs.Items, group)
-	// Which runs are a parent's children's: a child request names its
-	// parent (its controller). Without the right to list requests the
-	// runs are listed as they are, each under its own request.
-	var children v1alpha1.ReplayRequestList
-	childOpts := []client.ListOption{client.HasLabels{labelParent}}
-	if !all {
-		childOpts = append(childOpts, client.InNamespace(ns))
-	}
-	if err := c.List(ctx, &children, childOpts...); err != nil {
-		fmt.Fprintf(a.streams.ErrOut, "warning: the runs of requests over several groups are not grouped under them: %v\n", apiError(err))
-		return out, ns, nil
-	}
-	return UnderParents(out, ParentsOf(children.Items)), ns, nil
+	return HistoryEntries(jobs.Items, recs.Items, group), ns, nil
 }
 
-// labelParent is on a child request (docs/groups.md), the launcher's
-// v1alpha1.LabelParent.
-const labelParent = "kafkareplay.dev/parent"
-
-// ParentsOf maps "namespace/child" to the name of the request over
-// several groups that controls it.
-func ParentsOf(children []v1alpha1.ReplayRequest) map[string]string {
-	out := map[string]string{}
-	for i := range children {
-		c := &children[i]
-		if o := metav1.GetControllerOf(c); o != nil && o.Kind == "ReplayRequest" && o.APIVersion == v1alpha1.GroupVersion.String() {
-			out[c.Namespace+"/"+c.Name] = o.Name
-		}
-	}
-	return out
-}
-
-// UnderParents sets each child request's run's Parent and moves the runs
-// of one parent's children together, where the newest of them is; the
-// order is otherwise kept.
-func UnderParents(entries []render.HistoryEntry, parents map[string]string) []render.HistoryEntry {
-	for i := range entries {
-		if e := &entries[i]; e.Source == "request" {
-			e.Parent = parents[e.Namespace+"/"+e.Name]
-		}
-	}
+// underParents moves the runs of one parent's children together, where
+// the newest of them is; the order is otherwise kept.
+func underParents(entries []render.HistoryEntry) []render.HistoryEntry {
 	out := make([]render.HistoryEntry, 0, len(entries))
 	done := map[string]bool{}
 	for _, e := range entries {
@@ -180,7 +143,7 @@ func HistoryEntries(jobs []batchv1.Job, recs []v1alpha1.ReplayRecord, group stri
 		}
 	}
 	slices.SortStableFunc(out, newerFirst)
-	return out
+	return underParents(out)
 }
 
 // newerFirst orders runs newest first. The times have a second's
@@ -220,6 +183,9 @@ func jobEntry(j *batchv1.Job, rec *v1alpha1.ReplayRecord) render.HistoryEntry {
 		RequestedBy: an[v1alpha1.AnnotationRequestedBy], ApprovedBy: an[v1alpha1.AnnotationApprovedBy],
 		Target: an[v1alpha1.AnnotationResolvedTarget], DryRun: an[v1alpha1.AnnotationDryRun] == "true",
 		UndoOf: an[v1alpha1.AnnotationUndoOf],
+		// A child request's Job names its parent (the full name: the
+		// label's value of a long one is a hash).
+		Parent: an[v1alpha1.AnnotationParent],
 	}
 	switch {
 	case j.Labels[v1alpha1.LabelRequest] != "":
@@ -256,7 +222,7 @@ func jobEntry(j *batchv1.Job, rec *v1alpha1.ReplayRecord) render.HistoryEntry {
 }
 
 func recordEntry(r *v1alpha1.ReplayRecord) render.HistoryEntry {
-	e := render.HistoryEntry{When: r.CreationTimestamp.Time, Namespace: r.Namespace, Job: r.Name, Stage: r.Labels[v1alpha1.LabelStage]}
+	e := render.HistoryEntry{When: r.CreationTimestamp.Time, Namespace: r.Namespace, Job: r.Name, Stage: r.Labels[v1alpha1.LabelStage], Parent: r.Annotations[v1alpha1.AnnotationParent]}
 	switch {
 	case r.Request != "":
 		e.Source, e.Name = "request", r.Request

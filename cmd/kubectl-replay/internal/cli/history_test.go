@@ -69,41 +69,41 @@ func TestHistoryEntries(t *testing.T) {
 }
 
 // The runs of a parent's children are listed together, where the newest
-// of them is, each marked with its parent; a request of the same name in
-// another namespace, and requests of one group, are left where they are.
+// of them is, each marked with its parent (the Job's and the record's
+// kafkareplay.dev/parent annotation, a long name whole); a parent of the
+// same name in another namespace, and requests of one group, are left
+// where they are.
 func TestHistoryUnderParents(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	ctrl := true
-	child := func(ns, name, parent string) v1alpha1.ReplayRequest {
-		return v1alpha1.ReplayRequest{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: []metav1.OwnerReference{
-			{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest", Name: parent, Controller: &ctrl}}}}
+	long := strings.Repeat("p", 200)
+	job := func(ns, name, request, group, parent string, m int) batchv1.Job {
+		an := map[string]string{v1alpha1.AnnotationRequest: request, v1alpha1.AnnotationGroup: group}
+		if parent != "" {
+			an[v1alpha1.AnnotationParent] = parent
+		}
+		j := histJob(name, t0.Add(time.Duration(m)*time.Minute), map[string]string{v1alpha1.LabelRequest: request}, an)
+		j.Namespace = ns
+		return j
 	}
-	notOurs := child("shop", "impostor", "x")
-	notOurs.OwnerReferences[0].Kind = "ConfigMap"
-	parents := ParentsOf([]v1alpha1.ReplayRequest{child("shop", "inc-aaa", "inc"), child("shop", "inc-bbb", "inc"), notOurs})
-	if len(parents) != 2 || parents["shop/inc-aaa"] != "inc" {
-		t.Fatalf("ParentsOf = %v", parents)
+	jobs := []batchv1.Job{
+		job("shop", "inc-aaa-1", "inc-aaa", "billing", long, 7),
+		job("shop", "other-1", "other", "orders", "", 8),
+		job("shop", "inc-bbb-1", "inc-bbb", "audit", long, 9),
+		job("dev", "inc-aaa-1", "inc-aaa", "billing", "", 6),
 	}
-	at := func(m int, ns, name, group string) render.HistoryEntry {
-		return render.HistoryEntry{When: t0.Add(time.Duration(m) * time.Minute), Namespace: ns, Source: "request", Name: name, Group: group}
-	}
-	entries := []render.HistoryEntry{ // newest first, as HistoryEntries orders them
-		at(9, "shop", "inc-bbb", "audit"),
-		at(8, "shop", "other", "orders"),
-		at(7, "shop", "inc-aaa", "billing"),
-		at(6, "dev", "inc-aaa", "billing"),
-		at(5, "shop", "impostor", "billing"),
-	}
-	got := UnderParents(entries, parents)
+	// A record whose Job is gone names its parent too.
+	recs := []v1alpha1.ReplayRecord{{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "inc-ccc-1", CreationTimestamp: metav1.NewTime(t0),
+		Annotations: map[string]string{v1alpha1.AnnotationParent: long}}, Job: "inc-ccc-1", Request: "inc-ccc", Group: "search"}}
+	got := HistoryEntries(jobs, recs, "")
 	var order []string
 	for _, e := range got {
-		order = append(order, e.Namespace+"/"+e.Name+"<"+e.Parent+">")
+		order = append(order, e.Namespace+"/"+e.Name+"<"+strings.TrimPrefix(e.Parent, long[:190])+">")
 	}
-	if want := "shop/inc-bbb<inc> shop/inc-aaa<inc> shop/other<> dev/inc-aaa<> shop/impostor<>"; strings.Join(order, " ") != want {
-		t.Errorf("UnderParents = %s\nwant          %s", strings.Join(order, " "), want)
+	if want := "shop/inc-bbb<pppppppppp> shop/inc-aaa<pppppppppp> shop/inc-ccc<pppppppppp> shop/other<> dev/inc-aaa<>"; strings.Join(order, " ") != want {
+		t.Errorf("HistoryEntries = %s\nwant             %s", strings.Join(order, " "), want)
 	}
 	out := render.HistoryTable(render.Palette{}, got, true)
-	for _, want := range []string{"request/inc (2 groups):\n", "  request/inc-bbb", "  request/inc-aaa"} {
+	for _, want := range []string{"request/" + long + " (3 groups):\n", "  request/inc-bbb", "  request/inc-ccc"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("history has no %q:\n%s", want, out)
 		}

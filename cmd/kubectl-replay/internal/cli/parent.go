@@ -54,7 +54,7 @@ func (a *app) children(ctx context.Context, parent *v1alpha1.ReplayRequest) (map
 		return nil, err
 	}
 	var list v1alpha1.ReplayRequestList
-	if err := c.List(ctx, &list, client.InNamespace(parent.Namespace), client.MatchingLabels{labelParent: v1alpha1.LabelValue(parent.Name)}); err != nil {
+	if err := c.List(ctx, &list, client.InNamespace(parent.Namespace), client.MatchingLabels{v1alpha1.LabelParent: v1alpha1.LabelValue(parent.Name)}); err != nil {
 		return nil, apiError(err)
 	}
 	out := map[string]*v1alpha1.ReplayRequest{}
@@ -98,12 +98,22 @@ func ParentPlanOf(parent *v1alpha1.ReplayRequest, children map[string]*v1alpha1.
 			pl.Target = p.Target
 		}
 	}
+	covered := map[string]string{}
+	for _, g := range parent.Status.Groups {
+		covered[g.Group] = g.Plan
+	}
 	moves := map[string][]v1alpha1.PartitionResult{}
 	for _, row := range GroupRows(parent) {
 		g := render.GroupPlan{Group: row.Group, Request: row.Request, Phase: row.Phase, Reason: row.Reason}
 		if ch := children[row.Request]; ch != nil && ch.Status.Plan != nil {
 			cp := ch.Status.Plan
+			// The digest the parent's covers (status.groups[].plan); a
+			// child planned again since shows its new one, which the
+			// parent's digest does not cover until it is made again.
 			g.Digest = cp.Digest
+			if c := covered[row.Group]; c != "" && c != cp.Digest {
+				g.Reason = "planned again: " + c + " is covered"
+			}
 			g.Totals = render.PlanTotals{Partitions: int(cp.Totals.Partitions), MessagesToReconsume: cp.Totals.MessagesToReconsume, MessagesSkipped: cp.Totals.MessagesSkipped,
 				NoPreviousOffset: int(cp.Totals.NoPreviousOffset), LeftAlone: int(cp.Totals.LeftAlone)}
 			moves[row.Group] = cp.LargestDeltas

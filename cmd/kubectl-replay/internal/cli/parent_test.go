@@ -73,6 +73,7 @@ func TestParentPlanOf(t *testing.T) {
 	p := parentOf(v1alpha1.PhaseAwaitingApproval,
 		row("billing", "incident-42-a", "AwaitingApproval", "", 3, 420), row("audit", "incident-42-b", "AwaitingApproval", "", 2, 900), row("search", "incident-42-c", "AwaitingApproval", "", 1, 5))
 	p.Status.Plan = &v1alpha1.PlanSummary{Digest: "sha256:" + strings.Repeat("ab", 32), PlannedAt: &metav1.Time{Time: time.Date(2026, 3, 1, 9, 31, 0, 0, time.UTC)}}
+	p.Status.Groups[0].Plan, p.Status.Groups[1].Plan = "1111111111111111", "fedcba9876543210"
 	children := map[string]*v1alpha1.ReplayRequest{
 		"incident-42-a": childOf(p, "incident-42-a", "0123456789abcdef", 420, 300, 100, 20),
 		"incident-42-b": childOf(p, "incident-42-b", "fedcba9876543210", 900, 900),
@@ -81,8 +82,12 @@ func TestParentPlanOf(t *testing.T) {
 	if pl.Digest != p.Status.Plan.Digest || pl.Target != "time:2026-03-01T09:30:00Z" || len(pl.Groups) != 3 {
 		t.Fatalf("plan %+v", pl)
 	}
-	if g := pl.Groups[0]; g.Digest != "0123456789abcdef" || g.Totals.Partitions != 3 || g.Totals.MessagesToReconsume != 420 {
+	// billing was planned again since the parent's digest was made.
+	if g := pl.Groups[0]; g.Digest != "0123456789abcdef" || g.Totals.Partitions != 3 || g.Totals.MessagesToReconsume != 420 || g.Reason != "planned again: 1111111111111111 is covered" {
 		t.Errorf("billing's plan %+v", g)
+	}
+	if g := pl.Groups[1]; g.Reason != "" {
+		t.Errorf("audit's plan is the covered one: %+v", g)
 	}
 	if g := pl.Groups[2]; g.Digest != "" || g.Phase != "AwaitingApproval" {
 		t.Errorf("search, whose child is not listed: %+v", g)
@@ -162,7 +167,7 @@ func TestChildrenAreTheParentsOwn(t *testing.T) {
 	other.OwnerReferences[0].UID = "another-uid"
 	unlabelled := childOf(p, "incident-42-c", "0000000000000000", 1, 1)
 	for _, c := range []*v1alpha1.ReplayRequest{own, other} {
-		c.Labels = map[string]string{labelParent: v1alpha1.LabelValue(p.Name)}
+		c.Labels = map[string]string{v1alpha1.LabelParent: v1alpha1.LabelValue(p.Name)}
 	}
 	a := &app{streams: genericiooptions.NewTestIOStreamsDiscard(), ns: "shop",
 		c: fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(own, other, unlabelled).Build()}

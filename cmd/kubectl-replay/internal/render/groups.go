@@ -149,7 +149,7 @@ func GroupPlanTable(p Palette, groups []GroupPlan) string {
 		tot.MessagesToReconsume += g.Totals.MessagesToReconsume
 		tot.MessagesSkipped += g.Totals.MessagesSkipped
 		t.Rows = append(t.Rows, []string{Clean(g.Group), Clean(g.Request), Clean(g.Digest), strconv.Itoa(g.Totals.Partitions),
-			p.Yellow(strconv.FormatInt(g.Totals.MessagesToReconsume, 10)), skipped(p, g.Totals.MessagesSkipped), ""})
+			p.Yellow(strconv.FormatInt(g.Totals.MessagesToReconsume, 10)), skipped(p, g.Totals.MessagesSkipped), Clean(g.Reason)})
 	}
 	var b strings.Builder
 	b.WriteString(t.String())

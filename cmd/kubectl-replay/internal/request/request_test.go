@@ -547,7 +547,7 @@ func TestUndoParent(t *testing.T) {
 	mk := func(edit func(*v1alpha1.ReplayRequest)) *v1alpha1.ReplayRequest {
 		o := base()
 		o.Groups = []string{"billing", "audit", "search"}
-		o.Secret = "creds"
+		o.Secret, o.Parallelism, o.ContinueOnError = "creds", 2, true
 		rr, err := Build(o)
 		if err != nil {
 			t.Fatal(err)
@@ -563,7 +563,7 @@ func TestUndoParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if u.Name != "orders-rewind-undo" || *u.Spec.Target.UndoOf != "orders-rewind" || u.Spec.Group != "" || u.Spec.Groups != nil || u.Spec.GroupSelector != nil ||
-		u.Spec.Kafka.SecretRef == nil || u.Spec.Kafka.BootstrapServers != "kafka-0.kafka:9092" {
+		u.Spec.Kafka.SecretRef == nil || u.Spec.Kafka.BootstrapServers != "kafka-0.kafka:9092" || u.Spec.Parallelism != 2 || !u.Spec.ContinueOnError {
 		t.Errorf("undo of a parent: %+v", u.Spec)
 	}
 	for name, c := range map[string]struct {

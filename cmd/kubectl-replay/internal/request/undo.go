@@ -110,6 +110,11 @@ func Undo(undone *v1alpha1.ReplayRequest, o UndoOptions) (*v1alpha1.ReplayReques
 		Spec:       replay.UndoSpec(&undone.Spec, undone.Name),
 	}
 	rr.Spec.Approval, rr.Spec.Force = v1alpha1.ApprovalAutomatic, o.Force
+	if undone.Spec.Group == "" && undone.Spec.ConsumerRef == nil {
+		// The undo of a request over several groups runs its groups as it
+		// ran them: as many at once, and on past a failed one or not.
+		rr.Spec.Parallelism, rr.Spec.ContinueOnError = undone.Spec.Parallelism, undone.Spec.ContinueOnError
+	}
 	if rr.Spec.WhenGroupActive == "" {
 		rr.Spec.WhenGroupActive = v1alpha1.GroupActiveFail
 	}
