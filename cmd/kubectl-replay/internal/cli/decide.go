@@ -161,7 +161,8 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 		}
 		p := palette(a.streams.Out)
 		pl := rr.Status.Plan
-		if verb == "approve" && render.IsParent(rr) {
+		switch {
+		case verb == "approve" && render.IsParent(rr):
 			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %s, %d partitions, %d messages re-consumed, %d skipped, target %s\n",
 				p.Green("approved"), render.Clean(pl.Digest), ns, name, render.Groups(len(GroupRows(rr))), pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, render.Clean(orDash(pl.Target)))
 			if children, err := a.children(ctx, rr); err == nil {
@@ -171,7 +172,7 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 				fmt.Fprintf(a.streams.ErrOut, "warning: the groups' plans: %v\n", err)
 			}
 			fmt.Fprintf(a.streams.Out, "the launcher approves each group's request with its own plan; each applies once its group is free\n")
-		} else if verb == "approve" {
+		case verb == "approve":
 			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %d partitions, %d messages re-consumed, %d skipped, target %s\n",
 				p.Green("approved"), render.Clean(pl.Digest), ns, name, pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, render.Clean(pl.Target))
 			if full, err := a.loadPlan(ctx, name); err == nil {
@@ -180,7 +181,7 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 				fmt.Fprintf(a.streams.ErrOut, "warning: the plan's record: %v\n", err)
 			}
 			fmt.Fprintf(a.streams.Out, "the launcher applies it once the group is free\n")
-		} else {
+		default:
 			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %s\n", p.Red("rejected"), render.Clean(pl.Digest), ns, name, render.Clean(value))
 		}
 		if !w.wait {
