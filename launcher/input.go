@@ -16,8 +16,8 @@ import (
 
 // RecordResult rebuilds the full runner result of a run from its
 // ReplayRecord: group, run ID, the kind of group, target, dry run, exit code and reason, every
-// partition (RecordPartitions), the totals and, for a dry run, its plan
-// digest (report.PlanDigest over its target and those partitions, as the
+// partition (RecordPartitions), the internal topics it deletes, the totals and, for a dry run, its plan
+// digest (report.Result.Digest over its target, those partitions and topics, as the
 // runner's dry run wrote it and its plan: target recomputes). It is pure. A record that does not hold every
 // partition (Complete false) cannot stand for the run, and is an error.
 func RecordResult(rec *v1alpha1.ReplayRecord) (*report.Result, error) {
@@ -50,9 +50,12 @@ func RecordResult(rec *v1alpha1.ReplayRecord) (*report.Result, error) {
 	if t := rec.Outcome.FinishedAt; t != nil {
 		r.FinishedAt = t.UTC()
 	}
+	if it := rec.InternalTopics; it != nil {
+		r.InternalTopics = &report.InternalTopics{Planned: slices.Clone(it.Planned), Deleted: slices.Clone(it.Deleted)}
+	}
 	r.Summarize()
 	if r.DryRun {
-		r.Plan = report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions)
+		r.Plan = r.Digest()
 	}
 	return r, nil
 }

@@ -270,3 +270,97 @@ func TestUnitRecordResultLeftAlone(t *testing.T) {
 		t.Fatalf("the runner refuses it: %v", err)
 	}
 }
+
+// A plan that deletes a streams group's internal topics keeps them
+// through the record, with the digest the runner computed over them; the
+// same record without them gives another digest, so an approval of one
+// never applies the other; and both the planning and the apply Job run
+// with the setting, which the runner's plan: target needs to delete them.
+func TestUnitRecordResultInternalTopics(t *testing.T) {
+	_, r := dryRunRecord(t, 3)
+	r.GroupType = "Streams"
+	r.InternalTopics = &report.InternalTopics{Planned: []string{"orders-store-changelog", "orders-rekey-repartition"}}
+	r.Plan = r.Digest()
+	job := &batchv1.Job{}
+	job.Name, job.Namespace = "a-plan", "ns"
+	code := int32(0)
+	rec := record.BuildRecord(job, record.Outcome{Succeeded: true, Reason: string(report.ReasonDryRun), ExitCode: &code, Full: r, Complete: true})
+	if rec.InternalTopics == nil || strings.Join(rec.InternalTopics.Planned, ",") != "orders-store-changelog,orders-rekey-repartition" {
+		t.Fatalf("record's internal topics %+v", rec.InternalTopics)
+	}
+	got, err := RecordResult(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Plan != r.Plan || got.InternalTopics == nil || strings.Join(got.InternalTopics.Planned, ",") != strings.Join(r.InternalTopics.Planned, ",") {
+		t.Errorf("rebuilt plan %s with %+v, want the runner's %s with %+v", got.Plan, got.InternalTopics, r.Plan, r.InternalTopics)
+	}
+	if err := config.CheckPlanFile(got, got.Group); err != nil {
+		t.Errorf("the runner refuses the rebuilt plan: %v", err)
+	}
+	without := rec.DeepCopy()
+	without.InternalTopics = nil
+	if w, err := RecordResult(without); err != nil || w.Plan == r.Plan {
+		t.Errorf("the record without its internal topics digests as %s (%v), the same as with them", w.Plan, err)
+	}
+	other := rec.DeepCopy()
+	other.InternalTopics.Planned = append(other.InternalTopics.Planned, "orders")
+	if o, err := RecordResult(other); err != nil || o.Plan == r.Plan {
+		t.Errorf("another list digests as %s (%v), the same", o.Plan, err)
+	}
+
+	// A Manual request's planning Job, and an Automatic one's apply Job
+	// (an approved plan's apply Job is built with its input, above).
+	manual := testutil.MakeRequest("ns", "app-reset").Group("orders").Position(v1alpha1.PositionEarliest).Manual().Resolved("earliest").Obj()
+	automatic := testutil.MakeRequest("ns", "app-reset").Group("orders").Position(v1alpha1.PositionEarliest).Resolved("earliest").Obj()
+	for _, tc := range []struct {
+		rr    *v1alpha1.ReplayRequest
+		stage runnerjob.Stage
+	}{{manual, runnerjob.StagePlan}, {automatic, runnerjob.StageApply}} {
+		for _, set := range []bool{true, false} {
+			tc.rr.Spec.DeleteAllInternalTopics = set
+			job, err := BuildJob(tc.rr, tc.stage, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := testutil.RunnerEnv(job)[config.EnvDeleteAllInternalTopics]
+			if ok != set || (set && got != "true") {
+				t.Errorf("%s Job, spec.deleteAllInternalTopics %t: %s=%q (set %t)", tc.stage, set, config.EnvDeleteAllInternalTopics, got, ok)
+			}
+		}
+	}
+	rr := manual
+	with := approvedPlanJob(t, rr, got)
+	if v := testutil.RunnerEnv(with)[config.EnvDeleteAllInternalTopics]; v != "" {
+		t.Errorf("an approved plan's apply Job of a request without the setting: %s=%q", config.EnvDeleteAllInternalTopics, v)
+	}
+	rr.Spec.DeleteAllInternalTopics = true
+	with = approvedPlanJob(t, rr, got)
+	if v := testutil.RunnerEnv(with)[config.EnvDeleteAllInternalTopics]; v != "true" {
+		t.Errorf("an approved plan's apply Job: %s=%q, want true", config.EnvDeleteAllInternalTopics, v)
+	}
+	// The plan shows the topics it deletes; one that deletes none shows none.
+	s := planSummaryOf(rr, rec, got, t0)
+	if strings.Join(s.InternalTopics, ",") != "orders-store-changelog,orders-rekey-repartition" || s.Digest != r.Plan {
+		t.Errorf("status.plan: internal topics %q, digest %s", s.InternalTopics, s.Digest)
+	}
+	got.InternalTopics = nil
+	if s := planSummaryOf(rr, rec, got, t0); s.InternalTopics != nil {
+		t.Errorf("a plan that deletes nothing shows %q", s.InternalTopics)
+	}
+}
+
+// approvedPlanJob is the apply Job of rr's approved plan.
+func approvedPlanJob(t *testing.T, rr *v1alpha1.ReplayRequest, plan *report.Result) *batchv1.Job {
+	t.Helper()
+	rr = rr.DeepCopy()
+	rr.Annotations = map[string]string{v1alpha1.AnnotationApprove: plan.Plan, v1alpha1.AnnotationApprovedBy: "bob"}
+	rr.Status.Plan = &v1alpha1.PlanSummary{Digest: plan.Plan, JobName: runnerjob.Name(rr, runnerjob.StagePlan)}
+	rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: plan.Plan, At: ptrTime(t0)}
+	in := &runnerjob.Input{Kind: runnerjob.InputPlan, ConfigMap: runnerjob.Name(rr, runnerjob.StageApply) + "-input", Digest: "sha256:" + strings.Repeat("ab", 32)}
+	job, err := BuildJobWithInput(rr, runnerjob.StageApply, DefaultOptions(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job
+}

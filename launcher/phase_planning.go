@@ -31,7 +31,8 @@ const maxLargestDeltas = 10
 const maxPlanWarnings = 32
 
 // planSummaryOf is the status form of a planning run's record: the digest
-// of every partition, the totals, the largest moves and the warnings, with
+// of every partition, the totals, the largest moves, the internal topics
+// it deletes and the warnings, with
 // plannedAt and expiresAt. It is pure.
 func planSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan *report.Result, plannedAt time.Time) *v1alpha1.PlanSummary {
 	s := &v1alpha1.PlanSummary{
@@ -48,6 +49,10 @@ func planSummaryOf(rr *v1alpha1.ReplayRequest, rec *v1alpha1.ReplayRecord, plan 
 		// result: bound what a note may add to status.
 		d.Note = state.Truncate(d.Note, 256)
 		s.LargestDeltas = append(s.LargestDeltas, d)
+	}
+	if it := plan.InternalTopics; it != nil {
+		// Bound by the digest: the approval covers deleting these.
+		s.InternalTopics = slices.Clone(it.Planned)
 	}
 	for i, w := range plan.Warnings {
 		if i == maxPlanWarnings {

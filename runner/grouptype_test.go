@@ -194,3 +194,60 @@ func TestDeletedTopics(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleInternalTopics: a plan: target's plan deletes the internal
+// topics it listed only while the group's topology names exactly those;
+// any other set (one more, one fewer, another) is PlanStale, naming both
+// lists. Without the flag, or for another target, nothing is held.
+func TestStaleInternalTopics(t *testing.T) {
+	planned := &report.InternalTopics{Planned: []string{"app-b-repartition", "app-a-changelog"}}
+	for _, tc := range []struct {
+		name    string
+		planned *report.InternalTopics
+		now     []string
+		ofPlan  bool
+		says    string // empty: not stale
+	}{
+		{"the same, in another order", planned, []string{"app-a-changelog", "app-b-repartition"}, true, ""},
+		{"one more now", planned, []string{"app-a-changelog", "app-b-repartition", "app-c-changelog"}, true, "now names app-a-changelog, app-b-repartition, app-c-changelog"},
+		{"one fewer now", planned, []string{"app-a-changelog"}, true, "the plan deletes the internal topics app-a-changelog, app-b-repartition, and the group's topology now names app-a-changelog:"},
+		{"none now", planned, nil, true, "now names none"},
+		{"planned none, one now", &report.InternalTopics{}, []string{"app-a-changelog"}, true, "the plan deletes the internal topics none"},
+		{"planned none, none now", &report.InternalTopics{}, nil, true, ""},
+		{"no flag", nil, []string{"app-a-changelog"}, true, ""},
+		{"not a plan: target", planned, nil, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := staleInternalTopics(tc.planned, tc.now, tc.ofPlan)
+			switch {
+			case tc.says == "" && ref != nil:
+				t.Fatalf("refused: %+v", ref)
+			case tc.says == "":
+			case ref == nil:
+				t.Fatalf("not refused, want PlanStale saying %q", tc.says)
+			case ref.Reason != report.ReasonPlanStale || !strings.Contains(ref.Error, tc.says) || !strings.Contains(ref.Error, "nothing was committed or deleted"):
+				t.Errorf("%s %q, want PlanStale saying %q", ref.Reason, ref.Error, tc.says)
+			}
+		})
+	}
+}
+
+// TestUndoneDeletions: an undo of a run that deleted a streams group's
+// internal topics warns that they stay gone; of any other run, nothing.
+func TestUndoneDeletions(t *testing.T) {
+	deleted := &report.Result{Group: "app", InternalTopics: &report.InternalTopics{Planned: []string{"app-a-changelog", "app-b-repartition"}, Deleted: []string{"app-a-changelog"}}}
+	w := undoneDeletions(config.Target{Kind: config.KindUndo, Result: deleted})
+	if !strings.Contains(w, "deleted the internal topics app-a-changelog of streams group app, which an undo cannot recreate") || strings.Contains(w, "app-b-repartition") {
+		t.Errorf("warning %q", w)
+	}
+	for name, tgt := range map[string]config.Target{
+		"nothing deleted": {Kind: config.KindUndo, Result: &report.Result{Group: "app", InternalTopics: &report.InternalTopics{Planned: []string{"app-a-changelog"}}}},
+		"no flag":         {Kind: config.KindUndo, Result: &report.Result{Group: "app"}},
+		"a plan: target":  {Kind: config.KindPlan, Result: deleted},
+		"an absolute one": {Kind: config.KindEarliest},
+	} {
+		if w := undoneDeletions(tgt); w != "" {
+			t.Errorf("%s: warning %q", name, w)
+		}
+	}
+}

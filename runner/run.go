@@ -261,6 +261,9 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 	// A share group: its start offsets stand for committed offsets, and
 	// share (its client) takes the commit (share.go).
 	var share *kgo.Client
+	// nowInternal are the internal topics the group's topology names now,
+	// when a plan: target deletes those its plan listed.
+	var nowInternal []string
 	switch info.Kind {
 	case groupkind.Share:
 		// Kafka has no transactional form of AlterShareGroupOffsets.
@@ -289,13 +292,28 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 		}
 		res.Warnings = append(res.Warnings, streamsNote(cfg.Group, info, snap.Partitions, cfg.DeleteAllInternalTopics))
 		if cfg.DeleteAllInternalTopics {
-			res.InternalTopics = &report.InternalTopics{Planned: info.InternalTopics}
+			// A plan: target deletes what its plan listed (its digest
+			// binds them), and only while the topology still names them.
+			planned := info.InternalTopics
+			if cfg.Target.Kind == config.KindPlan {
+				// config refuses the flag with a plan that lists none;
+				// were one through, it would delete nothing unseen (stale).
+				planned = nil
+				if it := cfg.Target.Result.InternalTopics; it != nil {
+					planned = slices.Clone(it.Planned)
+				}
+				nowInternal = info.InternalTopics
+			}
+			res.InternalTopics = &report.InternalTopics{Planned: planned}
 		}
 	default:
 		// Logged with the plan's warnings.
 		if w := classicStreamsWarning(cfg.Group, snap.Committed); w != "" {
 			res.Warnings = append(res.Warnings, w)
 		}
+	}
+	if w := undoneDeletions(cfg.Target); w != "" {
+		res.Warnings = append(res.Warnings, w)
 	}
 	if r.reused {
 		r.recordTarget(res)
@@ -317,7 +335,7 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 	}
 	if cfg.DryRun {
 		// The digest an approval names and a plan: target checks.
-		res.Plan = report.PlanDigest(cfg.Group, res.Target.Resolved, res.Partitions)
+		res.Plan = res.Digest()
 	} else if cfg.Target.Kind == config.KindPlan {
 		res.Plan = cfg.Target.Result.Plan
 	}
@@ -355,7 +373,11 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 		return res
 	}
 	// The guards, in a dry run too: it reports what the real run would do.
-	if ref := judgePlan(plan, cfg.AllowSkip, cfg.MaxMessagesToReconsume); ref != nil {
+	ref := staleInternalTopics(res.InternalTopics, nowInternal, cfg.Target.Kind == config.KindPlan)
+	if ref == nil {
+		ref = judgePlan(plan, cfg.AllowSkip, cfg.MaxMessagesToReconsume)
+	}
+	if ref != nil {
 		res.ExitCode, res.Reason, res.Error = report.ExitRefused, ref.Reason, ref.Error
 		r.log.Error("refused; nothing was changed", "reason", res.Reason, "error", res.Error)
 		return res

@@ -140,7 +140,7 @@ func streamsNote(group string, info groupkind.Info, parts []TP, deleting bool) s
 	}
 	n := fmt.Sprintf("a streams group: reset application %s's local state too before it restarts (KafkaStreams#cleanUp, or delete its state directory), or its state stores keep what the old offsets built; ", group)
 	if deleting {
-		n += fmt.Sprintf("%s deletes its internal topics (changelogs, and the records of its repartition topics) once the offsets are moved, and never in a dry run: %s", config.Ref(config.FlagDeleteAllInternalTopics), orNone(info.InternalTopics))
+		n += fmt.Sprintf("%s deletes its internal topics (changelogs, and the records of its repartition topics) once the offsets are moved, and never in a dry run: %s; an undo puts the offsets back but cannot recreate deleted topics", config.Ref(config.FlagDeleteAllInternalTopics), orNone(info.InternalTopics))
 	} else {
 		n += fmt.Sprintf("its internal topics (changelogs, and the records of its repartition topics) are kept: %s deletes them, as kafka-streams-groups.sh --delete-all-internal-topics does", config.Ref(config.FlagDeleteAllInternalTopics))
 	}
@@ -148,6 +148,32 @@ func streamsNote(group string, info groupkind.Info, parts []TP, deleting bool) s
 		n += fmt.Sprintf("; the repartition topics %s are moved like the input topics, as kafka-streams-groups.sh --all-input-topics moves them", strings.Join(capNames(moved), ", "))
 	}
 	return n
+}
+
+// staleInternalTopics refuses, as PlanStale, a plan: target's plan whose
+// internal topics to delete (planned, bound by its digest) are not those
+// the group's topology names now: the application changed its topology
+// since the plan, and the approval covered other topics. Without the
+// flag, or for another target, there is nothing to hold. It is pure.
+func staleInternalTopics(planned *report.InternalTopics, now []string, ofPlan bool) *refusal {
+	if planned == nil || !ofPlan {
+		return nil
+	}
+	want := slices.Sorted(slices.Values(planned.Planned))
+	got := slices.Sorted(slices.Values(now))
+	if slices.Equal(want, got) {
+		return nil
+	}
+	return &refusal{report.ReasonPlanStale, fmt.Sprintf("the plan deletes the internal topics %s, and the group's topology now names %s: the application's topology changed since the plan, so the approval does not cover what would be deleted; nothing was committed or deleted: plan again", orNone(want), orNone(got))}
+}
+
+// undoneDeletions is an undo's word on the internal topics the undone run
+// deleted: the undo puts the offsets back, and the topics stay gone.
+func undoneDeletions(t config.Target) string {
+	if t.Kind != config.KindUndo || t.Result == nil || t.Result.InternalTopics == nil || len(t.Result.InternalTopics.Deleted) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the undone run deleted the internal topics %s of streams group %s, which an undo cannot recreate: the offsets go back, and the application recreates its internal topics empty when it starts (reset its local state too, or it keeps what the deleted changelogs held)", strings.Join(capNames(t.Result.InternalTopics.Deleted), ", "), t.Result.Group)
 }
 
 func orNone(topics []string) string {

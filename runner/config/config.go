@@ -566,15 +566,21 @@ func (c *Config) Validate() error {
 	if c.Force && c.Target.Kind != KindUndo && !planOfUndo && c.Target.Kind != "" {
 		bad(FlagForce, EnvForce, "only applies to an undo target (%s), whose rules it overrides", c.Names().Name(RefUndo))
 	}
-	// An undo puts offsets back and cannot bring deleted topics back; a
-	// plan: file does not carry the topics its dry run listed, so its
-	// apply could delete others than were approved.
-	if c.DeleteAllInternalTopics && (c.Target.Kind == KindUndo || c.Target.Kind == KindPlan) {
-		ref := RefPlan
-		if c.Target.Kind == KindUndo {
-			ref = RefUndo
+	// An undo puts offsets back and cannot bring deleted topics back. A
+	// plan: file deletes the internal topics its dry run listed, which its
+	// digest binds, and only with the flag: the same flag on both runs (a
+	// request's planning and apply Jobs share its spec), so neither a plan
+	// that deletes nor a run that would is applied by surprise.
+	if c.Target.Kind == KindUndo && c.DeleteAllInternalTopics {
+		bad(FlagDeleteAllInternalTopics, EnvDeleteAllInternalTopics, "does not go with %s: an undo puts offsets back, deletes no topic and cannot bring deleted topics back", c.Names().Name(RefUndo))
+	}
+	if r := c.Target.Result; c.Target.Kind == KindPlan && r != nil {
+		switch {
+		case c.DeleteAllInternalTopics && r.InternalTopics == nil:
+			bad(FlagDeleteAllInternalTopics, EnvDeleteAllInternalTopics, "is set, and the plan of %s deletes no internal topic (its dry run ran without it): plan again with it, or apply the plan without it", c.Names().Name(RefPlan))
+		case !c.DeleteAllInternalTopics && r.InternalTopics != nil:
+			bad(FlagDeleteAllInternalTopics, EnvDeleteAllInternalTopics, "is not set, and the plan of %s deletes the internal topics %s once the offsets are moved: apply it with it, or plan again without it", c.Names().Name(RefPlan), orNoTopic(r.InternalTopics.Planned))
 		}
-		bad(FlagDeleteAllInternalTopics, EnvDeleteAllInternalTopics, "does not go with %s: an undo deletes no topic, and an approved plan does not carry the internal topics its dry run listed; delete them in a run with a target of its own", c.Names().Name(ref))
 	}
 	// Topics are deleted for one group named by hand: never for a list
 	// or every group the cluster lists.
@@ -715,4 +721,12 @@ func AddDurations(a, b time.Duration) time.Duration {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// orNoTopic lists topics, or says there are none.
+func orNoTopic(topics []string) string {
+	if len(topics) == 0 {
+		return "(none: its topology names no internal topic)"
+	}
+	return strings.Join(topics, ", ")
 }

@@ -133,7 +133,7 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	env[FlagAllowSkip] = EnvAllowSkip
 	fs.BoolVar(&c.Force, FlagForce, c.Force, "with --to undo:, also restore the partitions the undo rules leave alone")
 	env[FlagForce] = EnvForce
-	fs.BoolVar(&c.DeleteAllInternalTopics, FlagDeleteAllInternalTopics, c.DeleteAllInternalTopics, "a streams group only: once its offsets are moved, delete its internal topics (the topology's repartition and changelog topics named after the group), as kafka-streams-groups.sh --delete-all-internal-topics; a dry run lists them and deletes nothing")
+	fs.BoolVar(&c.DeleteAllInternalTopics, FlagDeleteAllInternalTopics, c.DeleteAllInternalTopics, "a streams group only: once its offsets are moved, delete its internal topics (the topology's repartition and changelog topics named after the group), as kafka-streams-groups.sh --delete-all-internal-topics; a dry run lists them (bound by its plan digest) and deletes nothing, its plan: deletes exactly those; an undo cannot recreate them")
 	env[FlagDeleteAllInternalTopics] = EnvDeleteAllInternalTopics
 	str(&c.CommitMode, FlagCommitMode, EnvCommitMode, "how the offsets are committed: Plain (OffsetCommit, as Kafka's own tool), Atomic (a Kafka transaction with transactional.id kafka-replay.<group>, which fences every other replay of the group and shows all offsets or none; needs WRITE and DESCRIBE on that TransactionalId), or Auto (Atomic where allowed, else Plain) (default Plain)")
 	str(&c.ClusterID, FlagClusterID, EnvClusterID, "the ID of the Kafka cluster the bootstrap servers must reach; another cluster is refused (exit 2) before anything is read or committed")

@@ -103,8 +103,7 @@ var settings = []Setting{
 	// A shell user's: a request over several groups runs one Job per group.
 	{Flag: FlagAllGroups, Env: EnvAllGroups},
 	{Flag: FlagContinueOnError, Env: EnvContinueOnError},
-	// Not in a request yet: a shell's, as Kafka's tool has it.
-	{Flag: FlagDeleteAllInternalTopics, Env: EnvDeleteAllInternalTopics},
+	{Flag: FlagDeleteAllInternalTopics, Env: EnvDeleteAllInternalTopics, Spec: "spec.deleteAllInternalTopics"},
 }
 
 // refs are the hint-only references: Flag is how a shell user says it.

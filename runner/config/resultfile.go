@@ -158,8 +158,8 @@ func checkResultPartitions(r *report.Result) error {
 }
 
 // CheckPlanFile checks that r, a plan: file, is a dry run's plan of group,
-// unchanged since it was planned (its digest recomputed over its target and
-// partitions).
+// unchanged since it was planned (its digest recomputed over its target,
+// partitions and the internal topics it deletes: report.Result.Digest).
 func CheckPlanFile(r *report.Result, group string) error {
 	if !r.DryRun || r.ExitCode != report.ExitOK || r.Reason != report.ReasonDryRun {
 		return fmt.Errorf("is not a dry run's plan (dryRun %t, exit %d, reason %s); plan with --%s and give that result", r.DryRun, r.ExitCode, r.Reason, FlagDryRun)
@@ -173,8 +173,8 @@ func CheckPlanFile(r *report.Result, group string) error {
 	if r.Plan == "" {
 		return errors.New("has no plan digest (an older runner's result); plan again")
 	}
-	if got := report.PlanDigest(r.Group, r.Target.Resolved, r.Partitions); got != r.Plan {
-		return fmt.Errorf("its target and partitions do not match its plan digest %s (they give %s): the file was edited since it was planned; plan again", r.Plan, got)
+	if got := r.Digest(); got != r.Plan {
+		return fmt.Errorf("its target, partitions and internal topics do not match its plan digest %s (they give %s): the file was edited since it was planned; plan again", r.Plan, got)
 	}
 	return nil
 }

@@ -92,6 +92,16 @@ func TestPlanAndUndoFiles(t *testing.T) {
 	dupe := dryRunResult()
 	dupe.Partitions[1].Partition = 0
 	dupe.Plan = report.PlanDigest(dupe.Group, dupe.Target.Resolved, dupe.Partitions)
+	// A plan that deletes a streams group's internal topics, its digest
+	// over them; and the same plan with the list changed by hand.
+	deleting := dryRunResult()
+	deleting.InternalTopics = &report.InternalTopics{Planned: []string{"g-store-changelog"}}
+	deleting.Plan = deleting.Digest()
+	deletingMore := dryRunResult()
+	deletingMore.InternalTopics = &report.InternalTopics{Planned: []string{"g-store-changelog", "orders"}}
+	deletingMore.Plan = deleting.Plan
+	deletingUnbound := dryRunResult() // the list added to a plan that deleted nothing
+	deletingUnbound.InternalTopics = &report.InternalTopics{Planned: []string{"g-store-changelog"}}
 
 	args := func(to string, more ...string) []string {
 		return append([]string{"--bootstrap-servers", "localhost:9092", "--group", "g", "--to", to}, more...)
@@ -106,6 +116,7 @@ func TestPlanAndUndoFiles(t *testing.T) {
 		{"an undo", args("undo:" + writeBytes(t, applied))},
 		{"an undo, forced", args("undo:"+writeBytes(t, gz(t, applied)), "--force")},
 		{"the plan of a forced undo, forced", args("plan:"+writeBytes(t, resultBytes(t, undoPlan)), "--force")},
+		{"a plan that deletes internal topics, with the flag", args("plan:"+writeBytes(t, resultBytes(t, deleting)), "--delete-all-internal-topics")},
 		{"a file: with its digest", args("file:"+writeBytes(t, []byte(`[{"topic":"o","partition":0,"offset":1}]`)), "--file-digest", FileDigestOf([]byte(`[{"topic":"o","partition":0,"offset":1}]`)))},
 	}
 	for _, tc := range ok {
@@ -150,7 +161,10 @@ func TestPlanAndUndoFiles(t *testing.T) {
 		{"a digest for a target without a file", args("earliest", "--file-digest", FileDigestOf(nil)), "only applies to a target that reads a file"},
 		{"a limit that is no number", args("earliest", "--max-messages-to-reconsume", "-1"), `"-1" is not a whole number ≥ 0`},
 		{"deleting internal topics in an undo", args("undo:"+writeBytes(t, applied), "--delete-all-internal-topics"), "--delete-all-internal-topics (REPLAY_DELETE_ALL_INTERNAL_TOPICS): does not go with --to undo:"},
-		{"deleting internal topics in a plan's apply", args("plan:"+writeBytes(t, plan), "--delete-all-internal-topics"), "an approved plan does not carry the internal topics"},
+		{"deleting internal topics in a plan's apply, planned without", args("plan:"+writeBytes(t, plan), "--delete-all-internal-topics"), "--delete-all-internal-topics (REPLAY_DELETE_ALL_INTERNAL_TOPICS): is set, and the plan of --to plan: deletes no internal topic"},
+		{"a plan that deletes internal topics, without the flag", args("plan:" + writeBytes(t, resultBytes(t, deleting))), "--delete-all-internal-topics (REPLAY_DELETE_ALL_INTERNAL_TOPICS): is not set, and the plan of --to plan: deletes the internal topics g-store-changelog"},
+		{"a plan whose internal topics were edited", args("plan:"+writeBytes(t, resultBytes(t, deletingMore)), "--delete-all-internal-topics"), "do not match its plan digest"},
+		{"a plan whose internal topics were added", args("plan:"+writeBytes(t, resultBytes(t, deletingUnbound)), "--delete-all-internal-topics"), "do not match its plan digest"},
 		{"deleting internal topics of several groups", []string{"--bootstrap-servers", "localhost:9092", "--all-groups", "--to", "earliest", "--delete-all-internal-topics"}, "deletes the internal topics of one streams group, and this run moves several (--all-groups)"},
 		{"deleting internal topics of a share group", args("earliest", "--delete-all-internal-topics", "--group-type", "Share"), "only a streams group has internal topics the runner can name, and --group-type says Share"},
 	}

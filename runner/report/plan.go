@@ -61,8 +61,25 @@ func WeighedAsSkip(note string) bool {
 // order of ps does not matter. It ties an approval to the exact plan the
 // approver saw: the launcher shows it in status.plan.digest and accepts
 // kafkareplay.dev/approve only with it, and the runner's plan: target
-// recomputes it from the plan file.
+// recomputes it from the plan file. A plan that also deletes a streams
+// group's internal topics is digested by [Result.Digest], which binds them
+// too.
 func PlanDigest(group, target string, ps []Partition) string {
+	return planDigest(group, target, ps, nil)
+}
+
+// Digest is r's plan digest: [PlanDigest] of its group, resolved target
+// and partitions and, when the plan deletes a streams group's internal
+// topics (r.InternalTopics, --delete-all-internal-topics), those topics:
+// an approval of a plan that deletes nothing does not cover one that
+// deletes, nor one that deletes other topics. A plan without
+// InternalTopics digests as PlanDigest does, so its digest is what runners
+// before internal topics computed.
+func (r *Result) Digest() string {
+	return planDigest(r.Group, r.Target.Resolved, r.Partitions, r.InternalTopics)
+}
+
+func planDigest(group, target string, ps []Partition, internal *InternalTopics) string {
 	type line struct {
 		topic     string
 		partition int32
@@ -95,6 +112,15 @@ func PlanDigest(group, target string, ps []Partition) string {
 	h.Write([]byte(strconv.Quote(target) + "\n"))
 	for _, l := range lines {
 		h.Write([]byte(l.text))
+	}
+	if internal != nil {
+		// Every partition line starts with a quote: this one cannot be
+		// read as one, and a plan that deletes no topic (an empty list)
+		// is not one that is silent about deleting.
+		h.Write([]byte("delete internal topics\n"))
+		for _, t := range slices.Sorted(slices.Values(internal.Planned)) {
+			h.Write([]byte(strconv.Quote(t) + "\n"))
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:PlanDigestLength]
 }

@@ -73,3 +73,55 @@ func TestWeighedAsSkip(t *testing.T) {
 		}
 	}
 }
+
+// TestDigestBindsInternalTopics: a plan that deletes a streams group's
+// internal topics digests them, so that an approval of it covers those
+// topics and no others; a plan without them digests as before.
+func TestDigestBindsInternalTopics(t *testing.T) {
+	i := func(n int64) *int64 { return &n }
+	r := Result{Group: "app", Target: Target{Resolved: "offset:0"}, Partitions: []Partition{
+		{Topic: "in", Partition: 0, PreviousOffset: i(10), NewOffset: 0},
+	}}
+	if r.Digest() != PlanDigest("app", "offset:0", r.Partitions) {
+		t.Fatalf("a plan that deletes nothing: Digest %s, PlanDigest %s", r.Digest(), PlanDigest("app", "offset:0", r.Partitions))
+	}
+	with := func(topics ...string) string {
+		c := r
+		c.InternalTopics = &InternalTopics{Planned: topics}
+		return c.Digest()
+	}
+	ab := with("app-a-changelog", "app-b-repartition")
+	seen := map[string]string{"none": r.Digest()}
+	for name, d := range map[string]string{
+		"empty list":   with(),
+		"one fewer":    with("app-a-changelog"),
+		"another":      with("app-a-changelog", "app-c-repartition"),
+		"one more":     with("app-a-changelog", "app-b-repartition", "app-c-changelog"),
+		"joined names": with("app-a-changelog\n\"app-b-repartition"),
+	} {
+		if d == ab {
+			t.Errorf("%s: digest %s is the one of the approved list", name, d)
+		}
+		for other, o := range seen {
+			if o == d {
+				t.Errorf("%s and %s digest alike (%s)", name, other, d)
+			}
+		}
+		seen[name] = d
+	}
+	if got := with("app-b-repartition", "app-a-changelog"); got != ab {
+		t.Errorf("the order of the topics changes the digest: %s vs %s", got, ab)
+	}
+	// Deleted topics are the outcome, not the plan.
+	c := r
+	c.InternalTopics = &InternalTopics{Planned: []string{"app-a-changelog", "app-b-repartition"}, Deleted: []string{"app-a-changelog"}}
+	if c.Digest() != ab {
+		t.Errorf("internalTopics.deleted changes the digest")
+	}
+	// A topic named like a partition line cannot stand for one.
+	p := r
+	p.Partitions = append(p.Partitions, Partition{Topic: "x", Partition: 0, NewOffset: 1})
+	if with("x") == p.Digest() {
+		t.Errorf("an internal topic reads as a partition")
+	}
+}

@@ -75,6 +75,13 @@ type ReplayRecord struct {
 	// +optional
 	GroupType string `json:"groupType,omitempty"`
 
+	// internalTopics are, for a run with deleteAllInternalTopics, the
+	// streams group's internal topics it planned to delete and those it
+	// deleted (every attempt's together). A dry run's list is part of its
+	// plan: an approved plan built from this record deletes exactly these.
+	// +optional
+	InternalTopics *InternalTopics `json:"internalTopics,omitempty"`
+
 	// target is the target as the runner resolved it (time:<RFC3339>,
 	// offset:<N>, ...).
 	// +optional

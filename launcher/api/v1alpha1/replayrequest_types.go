@@ -66,6 +66,10 @@ type ReplayRequest struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.target.undoOf) || !has(self.topics) || size(self.topics) == 0",message="topics must be empty when target.undoOf is set: the undone request's record already chooses the partitions",fieldPath=".topics"
 // +kubebuilder:validation:XValidation:rule="!has(self.target.position) || self.target.position != 'Latest' || (has(self.limits) && has(self.limits.allowSkip) && self.limits.allowSkip)",message="target.position: Latest moves the group past messages its consumers never handled; set limits.allowSkip: true to allow that",fieldPath=".limits"
 // +kubebuilder:validation:XValidation:rule="!has(self.target.shiftBy) || self.target.shiftBy < 0 || (has(self.limits) && has(self.limits.allowSkip) && self.limits.allowSkip)",message="a positive target.shiftBy skips messages the consumers never handled; set limits.allowSkip: true to allow that",fieldPath=".limits"
+// +kubebuilder:validation:XValidation:rule="!has(self.deleteAllInternalTopics) || !self.deleteAllInternalTopics || !has(self.groupType) || self.groupType == 'Auto' || self.groupType == 'Streams'",message="deleteAllInternalTopics: only a streams group has internal topics to delete; set groupType Streams or Auto",fieldPath=".deleteAllInternalTopics"
+// +kubebuilder:validation:XValidation:rule="!has(self.deleteAllInternalTopics) || !self.deleteAllInternalTopics || !has(self.target.undoOf)",message="deleteAllInternalTopics: an undo puts offsets back and cannot recreate deleted topics; delete them in a request with a target of its own",fieldPath=".deleteAllInternalTopics"
+// +kubebuilder:validation:XValidation:rule="!has(self.deleteAllInternalTopics) || !self.deleteAllInternalTopics || !has(self.consumerRef)",message="deleteAllInternalTopics: a consumerRef's group is a consumer group, never a streams group; name the streams group in group",fieldPath=".deleteAllInternalTopics"
+// +kubebuilder:validation:XValidation:rule="!has(self.deleteAllInternalTopics) || !self.deleteAllInternalTopics || (!has(self.groups) && !has(self.groupSelector))",message="deleteAllInternalTopics: deletes the internal topics of one streams group; name it in group",fieldPath=".deleteAllInternalTopics"
 type ReplayRequestSpec struct {
 	// kafka says how to reach the Kafka cluster. Required unless
 	// consumerRef is set, which replaces it.
@@ -199,6 +203,22 @@ type ReplayRequestSpec struct {
 	// kind found.
 	// +optional
 	GroupType GroupType `json:"groupType,omitempty"`
+
+	// deleteAllInternalTopics deletes, once the offsets are moved and read
+	// back, the internal topics of a streams group (its topology's
+	// repartition and changelog topics named after the group), as
+	// kafka-streams-groups.sh --delete-all-internal-topics does: the
+	// application's state is rebuilt from the reset input. Irreversible:
+	// an undo puts the offsets back and cannot recreate the topics. A dry
+	// run, and the planning run of approval: Manual, list them and delete
+	// nothing; status.plan.internalTopics shows them, the plan's digest
+	// binds them, and the approved apply deletes exactly those, or fails
+	// PlanStale when the topology names others by then. Only with
+	// groupType Streams or Auto (a group of another kind fails
+	// InvalidInput), one group, and not with target.undoOf nor a
+	// consumerRef. status.result.internalTopics says what was deleted.
+	// +optional
+	DeleteAllInternalTopics bool `json:"deleteAllInternalTopics,omitempty"`
 
 	// groups names several consumer groups, instead of group: the launcher
 	// makes one child ReplayRequest per group, in this order, each with this
@@ -903,6 +923,27 @@ type PlanSummary struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Warnings []string `json:"warnings,omitempty"`
+	// internalTopics are, with spec.deleteAllInternalTopics, the streams
+	// group's internal topics the plan deletes once its offsets are moved:
+	// the digest binds them, and an undo cannot recreate them. Absent when
+	// the plan deletes none.
+	// +optional
+	// +listType=atomic
+	InternalTopics []string `json:"internalTopics,omitempty"`
+}
+
+// InternalTopics are a streams group's internal topics planned for
+// deletion and deleted (runner/report.InternalTopics).
+type InternalTopics struct {
+	// planned are the topics the run deletes once the offsets are moved.
+	// +optional
+	// +listType=atomic
+	Planned []string `json:"planned,omitempty"`
+	// deleted are those Kafka deleted, or found already gone. A planned
+	// topic not in it was not deleted; the error says why.
+	// +optional
+	// +listType=atomic
+	Deleted []string `json:"deleted,omitempty"`
 }
 
 // ApprovalDecision is what a person decided about a plan.
@@ -1036,6 +1077,11 @@ type ReplayResult struct {
 	// it a Classic group) and when the run ended before it knew.
 	// +optional
 	GroupType string `json:"groupType,omitempty"`
+	// internalTopics are, with spec.deleteAllInternalTopics, the streams
+	// group's internal topics the run deletes once the offsets are moved
+	// (in a dry run, those it would delete), and those it deleted.
+	// +optional
+	InternalTopics *InternalTopics `json:"internalTopics,omitempty"`
 	// partitions are the per-partition offsets, sorted by topic and
 	// partition. They may be truncated (see truncated); totals are not. The
 	// Job's ReplayRecord (named status.jobName) has every partition.

@@ -65,6 +65,9 @@ func APIResult(r *report.Result) *v1alpha1.ReplayResult {
 	if out.Target == "" {
 		out.Target = r.Target.Given
 	}
+	if it := r.InternalTopics; it != nil {
+		out.InternalTopics = &v1alpha1.InternalTopics{Planned: slices.Clone(it.Planned), Deleted: slices.Clone(it.Deleted)}
+	}
 	if !r.StartedAt.IsZero() {
 		out.StartedAt = &metav1.Time{Time: r.StartedAt}
 	}

@@ -407,8 +407,19 @@ func mergeResults(attempts []Attempt) *report.Result {
 	if last.DryRun {
 		results = results[len(results)-1:]
 	}
+	var deleted []string
 	for _, r := range results {
 		out.Truncated = out.Truncated || r.Truncated
+		if r.InternalTopics != nil {
+			// An attempt deletes its topics only after its commit; a
+			// retry that found the commit in place deletes none: what
+			// the Job deleted is every attempt's.
+			for _, t := range r.InternalTopics.Deleted {
+				if !slices.Contains(deleted, t) {
+					deleted = append(deleted, t)
+				}
+			}
+		}
 		for _, w := range r.Warnings {
 			if !seenWarning[w] {
 				seenWarning[w] = true
@@ -436,6 +447,11 @@ func mergeResults(attempts []Attempt) *report.Result {
 				m.Delta = nil
 			}
 		}
+	}
+	if out.InternalTopics != nil {
+		it := *out.InternalTopics
+		it.Deleted = deleted
+		out.InternalTopics = &it
 	}
 	slices.SortFunc(keys, func(a, b partitionKey) int {
 		if c := cmp.Compare(a.topic, b.topic); c != 0 {

@@ -94,6 +94,9 @@ func BuildRecord(job *batchv1.Job, o Outcome) *v1alpha1.ReplayRecord {
 		rec.Group = r.Group
 	}
 	rec.RunID, rec.DryRun, rec.ClusterID, rec.GroupType = r.RunID, r.DryRun, r.ClusterID, r.GroupType
+	if it := r.InternalTopics; it != nil {
+		rec.InternalTopics = &v1alpha1.InternalTopics{Planned: slices.Clone(it.Planned), Deleted: slices.Clone(it.Deleted)}
+	}
 	rec.Target = r.Target.Resolved
 	if rec.Target == "" {
 		rec.Target = r.Target.Given

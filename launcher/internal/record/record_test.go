@@ -1,6 +1,7 @@
 package record
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,37 @@ func TestUnitAttemptDescribe(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A Job whose first attempt deleted a streams group's internal topics
+// and whose retry found its commit in place (deleting nothing) deleted
+// them: the record and status say so; the planned list is the last
+// attempt's.
+func TestUnitMergeAttemptsInternalTopicsDeleted(t *testing.T) {
+	planned := []string{"app-a-changelog", "app-b-repartition"}
+	first := attemptResult(report.ExitOK, 3, nil, nil)
+	first.InternalTopics = &report.InternalTopics{Planned: planned, Deleted: planned[:1]}
+	retry := attemptResult(report.ExitOK, 3, nil, nil)
+	retry.Reason, retry.AlreadyApplied = report.ReasonAlreadyApplied, true
+	retry.InternalTopics = &report.InternalTopics{Planned: planned}
+	job := finishedJob(t, true, "")
+	pods := []corev1.Pod{
+		podWith(job, "p2", 0, testutil.Compact(retry), t0),
+		podWith(job, "p1", 0, testutil.Compact(first), t0.Add(-time.Minute)),
+	}
+	o := JobOutcome(job, pods)
+	if o.Full == nil || o.Full.InternalTopics == nil || !slices.Equal(o.Full.InternalTopics.Deleted, planned[:1]) || !slices.Equal(o.Full.InternalTopics.Planned, planned) {
+		t.Fatalf("merged internal topics %+v, want %q planned and %q deleted", o.Full, planned, planned[:1])
+	}
+	if retry.InternalTopics.Deleted != nil {
+		t.Errorf("the merge changed the attempt's own result: %+v", retry.InternalTopics)
+	}
+	rec := BuildRecord(job, o)
+	if rec.InternalTopics == nil || !slices.Equal(rec.InternalTopics.Deleted, planned[:1]) {
+		t.Errorf("record's internal topics %+v", rec.InternalTopics)
+	}
+	if st := APIResult(o.Full); st.InternalTopics == nil || !slices.Equal(st.InternalTopics.Deleted, planned[:1]) {
+		t.Errorf("status's internal topics %+v", st.InternalTopics)
 	}
 }

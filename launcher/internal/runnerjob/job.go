@@ -329,6 +329,12 @@ func Build(rr *v1alpha1.ReplayRequest, stage Stage, p Params, d Defaults) (*batc
 	if k := rr.Spec.GroupType; k != "" {
 		env = append(env, corev1.EnvVar{Name: config.EnvGroupType, Value: string(k)})
 	}
+	// On the planning Job too: its dry run lists the topics, which the
+	// plan's digest binds, and the apply of that plan needs the same
+	// setting to delete them.
+	if rr.Spec.DeleteAllInternalTopics {
+		env = append(env, corev1.EnvVar{Name: config.EnvDeleteAllInternalTopics, Value: "true"})
+	}
 	var wait time.Duration
 	// A dry run never waits for the group: it commits nothing.
 	if rr.Spec.WhenGroupActive == v1alpha1.GroupActiveWait && rr.Spec.WaitTimeout != nil && stage != StagePlan {

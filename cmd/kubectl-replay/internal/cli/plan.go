@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,15 +25,19 @@ type Plan struct {
 	Group     string `json:"group"`
 	// Digest is what approve sets kafkareplay.dev/approve to; empty for a
 	// dry run's plan, which nobody approves.
-	Digest    string                   `json:"digest,omitempty"`
-	Target    string                   `json:"target,omitempty"`
-	Record    string                   `json:"record"`
-	PlannedAt *metav1.Time             `json:"plannedAt,omitempty"`
-	ExpiresAt *metav1.Time             `json:"expiresAt,omitempty"`
-	Warnings  []string                 `json:"warnings,omitempty"`
-	Totals    render.PlanTotals        `json:"totals"`
-	Rows      []render.PlanRow         `json:"partitions"`
-	Approval  *v1alpha1.ApprovalStatus `json:"approval,omitempty"`
+	Digest    string       `json:"digest,omitempty"`
+	Target    string       `json:"target,omitempty"`
+	Record    string       `json:"record"`
+	PlannedAt *metav1.Time `json:"plannedAt,omitempty"`
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+	Warnings  []string     `json:"warnings,omitempty"`
+	// InternalTopics are, with deleteAllInternalTopics, the streams
+	// group's internal topics the plan deletes once its offsets are moved
+	// (bound by its digest); nil when it deletes none.
+	InternalTopics []string                 `json:"internalTopics,omitempty"`
+	Totals         render.PlanTotals        `json:"totals"`
+	Rows           []render.PlanRow         `json:"partitions"`
+	Approval       *v1alpha1.ApprovalStatus `json:"approval,omitempty"`
 }
 
 func (a *app) planCommand() *cobra.Command {
@@ -142,6 +147,9 @@ func (a *app) planOf(ctx context.Context, rr *v1alpha1.ReplayRequest) (*Plan, er
 	}
 	rows, tot := render.PlanRows(parts)
 	pl := &Plan{Request: rr.Name, Namespace: rr.Namespace, Group: replay.Group(rr), Record: recName, Target: rec.Target, Warnings: rec.Warnings, Rows: rows, Totals: tot, Approval: rr.Status.Approval}
+	if it := rec.InternalTopics; it != nil {
+		pl.InternalTopics = append([]string{}, it.Planned...)
+	}
 	if p := rr.Status.Plan; p != nil {
 		pl.Digest, pl.PlannedAt, pl.ExpiresAt = p.Digest, p.PlannedAt, p.ExpiresAt
 		if p.Target != "" {
@@ -164,6 +172,11 @@ func printPlan(w io.Writer, p render.Palette, pl *Plan) {
 		}
 		fmt.Fprintln(w)
 	}
+	if pl.InternalTopics != nil {
+		// Before the partitions: a deletion is what an approval must not
+		// miss.
+		fmt.Fprintf(w, "%s once the offsets are moved: %s (an undo cannot recreate them)\n", p.Bold("Deletes internal topics"), render.Clean(strings.Join(orNoneList(pl.InternalTopics), ", ")))
+	}
 	fmt.Fprintln(w)
 	fmt.Fprint(w, render.PlanTable(p, pl.Rows, pl.Totals))
 	for _, wn := range pl.Warnings {
@@ -182,4 +195,11 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+func orNoneList(ts []string) []string {
+	if len(ts) == 0 {
+		return []string{"none (the topology names none)"}
+	}
+	return ts
 }

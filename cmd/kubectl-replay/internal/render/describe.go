@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +72,7 @@ func Describe(p Palette, d Description) string {
 		field("Group", replay.Group(rr))
 	}
 	field("Group type", groupType(rr))
+	field("Internal", internalTopics(rr))
 	field("Kafka", replay.BootstrapServers(rr))
 	field("Target", rr.Status.ResolvedTarget)
 	if rr.Spec.DryRun {
@@ -279,4 +281,41 @@ func groupType(rr *v1alpha1.ReplayRequest) string {
 		return string(k) + " (stated, not yet checked)"
 	}
 	return ""
+}
+
+// internalTopics says what a request with deleteAllInternalTopics does to
+// its streams group's internal topics: what the run deleted (and did not),
+// else what its plan deletes, else that it will; empty without the field.
+func internalTopics(rr *v1alpha1.ReplayRequest) string {
+	if !rr.Spec.DeleteAllInternalTopics {
+		return ""
+	}
+	const noUndo = "; an undo cannot recreate them"
+	if r := rr.Status.Result; r != nil && !r.DryRun && r.InternalTopics != nil && (len(r.InternalTopics.Deleted) > 0 || r.Error != "") {
+		v := "topics deleted: " + topicList(r.InternalTopics.Deleted)
+		var not []string
+		for _, t := range r.InternalTopics.Planned {
+			if !slices.Contains(r.InternalTopics.Deleted, t) {
+				not = append(not, t)
+			}
+		}
+		if len(not) > 0 {
+			v += "; not deleted: " + topicList(not)
+		}
+		return v + noUndo
+	}
+	if p := rr.Status.Plan; p != nil {
+		return "topics the plan deletes once the offsets are moved: " + topicList(p.InternalTopics) + noUndo
+	}
+	if r := rr.Status.Result; r != nil && r.DryRun && r.InternalTopics != nil {
+		return "topics the dry run would delete: " + topicList(r.InternalTopics.Planned) + noUndo
+	}
+	return "topics deleted once the offsets are moved (deleteAllInternalTopics)" + noUndo
+}
+
+func topicList(ts []string) string {
+	if len(ts) == 0 {
+		return "none"
+	}
+	return strings.Join(ts, ", ")
 }

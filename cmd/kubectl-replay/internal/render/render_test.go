@@ -239,3 +239,37 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+// describe's Internal line: nothing without deleteAllInternalTopics; then
+// what the run deleted (and did not), else what the plan or the dry run
+// deletes, else that it will; always that an undo cannot recreate them.
+func TestDescribeInternalTopics(t *testing.T) {
+	it := func(planned, deleted []string) *v1alpha1.InternalTopics {
+		return &v1alpha1.InternalTopics{Planned: planned, Deleted: deleted}
+	}
+	ab := []string{"app-a-changelog", "app-b-repartition"}
+	for _, tc := range []struct {
+		name   string
+		delete bool
+		status v1alpha1.ReplayRequestStatus
+		want   string // empty: no line
+	}{
+		{"not asked", false, v1alpha1.ReplayRequestStatus{Result: &v1alpha1.ReplayResult{InternalTopics: it(ab, ab)}}, ""},
+		{"not run yet", true, v1alpha1.ReplayRequestStatus{}, "topics deleted once the offsets are moved (deleteAllInternalTopics); an undo cannot recreate them"},
+		{"planned", true, v1alpha1.ReplayRequestStatus{Plan: &v1alpha1.PlanSummary{InternalTopics: ab}}, "topics the plan deletes once the offsets are moved: app-a-changelog, app-b-repartition; an undo"},
+		{"planned none", true, v1alpha1.ReplayRequestStatus{Plan: &v1alpha1.PlanSummary{}}, "topics the plan deletes once the offsets are moved: none;"},
+		{"dry run", true, v1alpha1.ReplayRequestStatus{Result: &v1alpha1.ReplayResult{DryRun: true, InternalTopics: it(ab, nil)}}, "topics the dry run would delete: app-a-changelog, app-b-repartition;"},
+		{"deleted", true, v1alpha1.ReplayRequestStatus{Plan: &v1alpha1.PlanSummary{InternalTopics: ab}, Result: &v1alpha1.ReplayResult{InternalTopics: it(ab, ab)}}, "topics deleted: app-a-changelog, app-b-repartition; an undo cannot recreate them"},
+		{"one not deleted", true, v1alpha1.ReplayRequestStatus{Result: &v1alpha1.ReplayResult{Error: "1 internal topic(s) were not deleted", InternalTopics: it(ab, ab[:1])}}, "topics deleted: app-a-changelog; not deleted: app-b-repartition;"},
+		{"none deleted", true, v1alpha1.ReplayRequestStatus{Result: &v1alpha1.ReplayResult{Error: "connection refused", InternalTopics: it(ab, nil)}}, "topics deleted: none; not deleted: app-a-changelog, app-b-repartition;"},
+	} {
+		rr := &v1alpha1.ReplayRequest{Spec: v1alpha1.ReplayRequestSpec{DeleteAllInternalTopics: tc.delete}, Status: tc.status}
+		got := internalTopics(rr)
+		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+		if out := Describe(Palette{}, Description{Request: rr}); (tc.want != "") != strings.Contains(out, "Internal:     topics") {
+			t.Errorf("%s: describe's Internal line: %q", tc.name, out)
+		}
+	}
+}

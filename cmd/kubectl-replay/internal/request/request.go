@@ -56,6 +56,9 @@ const (
 	FlagGroupWithOffsetsOn = "group-with-offsets-on"    // spec.groupSelector.withOffsetsOn
 	FlagContinueOnError    = config.FlagContinueOnError // spec.continueOnError
 	FlagParallelism        = "parallelism"              // spec.parallelism
+	// FlagDeleteAllInternalTopics is kafka-streams-groups.sh's flag name,
+	// and the runner's.
+	FlagDeleteAllInternalTopics = config.FlagDeleteAllInternalTopics // spec.deleteAllInternalTopics
 )
 
 // The API's bounds on a request over several groups (launcher/api).
@@ -94,6 +97,9 @@ type Options struct {
 	Consumers       []string
 	// ConsumerRef is a Knative KIND/NAME whose group is replayed.
 	ConsumerRef string
+	// DeleteAllInternalTopics deletes a streams group's internal topics
+	// once its offsets are moved.
+	DeleteAllInternalTopics bool
 	// Cluster is a Strimzi KAFKA/LISTENER; User a KafkaUser of it.
 	Cluster string
 	User    string
@@ -207,6 +213,19 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 			add(FlagGroupType, fmt.Errorf("%q is not one of %s", o.GroupType, strings.Join(config.GroupTypes, ", ")))
 		}
 		spec.GroupType = v1alpha1.GroupType(o.GroupType)
+	}
+
+	if o.DeleteAllInternalTopics {
+		// The API server's rules, said in the plugin's words.
+		switch {
+		case o.GroupType != "" && o.GroupType != config.GroupTypeAuto && o.GroupType != config.GroupTypeStreams:
+			add(FlagDeleteAllInternalTopics, fmt.Errorf("only a streams group has internal topics to delete, and --%s says %s", FlagGroupType, o.GroupType))
+		case o.ConsumerRef != "":
+			add(FlagDeleteAllInternalTopics, fmt.Errorf("a --%s's group is a consumer group, never a streams group", FlagConsumerRef))
+		case len(o.Groups) > 1 || len(o.GroupInclude) > 0:
+			add(FlagDeleteAllInternalTopics, fmt.Errorf("deletes the internal topics of one streams group: give one --%s", FlagGroup))
+		}
+		spec.DeleteAllInternalTopics = true
 	}
 
 	topics, err := Topics(o.Topics)

@@ -213,6 +213,23 @@ func TestBuildGroups(t *testing.T) {
 	}
 }
 
+// --delete-all-internal-topics is spec.deleteAllInternalTopics, with
+// --group-type Streams or Auto or none.
+func TestBuildDeleteAllInternalTopics(t *testing.T) {
+	for _, kind := range []string{"", "Auto", "Streams"} {
+		o := base()
+		o.GroupType, o.DeleteAllInternalTopics = kind, true
+		rr, err := Build(o)
+		if err != nil || !rr.Spec.DeleteAllInternalTopics {
+			t.Errorf("--group-type %q: %v, spec %+v", kind, err, rr)
+		}
+	}
+	rr, err := Build(base())
+	if err != nil || rr.Spec.DeleteAllInternalTopics || strings.Contains(mustYAML(t, rr), "deleteAllInternalTopics") {
+		t.Errorf("without the flag: %v, %s", err, mustYAML(t, rr))
+	}
+}
+
 func TestBuildConsumerRef(t *testing.T) {
 	rr, err := Build(Options{Name: "r", ConsumerRef: "kafkasource/orders", To: "ago:1h"})
 	if err != nil {
@@ -337,6 +354,14 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 		{"selector with consumer-ref", func(o *Options) {
 			o.ConsumerRef, o.Groups, o.BootstrapServers, o.GroupInclude = "trigger/t", nil, "", []string{"a"}
 		}, []string{"--group-include: must not be given with --consumer-ref"}},
+		{"internal topics of a share group", func(o *Options) { o.GroupType, o.DeleteAllInternalTopics = "Share", true }, []string{"--delete-all-internal-topics: only a streams group has internal topics to delete, and --group-type says Share"}},
+		{"internal topics of a classic group", func(o *Options) { o.GroupType, o.DeleteAllInternalTopics = "Classic", true }, []string{"--delete-all-internal-topics: only a streams group"}},
+		{"internal topics of a consumer-ref", func(o *Options) {
+			o.ConsumerRef, o.DeleteAllInternalTopics = "trigger/t", true
+			o.Groups, o.BootstrapServers = nil, ""
+		}, []string{"--delete-all-internal-topics: a --consumer-ref's group is a consumer group, never a streams group"}},
+		{"internal topics of several groups", func(o *Options) { o.Groups, o.DeleteAllInternalTopics = []string{"a", "b"}, true }, []string{"--delete-all-internal-topics: deletes the internal topics of one streams group"}},
+		{"internal topics of a selector", func(o *Options) { o.Groups, o.GroupInclude, o.DeleteAllInternalTopics = nil, []string{"a"}, true }, []string{"--delete-all-internal-topics: deletes the internal topics of one streams group"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
