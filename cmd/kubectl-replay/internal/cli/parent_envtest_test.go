@@ -1,0 +1,105 @@
+package cli_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+	"github.com/kafka-replay/kafka-replay/runner/report"
+)
+
+// childOf waits for the launcher to make group's child request of
+// parent, and returns its name (status.groups says it).
+func childOf(t *testing.T, ns, parent, group string) string {
+	t.Helper()
+	name := ""
+	eventually(t, 30*time.Second, "the child of "+group, func() error {
+		for _, g := range getRR(t, ns, parent).Status.Groups {
+			if g.Group == group && g.Child != "" {
+				name = g.Child
+				return nil
+			}
+		}
+		return errorf("no child of %s in %+v", group, getRR(t, ns, parent).Status.Groups)
+	})
+	return name
+}
+
+// A request over three groups with the launcher running it, through the
+// plugin: create --group three times --wait follows every group; the
+// first applies, the second fails (its group is active), the third is
+// not attempted (no --continue-on-error); --wait exits 1 with the
+// parent's reason and prints a row per group; describe shows the rows;
+// history lists the runs under the parent; plan says an Automatic
+// parent has none.
+func TestEnvtestParentFailedGroupStopsTheRest(t *testing.T) {
+	env(t)
+	ns := newNamespace(t)
+	logs := testutil.NewRunnerLogs()
+	startLauncher(t, ns, logs)
+	servers := "kafka." + ns + ".svc:9092"
+
+	var wg sync.WaitGroup
+	var waited result
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		waited = plugin(t, ns, operator, "create", "fan", "--bootstrap-servers", servers, "--group", "billing", "--group", "audit", "--group", "search",
+			"--topic", "orders", "--to", "shift:-100", "--wait", "--timeout", "5m")
+	}()
+	runJob(t, logs, waitJob(t, ns, childOf(t, ns, "fan", "billing")), runResult("billing", report.ExitOK, 100, 300, 20))
+	runJob(t, logs, waitJob(t, ns, childOf(t, ns, "fan", "audit")), runResult("audit", report.ExitGroupActive, 5))
+	wg.Wait()
+	wantCode(t, "create --wait of three groups, the second failing", waited, exit.Failed)
+	contains(t, "its display and outcome", waited.out, "replayrequest.kafkareplay.dev/fan created", "3 groups: 1 Succeeded, 1 Failed, 1 NotAttempted")
+	hasRow(t, "its groups", waited.out, "billing", childOf(t, ns, "fan", "billing"), "Succeeded", "Applied", "3", "420", "0")
+	hasRow(t, "its groups", waited.out, "search", "-", "NotAttempted")
+	contains(t, "its error", waited.errOut, "replayrequest fan failed: ")
+
+	r := plugin(t, ns, viewer, "describe", "fan")
+	wantCode(t, "describe", r, exit.OK)
+	contains(t, "describe", r.out, "Groups:       3, listed (spec.groups)", "On error:     stop", "Phase:        Failed", "Groups (3 groups: 1 Succeeded, 1 Failed, 1 NotAttempted):")
+	hasRow(t, "describe", r.out, "audit", childOf(t, ns, "fan", "audit"), "Failed", "GroupActive")
+
+	r = plugin(t, ns, viewer, "history")
+	wantCode(t, "history", r, exit.OK)
+	contains(t, "history", r.out, "request/fan (2 groups):", "  request/"+childOf(t, ns, "fan", "billing"))
+
+	r = plugin(t, ns, viewer, "plan", "fan")
+	wantCode(t, "plan of an Automatic parent", r, exit.WrongState)
+	contains(t, "plan of an Automatic parent", r.errOut, "fan has no plan")
+
+	// Undo: the groups that applied are undone (billing), in one command.
+	r = plugin(t, ns, operator, "undo", "fan", "-o", "yaml")
+	wantCode(t, "undo -o yaml", r, exit.OK)
+	if !strings.Contains(r.out, "undoOf: fan") || strings.Contains(r.out, "groups:") {
+		t.Errorf("the undo of a parent:\n%s", r.out)
+	}
+}
+
+// --continue-on-error: a failed group does not stop the others.
+func TestEnvtestParentContinueOnError(t *testing.T) {
+	env(t)
+	ns := newNamespace(t)
+	logs := testutil.NewRunnerLogs()
+	startLauncher(t, ns, logs)
+	servers := "kafka." + ns + ".svc:9092"
+
+	r := plugin(t, ns, operator, "create", "fan", "--bootstrap-servers", servers, "--group", "billing", "--group", "audit", "--group", "search",
+		"--to", "shift:-100", "--continue-on-error", "--parallelism", "2")
+	wantCode(t, "create", r, exit.OK)
+	rr := getRR(t, ns, "fan")
+	if !rr.Spec.ContinueOnError || rr.Spec.Parallelism != 2 || len(rr.Spec.Groups) != 3 {
+		t.Fatalf("spec %+v", rr.Spec)
+	}
+	runJob(t, logs, waitJob(t, ns, childOf(t, ns, "fan", "audit")), runResult("audit", report.ExitGroupActive, 5))
+	runJob(t, logs, waitJob(t, ns, childOf(t, ns, "fan", "billing")), runResult("billing", report.ExitOK, 100))
+	runJob(t, logs, waitJob(t, ns, childOf(t, ns, "fan", "search")), runResult("search", report.ExitOK, 10))
+	waitPhase(t, ns, "fan", v1alpha1.PhaseFailed)
+	r = plugin(t, ns, viewer, "describe", "fan")
+	contains(t, "describe", r.out, "On error:     continue", "3 groups: 2 Succeeded, 1 Failed")
+}
