@@ -18,13 +18,17 @@ func childOf(t *testing.T, ns, parent, group string) string {
 	t.Helper()
 	name := ""
 	eventually(t, 30*time.Second, "the child of "+group, func() error {
-		for _, g := range getRR(t, ns, parent).Status.Groups {
+		var rr v1alpha1.ReplayRequest
+		if err := k8s.Get(t.Context(), keyOf(ns, parent), &rr); err != nil {
+			return err
+		}
+		for _, g := range rr.Status.Groups {
 			if g.Group == group && g.Child != "" {
 				name = g.Child
 				return nil
 			}
 		}
-		return errorf("no child of %s in %+v", group, getRR(t, ns, parent).Status.Groups)
+		return errorf("no child of %s in %+v", group, rr.Status.Groups)
 	})
 	return name
 }
@@ -102,4 +106,91 @@ func TestEnvtestParentContinueOnError(t *testing.T) {
 	waitPhase(t, ns, "fan", v1alpha1.PhaseFailed)
 	r = plugin(t, ns, viewer, "describe", "fan")
 	contains(t, "describe", r.out, "On error:     continue", "3 groups: 2 Succeeded, 1 Failed")
+}
+
+// A Manual request over two groups with the launcher running it: each
+// group's request plans, the parent waits with one digest; plan shows it
+// and each group's; approve --digest of a group's digest is refused;
+// approve --wait approves the one plan and follows both groups to their
+// end; undo --wait of the parent undoes both in one command; history
+// lists the runs under the two parents.
+func TestEnvtestParentManualApproveUndo(t *testing.T) {
+	env(t)
+	ns := newNamespace(t)
+	logs := testutil.NewRunnerLogs()
+	startLauncher(t, ns, logs)
+	servers := "kafka." + ns + ".svc:9092"
+
+	r := plugin(t, ns, operator, "create", "inc", "--bootstrap-servers", servers, "--group", "billing", "--group", "audit",
+		"--topic", "orders", "--to", "shift:-100", "--approval", "Manual")
+	wantCode(t, "create", r, exit.OK)
+	plans := map[string]*report.Result{"billing": planResult("billing", 100, 300, 20), "audit": planResult("audit", 50)}
+	children := map[string]string{}
+	for _, g := range []string{"billing", "audit"} {
+		children[g] = childOf(t, ns, "inc", g)
+		runJob(t, logs, planJob(t, ns, children[g]), plans[g])
+	}
+	rr := waitPhase(t, ns, "inc", v1alpha1.PhaseAwaitingApproval)
+	digest := rr.Status.Plan.Digest
+	if !strings.HasPrefix(digest, "sha256:") {
+		t.Fatalf("the parent's plan %+v", rr.Status.Plan)
+	}
+
+	r = plugin(t, ns, viewer, "plan", "inc")
+	wantCode(t, "plan", r, exit.OK)
+	contains(t, "plan", r.out, "Plan "+digest+" of "+ns+"/inc: 2 groups", "total 2 groups (2 planned), 4 partitions: 470 messages re-consumed, 0 skipped",
+		"Largest moves across the groups:", "approve: kubectl replay approve inc -n "+ns)
+	hasRow(t, "plan", r.out, "billing", children["billing"], plans["billing"].Plan, "3", "420", "0")
+	hasRow(t, "plan", r.out, "audit", children["audit"], plans["audit"].Plan, "1", "50", "0")
+
+	// A group's digest is not the parent's: nothing is approved.
+	r = plugin(t, ns, operator, "approve", "inc", "--digest", plans["billing"].Plan)
+	wantCode(t, "approve --digest of a group's plan", r, exit.WrongState)
+	contains(t, "approve --digest of a group's plan", r.errOut, "is not a plan digest (sha256: and 64 lowercase hex digits", "nothing was approved")
+	if getRR(t, ns, "inc").Annotations[v1alpha1.AnnotationApprove] != "" {
+		t.Fatal("a refused approve annotated the parent")
+	}
+
+	var wg sync.WaitGroup
+	var waited result
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		waited = plugin(t, ns, operator, "approve", "inc", "--digest", digest, "--wait", "--timeout", "5m")
+	}()
+	applied := map[string]*report.Result{}
+	for _, g := range []string{"billing", "audit"} {
+		eventually(t, 30*time.Second, "the apply Job of "+g, func() error {
+			if getRR(t, ns, children[g]).Status.JobName == "" {
+				return errorf("no apply Job of %s yet", g)
+			}
+			return nil
+		})
+		applied[g] = appliedResult(plans[g])
+		runJob(t, logs, waitJob(t, ns, children[g]), applied[g])
+	}
+	wg.Wait()
+	wantCode(t, "approve --wait", waited, exit.OK)
+	contains(t, "approve --wait", waited.out, "approved plan "+digest+" of "+ns+"/inc: 2 groups", "2 groups: 2 Succeeded", "succeeded ")
+
+	r = plugin(t, ns, viewer, "describe", "inc")
+	wantCode(t, "describe", r, exit.OK)
+	contains(t, "describe", r.out, "Phase:        Succeeded", "Decision:     Approved by ", "plan "+digest)
+	hasRow(t, "describe", r.out, "billing", children["billing"], "Succeeded")
+
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		waited = plugin(t, ns, operator, "undo", "inc", "--wait", "--timeout", "5m")
+	}()
+	for _, g := range []string{"billing", "audit"} {
+		runJob(t, logs, waitJob(t, ns, childOf(t, ns, "inc-undo", g)), undoResult(applied[g]))
+	}
+	wg.Wait()
+	wantCode(t, "undo --wait", waited, exit.OK)
+	contains(t, "undo --wait", waited.out, "replayrequest.kafkareplay.dev/inc-undo created (undoes inc)", "2 groups: 2 Succeeded")
+
+	r = plugin(t, ns, viewer, "history")
+	wantCode(t, "history", r, exit.OK)
+	contains(t, "history", r.out, "request/inc (2 groups):", "request/inc-undo (2 groups):")
 }

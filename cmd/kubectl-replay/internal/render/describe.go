@@ -32,9 +32,13 @@ type Description struct {
 }
 
 // IsParent reports whether rr is a request over several groups, whose
-// groups are replayed by child requests of their own.
+// groups are replayed by child requests of their own: spec.groups, a
+// selector, or the undo of such a request (target.undoOf without a group
+// or consumerRef of its own). It is the launcher's rule
+// (launcher/internal/fanout.IsParent), which the plugin cannot import.
 func IsParent(rr *v1alpha1.ReplayRequest) bool {
-	return len(rr.Spec.Groups) > 0 || rr.Spec.GroupSelector != nil
+	undoOfParent := rr.Spec.Target.UndoOf != nil && rr.Spec.Group == "" && rr.Spec.ConsumerRef == nil
+	return len(rr.Spec.Groups) > 0 || rr.Spec.GroupSelector != nil || undoOfParent
 }
 
 func ts(t *metav1.Time) string {

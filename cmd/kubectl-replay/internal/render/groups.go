@@ -88,7 +88,10 @@ func GroupTable(p Palette, rows []GroupRow) string {
 // (spec.groups)" or the selector's patterns.
 func Selection(spec *v1alpha1.ReplayRequestSpec) string {
 	sel := spec.GroupSelector
-	if sel == nil {
+	switch {
+	case sel == nil && len(spec.Groups) == 0 && spec.Target.UndoOf != nil:
+		return Clean("those of " + *spec.Target.UndoOf + ", which it undoes")
+	case sel == nil:
 		return "listed (spec.groups)"
 	}
 	pats := func(ps []v1alpha1.GroupPattern) string {

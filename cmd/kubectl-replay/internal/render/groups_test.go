@@ -60,6 +60,18 @@ func TestGoldenDescribeParent(t *testing.T) {
 	}
 }
 
+// The undo of a parent is one too: its groups are the undone parent's.
+func TestUndoOfAParentIsAParent(t *testing.T) {
+	undo := &v1alpha1.ReplayRequest{Spec: v1alpha1.ReplayRequestSpec{Target: v1alpha1.Target{UndoOf: ptr.To("incident-42")}}}
+	if !IsParent(undo) || Selection(&undo.Spec) != "those of incident-42, which it undoes" {
+		t.Errorf("the undo of a parent: IsParent %v, %q", IsParent(undo), Selection(&undo.Spec))
+	}
+	undo.Spec.Group = "billing"
+	if IsParent(undo) {
+		t.Error("the undo of one group's request is a parent")
+	}
+}
+
 func TestTally(t *testing.T) {
 	rows := append(sampleGroups(), GroupRow{Group: "x", Phase: "Succeeded"}, GroupRow{Group: "y", Phase: "Exploded"}, GroupRow{Group: "z"})
 	if got, want := Tally(rows), "6 groups: 2 Succeeded, 1 Failed, 1 NotAttempted, 1 -, 1 Exploded"; got != want {

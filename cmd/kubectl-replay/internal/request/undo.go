@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -42,7 +43,7 @@ func UndoName(name string) string {
 // judges it (replay.Undoable; an undo of anything else fails UndoRefused),
 // so that the plugin says so before creating anything.
 func CanUndo(rr *v1alpha1.ReplayRequest) error {
-	if len(rr.Spec.Groups) > 0 || rr.Spec.GroupSelector != nil {
+	if render.IsParent(rr) {
 		return canUndoParent(rr)
 	}
 	err := replay.Undoable(rr)
