@@ -210,18 +210,18 @@ func runnerResources(s *settings, defaults corev1.ResourceRequirements) corev1.R
 }
 
 // gcPercent is the launcher's garbage collection target: GOGC when it is
-// set, else 50. The launcher's live heap is mostly its cache (requests,
+// set, else 25. The launcher's live heap is mostly its cache (requests,
 // runner Jobs and pods), and what it allocates on top is short-lived (a
 // pass's copies, decoded watch events); at Go's default, 100, the heap
-// grows to twice the cache before a collection, at 50 to one and a half,
-// which is most of the difference between make bench-launcher's peak
-// resident memory and its budget, for collections that run more often and
-// each take as long as before.
+// grows to twice the cache before a collection, at 25 to one and a
+// quarter. On make bench-launcher that is about 4 MiB of peak resident
+// memory less than at 50 (launcher/README.md), for collections that run
+// twice as often over a live heap of about 20 MiB, each as long as before.
 func gcPercent(getenv func(string) string) (percent int, ours bool) {
 	if getenv("GOGC") != "" {
 		return 0, false
 	}
-	return 50, true
+	return 25, true
 }
 
 func run(args []string) error {

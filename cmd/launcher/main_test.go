@@ -125,8 +125,8 @@ func TestParseSecuritySettings(t *testing.T) {
 }
 
 func TestGCPercent(t *testing.T) {
-	if p, ours := gcPercent(func(string) string { return "" }); !ours || p != 50 {
-		t.Errorf("without GOGC: %d, %v; want 50, true", p, ours)
+	if p, ours := gcPercent(func(string) string { return "" }); !ours || p != 25 {
+		t.Errorf("without GOGC: %d, %v; want 25, true", p, ours)
 	}
 	if _, ours := gcPercent(func(k string) string { return map[string]string{"GOGC": "200"}[k] }); ours {
 		t.Error("GOGC set, and the launcher sets its own")
