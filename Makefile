@@ -47,6 +47,14 @@ KAFKA_VERSION ?= 4.4.0
 KAFKA_LIBS    := $(CACHE_DIR)/kafka-$(KAFKA_VERSION)/libs
 KAFKA_JARS    := $(KAFKA_LIBS)/kafka_2.13-$(KAFKA_VERSION).jar
 MVN           ?= mvn
+# Strimzi's Kafka, KafkaConnect, KafkaUser and KafkaConnector CRDs for the
+# tests, written by Strimzi's own CRD generator over Strimzi's own API model
+# (both from Maven Central) as Strimzi's build writes the CRDs it releases,
+# checked against pinned sha256 sums (test/tools/strimzi/build.sh). Must
+# match test/cachedir's StrimziVersion.
+STRIMZI_VERSION ?= 1.2.0
+STRIMZI_DIR     := $(CACHE_DIR)/strimzi-$(STRIMZI_VERSION)
+STRIMZI_CRDS    := $(STRIMZI_DIR)/crds
 # make demo runs on embedded kfake; KAFKA=apache runs it on Apache Kafka
 # (the tests' harness, from KAFKA_LIBS).
 KAFKA ?= kfake
@@ -184,8 +192,12 @@ envtest-assets: ## Build (once, cached) kube-apiserver and etcd for envtest.
 	KUBE_VERSION=$(KUBE_VERSION) KUBE_ASSETS_DIR=$(KUBE_ASSETS) test/tools/build.sh etcd kube-apiserver
 
 .PHONY: test-envtest
-test-envtest: $(CONTROLLER_GEN) envtest-assets ## Launcher: unit tests, generated-files check, envtest suite on a real apiserver + etcd.
-	CONTROLLER_GEN=$(CONTROLLER_GEN) KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) $(GO) test -count=1 -timeout 20m ./launcher/... ./cmd/launcher/...
+test-envtest: $(CONTROLLER_GEN) envtest-assets strimzi-crds ## Launcher: unit tests, generated-files check, envtest suite on a real apiserver + etcd.
+	CONTROLLER_GEN=$(CONTROLLER_GEN) KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) KAFKA_REPLAY_STRIMZI_CRDS=$(STRIMZI_CRDS) $(GO) test -count=1 -timeout 20m ./launcher/... ./cmd/launcher/...
+
+.PHONY: strimzi-crds
+strimzi-crds: ## Generate (once, cached) Strimzi's CRDs for the tests with Strimzi's own generator, from Maven Central; sha256-checked.
+	STRIMZI_VERSION=$(STRIMZI_VERSION) STRIMZI_DIR=$(STRIMZI_DIR) MVN=$(MVN) test/tools/strimzi/build.sh >/dev/null
 
 .PHONY: bench-launcher
 # One API server per benchmark: a launcher caches every request and runner
@@ -229,8 +241,8 @@ argo-binaries: ## Build (once, cached) Argo Workflows' workflow-controller and a
 .PHONY: e2e
 # -p 1: the harness's own teardown tests and the scenarios each bring a
 # cluster up; one at a time keeps the 2-core machine's timings honest.
-e2e: cluster-binaries argo-binaries $(HELM) $(KAFKA_JARS) ## End-to-end on a real single-node cluster: teardown checks, smoke test, images, chart, scenarios on kfake and some also on Apache Kafka 4.4 (test/e2e/README.md), Argo.
-	HELM=$(HELM) KUBE_ASSETS=$(KUBE_ASSETS) ARGO_BIN_DIR=$(ARGO_BIN_DIR) KAFKA_REPLAY_E2E_APACHE=$(KAFKA_LIBS) $(GO) test -count=1 -p 1 -v -timeout 60m ./test/cluster/ ./test/e2e/
+e2e: cluster-binaries argo-binaries $(HELM) $(KAFKA_JARS) strimzi-crds ## End-to-end on a real single-node cluster: teardown checks, smoke test, images, chart, scenarios on kfake and some also on Apache Kafka 4.4 (test/e2e/README.md), Argo.
+	HELM=$(HELM) KUBE_ASSETS=$(KUBE_ASSETS) ARGO_BIN_DIR=$(ARGO_BIN_DIR) KAFKA_REPLAY_E2E_APACHE=$(KAFKA_LIBS) KAFKA_REPLAY_STRIMZI_CRDS=$(STRIMZI_CRDS) $(GO) test -count=1 -p 1 -v -timeout 60m ./test/cluster/ ./test/e2e/
 
 .PHONY: demo-cluster
 demo-cluster: cluster-binaries $(HELM) ## Full demo: real cluster, chart, a ReplayRequest against embedded Kafka, then teardown.

@@ -74,7 +74,7 @@ func (r *ReplayRequestReconciler) getStrimzi(ctx context.Context, gvk schema.Gro
 	case err == nil:
 		return obj, nil
 	case meta.IsNoMatchError(err):
-		return nil, fmt.Errorf("%w: this cluster does not serve %s (%s): is Strimzi installed?", strimzi.ErrNotResolvable, gvk.Kind, gvk.GroupVersion())
+		return nil, fmt.Errorf("%w: this cluster does not serve %s (%s): is Strimzi 0.49 or later installed (it serves that version)?", strimzi.ErrNotResolvable, gvk.Kind, gvk.GroupVersion())
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case apierrors.IsForbidden(err):

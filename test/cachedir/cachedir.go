@@ -33,3 +33,23 @@ func Root() string {
 func Path(elem ...string) string {
 	return filepath.Join(append([]string{Root()}, elem...)...)
 }
+
+// StrimziVersion is the Strimzi whose CRDs the tests install; the Makefile's
+// STRIMZI_VERSION and test/tools/strimzi/pom.xml say the same
+// (test/build: TestStrimziVersionAgrees).
+const StrimziVersion = "1.2.0"
+
+// StrimziCRDsEnv names the directory of Strimzi's generated CRDs; the
+// Makefile sets it for the targets that build them (make strimzi-crds).
+const StrimziCRDsEnv = "KAFKA_REPLAY_STRIMZI_CRDS"
+
+// StrimziCRDs is the directory of Strimzi's CRDs that
+// test/tools/strimzi/build.sh generates: 040-Crd-kafka.yaml,
+// 041-Crd-kafkaconnect.yaml, 044-Crd-kafkauser.yaml and
+// 047-Crd-kafkaconnector.yaml.
+func StrimziCRDs() string {
+	if d := os.Getenv(StrimziCRDsEnv); d != "" {
+		return d
+	}
+	return Path("strimzi-"+StrimziVersion, "crds")
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/runner/config"
+	"github.com/kafka-replay/kafka-replay/test/cachedir"
 	"github.com/kafka-replay/kafka-replay/test/cluster"
 	kafkatest "github.com/kafka-replay/kafka-replay/test/kafka"
 )
@@ -54,8 +55,12 @@ func strimziSinkConnectorOverSCRAM(t *testing.T, f *flowEnv) {
 		rewind    = 7
 		image     = "localhost/kafka-replay-e2e-consumer:1"
 	)
-	if _, err := f.c.Kubectl(ctx, "apply", "--server-side", "-f", filepath.Join("..", "..", "launcher", "testdata", "strimzi", "crds.yaml")); err != nil {
-		t.Fatalf("Strimzi CRDs: %v", err)
+	// Strimzi's own CRDs (make strimzi-crds: Strimzi's generator over its
+	// API model, from Maven Central), as a Strimzi install applies them.
+	for _, crd := range []string{"040-Crd-kafka.yaml", "041-Crd-kafkaconnect.yaml", "044-Crd-kafkauser.yaml", "047-Crd-kafkaconnector.yaml"} {
+		if _, err := f.c.Kubectl(ctx, "apply", "--server-side", "-f", filepath.Join(cachedir.StrimziCRDs(), crd)); err != nil {
+			t.Fatalf("Strimzi %s's CRDs (make strimzi-crds): %v", cachedir.StrimziVersion, err)
+		}
 	}
 	for _, crd := range []string{"kafkas", "kafkausers", "kafkaconnects", "kafkaconnectors"} {
 		if _, err := f.c.Kubectl(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crd+".kafka.strimzi.io"); err != nil {
@@ -96,7 +101,8 @@ func strimziSinkConnectorOverSCRAM(t *testing.T, f *flowEnv) {
 		map[string]any{"authentication": map[string]any{"type": "scram-sha-512"}},
 		map[string]any{"username": user, "secret": user})
 	strimziE2EObject(t, ctx, f, "KafkaConnect", ns, "my-connect", nil, map[string]string{"strimzi.io/use-connector-resources": "true"},
-		map[string]any{"bootstrapServers": f.kafka.Bootstrap(), "replicas": int64(1)}, map[string]any{})
+		map[string]any{"bootstrapServers": f.kafka.Bootstrap(), "replicas": int64(1), "groupId": "my-connect",
+			"configStorageTopic": "my-connect-configs", "offsetStorageTopic": "my-connect-offsets", "statusStorageTopic": "my-connect-status"}, map[string]any{})
 	strimziE2EObject(t, ctx, f, "KafkaConnector", ns, connector, map[string]string{"strimzi.io/cluster": "my-connect"}, nil,
 		map[string]any{"class": "org.example.OrdersSink", "tasksMax": int64(1), "config": map[string]any{"topics": topic}},
 		map[string]any{"connectorStatus": map[string]any{"name": connector, "type": "sink", "connector": map[string]any{"state": "RUNNING"}}, "topics": []any{topic}})
@@ -226,7 +232,7 @@ spec:
 func strimziE2EObject(t *testing.T, ctx context.Context, f *flowEnv, kind, ns, name string, labels, annotations map[string]string, spec, status map[string]any) {
 	t.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: kind})
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: kind})
 	u.SetNamespace(ns)
 	u.SetName(name)
 	u.SetLabels(labels)
@@ -250,7 +256,7 @@ func playConnectOperator(ctx context.Context, f *flowEnv, ns, connector, deploy 
 	last := ""
 	for ctx.Err() == nil {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "KafkaConnector"})
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaConnector"})
 		if err := f.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: connector}, u); err == nil {
 			st, ok, _ := unstructured.NestedString(u.Object, "spec", "state")
 			if !ok {

@@ -6,7 +6,7 @@ type KnativeRef struct {
 	// kind is KafkaSource (sources.knative.dev/v1beta1), Trigger
 	// (eventing.knative.dev/v1, on a Broker of class Kafka), Subscription
 	// (messaging.knative.dev/v1, to a KafkaChannel) or KafkaConnector
-	// (kafka.strimzi.io/v1beta2, a sink connector).
+	// (kafka.strimzi.io/v1, a sink connector).
 	// +required
 	Kind KnativeKind `json:"kind"`
 	// name of the resource, in the request's namespace.
@@ -29,7 +29,7 @@ const (
 	// KnativeSubscription is a messaging.knative.dev/v1 Subscription to a
 	// messaging.knative.dev/v1beta1 KafkaChannel.
 	KnativeSubscription KnativeKind = "Subscription"
-	// ConsumerRefKafkaConnector is a kafka.strimzi.io/v1beta2 sink
+	// ConsumerRefKafkaConnector is a kafka.strimzi.io/v1 sink
 	// KafkaConnector, with spec.kafka.clusterRef (docs/strimzi.md).
 	ConsumerRefKafkaConnector KnativeKind = "KafkaConnector"
 )

@@ -340,7 +340,7 @@ type ConsumerRef struct {
 	// kind of the workload: Deployment, StatefulSet (apps/v1),
 	// ScaledObject (keda.sh/v1alpha1), KafkaSource
 	// (sources.knative.dev/v1beta1) or KafkaConnector
-	// (kafka.strimzi.io/v1beta2).
+	// (kafka.strimzi.io/v1).
 	// +required
 	Kind ConsumerKind `json:"kind"`
 	// name of the workload, in the request's namespace.
@@ -368,7 +368,7 @@ const (
 	// KafkaSource pauses it without naming it here (with whenGroupActive:
 	// Wait).
 	ConsumerKafkaSource ConsumerKind = "KafkaSource"
-	// ConsumerKafkaConnector is a Strimzi kafka.strimzi.io/v1beta2
+	// ConsumerKafkaConnector is a Strimzi kafka.strimzi.io/v1
 	// KafkaConnector (a sink connector's tasks are its group's members),
 	// stopped through its spec.state.
 	ConsumerKafkaConnector ConsumerKind = "KafkaConnector"

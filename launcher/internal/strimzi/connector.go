@@ -28,7 +28,7 @@ import (
 // clusterRef's user's, never the KafkaConnect's own.
 
 // KafkaConnectGVK is the Kafka Connect cluster a KafkaConnector runs on.
-var KafkaConnectGVK = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "KafkaConnect"}
+var KafkaConnectGVK = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaConnect"}
 
 // Upstream names of Strimzi and Kafka Connect.
 const (

@@ -9,8 +9,8 @@
 // (io.strimzi.api.kafka.model): importing Strimzi's API would mean its Java
 // classes (there is no Go module of them), and a generated Go copy of its
 // CRDs would be thousands of lines for a dozen fields, pinned to one
-// Strimzi release while the fields read here have been stable since
-// v1beta2 (Strimzi 0.22).
+// Strimzi release while the fields read here are the same in v1beta2
+// (Strimzi 0.22 to 0.51) and v1 (read here: Strimzi 0.49 and later).
 //
 // The launcher never reads a Secret: the credentials are mounted into the
 // runner under the property names it reads, with the listener's servers as

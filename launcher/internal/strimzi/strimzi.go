@@ -17,12 +17,14 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
-// Strimzi's kinds, as its CRDs serve them (v1beta2 since Strimzi 0.22).
+// Strimzi's kinds at kafka.strimzi.io/v1: the only version Strimzi serves
+// from 1.0 on, and served beside v1beta2 from 0.49. The fields read here are
+// the same in both.
 var (
-	KafkaGVK     = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "Kafka"}
-	KafkaUserGVK = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "KafkaUser"}
+	KafkaGVK     = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "Kafka"}
+	KafkaUserGVK = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaUser"}
 	// KafkaConnectorGVK is the kind a spec.consumers entry may stop.
-	KafkaConnectorGVK = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1beta2", Kind: "KafkaConnector"}
+	KafkaConnectorGVK = schema.GroupVersionKind{Group: "kafka.strimzi.io", Version: "v1", Kind: "KafkaConnector"}
 )
 
 // Upstream names.

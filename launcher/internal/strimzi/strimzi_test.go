@@ -33,7 +33,7 @@ func kafka(edit ...func(map[string]any)) *unstructured.Unstructured {
 		}
 	}
 	obj := map[string]any{
-		"apiVersion": "kafka.strimzi.io/v1beta2",
+		"apiVersion": "kafka.strimzi.io/v1",
 		"kind":       "Kafka",
 		"metadata":   map[string]any{"name": "my-cluster", "namespace": "kafka", "uid": "kafka-uid", "generation": int64(3)},
 		"spec": map[string]any{"kafka": map[string]any{"listeners": []any{
@@ -62,7 +62,7 @@ func user(auth string, edit ...func(map[string]any)) *unstructured.Unstructured 
 		username = "CN=my-user"
 	}
 	obj := map[string]any{
-		"apiVersion": "kafka.strimzi.io/v1beta2",
+		"apiVersion": "kafka.strimzi.io/v1",
 		"kind":       "KafkaUser",
 		"metadata": map[string]any{"name": "my-user", "namespace": "kafka", "generation": int64(1),
 			"labels": map[string]any{"strimzi.io/cluster": "my-cluster"}},
