@@ -20,13 +20,12 @@ import (
 // WaitingReasons is the fixed set of reasons a replay waits for, the values
 // of the reason label of kafkareplay_requests_waiting. Every one is always
 // exported, 0 included, so that an alert on any of them needs no absent().
-var WaitingReasons = []string{state.ReasonWaitingForGroup, state.
-	// another replay of the group runs first
-	ReasonEarlierRunInProgress, state.ReasonJobCreateFailed, state.ReasonPodWaiting,
-
-// an earlier request of the same name and spec still runs
-// the API server refuses the Job for now (a quota, a webhook)
-// the runner pod has not started (an image pull, a missing Secret, no node)
+var WaitingReasons = []string{
+	state.ReasonWaitingForGroup,      // another replay of the group runs first
+	state.ReasonEarlierRunInProgress, // an earlier request of the same name and spec still runs
+	state.ReasonJobCreateFailed,      // the API server refuses the Job for now (a quota, a webhook)
+	state.ReasonPodWaiting,           // the runner pod has not started (an image pull, a missing Secret, no node)
+	state.ReasonWaitingForCluster,    // Strimzi's operator has not reconciled the request's Kafka or KafkaUser
 }
 
 // waitingReason says why an unfinished request waits, one of WaitingReasons,
@@ -51,7 +50,7 @@ func waitingReason(rr *v1alpha1.ReplayRequest) string {
 	}
 	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionAccepted); c != nil {
 		switch c.Reason {
-		case state.ReasonWaitingForGroup, state.ReasonEarlierRunInProgress:
+		case state.ReasonWaitingForGroup, state.ReasonEarlierRunInProgress, state.ReasonWaitingForCluster:
 			return c.Reason
 		}
 	}

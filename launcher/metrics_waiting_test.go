@@ -36,6 +36,7 @@ func TestUnitWaitingReason(t *testing.T) {
 		{"accepted", waitingRequest("a", false, [3]string{acc, "True", state.ReasonAccepted}), ""},
 		{"waiting for group", waitingRequest("a", false, [3]string{acc, "True", state.ReasonWaitingForGroup}), state.ReasonWaitingForGroup},
 		{"earlier run", waitingRequest("a", false, [3]string{acc, "True", state.ReasonEarlierRunInProgress}), state.ReasonEarlierRunInProgress},
+		{"waiting for its Strimzi cluster", waitingRequest("a", false, [3]string{acc, "Unknown", state.ReasonWaitingForCluster}), state.ReasonWaitingForCluster},
 		{"job refused", waitingRequest("a", false, [3]string{acc, "True", state.ReasonWaitingForGroup}, [3]string{run, "False", state.ReasonJobCreateFailed}), state.ReasonJobCreateFailed},
 		{"pod waits", waitingRequest("a", true, [3]string{acc, "True", state.ReasonAccepted}, [3]string{run, "True", state.ReasonPodWaiting}), state.ReasonPodWaiting},
 		{"pod runs", waitingRequest("a", true, [3]string{acc, "True", state.ReasonAccepted}, [3]string{run, "True", state.ReasonPodRunning}), ""},
@@ -73,10 +74,11 @@ func TestUnitRequestsWaitingGauge(t *testing.T) {
 		waitingRequest("b", false, [3]string{acc, "True", state.ReasonWaitingForGroup}),
 		waitingRequest("c", true, [3]string{acc, "True", state.ReasonAccepted}, [3]string{v1alpha1.ConditionRunning, "True", state.ReasonPodWaiting}),
 		waitingRequest("d", true, [3]string{acc, "True", state.ReasonAccepted}),
+		waitingRequest("e", false, [3]string{acc, "Unknown", state.ReasonWaitingForCluster}),
 	}
 	jobs := []batchv1.Job{runbookJob("waits", true), runbookJob("runs", false)}
 	got := countWaiting(rrs, jobs)
-	want := map[string]int{state.ReasonWaitingForGroup: 3, state.ReasonEarlierRunInProgress: 0, state.ReasonJobCreateFailed: 0, state.ReasonPodWaiting: 1}
+	want := map[string]int{state.ReasonWaitingForGroup: 3, state.ReasonEarlierRunInProgress: 0, state.ReasonJobCreateFailed: 0, state.ReasonPodWaiting: 1, state.ReasonWaitingForCluster: 1}
 	if len(got) != len(want) {
 		t.Fatalf("CountWaiting = %v, want %v", got, want)
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-replay/kafka-replay/runner/report"
@@ -49,10 +52,28 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
 		return false, r.finish(ctx, p, nil, record.Outcome{Reason: reason, Message: msg})
 	}
-	if replay.UsesConsumerRef(rr) {
+	if replay.UsesClusterRef(rr) {
 		// Resolved once, here, and kept in status with Accepted
-		// (knative_io.go); a status.resolved someone else wrote first is
-		// refused, not trusted.
+		// (strimzi.go). First, so that a KafkaConnector consumerRef is
+		// resolved against a Kafka that is ready: until Strimzi's
+		// operator has reconciled the Kafka and the KafkaUser, the
+		// request waits for them (waitForCluster).
+		res, err := r.acceptClusterRef(ctx, rr)
+		if errors.Is(err, strimzi.ErrNotReady) {
+			return false, r.waitForCluster(ctx, p, err)
+		}
+		if errors.Is(err, strimzi.ErrNotResolvable) {
+			return false, r.refuseUnresolved(ctx, p, state.ReasonClusterRefNotResolved, err)
+		}
+		if err != nil {
+			return false, err
+		}
+		rr.Status.ResolvedKafka = res
+	}
+	if replay.UsesConsumerRef(rr) {
+		// The same once-at-acceptance resolution (knative_io.go); a
+		// status.resolved someone else wrote first is refused, not
+		// trusted.
 		res, err := r.acceptConsumerRef(ctx, rr)
 		if errors.Is(err, knative.ErrNotResolvable) {
 			return false, r.refuseUnresolved(ctx, p, state.ReasonConsumerRefNotResolved, err)
@@ -61,22 +82,10 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 			return false, err
 		}
 		rr.Status.Resolved = res
-		// The pass's queue key was taken before the group was known.
-		p.key = grouplock.QueueKey(rr)
 	}
-	if replay.UsesClusterRef(rr) {
-		// The same once-at-acceptance resolution, for a Strimzi Kafka
-		// (strimzi.go).
-		res, err := r.acceptClusterRef(ctx, rr)
-		if errors.Is(err, strimzi.ErrNotResolvable) {
-			return false, r.refuseUnresolved(ctx, p, state.ReasonClusterRefNotResolved, err)
-		}
-		if err != nil {
-			return false, err
-		}
-		rr.Status.ResolvedKafka = res
-		p.key = grouplock.QueueKey(rr)
-	}
+	// The pass's queue key was taken before the group and the cluster
+	// were known.
+	p.key = grouplock.QueueKey(rr)
 	if rr.Spec.Target.UndoOf != nil {
 		decided, _, err := r.decideUndo(ctx, rr)
 		if refusal := (*undo.Refusal)(nil); errors.As(err, &refusal) {
@@ -95,6 +104,32 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 	rr.Status.ObservedGeneration = rr.Generation
 	p.accepted = true
 	return true, nil
+}
+
+// waitForCluster keeps a clusterRef request Pending while Strimzi's
+// operator has not reconciled its Kafka or KafkaUser (strimzi.ErrNotReady),
+// saying what it waits for in its Accepted condition (Unknown,
+// WaitingForCluster). Changes to those objects wake it (watchStrimzi), and
+// nothing polls: its one timer is the deadline, the launcher's start
+// timeout counted from the request's creation, after which it fails
+// ClusterRefNotResolved with the last thing it waited for.
+func (r *ReplayRequestReconciler) waitForCluster(ctx context.Context, p *pass, err error) error {
+	rr := p.rr
+	what := strings.TrimPrefix(err.Error(), strimzi.ErrNotResolvable.Error()+": ")
+	deadline := rr.CreationTimestamp.Add(r.Options.StartTimeout)
+	if !p.now.Before(deadline) {
+		return r.refuseUnresolved(ctx, p, state.ReasonClusterRefNotResolved,
+			fmt.Errorf("%w: %s; waited %s from the request's creation (the launcher's --start-timeout) for Strimzi's operator", strimzi.ErrNotResolvable, what, r.Options.StartTimeout))
+	}
+	msg := fmt.Sprintf("waiting for Strimzi's operator: %s; until %s (the launcher's --start-timeout from the request's creation), then it fails %s",
+		what, deadline.UTC().Format(time.RFC3339), state.ReasonClusterRefNotResolved)
+	if state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionUnknown, state.ReasonWaitingForCluster, state.Truncate(msg, 1024)) {
+		p.event(nil, corev1.EventTypeNormal, state.ReasonWaitingForCluster, "Resolve", state.Truncate(msg, 1024))
+	}
+	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
+	rr.Status.ObservedGeneration = rr.Generation
+	p.requeueAfter(deadline.Sub(p.now))
+	return nil
 }
 
 // refuseUnresolved finishes a request whose consumerRef or clusterRef

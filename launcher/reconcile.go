@@ -418,19 +418,21 @@ func (r *ReplayRequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 	})
 	wake := wakeWaiting(mgr.GetClient(), grouplock.EntryRequest)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("replayrequest").
 		For(&v1alpha1.ReplayRequest{}).
 		Watches(&batchv1.Job{}, toRequest).
 		Watches(&corev1.Pod{}, toRequest).
 		Watches(&batchv1.Job{}, wake).
 		Watches(&corev1.Pod{}, wake).
-		Watches(&v1alpha1.ReplayRequest{}, wake).
+		Watches(&v1alpha1.ReplayRequest{}, wake)
+	return watchStrimzi(mgr, b, r.Options).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
 		Complete(r)
 }
 
-// setupIndexes registers the queue key index on requests, Jobs and pods.
+// setupIndexes registers the queue key index on requests, Jobs and pods,
+// and the index of the requests that may wait for Strimzi's objects.
 func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	for _, q := range queueKeyIndexes {
@@ -438,7 +440,9 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 			return err
 		}
 	}
-	return nil
+	return idx.IndexField(ctx, &v1alpha1.ReplayRequest{}, indexStrimziWait, func(o client.Object) []string {
+		return strimziWaitKeys(o.(*v1alpha1.ReplayRequest))
+	})
 }
 
 // queueKeyIndexes say, per kind, the QueueKey of the group an object

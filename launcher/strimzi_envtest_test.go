@@ -574,3 +574,131 @@ func TestEnvtestStrimziSwitchedOff(t *testing.T) {
 		t.Fatalf("the connector's spec.state is %s", st)
 	}
 }
+
+// setStrimziStatus writes a Strimzi object's status as its operator does
+// once it has reconciled it: Ready for its generation, with status.
+func setStrimziStatus(t *testing.T, gvk schema.GroupVersionKind, ns, name string, status map[string]any) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		t.Fatal(err)
+	}
+	status["observedGeneration"] = u.GetGeneration()
+	status["conditions"] = []any{map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}}
+	u.Object["status"] = status
+	if err := k8s.Status().Update(context.Background(), u); err != nil {
+		t.Fatalf("%s %s status: %v", gvk.Kind, name, err)
+	}
+}
+
+// waitWaitingForCluster waits for a request to wait for Strimzi's operator
+// with a message that has want, Pending, with no Job.
+func waitWaitingForCluster(t *testing.T, rr *v1alpha1.ReplayRequest, want string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "waiting for the cluster: "+want, func() error {
+		cur := getRR(t, rr)
+		c := condition(cur, v1alpha1.ConditionAccepted)
+		if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != state.ReasonWaitingForCluster || !strings.Contains(c.Message, want) ||
+			cur.Status.Phase != v1alpha1.PhasePending || cur.Status.JobName != "" || cur.Status.ResolvedKafka != nil {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
+}
+
+// A clusterRef to a Kafka and a KafkaUser that Strimzi's operator has not
+// reconciled yet waits for them, saying for what, and goes on when they
+// change: each status write is a watch event that wakes the request (the
+// only timer is the 5m deadline, far beyond the test's waits, so a launcher
+// that polled or slept would fail here).
+func TestEnvtestStrimziWaitsForCluster(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	opts := testOptions()
+	opts.StartTimeout = 5 * time.Minute
+	startLauncher(t, opts, 2)
+	// Created as a user creates them, before the operator has written
+	// any status.
+	listener := func(name string, port int64, auth string) map[string]any {
+		l := map[string]any{"name": name, "port": port, "type": "internal", "tls": false}
+		if auth != "" {
+			l["authentication"] = map[string]any{"type": auth}
+		}
+		return l
+	}
+	kafka := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"kafka": map[string]any{"listeners": []any{
+		listener("plain", 9092, ""), listener("scram", 9094, "scram-sha-512"),
+	}}}}}
+	kafka.SetGroupVersionKind(strimzi.KafkaGVK)
+	kafka.SetNamespace(ns)
+	kafka.SetName("my-cluster")
+	create(t, kafka)
+	user := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"authentication": map[string]any{"type": "scram-sha-512"}}}}
+	user.SetGroupVersionKind(strimzi.KafkaUserGVK)
+	user.SetNamespace(ns)
+	user.SetName("my-user")
+	user.SetLabels(map[string]string{strimzi.ClusterLabel: "my-cluster"})
+	create(t, user)
+	grantSecret(t, ns, "bob", "my-user")
+
+	rr := clusterRequest(ns, "early", "scram", "my-user", "bob")
+	create(t, rr)
+	waitWaitingForCluster(t, rr, "Kafka my-cluster is not ready: status.conditions has no Ready condition")
+	servers := "my-cluster-kafka-bootstrap." + ns + ".svc:"
+	// Ready, with only the plain listener's servers so far.
+	setStrimziStatus(t, strimzi.KafkaGVK, ns, "my-cluster", map[string]any{"clusterId": "id-" + ns,
+		"listeners": []any{map[string]any{"name": "plain", "bootstrapServers": servers + "9092"}}})
+	waitWaitingForCluster(t, rr, "Kafka my-cluster: status.listeners has no entry for listener scram")
+	setStrimziStatus(t, strimzi.KafkaGVK, ns, "my-cluster", map[string]any{"clusterId": "id-" + ns, "listeners": []any{
+		map[string]any{"name": "plain", "bootstrapServers": servers + "9092"}, map[string]any{"name": "scram", "bootstrapServers": servers + "9094"},
+	}})
+	waitWaitingForCluster(t, rr, "KafkaUser my-user is not ready")
+	if m := waitingGauge(t)[state.ReasonWaitingForCluster]; m < 1 {
+		t.Errorf("kafkareplay_requests_waiting{reason=WaitingForCluster} = %v while a request waits for its cluster", m)
+	}
+	setStrimziStatus(t, strimzi.KafkaUserGVK, ns, "my-user", map[string]any{"username": "my-user"})
+	waitWaitingForCluster(t, rr, "KafkaUser my-user: status.secret is empty")
+	setStrimziStatus(t, strimzi.KafkaUserGVK, ns, "my-user", map[string]any{"username": "my-user", "secret": "my-user"})
+	job := waitJob(t, rr)
+	if env := testutil.RunnerEnv(job); env[config.EnvBootstrapServers] != servers+"9094" || env[config.EnvClusterID] != "id-"+ns {
+		t.Fatalf("Job env %v", env)
+	}
+	if c := condition(getRR(t, rr), v1alpha1.ConditionAccepted); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Accepted %+v", c)
+	}
+	// A typo is not waited for: a Kafka that does not exist is refused at
+	// once, as before.
+	typo := clusterRequest(ns, "typo", "plain", "", "bob")
+	typo.Spec.Kafka.ClusterRef.Name = "my-clutser"
+	create(t, typo)
+	if msg := waitClusterRefNotResolved(t, typo); !strings.Contains(msg, "Kafka my-clutser does not exist") {
+		t.Fatalf("refusal says %q", msg)
+	}
+}
+
+// The wait is bounded by the launcher's start timeout, counted from the
+// request's creation: then the request fails ClusterRefNotResolved with
+// what it waited for, nothing run.
+func TestEnvtestStrimziClusterWaitTimesOut(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	opts := testOptions()
+	opts.StartTimeout = 2 * time.Second
+	startLauncher(t, opts, 2)
+	kafka := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"kafka": map[string]any{"listeners": []any{
+		map[string]any{"name": "plain", "port": int64(9092), "type": "internal", "tls": false},
+	}}}}}
+	kafka.SetGroupVersionKind(strimzi.KafkaGVK)
+	kafka.SetNamespace(ns)
+	kafka.SetName("my-cluster")
+	create(t, kafka)
+	rr := clusterRequest(ns, "never-ready", "plain", "", "bob")
+	create(t, rr)
+	msg := waitClusterRefNotResolved(t, rr)
+	if !strings.Contains(msg, "Kafka my-cluster is not ready") || !strings.Contains(msg, "waited 2s from the request's creation (the launcher's --start-timeout)") {
+		t.Fatalf("refusal says %q", msg)
+	}
+}

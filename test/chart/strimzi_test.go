@@ -8,7 +8,8 @@ import (
 )
 
 // launcher.strimzi: on by default, the ClusterRole grants get on Strimzi's
-// kinds and patch on kafkaconnectors only; enabled false leaves out every
+// kinds, list and watch on kafkas and kafkausers, and patch on
+// kafkaconnectors only; enabled false leaves out every
 // Strimzi rule and only those, and the launcher is told.
 func TestRenderStrimziSwitch(t *testing.T) {
 	render2 := launcherRulesAndArgs
@@ -22,6 +23,11 @@ func TestRenderStrimziSwitch(t *testing.T) {
 	for _, r := range on {
 		if isStrimzi(r) && slices.Contains(r.Verbs, "patch") && !slices.Equal(r.Resources, []string{"kafkaconnectors"}) {
 			t.Errorf("a Strimzi rule patches more than kafkaconnectors: %+v", r)
+		}
+		// The watches that wake a request waiting for its Kafka or
+		// KafkaUser (metadata only), and no more.
+		if isStrimzi(r) && (slices.Contains(r.Verbs, "list") || slices.Contains(r.Verbs, "watch")) && !slices.Equal(r.Resources, []string{"kafkas", "kafkausers"}) {
+			t.Errorf("a Strimzi rule lists or watches more than kafkas and kafkausers: %+v", r)
 		}
 	}
 	if !slices.Contains(onArgs, "--strimzi=true") {

@@ -31,6 +31,11 @@ const ReasonConsumerRefNotResolved = "ConsumerRefNotResolved"
 // request whose kafka.clusterRef cannot be resolved.
 const ReasonClusterRefNotResolved = "ClusterRefNotResolved"
 
+// ReasonWaitingForCluster is the Accepted condition's reason (Unknown) of a
+// clusterRef request whose Kafka or KafkaUser Strimzi's operator has not
+// reconciled yet: it waits for them, up to the launcher's start timeout.
+const ReasonWaitingForCluster = "WaitingForCluster"
+
 // Reasons of the Applying phase.
 const (
 	// ReasonPodWaiting: the runner pod has not started yet; the message

@@ -70,6 +70,29 @@ func unresolvable(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotResolvable}, args...)...)
 }
 
+// ErrNotReady marks the clusterRef refusals that the Strimzi operator mends
+// by itself: a Kafka or KafkaUser not Ready yet, or of an older generation,
+// or without the status values it writes once it has reconciled (the
+// cluster's ID, the listener's servers, the user's Secret and name). Such an
+// error is also ErrNotResolvable, so that a caller that does not wait
+// refuses it as before; the launcher waits for the objects to change
+// instead, up to its start timeout.
+var ErrNotReady = errors.New("clusterRef not ready")
+
+// notReadyError is ErrNotResolvable and ErrNotReady, and says only what it
+// waits for.
+type notReadyError struct{ msg string }
+
+func (e *notReadyError) Error() string { return ErrNotResolvable.Error() + ": " + e.msg }
+
+func (e *notReadyError) Is(target error) bool {
+	return target == ErrNotReady || target == ErrNotResolvable
+}
+
+func notReady(format string, args ...any) error {
+	return &notReadyError{msg: fmt.Sprintf(format, args...)}
+}
+
 // Field names of the request, for errors.
 const (
 	fieldName     = "kafka.clusterRef.name"
@@ -97,7 +120,7 @@ func Resolve(ref v1alpha1.StrimziClusterRef, kafka, user *unstructured.Unstructu
 	}
 	id, _, _ := unstructured.NestedString(kafka.Object, "status", "clusterId")
 	if id == "" {
-		return res, unresolvable("%s: status.clusterId is empty", what)
+		return res, notReady("%s: status.clusterId is empty", what)
 	}
 	res.ClusterID = id
 
@@ -202,7 +225,7 @@ func statusServers(kafka *unstructured.Unstructured, name string) (string, error
 		s, _ := m["bootstrapServers"].(string)
 		servers := strings.Join(replay.ServerList(s), ",")
 		if servers == "" {
-			return "", unresolvable("Kafka %s: status.listeners[%s].bootstrapServers is empty", kafka.GetName(), name)
+			return "", notReady("Kafka %s: status.listeners[%s].bootstrapServers is empty", kafka.GetName(), name)
 		}
 		if err := config.ValidateBootstrapServers(servers); err != nil {
 			return "", unresolvable("Kafka %s: status.listeners[%s].bootstrapServers: %v", kafka.GetName(), name, err)
@@ -212,7 +235,7 @@ func statusServers(kafka *unstructured.Unstructured, name string) (string, error
 		}
 		return servers, nil
 	}
-	return "", unresolvable("Kafka %s: status.listeners has no entry for listener %s (has the Strimzi operator reconciled it?)", kafka.GetName(), name)
+	return "", notReady("Kafka %s: status.listeners has no entry for listener %s (has the Strimzi operator reconciled it?)", kafka.GetName(), name)
 }
 
 // userCredentials checks the KafkaUser against the listener and maps its
@@ -237,7 +260,7 @@ func userCredentials(ref v1alpha1.StrimziClusterRef, user *unstructured.Unstruct
 	}
 	secret, _, _ := unstructured.NestedString(user.Object, "status", "secret")
 	if secret == "" {
-		return nil, nil, unresolvable("%s: status.secret is empty", uwhat)
+		return nil, nil, notReady("%s: status.secret is empty", uwhat)
 	}
 	if secret == CASecretName(ref.Name) {
 		return nil, nil, unresolvable("%s: status.secret names the cluster CA's Secret %s", uwhat, secret)
@@ -250,7 +273,7 @@ func userCredentials(ref v1alpha1.StrimziClusterRef, user *unstructured.Unstruct
 	}
 	username, _, _ := unstructured.NestedString(user.Object, "status", "username")
 	if username == "" {
-		return nil, nil, unresolvable("%s: status.username is empty", uwhat)
+		return nil, nil, notReady("%s: status.username is empty", uwhat)
 	}
 	return []v1alpha1.SecretKeyProperty{{Key: passwordKey, Property: "sasl.password"}},
 		[]v1alpha1.KafkaProperty{{Name: propMechanism, Value: "SCRAM-SHA-512"}, {Name: propUsername, Value: username}}, nil
@@ -266,17 +289,17 @@ func ready(obj *unstructured.Unstructured, what string) error {
 		return m["type"] == "Ready"
 	})
 	if i < 0 {
-		return unresolvable("%s is not ready: status.conditions has no Ready condition (is the Strimzi operator running?)", what)
+		return notReady("%s is not ready: status.conditions has no Ready condition (is the Strimzi operator running?)", what)
 	}
 	m, _ := conds[i].(map[string]any)
 	if m["status"] != string(metav1.ConditionTrue) {
 		reason, _ := m["reason"].(string)
 		msg, _ := m["message"].(string)
-		return unresolvable("%s is not ready (status.conditions Ready is %v: %s %s)", what, m["status"], reason, state.Truncate(msg, 256))
+		return notReady("%s is not ready (status.conditions Ready is %v: %s %s)", what, m["status"], reason, state.Truncate(msg, 256))
 	}
 	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
 	if observed < obj.GetGeneration() {
-		return unresolvable("%s: status.observedGeneration %d is behind metadata.generation %d: the Strimzi operator has not reconciled its latest spec yet", what, observed, obj.GetGeneration())
+		return notReady("%s: status.observedGeneration %d is behind metadata.generation %d: the Strimzi operator has not reconciled its latest spec yet", what, observed, obj.GetGeneration())
 	}
 	return nil
 }

@@ -105,6 +105,14 @@ func onListener(name string, edit func(map[string]any)) func(map[string]any) {
 	}
 }
 
+// notYet are TestResolve's refusals that are ErrNotReady: the Strimzi
+// operator has not reconciled the object yet, or not written its status.
+var notYet = map[string]bool{
+	"Kafka not ready": true, "Kafka Ready False": true, "Kafka status of an older spec": true, "no cluster ID": true,
+	"listener without status": true, "listener with empty servers": true,
+	"user not ready": true, "user without its Secret": true, "SCRAM user without a username": true,
+}
+
 func TestResolve(t *testing.T) {
 	const servers = "my-cluster-kafka-bootstrap.kafka.svc:"
 	ca := v1alpha1.ResolvedSecret{
@@ -230,6 +238,11 @@ func TestResolve(t *testing.T) {
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrNotResolvable) {
 					t.Fatalf("error %v, want one with %q, not resolvable", err, tc.err)
+				}
+				// What Strimzi's operator mends by itself is waited for;
+				// everything else is refused at once.
+				if errors.Is(err, ErrNotReady) != notYet[tc.name] {
+					t.Fatalf("error %v: waited for %v, want %v", err, errors.Is(err, ErrNotReady), notYet[tc.name])
 				}
 				return
 			}
