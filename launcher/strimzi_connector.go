@@ -103,7 +103,7 @@ func (r *ReplayRequestReconciler) readConnector(ctx context.Context, ns, name st
 // its KafkaConnect and the clusterRef's Kafka, read past the cache, and
 // resolved by strimzi.ResolveConnector. A refusal is the consumerRef's
 // (knative.ErrNotResolvable, ConsumerRefNotResolved); the Kafka's own
-// refusals are the clusterRef's, resolved after it.
+// refusals are the clusterRef's, resolved (and waited for) before it.
 func (r *ReplayRequestReconciler) resolveConnectorRef(ctx context.Context, rr *v1alpha1.ReplayRequest) (*v1alpha1.ResolvedConsumer, error) {
 	name, ns := rr.Spec.ConsumerRef.Name, rr.Namespace
 	ref := rr.Spec.Kafka.ClusterRef

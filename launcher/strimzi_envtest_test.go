@@ -556,7 +556,9 @@ func TestEnvtestStrimziSwitchedOff(t *testing.T) {
 	}
 	connector := connectorRequest(ns, "connector-off", "sink")
 	create(t, connector)
-	if msg := waitRefused(t, connector, state.ReasonConsumerRefNotResolved); !strings.Contains(msg, "consumerRef: Strimzi support is turned off") {
+	// Its clusterRef, which a KafkaConnector consumerRef always has, is
+	// resolved first.
+	if msg := waitClusterRefNotResolved(t, connector); !strings.Contains(msg, "kafka.clusterRef: Strimzi support is turned off") {
 		t.Errorf("consumerRef: refusal says %q", msg)
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"class": "org.example.Sink"}}}
