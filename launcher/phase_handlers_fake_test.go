@@ -546,3 +546,33 @@ func TestUnitPhasesPlanNotRecorded(t *testing.T) {
 		})
 	}
 }
+
+// Someone who may create Jobs plants the apply Job of a Manual request not
+// yet approved, controlled by the request, as the launcher would name it:
+// it is not adopted (JobConflict), and left as it was.
+func TestUnitPhasesPlantedApplyJob(t *testing.T) {
+	rr := testutil.MakeRequest("shop", "manual").UID("rr-uid").Created(t0).ShiftBy(-10).Manual().ApprovalTimeout(time.Hour).Obj()
+	f := newFakeAPI(t, fakeOptions(), rr)
+	cur, _ := f.planned(rr)
+	planJob := f.job(cur.Namespace, cur.Status.Plan.JobName)
+	planted := planJob.DeepCopy()
+	planted.ObjectMeta = metav1.ObjectMeta{Namespace: cur.Namespace, Name: runnerjob.Name(cur, runnerjob.StageApply),
+		Labels: planJob.Labels, Annotations: planJob.Annotations, OwnerReferences: planJob.OwnerReferences}
+	planted.Labels[v1alpha1.LabelStage] = string(runnerjob.StageApply)
+	planted.Status = batchv1.JobStatus{}
+	if err := f.c.Create(context.Background(), planted); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(rr)
+	cur = f.request(rr)
+	if c := conditionOf(cur, v1alpha1.ConditionSucceeded); c.Status != metav1.ConditionFalse || c.Reason != state.ReasonJobConflict || !strings.Contains(c.Message, "nobody approved") {
+		t.Errorf("Succeeded = %+v, want False/JobConflict: nobody approved, so the planted apply Job is not adopted", c)
+	}
+	if cur.Status.Approval != nil && cur.Status.Approval.Decision == v1alpha1.ApprovalApproved {
+		t.Errorf("approval %+v from a planted Job", cur.Status.Approval)
+	}
+	j := f.job(planted.Namespace, planted.Name)
+	if j.Annotations[v1alpha1.AnnotationOutcome] != "" || (j.Spec.Suspend != nil && *j.Spec.Suspend) {
+		t.Errorf("the planted Job was touched: annotations %v, suspend %v", j.Annotations, j.Spec.Suspend)
+	}
+}
