@@ -584,3 +584,21 @@ func TestUnitParentUndoRefused(t *testing.T) {
 		})
 	}
 }
+
+// A request made ahead under a child's name without the parent label is
+// found all the same (by its name, not the label) and refused.
+func TestUnitParentRefusesAnUnlabelledChild(t *testing.T) {
+	p := testutil.MakeRequest("shop", "incident").Groups("billing", "audit").Obj()
+	p.UID = "parent-uid"
+	forged := fanout.Child(p, "audit")
+	forged.Labels = nil
+	f := newFakeParents(t, p, forged)
+	f.pass(p)
+	got := f.get(p)
+	if finishedAs(got) != "ChildTampered" || !strings.Contains(got.Status.Message, "label") {
+		t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+	}
+	if n := len(f.children(p)); n != 0 {
+		t.Fatalf("the parent made %d children", n)
+	}
+}

@@ -142,6 +142,9 @@ func CheckAdopted(parent, child *v1alpha1.ReplayRequest, group string) error {
 			return fmt.Errorf("%w: request %s's %s is not the parent's", ErrTampered, child.Name, k)
 		}
 	}
+	if child.Labels[v1alpha1.LabelParent] != v1alpha1.LabelValue(parent.Name) {
+		return fmt.Errorf("%w: request %s's label %s is not the parent's", ErrTampered, child.Name, v1alpha1.LabelParent)
+	}
 	return nil
 }
 

@@ -81,6 +81,7 @@ func TestCheckAdoptedRefusesWhatTheParentDidNotMake(t *testing.T) {
 			c.Spec.Kafka.SecretRef = &v1alpha1.LocalObjectReference{Name: "admin-creds"}
 		}, "spec"},
 		{"another requester", func(c *v1alpha1.ReplayRequest) { c.Annotations[v1alpha1.AnnotationRequestedBy] = "mallory" }, "requested-by"},
+		{"no parent label", func(c *v1alpha1.ReplayRequest) { delete(c.Labels, v1alpha1.LabelParent) }, "label"},
 		{"other groups of the requester", func(c *v1alpha1.ReplayRequest) {
 			c.Annotations[v1alpha1.AnnotationRequestedByGroups] = "system:masters"
 		}, "requested-by-groups"},
