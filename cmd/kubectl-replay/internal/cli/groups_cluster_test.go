@@ -140,7 +140,7 @@ func TestGroupsClusterRefRefused(t *testing.T) {
 			Get: func(_ context.Context, _ client.WithWatch, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
 				gvk := obj.GetObjectKind().GroupVersionKind()
 				return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
-			}}).Build(), "my-cluster/scram", "replay", "this cluster does not serve Kafka (kafka.strimzi.io/v1beta2): is Strimzi installed?", exit.NotFound},
+			}}).Build(), "my-cluster/scram", "replay", "this cluster does not serve Kafka (" + clusterref.KafkaGVK.GroupVersion().String() + "): is Strimzi installed?", exit.NotFound},
 		{"not KAFKA/LISTENER", strimziClient(kafka, user), "my-cluster", "replay", `--cluster: "my-cluster" is not KAFKA/LISTENER`, exit.Usage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
