@@ -59,6 +59,13 @@ func inspectMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		log.Error("could not list the groups", "reason", report.ReasonKafkaError, "error", err)
 		return int(report.ExitKafkaError)
 	}
+	// The result file and the termination message first, as a run writes
+	// its result: a launcher-made Job (REPLAY_LIST) is read from them.
+	if _, err := writePlaces(in.Conn, func() ([]byte, error) { return report.MarshalGroups(groups) },
+		func(limit int) ([]byte, error) { return report.CompactGroups(groups, limit) }); err != nil {
+		log.Error("could not write the listing", "reason", report.ReasonInternalError, "error", err)
+		return int(report.ExitInternal)
+	}
 	if in.Output == config.OutputJSON {
 		err = report.EncodeGroups(stdout, groups)
 	} else {
@@ -353,9 +360,14 @@ func shapeGroup(g *seenGroup, ends map[config.TopicPartition]int64, describe boo
 	for _, t := range g.topics {
 		topics[t] = true
 	}
+	committed := map[string]bool{}
 	for tp := range g.committed {
-		parts[tp], topics[tp.Topic] = true, true
+		parts[tp], topics[tp.Topic], committed[tp.Topic] = true, true, true
 	}
+	for t := range committed {
+		out.Committed = append(out.Committed, t)
+	}
+	sort.Strings(out.Committed)
 	for i := range g.members {
 		m := &g.members[i]
 		n := 0

@@ -203,8 +203,8 @@ func TestInspectInvalidInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--list", "--describe"}, "--list: conflicts with --describe"},
-		{[]string{"--list", "--group", "x"}, "--list: lists every group"},
+		{[]string{"--list", "--describe"}, "--list (REPLAY_LIST): conflicts with --describe"},
+		{[]string{"--list", "--group", "x"}, "--list (REPLAY_LIST): lists every group"},
 		{[]string{"--describe"}, "--group: --describe needs --group"},
 		{[]string{"--describe", "--group", "x", "--all-groups"}, "--all-groups: conflicts with --group"},
 		{[]string{"--describe", "--all-groups", "--to", "earliest"}, "flag provided but not defined: -to"},
@@ -330,4 +330,90 @@ func sortedCopy(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// TestListByEnvironment: a launcher-made Job runs the list with no
+// argument (the chart's policy allows environment variables only):
+// REPLAY_LIST and the connection's REPLAY_* variables, the listing in the
+// result file and the termination message as a run writes its result.
+// Committed names the topics a group has commits on, and only those: a
+// member's assignment is not a commit (a selector's withOffsetsOn).
+func TestListByEnvironment(t *testing.T) {
+	c := seeded(t)
+	ctx := testCtx(t)
+	if err := c.Seed(ctx, "payments", 2, 5, base, 1); err != nil {
+		t.Fatal(err)
+	}
+	commitAll(t, c, "payments-audit", "payments", 2, 1)
+	m, err := c.Join(ctx, "live", "live-client", "payments")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Leave)
+
+	dir := t.TempDir()
+	resultFile, termFile := dir+"/result.json", dir+"/termination-log"
+	t.Setenv("REPLAY_LIST", "true")
+	t.Setenv("REPLAY_BOOTSTRAP_SERVERS", c.Bootstrap())
+	t.Setenv("REPLAY_RESULT_FILE", resultFile)
+	t.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", termFile)
+	t.Setenv("REPLAY_FIELD_NAMES", "spec")
+	var out, errOut bytes.Buffer
+	if code := runner.Main(ctx, nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	for _, place := range []string{resultFile, termFile} {
+		b, err := os.ReadFile(place)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := report.DecodeGroups(b)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", place, err, b)
+		}
+		if g.Describe || g.Omitted != 0 {
+			t.Errorf("%s: describe %v, omitted %d; want a whole list", place, g.Describe, g.Omitted)
+		}
+		for name, want := range map[string]string{group: "orders / orders", "payments-audit": "payments / payments", "live": "payments / "} {
+			got, ok := g.Find(name)
+			if !ok {
+				t.Errorf("%s: %s not listed", place, name)
+				continue
+			}
+			if s := strings.Join(got.Topics, ",") + " / " + strings.Join(got.Committed, ","); s != want {
+				t.Errorf("%s: %s topics / committed %q, want %q", place, name, s, want)
+			}
+		}
+	}
+}
+
+// TestListByEnvironmentInvalid: a REPLAY_LIST that is no boolean is
+// refused by its name, never ignored into a run; REPLAY_LIST=false is a
+// run (which then wants its group); a list with a run's argument is
+// refused. Each exits 2 and writes no listing.
+func TestListByEnvironmentInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		env, want string
+		args      []string
+	}{
+		{"maybe", `--list (REPLAY_LIST): \"maybe\" is not a valid bool`, nil},
+		{"false", "REPLAY_GROUP", nil},
+		{"1", "flag provided but not defined: -to", []string{"--to", "earliest"}},
+		{"true", "--list (REPLAY_LIST): conflicts with --describe", []string{"--describe"}},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("REPLAY_LIST", tc.env)
+			t.Setenv("REPLAY_BOOTSTRAP_SERVERS", "127.0.0.1:1")
+			t.Setenv("REPLAY_TERMINATION_MESSAGE_PATH", dir+"/termination-log")
+			var out, errOut bytes.Buffer
+			code := runner.Main(context.Background(), tc.args, &out, &errOut)
+			if code != int(report.ExitInvalidInput) || !strings.Contains(errOut.String(), tc.want) {
+				t.Errorf("exit %d, stderr %s; want exit 2 naming %q", code, errOut.String(), tc.want)
+			}
+			if b, err := os.ReadFile(dir + "/termination-log"); err == nil && bytes.Contains(b, []byte(report.GroupsSchema)) {
+				t.Errorf("a refused list wrote a listing: %s", b)
+			}
+		})
+	}
 }

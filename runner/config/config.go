@@ -54,6 +54,10 @@ const (
 	EnvGroupType              = "REPLAY_GROUP_TYPE"
 	EnvAllGroups              = "REPLAY_ALL_GROUPS"
 	EnvContinueOnError        = "REPLAY_CONTINUE_ON_ERROR"
+	// EnvList is --list: the launcher's Jobs take environment variables
+	// only (the chart's admission policy allows no arguments), so the
+	// read-only listing a group selector is resolved from has one too.
+	EnvList = "REPLAY_LIST"
 
 	EnvDeleteAllInternalTopics = "REPLAY_DELETE_ALL_INTERNAL_TOPICS"
 )

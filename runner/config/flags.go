@@ -238,6 +238,7 @@ its variable. Aliases mirror kafka-consumer-groups.sh --reset-offsets.
 		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\n", name, e, f.Usage)
 	}
 	_, _ = fmt.Fprintf(tw, "-\t%s\twhere to write the compact result for the pod status (default %s)\n", EnvTerminationMessagePath, DefaultTerminationMessagePath)
+	_, _ = fmt.Fprintf(tw, "--%s\t%s\tlist the groups instead of a run, read-only (--%s --help says more)\n", FlagList, EnvList, FlagList)
 	_ = tw.Flush()
 	_, _ = fmt.Fprint(w, `
 Exit codes:

@@ -5,7 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kelseyhightower/envconfig"
@@ -36,9 +39,16 @@ type Inspect struct {
 	Conn *Config
 }
 
-// IsInspect says whether args ask for --list or --describe, which Main
-// serves instead of a run.
+// IsInspect says whether args ask for --list or --describe, or the
+// environment for a list (REPLAY_LIST), which Main serves instead of a
+// run. A REPLAY_LIST that is not a boolean counts as asking, so that
+// LoadInspect refuses it by name rather than a run ignoring it.
 func IsInspect(args []string) bool {
+	if v := os.Getenv(EnvList); v != "" {
+		if on, err := strconv.ParseBool(v); err != nil || on {
+			return true
+		}
+	}
 	for _, a := range args {
 		if a == "--" {
 			return false
@@ -54,7 +64,7 @@ func IsInspect(args []string) bool {
 // inspectConnFlags are the run's flags a --list or --describe takes too,
 // with the same meaning and environment variables.
 var inspectConnFlags = []string{FlagBootstrapServers, FlagBootstrapServerAlias, FlagKafkaConfigDir, FlagKafkaSecretDir,
-	FlagAllowUnsafeProperties, FlagAllowUnboundSecret, FlagTimeout, FlagOutput, FlagFieldNames}
+	FlagAllowUnsafeProperties, FlagAllowUnboundSecret, FlagTimeout, FlagOutput, FlagFieldNames, FlagResultFile}
 
 // LoadInspect reads a --list or --describe from the environment (the
 // connection's REPLAY_* variables) and args. Every error names its flag.
@@ -63,14 +73,20 @@ func LoadInspect(args []string, stderr io.Writer) (*Inspect, error) {
 	if err := envconfig.Process("", c); err != nil {
 		return nil, Errors{envError(err)}
 	}
+	var env struct {
+		List bool `envconfig:"REPLAY_LIST"`
+	}
+	if err := envconfig.Process("", &env); err != nil {
+		return nil, Errors{envError(err)}.named(c.FieldNames)
+	}
 	in := &Inspect{Conn: c}
 	// The connection flags are the run's own: their usage is read from
 	// the run's flag set, so it is written once.
 	run, _ := (&Config{}).flagSet(io.Discard)
 	fs := flag.NewFlagSet("kafka-replay-runner", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var list, describe bool
-	fs.BoolVar(&list, FlagList, false, "list the groups: kind, state, member count and topics (read-only)")
+	list, describe := env.List, false
+	fs.BoolVar(&list, FlagList, list, "list the groups: kind, state, member count and topics (read-only)")
 	fs.BoolVar(&describe, FlagDescribe, false, "describe groups: members (client ID, host) and, per partition, committed offset, log end and lag (read-only)")
 	fs.BoolVar(&in.AllGroups, FlagAllGroups, false, "with --describe, every group")
 	fs.Func(FlagGroup, "with --describe, a group to describe; repeatable", func(v string) error {
@@ -98,6 +114,8 @@ func LoadInspect(args []string, stderr io.Writer) (*Inspect, error) {
 			fs.StringVar(&c.Output, n, c.Output, "stdout format: table, or json (the listing of runner/report.Groups)")
 		case FlagFieldNames:
 			fs.Func(n, f.Usage, func(v string) error { c.FieldNames = FieldNames(v); return nil })
+		case FlagResultFile:
+			fs.StringVar(&c.ResultFile, n, c.ResultFile, "also write the JSON listing (runner/report.Groups) here, and a compact one to the termination message ("+EnvTerminationMessagePath+")")
 		}
 	}
 	if err := fs.Parse(args); err != nil {
@@ -116,9 +134,9 @@ func LoadInspect(args []string, stderr io.Writer) (*Inspect, error) {
 	}
 	switch {
 	case list && describe:
-		bad(FlagList, "", "conflicts with --%s: give one of them", FlagDescribe)
+		bad(FlagList, EnvList, "conflicts with --%s: give one of them", FlagDescribe)
 	case list && (len(in.Groups) > 0 || in.AllGroups):
-		bad(FlagList, "", "lists every group; to see some, use --%s --%s <name> (or --%s)", FlagDescribe, FlagGroup, FlagAllGroups)
+		bad(FlagList, EnvList, "lists every group; to see some, use --%s --%s <name> (or --%s)", FlagDescribe, FlagGroup, FlagAllGroups)
 	case describe && len(in.Groups) > 0 && in.AllGroups:
 		bad(FlagAllGroups, "", "conflicts with --%s: give one of them", FlagGroup)
 	case describe && len(in.Groups) == 0 && !in.AllGroups:
@@ -142,6 +160,11 @@ func LoadInspect(args []string, stderr io.Writer) (*Inspect, error) {
 	}
 	if c.Timeout <= 0 {
 		bad(FlagTimeout, EnvTimeout, "must be positive, got %s", c.Timeout)
+	}
+	if c.ResultFile != "" {
+		if err := checkWritableDir(filepath.Dir(c.ResultFile)); err != nil {
+			bad(FlagResultFile, EnvResultFile, "%v", err)
+		}
 	}
 	c.validateConnection(bad, &errs)
 	if len(errs) > 0 {

@@ -102,6 +102,7 @@ var settings = []Setting{
 	{Flag: FlagGroupType, Env: EnvGroupType, Spec: "spec.groupType", Runbook: runbookValue("groupType")},
 	// A shell user's: a request over several groups runs one Job per group.
 	{Flag: FlagAllGroups, Env: EnvAllGroups},
+	{Flag: FlagList, Env: EnvList},
 	{Flag: FlagContinueOnError, Env: EnvContinueOnError},
 	{Flag: FlagDeleteAllInternalTopics, Env: EnvDeleteAllInternalTopics, Spec: "spec.deleteAllInternalTopics"},
 }

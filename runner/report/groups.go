@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,11 @@ type Groups struct {
 	// Partitions.
 	Describe bool    `json:"describe,omitempty"`
 	Groups   []Group `json:"groups"`
+	// Omitted counts the groups left off the end of this copy to fit a
+	// termination message (CompactGroups); the result file holds every
+	// group. A reader that resolves a selector must refuse a listing with
+	// Omitted above 0: a group it does not see is one it would leave out.
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // Group is one group of a listing.
@@ -56,6 +62,10 @@ type Group struct {
 	// assigned, sorted: what a replay with no --topic would consider
 	// (the committed ones) and what its members read now.
 	Topics []string `json:"topics"`
+	// Committed are the topics the group has committed offsets on,
+	// sorted (a part of Topics): what a selector's withOffsetsOn asks
+	// about, which a member's assignment alone does not answer.
+	Committed []string `json:"committed,omitempty"`
 	// Members and Partitions are filled by --describe only.
 	Members    []GroupMember    `json:"members,omitempty"`
 	Partitions []GroupPartition `json:"partitions,omitempty"`
@@ -111,6 +121,56 @@ func EncodeGroups(w io.Writer, g Groups) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(g)
+}
+
+// MarshalGroups is EncodeGroups into bytes, for the result file.
+func MarshalGroups(g Groups) ([]byte, error) {
+	var b bytes.Buffer
+	if err := EncodeGroups(&b, g); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// CompactGroups encodes g in at most limit bytes, for a termination
+// message: unindented, and with as many trailing groups left off as it
+// takes, counted in Omitted. Groups are never cut inside: a group listed
+// is listed whole. limit must leave room for the envelope (under 100
+// bytes).
+func CompactGroups(g Groups, limit int) ([]byte, error) {
+	g.Schema = GroupsSchema
+	all := g.Groups
+	if all == nil {
+		all = []Group{}
+	}
+	enc := func(n int) ([]byte, error) {
+		c := g
+		c.Groups, c.Omitted = all[:n], len(all)-n
+		return json.Marshal(c)
+	}
+	// Each group's length is independent of the others': binary search
+	// the longest prefix that fits.
+	lo, hi := 0, len(all)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		b, err := enc(mid)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) <= limit {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	b, err := enc(lo)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("a listing of no group is %d bytes, over %d", len(b), limit)
+	}
+	return b, nil
 }
 
 // DecodeGroups reads a listing, refusing one of an unknown schema.
