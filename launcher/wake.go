@@ -49,6 +49,19 @@ func queueKeyOf(o client.Object) string {
 	return ""
 }
 
+// entryKindOf is the kind of queue entry an object would be.
+func entryKindOf(o client.Object) grouplock.EntryKind {
+	switch o.(type) {
+	case *corev1.Pod:
+		return grouplock.EntryPod
+	case *batchv1.Job:
+		return grouplock.EntryJob
+	case *v1alpha1.ReplayRequest:
+		return grouplock.EntryRequest
+	}
+	return ""
+}
+
 // wakeWaiting enqueues the waiting entries of kind (requests for the request
 // controller, runbook Jobs for the runbook controller) of a group when one of
 // its objects stops holding it or leaves the queue.
@@ -75,8 +88,13 @@ func wakeWaiting(c client.Client, kind grouplock.EntryKind) handler.TypedEventHa
 			}
 			waiting = grouplock.Waiting(nil, jobs.Items)
 		}
+		// Only the object itself is left out (its own controller sees its
+		// change), by kind as well as name: a request may share its name
+		// with a Job, and an entry not woken here waits until something
+		// else of its group changes, since nothing polls.
+		self := entryKindOf(o)
 		for _, w := range waiting {
-			if w.Kind == kind && (w.Namespace != o.GetNamespace() || w.Name != o.GetName()) {
+			if w.Kind == kind && (w.Kind != self || w.Namespace != o.GetNamespace() || w.Name != o.GetName()) {
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}})
 			}
 		}
