@@ -1,12 +1,14 @@
 package fanout
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
 // Candidate is a group as the cluster lists it when a selector is
@@ -50,7 +52,7 @@ func Select(listed []Candidate, sel *v1alpha1.GroupSelector) ([]string, error) {
 		if len(sel.WithOffsetsOn) > 0 {
 			what += " with committed offsets on " + strings.Join(sel.WithOffsetsOn, ", ")
 		}
-		return nil, fmt.Errorf("spec.groupSelector: matches no group %s; nothing to replay", what)
+		return nil, &SelectError{Reason: ReasonNoGroupsMatched, Message: fmt.Sprintf("spec.groupSelector: matches no group %s; nothing to replay", what)}
 	}
 	return out, nil
 }
@@ -88,4 +90,76 @@ func matchAny(ms []matcher, group string) bool {
 		}
 	}
 	return false
+}
+
+// Reasons a selector's resolution refuses a parent with (its Finished
+// reason).
+const (
+	// ReasonNoGroupsMatched: the selector matches no listed group.
+	ReasonNoGroupsMatched = "NoGroupsMatched"
+	// ReasonTooManyGroups: the selector matches more than MaxGroups.
+	ReasonTooManyGroups = "TooManyGroups"
+	// ReasonListingIncomplete: the listing cannot decide the selector (cut
+	// short, or a group whose commits could not be read when withOffsetsOn
+	// asks about them).
+	ReasonListingIncomplete = "ListingIncomplete"
+)
+
+// MaxGroups bounds a parent's groups, a selector's as spec.groups's
+// (its +kubebuilder MaxItems): launcher/README.md says why.
+const MaxGroups = 500
+
+// SelectError is a selector refused with a reason.
+type SelectError struct{ Reason, Message string }
+
+func (e *SelectError) Error() string { return e.Message }
+
+// Resolve is Select over a list Job's listing (the runner's REPLAY_LIST,
+// report.Groups), with what a listing adds: one with groups omitted (a
+// termination message's copy cut to fit) is refused, since a group it
+// does not show is one the request would silently leave out; with
+// withOffsetsOn, so is one where a group the names match could not have
+// its commits read, which it could neither include nor leave out; and
+// more than MaxGroups is refused, "narrow the selector".
+func Resolve(listing report.Groups, sel *v1alpha1.GroupSelector) ([]string, error) {
+	if listing.Omitted > 0 {
+		return nil, &SelectError{Reason: ReasonListingIncomplete, Message: fmt.Sprintf("spec.groupSelector: the listing leaves out %d groups (cut to fit the termination message); it cannot be resolved from it", listing.Omitted)}
+	}
+	listed := make([]Candidate, 0, len(listing.Groups))
+	var unread []Candidate
+	for _, g := range listing.Groups {
+		c := Candidate{Group: g.Group, Committed: g.Committed}
+		if g.Error != "" && len(sel.WithOffsetsOn) > 0 {
+			unread = append(unread, c)
+			continue
+		}
+		listed = append(listed, c)
+	}
+	if len(unread) > 0 {
+		byName := *sel
+		byName.WithOffsetsOn = nil
+		if names, err := Select(unread, &byName); err == nil {
+			return nil, &SelectError{Reason: ReasonListingIncomplete, Message: fmt.Sprintf("spec.groupSelector.withOffsetsOn: the committed offsets of %s could not be read, so whether they match is unknown; retry", nameSome(names))}
+		} else if se := (*SelectError)(nil); !errors.As(err, &se) {
+			return nil, err
+		}
+	}
+	out, err := Select(listed, sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > MaxGroups {
+		return nil, &SelectError{Reason: ReasonTooManyGroups, Message: fmt.Sprintf("spec.groupSelector: matches %d groups, more than the %d a request takes; narrow the selector", len(out), MaxGroups)}
+	}
+	return out, nil
+}
+
+// nameSome names the first few of names, and counts the rest, so a
+// message stays short whatever the cluster lists.
+func nameSome(names []string) string {
+	const some = 5
+	if len(names) <= some {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:some], ", "), len(names)-some)
 }
