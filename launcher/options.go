@@ -69,6 +69,10 @@ type Options struct {
 	// before anything changes, and the chart grants no access to Strimzi's
 	// resources.
 	NoStrimzi bool
+	// StrimziClusterNamespaces are the namespaces, besides a request's own,
+	// whose Kafkas its spec.kafka.clusterRef.namespace may name
+	// (--strimzi-cluster-namespaces); any other is refused at acceptance.
+	StrimziClusterNamespaces []string
 	// NoKnativeScale turns off pausing KafkaSources through their scale
 	// subresource (the chart then grants no patch on kafkasources/scale):
 	// a request that would pause one fails PauseFailed before anything

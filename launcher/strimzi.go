@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,7 +95,17 @@ func (r *ReplayRequestReconciler) acceptClusterRef(ctx context.Context, rr *v1al
 	if r.Options.NoStrimzi {
 		return nil, fmt.Errorf("%w: kafka.clusterRef: Strimzi support is turned off in this launcher (--strimzi=false)", strimzi.ErrNotResolvable)
 	}
-	kafka, err := r.getStrimzi(ctx, strimzi.KafkaGVK, rr.Namespace, ref.Name)
+	switch {
+	case ref.Namespace == rr.Namespace:
+		ref.Namespace = "" // the request's own: as if not given
+	case ref.Namespace != "" && !slices.Contains(r.Options.StrimziClusterNamespaces, ref.Namespace):
+		return nil, fmt.Errorf("%w: kafka.clusterRef.namespace: %s is not a namespace this launcher resolves Kafkas in for other namespaces' requests (--strimzi-cluster-namespaces)", strimzi.ErrNotResolvable, ref.Namespace)
+	}
+	kafkaNS := rr.Namespace
+	if ref.Namespace != "" {
+		kafkaNS = ref.Namespace
+	}
+	kafka, err := r.getStrimzi(ctx, strimzi.KafkaGVK, kafkaNS, ref.Name)
 	if err != nil {
 		return nil, err
 	}

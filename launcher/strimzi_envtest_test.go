@@ -2,7 +2,14 @@ package launcher_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,7 +106,12 @@ func strimziCluster(t *testing.T, ns string) string {
 		return l
 	}
 	servers := func(name, port string) map[string]any {
-		return map[string]any{"name": name, "bootstrapServers": "my-cluster-kafka-bootstrap." + ns + ".svc:" + port}
+		s := map[string]any{"name": name, "bootstrapServers": "my-cluster-kafka-bootstrap." + ns + ".svc:" + port}
+		if name != "plain" {
+			// Strimzi publishes the cluster CA for its TLS listeners.
+			s["certificates"] = []any{testCAPEM(t)}
+		}
+		return s
 	}
 	strimziObject(t, strimzi.KafkaGVK, ns, "my-cluster", nil,
 		map[string]any{"kafka": map[string]any{"listeners": []any{
@@ -107,6 +119,34 @@ func strimziCluster(t *testing.T, ns string) string {
 		}}},
 		map[string]any{"clusterId": "id-" + ns, "listeners": []any{servers("plain", "9092"), servers("scram", "9093"), servers("mtls", "9094")}})
 	return "id-" + ns
+}
+
+var (
+	testCAOnce sync.Once
+	testCA     string
+)
+
+// testCAPEM is a self-signed CA certificate, PEM, as Strimzi's cluster CA
+// is published in a Kafka's status.listeners[].certificates.
+func testCAPEM(t *testing.T) string {
+	t.Helper()
+	testCAOnce.Do(func() {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{Organization: []string{"io.strimzi"}, CommonName: "cluster-ca v0"},
+			NotBefore: time.Unix(0, 0), NotAfter: time.Unix(0, 0).Add(100 * 365 * 24 * time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testCA = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	})
+	if testCA == "" {
+		t.Fatal("no test CA")
+	}
+	return testCA
 }
 
 func strimziUser(t *testing.T, ns, name, cluster, auth string) {
@@ -702,5 +742,68 @@ func TestEnvtestStrimziClusterWaitTimesOut(t *testing.T) {
 	msg := waitClusterRefNotResolved(t, rr)
 	if !strings.Contains(msg, "Kafka my-cluster is not ready") || !strings.Contains(msg, "waited 2s from the request's creation (the launcher's --start-timeout)") {
 		t.Fatalf("refusal says %q", msg)
+	}
+}
+
+// A Kafka in another namespace: allowed only in a namespace the launcher
+// lists (--strimzi-cluster-namespaces), refused naming the field and the
+// flag in any other; resolved to its servers and cluster ID, with the CA
+// certificates its status publishes put in the runner's secret directory
+// from the pod's annotations and vouched for by REPLAY_CA_DIGEST (the
+// runner pod cannot mount the CA Secret of the Kafka's namespace). The
+// KafkaUser is the request's namespace's, and must be of that cluster; a
+// creator who may neither get nor use its Secret is refused as in the
+// same namespace.
+func TestEnvtestStrimziClusterInAnotherNamespace(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	kafkaNS := newNamespace(t, nil)
+	otherNS := newNamespace(t, nil)
+	ns := newNamespace(t, nil)
+	opts := testOptions()
+	opts.StrimziClusterNamespaces = []string{kafkaNS}
+	startLauncher(t, opts, 4)
+	clusterID := strimziCluster(t, kafkaNS)
+	strimziCluster(t, otherNS)
+	strimziUser(t, ns, "my-user", "my-cluster", "scram-sha-512")
+	strimziUser(t, ns, "other-user", "other-cluster", "scram-sha-512")
+	grantSecret(t, ns, "bob", "my-user")
+	inNS := func(name, clusterNS, user, by string) *v1alpha1.ReplayRequest {
+		rr := clusterRequest(ns, name, "scram", user, by)
+		rr.Spec.Kafka.ClusterRef.Namespace = clusterNS
+		return rr
+	}
+
+	rr := inNS("allowed", kafkaNS, "my-user", "bob")
+	create(t, rr)
+	job := waitJob(t, rr)
+	servers := "my-cluster-kafka-bootstrap." + kafkaNS + ".svc:9093"
+	res := getRR(t, rr).Status.ResolvedKafka
+	ca := testCAPEM(t)
+	if res == nil || res.Namespace != kafkaNS || res.ClusterID != clusterID || res.BootstrapServers != servers || res.CACertificates != ca {
+		t.Fatalf("status.resolvedKafka = %+v", res)
+	}
+	env := testutil.RunnerEnv(job)
+	if env[config.EnvBootstrapServers] != servers || env[config.EnvClusterID] != clusterID || env[config.EnvCADigest] != config.CADigestOf(ca) {
+		t.Fatalf("Job env %v", job.Spec.Template.Spec.Containers[0].Env)
+	}
+	secrets, files := secretDir(t, job)
+	if fmt.Sprint(secrets) != fmt.Sprint(map[string]map[string]string{"my-user": {"password": "sasl.password"}}) {
+		t.Fatalf("Secrets mounted %v: only the user's, of the request's namespace", secrets)
+	}
+	if files["ssl.ca.pem"] != ca || files["bootstrap.servers"] != servers || files["security.protocol"] != "SASL_SSL" {
+		t.Fatalf("properties %v", files)
+	}
+
+	for _, tc := range []struct{ name, clusterNS, user, by, want string }{
+		{"not-allowed", otherNS, "my-user", "bob", "kafka.clusterRef.namespace: " + otherNS + " is not a namespace this launcher resolves Kafkas in for other namespaces' requests (--strimzi-cluster-namespaces)"},
+		{"user-of-another-cluster", kafkaNS, "other-user", "bob", `kafka.clusterRef.user: KafkaUser other-user is a user of cluster "other-cluster"`},
+		{"secret-not-granted", kafkaNS, "my-user", "alice", "names Secret my-user, which the request's creator alice may neither get nor use"},
+	} {
+		rr := inNS(tc.name, tc.clusterNS, tc.user, tc.by)
+		create(t, rr)
+		if msg := waitClusterRefNotResolved(t, rr); !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: refusal says %q, want %q", tc.name, msg, tc.want)
+		}
 	}
 }

@@ -40,7 +40,11 @@ func strimziWaitKeys(rr *v1alpha1.ReplayRequest) []string {
 		return nil
 	}
 	ref := rr.Spec.Kafka.ClusterRef
-	keys := []string{strimziKey(strimzi.KafkaGVK.Kind, rr.Namespace, ref.Name)}
+	ns := rr.Namespace
+	if ref.Namespace != "" {
+		ns = ref.Namespace
+	}
+	keys := []string{strimziKey(strimzi.KafkaGVK.Kind, ns, ref.Name)}
 	if ref.User != "" {
 		keys = append(keys, strimziKey(strimzi.KafkaUserGVK.Kind, rr.Namespace, ref.User))
 	}

@@ -29,33 +29,34 @@ import (
 // settings are the launcher's configuration. The envconfig tags name the
 // environment variables under the LAUNCHER_ prefix.
 type settings struct {
-	MetricsBindAddress      string        `envconfig:"METRICS_BIND_ADDRESS" default:":8080"`
-	MetricsSecure           bool          `envconfig:"METRICS_SECURE" default:"true"`
-	MetricsCertDir          string        `envconfig:"METRICS_CERT_DIR"`
-	HealthProbeBindAddress  string        `envconfig:"HEALTH_PROBE_BIND_ADDRESS" default:":8081"`
-	LeaderElect             bool          `envconfig:"LEADER_ELECT" default:"true"`
-	LeaderElectionNamespace string        `envconfig:"LEADER_ELECTION_NAMESPACE"`
-	LeaderElectionID        string        `envconfig:"LEADER_ELECTION_ID" default:"launcher.kafkareplay.dev"`
-	RunnerImage             string        `envconfig:"RUNNER_IMAGE"`
-	RunnerImagePullPolicy   string        `envconfig:"RUNNER_IMAGE_PULL_POLICY" default:"IfNotPresent"`
-	RunnerServiceAccount    string        `envconfig:"RUNNER_SERVICE_ACCOUNT"`
-	AllowedRunnerImages     string        `envconfig:"ALLOWED_RUNNER_IMAGES"`
-	RequireRunnerDigest     bool          `envconfig:"REQUIRE_RUNNER_IMAGE_DIGEST"`
-	AllowUnboundSecrets     bool          `envconfig:"ALLOW_UNBOUND_SECRETS"`
-	WatchNamespaces         string        `envconfig:"WATCH_NAMESPACES"`
-	BackoffLimit            int           `envconfig:"BACKOFF_LIMIT" default:"2"`
-	ActiveDeadline          time.Duration `envconfig:"ACTIVE_DEADLINE" default:"10m"`
-	HistoryLimit            int           `envconfig:"HISTORY_LIMIT" default:"10"`
-	StartTimeout            time.Duration `envconfig:"START_TIMEOUT" default:"5m"`
-	StartFailAfter          time.Duration `envconfig:"START_FAIL_AFTER" default:"1m"`
-	Workers                 int           `envconfig:"WORKERS" default:"8"`
-	KEDA                    bool          `envconfig:"KEDA" default:"true"`
-	Knative                 bool          `envconfig:"KNATIVE" default:"true"`
-	KnativeScale            bool          `envconfig:"KNATIVE_SCALE" default:"true"`
-	KnativeNamespace        string        `envconfig:"KNATIVE_NAMESPACE" default:"knative-eventing"`
-	Strimzi                 bool          `envconfig:"STRIMZI" default:"true"`
-	KubeAPIQPS              float64       `envconfig:"KUBE_API_QPS" default:"300"`
-	KubeAPIBurst            int           `envconfig:"KUBE_API_BURST" default:"600"`
+	MetricsBindAddress       string        `envconfig:"METRICS_BIND_ADDRESS" default:":8080"`
+	MetricsSecure            bool          `envconfig:"METRICS_SECURE" default:"true"`
+	MetricsCertDir           string        `envconfig:"METRICS_CERT_DIR"`
+	HealthProbeBindAddress   string        `envconfig:"HEALTH_PROBE_BIND_ADDRESS" default:":8081"`
+	LeaderElect              bool          `envconfig:"LEADER_ELECT" default:"true"`
+	LeaderElectionNamespace  string        `envconfig:"LEADER_ELECTION_NAMESPACE"`
+	LeaderElectionID         string        `envconfig:"LEADER_ELECTION_ID" default:"launcher.kafkareplay.dev"`
+	RunnerImage              string        `envconfig:"RUNNER_IMAGE"`
+	RunnerImagePullPolicy    string        `envconfig:"RUNNER_IMAGE_PULL_POLICY" default:"IfNotPresent"`
+	RunnerServiceAccount     string        `envconfig:"RUNNER_SERVICE_ACCOUNT"`
+	AllowedRunnerImages      string        `envconfig:"ALLOWED_RUNNER_IMAGES"`
+	RequireRunnerDigest      bool          `envconfig:"REQUIRE_RUNNER_IMAGE_DIGEST"`
+	AllowUnboundSecrets      bool          `envconfig:"ALLOW_UNBOUND_SECRETS"`
+	WatchNamespaces          string        `envconfig:"WATCH_NAMESPACES"`
+	BackoffLimit             int           `envconfig:"BACKOFF_LIMIT" default:"2"`
+	ActiveDeadline           time.Duration `envconfig:"ACTIVE_DEADLINE" default:"10m"`
+	HistoryLimit             int           `envconfig:"HISTORY_LIMIT" default:"10"`
+	StartTimeout             time.Duration `envconfig:"START_TIMEOUT" default:"5m"`
+	StartFailAfter           time.Duration `envconfig:"START_FAIL_AFTER" default:"1m"`
+	Workers                  int           `envconfig:"WORKERS" default:"8"`
+	KEDA                     bool          `envconfig:"KEDA" default:"true"`
+	Knative                  bool          `envconfig:"KNATIVE" default:"true"`
+	KnativeScale             bool          `envconfig:"KNATIVE_SCALE" default:"true"`
+	KnativeNamespace         string        `envconfig:"KNATIVE_NAMESPACE" default:"knative-eventing"`
+	Strimzi                  bool          `envconfig:"STRIMZI" default:"true"`
+	StrimziClusterNamespaces string        `envconfig:"STRIMZI_CLUSTER_NAMESPACES"`
+	KubeAPIQPS               float64       `envconfig:"KUBE_API_QPS" default:"300"`
+	KubeAPIBurst             int           `envconfig:"KUBE_API_BURST" default:"600"`
 	// Runner container resources; empty keeps launcher.DefaultOptions'.
 	RunnerCPURequest    string `envconfig:"RUNNER_CPU_REQUEST"`
 	RunnerMemoryRequest string `envconfig:"RUNNER_MEMORY_REQUEST"`
@@ -121,6 +122,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&s.Knative, "knative", s.Knative, "resolve spec.consumerRef (KafkaSource, Trigger, Subscription); false fails requests with a consumerRef"+env("KNATIVE"))
 	fs.BoolVar(&s.KnativeScale, "knative-scale", s.KnativeScale, "pause a KafkaSource through its scale subresource; false fails requests that would pause one"+env("KNATIVE_SCALE"))
 	fs.BoolVar(&s.Strimzi, "strimzi", s.Strimzi, "resolve spec.kafka.clusterRef and KafkaConnector consumerRefs, and stop KafkaConnectors named in spec.consumers; false fails those requests"+env("STRIMZI"))
+	fs.StringVar(&s.StrimziClusterNamespaces, "strimzi-cluster-namespaces", s.StrimziClusterNamespaces, "comma-separated namespaces, besides a request's own, whose Strimzi Kafkas spec.kafka.clusterRef.namespace may name; default: none (a request's own only)"+env("STRIMZI_CLUSTER_NAMESPACES"))
 	fs.StringVar(&s.KnativeNamespace, "knative-namespace", s.KnativeNamespace, "Knative Eventing's namespace, where kafka-channel-config and config-kafka-features are read"+env("KNATIVE_NAMESPACE"))
 	fs.IntVar(&s.Workers, "workers", s.Workers, "requests reconciled concurrently"+env("WORKERS"))
 	fs.Float64Var(&s.KubeAPIQPS, "kube-api-qps", s.KubeAPIQPS, "client-side rate limit of Kubernetes API calls per second"+env("KUBE_API_QPS"))
@@ -157,6 +159,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.opts.NoKnative = !s.Knative
 	c.opts.NoKnativeScale = !s.KnativeScale
 	c.opts.KnativeNamespace = s.KnativeNamespace
+	c.opts.StrimziClusterNamespaces = splitList(s.StrimziClusterNamespaces)
 	c.opts.NoStrimzi = !s.Strimzi
 	c.opts.Resources = runnerResources(s, defaults.Resources)
 	return c, nil

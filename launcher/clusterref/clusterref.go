@@ -15,6 +15,8 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
 )
 
+const caProperty = "ssl.ca.pem"
+
 // The kinds a clusterRef names.
 var (
 	KafkaGVK     = strimzi.KafkaGVK
@@ -61,6 +63,16 @@ func SecretDir(res *v1alpha1.ResolvedKafka) ([]corev1.VolumeProjection, map[stri
 		annotations[key] = p.Value
 		files = append(files, corev1.DownwardAPIVolumeFile{
 			Path:     p.Name,
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + key + "']"},
+		})
+	}
+	if res.CACertificates != "" {
+		// A Kafka of another namespace: its CA certificates from its
+		// status (public data), vouched for by config.CADigestOf.
+		key := v1alpha1.AnnotationPropertyPrefix + caProperty
+		annotations[key] = res.CACertificates
+		files = append(files, corev1.DownwardAPIVolumeFile{
+			Path:     caProperty,
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + key + "']"},
 		})
 	}

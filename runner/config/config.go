@@ -49,6 +49,7 @@ const (
 	EnvForce                  = "REPLAY_FORCE"
 	EnvFileDigest             = "REPLAY_FILE_DIGEST"
 	EnvPropertiesDigest       = "REPLAY_PROPERTIES_DIGEST"
+	EnvCADigest               = "REPLAY_CA_DIGEST"
 	EnvCommitMode             = "REPLAY_COMMIT_MODE"
 	EnvClusterID              = "REPLAY_CLUSTER_ID"
 	EnvGroupType              = "REPLAY_GROUP_TYPE"
@@ -109,6 +110,12 @@ const (
 	// runner refuses a directory whose properties differ. The launcher sets
 	// it for the properties it puts there through pod annotations.
 	FlagPropertiesDigest = "properties-digest"
+	// FlagCADigest is sha256:<hex> of the secret directory's ssl.ca.pem
+	// (CADigestOf); the runner refuses any other CA. The launcher sets it
+	// when it puts there, through pod annotations, the CA certificates a
+	// Strimzi Kafka of another namespace publishes in its status (public
+	// data, so not in a Secret the runner pod could mount).
+	FlagCADigest = "ca-digest"
 	// FlagCommitMode is how the offsets are committed: CommitModeAtomic,
 	// CommitModePlain or CommitModeAuto.
 	FlagCommitMode = "commit-mode"
@@ -221,6 +228,7 @@ type Config struct {
 	Force                  bool          `envconfig:"REPLAY_FORCE"`
 	FileDigest             string        `envconfig:"REPLAY_FILE_DIGEST"`
 	PropertiesDigest       string        `envconfig:"REPLAY_PROPERTIES_DIGEST"`
+	CADigest               string        `envconfig:"REPLAY_CA_DIGEST"`
 	CommitMode             string        `envconfig:"REPLAY_COMMIT_MODE" default:"Plain"`
 	ClusterID              string        `envconfig:"REPLAY_CLUSTER_ID"`
 	GroupType              string        `envconfig:"REPLAY_GROUP_TYPE" default:"Auto"`
@@ -661,6 +669,9 @@ func (c *Config) validateConnection(bad func(flagName, env, format string, a ...
 		secretProps = props
 	}
 	if err := checkPropertiesDigest(c.PropertiesDigest, secretProps, c.KafkaSecretDir != ""); err != nil {
+		*errs = append(*errs, err)
+	}
+	if err := checkCADigest(c.CADigest, secretProps, c.KafkaSecretDir != ""); err != nil {
 		*errs = append(*errs, err)
 	}
 	merged, credErrs := mergeCredentials(c.BootstrapServers, configProps, secretProps, c.KafkaSecretDir != "", c.AllowUnboundSecret)

@@ -44,6 +44,7 @@ var envByField = map[string]string{
 	"Force":                   EnvForce,
 	"FileDigest":              EnvFileDigest,
 	"PropertiesDigest":        EnvPropertiesDigest,
+	"CADigest":                EnvCADigest,
 	"CommitMode":              EnvCommitMode,
 	"ClusterID":               EnvClusterID,
 	"GroupType":               EnvGroupType,

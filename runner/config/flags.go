@@ -139,6 +139,7 @@ func (c *Config) flagSet(stderr io.Writer) (*flag.FlagSet, *targetAliases) {
 	str(&c.ClusterID, FlagClusterID, EnvClusterID, "the ID of the Kafka cluster the bootstrap servers must reach; another cluster is refused (exit 2) before anything is read or committed")
 	str(&c.GroupType, FlagGroupType, EnvGroupType, "the kind of group --group is: Auto (find it out and reset it as that kind), or Classic, Consumer, Share or Streams, which it must be: any other kind is refused (exit 2) before anything is planned")
 	str(&c.FileDigest, FlagFileDigest, EnvFileDigest, "sha256:<hex> of the file a file:, plan: or undo: target reads; a file with other bytes is refused (exit 2)")
+	str(&c.CADigest, FlagCADigest, EnvCADigest, "sha256:<hex> of the --kafka-secret-dir ssl.ca.pem; a directory with another CA, or none, is refused (exit 2, CredentialsNotBound) before anything is contacted")
 	str(&c.PropertiesDigest, FlagPropertiesDigest, EnvPropertiesDigest, "sha256:<hex> of the --kafka-secret-dir properties other than its certificates, keys and passwords; a directory with other properties is refused (exit 2, CredentialsNotBound) before anything is contacted")
 
 	fs.BoolVar(&a.earliest, FlagToEarliest, false, "alias of --to earliest")

@@ -96,6 +96,7 @@ var settings = []Setting{
 	{Flag: FlagFileDigest, Env: EnvFileDigest},
 	// The launcher's, for the properties a clusterRef resolves to.
 	{Flag: FlagPropertiesDigest, Env: EnvPropertiesDigest, Spec: "status.resolvedKafka.propertiesDigest"},
+	{Flag: FlagCADigest, Env: EnvCADigest, Spec: "status.resolvedKafka.caCertificates"},
 	{Flag: FlagCommitMode, Env: EnvCommitMode, Spec: "spec.commitMode", Runbook: runbookValue("commitMode")},
 	// The launcher's, from the Strimzi Kafka a request names.
 	{Flag: FlagClusterID, Env: EnvClusterID, Spec: "spec.kafka.clusterRef (its Kafka's status.clusterId)"},

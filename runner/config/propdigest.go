@@ -85,3 +85,30 @@ func checkPropertiesDigest(digest string, secret Properties, haveSecret bool) *F
 	}
 	return nil
 }
+
+// CADigestOf is the FlagCADigest of the secret directory's ssl.ca.pem:
+// that of its exact bytes (a PEM file keeps its line ends).
+func CADigestOf(pem string) string {
+	return FileDigestOf([]byte(pem))
+}
+
+// checkCADigest refuses a secret directory whose ssl.ca.pem is not the one
+// digest vouches for (ErrCredentialsNotBound, exit 2): a CA put there from
+// pod annotations, which whoever may patch the pod could swap for one that
+// lets them stand between the runner and the servers.
+func checkCADigest(digest string, secret Properties, haveSecret bool) *FieldError {
+	refuse := func(cause error, format string, a ...any) *FieldError {
+		return &FieldError{Flag: FlagCADigest, Env: EnvCADigest, Cause: cause, Msg: fmt.Sprintf(format, a...)}
+	}
+	switch {
+	case digest == "":
+	case !fileDigestPattern.MatchString(digest):
+		return refuse(nil, "%q is not %s<64 lowercase hex digits>", digest, FileDigestPrefix)
+	case !haveSecret:
+		return refuse(nil, "vouches for the ssl.ca.pem of %s, which is not given", Ref(FlagKafkaSecretDir))
+	case secret == nil:
+	case CADigestOf(secret["ssl.ca.pem"]) != digest:
+		return refuse(ErrCredentialsNotBound, "the secret directory's ssl.ca.pem is not the CA it vouches for, or is missing (were the runner pod's annotations patched?); nothing was contacted")
+	}
+	return nil
+}

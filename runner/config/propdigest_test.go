@@ -116,3 +116,52 @@ func TestLoadPropertiesDigest(t *testing.T) {
 		}
 	})
 }
+
+// A CA the digest vouches for is read; another one, or none, is refused as
+// unbound credentials (exit 2) without showing the certificate.
+func TestLoadCADigest(t *testing.T) {
+	const ca = "-----BEGIN CERTIFICATE-----\nCANARY-ca\n-----END CERTIFICATE-----\n"
+	props := map[string]string{"bootstrap.servers": "kafka.other:9093", "security.protocol": "SSL"}
+	digest := CADigestOf(ca)
+	dir := func(ca string) string {
+		p := map[string]string{"ssl.ca.pem": ca}
+		for k, v := range props {
+			p[k] = v
+		}
+		if ca == "" {
+			delete(p, "ssl.ca.pem")
+		}
+		return secretDir(t, p)
+	}
+	t.Run("as vouched", func(t *testing.T) {
+		clearEnv(t)
+		c := mustLoad(t, args("--bootstrap-servers", "kafka.other:9093", "--kafka-secret-dir", dir(ca), "--ca-digest", digest)...)
+		if c.KafkaProperties["ssl.ca.pem"] != ca {
+			t.Errorf("ssl.ca.pem = %q", c.KafkaProperties["ssl.ca.pem"])
+		}
+	})
+	for name, other := range map[string]string{
+		"another CA":    "-----BEGIN CERTIFICATE-----\nEVIL\n-----END CERTIFICATE-----",
+		"a CA appended": ca + "-----BEGIN CERTIFICATE-----\nEVIL\n-----END CERTIFICATE-----",
+		"no CA":         "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv(EnvFieldNames, string(FieldNamesSpec))
+			_, err := load(t, args("--bootstrap-servers", "kafka.other:9093", "--kafka-secret-dir", dir(other), "--ca-digest", digest)...)
+			if !errors.Is(err, ErrCredentialsNotBound) || !IsInvalidInput(err) {
+				t.Fatalf("err = %v, want an input error that is ErrCredentialsNotBound", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "status.resolvedKafka.caCertificates: the secret directory's ssl.ca.pem is not the CA it vouches for") || strings.Contains(msg, "EVIL") || strings.Contains(msg, "CANARY") {
+				t.Errorf("error %q", msg)
+			}
+		})
+	}
+	t.Run("without a secret directory", func(t *testing.T) {
+		clearEnv(t)
+		_, err := load(t, args("--ca-digest", digest)...)
+		if err == nil || !strings.Contains(err.Error(), "--ca-digest (REPLAY_CA_DIGEST): vouches for the ssl.ca.pem of --kafka-secret-dir, which is not given") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}

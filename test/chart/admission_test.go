@@ -276,6 +276,25 @@ func TestAdmissionPolicies(t *testing.T) {
 		if err := alice.Create(ctx, viaCluster("cluster-user", "orders"), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "spec.kafka.clusterRef.user: alice may not get KafkaUser orders") {
 			t.Errorf("a KafkaUser alice may not get: %v", err)
 		}
+		// Nor on the Kafka of that name in another namespace
+		// (clusterRef.namespace), which is checked there.
+		elsewhere := func(name string) *v1alpha1.ReplayRequest {
+			rr := viaCluster(name, "")
+			rr.Spec.Kafka.ClusterRef.Namespace = ns + "-kafka"
+			return rr
+		}
+		if err := alice.Create(ctx, elsewhere("cluster-elsewhere"), client.DryRunAll); err == nil || !strings.Contains(err.Error(), "spec.kafka.clusterRef.name: alice may not get Kafka prod in namespace "+ns+"-kafka") {
+			t.Fatalf("a Kafka of another namespace alice may not get: %v", err)
+		}
+		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns + "-kafka"}}); err != nil {
+			t.Fatal(err)
+		}
+		grant(ctx, t, admin, ns+"-kafka", "get-prod-kafka", user, rbacv1.PolicyRule{
+			APIGroups: []string{"kafka.strimzi.io"}, Resources: []string{"kafkas"}, ResourceNames: []string{"prod"}, Verbs: []string{"get"},
+		})
+		eventuallyDo(t, time.Minute, "the Kafka get grant in its namespace", func() error {
+			return alice.Create(ctx, elsewhere("cluster-elsewhere"), client.DryRunAll)
+		})
 	})
 
 	t.Run("serviceAccountName", func(t *testing.T) {

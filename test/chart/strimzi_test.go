@@ -2,6 +2,7 @@ package chart
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -30,8 +31,14 @@ func TestRenderStrimziSwitch(t *testing.T) {
 			t.Errorf("a Strimzi rule lists or watches more than kafkas and kafkausers: %+v", r)
 		}
 	}
-	if !slices.Contains(onArgs, "--strimzi=true") {
+	if !slices.Contains(onArgs, "--strimzi=true") || slices.ContainsFunc(onArgs, func(a string) bool { return strings.HasPrefix(a, "--strimzi-cluster-namespaces") }) {
 		t.Fatalf("default args %v", onArgs)
+	}
+	// Kafkas of other namespaces: the flag lists them; the rules, already
+	// cluster-wide for Strimzi's kinds, stay as they are.
+	other, otherArgs := render2(t, "--set", "launcher.strimzi.clusterNamespaces={kafka,kafka-b}")
+	if !slices.Contains(otherArgs, "--strimzi-cluster-namespaces=kafka,kafka-b") || len(other) != len(on) {
+		t.Fatalf("clusterNamespaces: args %v, %d rules (want %d)", otherArgs, len(other), len(on))
 	}
 	off, offArgs := render2(t, "--set", "launcher.strimzi.enabled=false")
 	if slices.ContainsFunc(off, isStrimzi) || !slices.Contains(offArgs, "--strimzi=false") {

@@ -472,7 +472,8 @@ type KafkaConnection struct {
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^\\s*([A-Za-z][A-Za-z0-9+._-]*://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])\\s*(,\\s*([A-Za-z][A-Za-z0-9+._-]*://)?(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])\\s*)*$')`,message="kafka.bootstrapServers must be a comma-separated list of host:port, with ports 1-65535"
 	BootstrapServers string `json:"bootstrapServers,omitempty"`
 
-	// clusterRef names a Strimzi Kafka in the request's namespace and one
+	// clusterRef names a Strimzi Kafka (in the request's namespace, or one
+	// the launcher allows) and one
 	// of its listeners, and optionally a KafkaUser, instead of
 	// bootstrapServers and secretRef: the launcher resolves them once, when
 	// it accepts the request, to the listener's bootstrap servers, its TLS

@@ -1,14 +1,25 @@
 package v1alpha1
 
 // StrimziClusterRef names a Strimzi Kafka cluster, one of its listeners and,
-// optionally, a KafkaUser, in the request's namespace (spec.kafka.clusterRef).
+// optionally, a KafkaUser (spec.kafka.clusterRef).
 type StrimziClusterRef struct {
-	// name of the Kafka (kafka.strimzi.io), in the request's namespace.
+	// name of the Kafka (kafka.strimzi.io), in namespace.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
+	// namespace of the Kafka; the request's when empty. Another namespace
+	// must be one the launcher allows (its --strimzi-cluster-namespaces);
+	// the runner then trusts the CA certificates the Kafka's
+	// status.listeners entry publishes, as the runner pod cannot mount a
+	// Secret of another namespace. The KafkaUser is always in the
+	// request's namespace.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace,omitempty"`
 	// listener is the name of one of the Kafka's listeners
 	// (spec.kafka.listeners[].name): the runner connects to the bootstrap
 	// servers its status.listeners entry gives, with its TLS and
@@ -37,6 +48,10 @@ type ResolvedKafka struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+	// namespace of the Kafka resolved, when it is not the request's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
 	// listener resolved, as in spec.kafka.clusterRef.
 	// +required
 	// +kubebuilder:validation:MaxLength=11
@@ -77,6 +92,14 @@ type ResolvedKafka struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=71
 	PropertiesDigest string `json:"propertiesDigest,omitempty"`
+	// caCertificates are, for a TLS listener of a Kafka in another
+	// namespace, the PEM certificates its status.listeners entry
+	// publishes (public data), which the runner trusts instead of the
+	// cluster CA's Secret; they reach it as ssl.ca.pem beside the
+	// properties, vouched for by caDigest.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32768
+	CACertificates string `json:"caCertificates,omitempty"`
 	// secrets are the Secrets, in the request's namespace, whose keys the
 	// runner gets as properties: the cluster CA's for a TLS listener, the
 	// KafkaUser's for its credentials. The launcher never reads them.

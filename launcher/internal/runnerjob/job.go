@@ -213,6 +213,10 @@ type Params struct {
 	SecretDir            []corev1.VolumeProjection
 	SecretDirAnnotations map[string]string
 	SecretDirDigest      string
+	// SecretDirCADigest is the digest of the CA certificates the
+	// annotations hold (REPLAY_CA_DIGEST), for a Kafka of another
+	// namespace; empty otherwise.
+	SecretDirCADigest string
 }
 
 // Build makes the Job that runs one stage of a request. It is pure: the
@@ -381,6 +385,10 @@ func Build(rr *v1alpha1.ReplayRequest, stage Stage, p Params, d Defaults) (*batc
 			// runner refuses any others.
 			corev1.EnvVar{Name: config.EnvPropertiesDigest, Value: p.SecretDirDigest},
 		)
+		if p.SecretDirCADigest != "" {
+			// The CA certificates too (a Kafka of another namespace).
+			env = append(env, corev1.EnvVar{Name: config.EnvCADigest, Value: p.SecretDirCADigest})
+		}
 	}
 
 	serviceAccount := d.RunnerServiceAccount

@@ -1,6 +1,8 @@
 package strimzi
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"slices"
@@ -109,9 +111,13 @@ func CASecretName(cluster string) string {
 // the KafkaUser (nil when they do not exist). Every refusal names the
 // request's field or the Strimzi field it is about.
 func Resolve(ref v1alpha1.StrimziClusterRef, kafka, user *unstructured.Unstructured) (v1alpha1.ResolvedKafka, error) {
-	res := v1alpha1.ResolvedKafka{Name: ref.Name, Listener: ref.Listener, User: ref.User}
+	res := v1alpha1.ResolvedKafka{Name: ref.Name, Namespace: ref.Namespace, Listener: ref.Listener, User: ref.User}
 	if kafka == nil {
-		return res, unresolvable("%s: Kafka %s does not exist in the request's namespace", fieldName, ref.Name)
+		where := "the request's namespace"
+		if ref.Namespace != "" {
+			where = "namespace " + ref.Namespace
+		}
+		return res, unresolvable("%s: Kafka %s does not exist in %s", fieldName, ref.Name, where)
 	}
 	what := "Kafka " + kafka.GetName()
 	res.UID = string(kafka.GetUID())
@@ -144,11 +150,20 @@ func Resolve(ref v1alpha1.StrimziClusterRef, kafka, user *unstructured.Unstructu
 		if _, set, _ := unstructured.NestedMap(listener, "configuration", "brokerCertChainAndKey"); set {
 			return res, unresolvable("%s has its own certificate (configuration.brokerCertChainAndKey), not one of the cluster CA: name its servers in kafka.bootstrapServers and its CA in kafka.secretRef instead", lwhat)
 		}
-		res.Secrets = append(res.Secrets, v1alpha1.ResolvedSecret{
-			Name: CASecretName(kafka.GetName()),
-			From: what + ": the cluster CA (" + CASecretName(kafka.GetName()) + ")",
-			Keys: []v1alpha1.SecretKeyProperty{{Key: caKey, Property: "ssl.ca.pem"}},
-		})
+		if ref.Namespace != "" {
+			// The runner pod cannot mount the CA's Secret from the
+			// Kafka's namespace: it trusts what Strimzi publishes for the
+			// listener in status instead, the same cluster CA.
+			if res.CACertificates, err = statusCertificates(kafka, ref.Listener); err != nil {
+				return res, err
+			}
+		} else {
+			res.Secrets = append(res.Secrets, v1alpha1.ResolvedSecret{
+				Name: CASecretName(kafka.GetName()),
+				From: what + ": the cluster CA (" + CASecretName(kafka.GetName()) + ")",
+				Keys: []v1alpha1.SecretKeyProperty{{Key: caKey, Property: "ssl.ca.pem"}},
+			})
+		}
 	}
 	protocol := "PLAINTEXT"
 	switch auth {
@@ -236,6 +251,64 @@ func statusServers(kafka *unstructured.Unstructured, name string) (string, error
 		return servers, nil
 	}
 	return "", notReady("Kafka %s: status.listeners has no entry for listener %s (has the Strimzi operator reconciled it?)", kafka.GetName(), name)
+}
+
+// statusCertificates are the listener's status.listeners[].certificates
+// (ListenerStatus: the certificates that verify its servers, which Strimzi
+// sets for TLS listeners), as one PEM bundle; each must be a PEM
+// CERTIFICATE block and nothing else.
+func statusCertificates(kafka *unstructured.Unstructured, name string) (string, error) {
+	ls, _, _ := unstructured.NestedSlice(kafka.Object, "status", "listeners")
+	for _, l := range ls {
+		m, _ := l.(map[string]any)
+		if n, _ := m["name"].(string); n != name {
+			continue
+		}
+		certs, _ := m["certificates"].([]any)
+		var b strings.Builder
+		for i, c := range certs {
+			s, _ := c.(string)
+			if err := checkPEM(s); err != nil {
+				return "", unresolvable("Kafka %s: status.listeners[%s].certificates[%d]: %v", kafka.GetName(), name, i, err)
+			}
+			b.WriteString(strings.TrimSpace(s))
+			b.WriteString("\n")
+		}
+		if b.Len() == 0 {
+			return "", notReady("Kafka %s: status.listeners[%s].certificates is empty", kafka.GetName(), name)
+		}
+		if b.Len() > maxCABytes {
+			return "", unresolvable("Kafka %s: status.listeners[%s].certificates: %d bytes, more than %d", kafka.GetName(), name, b.Len(), maxCABytes)
+		}
+		return b.String(), nil
+	}
+	return "", notReady("Kafka %s: status.listeners has no entry for listener %s (has the Strimzi operator reconciled it?)", kafka.GetName(), name)
+}
+
+// maxCABytes is status.resolvedKafka.caCertificates' MaxLength.
+const maxCABytes = 32768
+
+// checkPEM requires s to be PEM CERTIFICATE blocks that parse as X.509
+// certificates, and nothing else.
+func checkPEM(s string) error {
+	rest := []byte(strings.TrimSpace(s))
+	n := 0
+	for len(rest) > 0 {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil || blk.Type != "CERTIFICATE" {
+			return errors.New("not PEM CERTIFICATE blocks")
+		}
+		if _, err := x509.ParseCertificate(blk.Bytes); err != nil {
+			return fmt.Errorf("not an X.509 certificate: %w", err)
+		}
+		rest = []byte(strings.TrimSpace(string(rest)))
+		n++
+	}
+	if n == 0 {
+		return errors.New("empty")
+	}
+	return nil
 }
 
 // userCredentials checks the KafkaUser against the listener and maps its
@@ -358,9 +431,18 @@ func Check(res v1alpha1.ResolvedKafka) error {
 		// computed from the properties.
 		return errors.New("status.resolvedKafka.propertiesDigest is not the digest of status.resolvedKafka.properties")
 	}
+	if res.CACertificates != "" {
+		if res.Namespace == "" {
+			return errors.New("status.resolvedKafka.caCertificates: only for a Kafka of another namespace, whose CA Secret the runner cannot mount")
+		}
+		if err := checkPEM(res.CACertificates); err != nil {
+			return fmt.Errorf("status.resolvedKafka.caCertificates: %w", err)
+		}
+		seen["ssl.ca.pem"] = true
+	}
 	for _, s := range res.Secrets {
 		switch {
-		case s.Name == CASecretName(res.Name):
+		case s.Name == CASecretName(res.Name) && res.Namespace == "":
 			if len(s.Keys) != 1 || s.Keys[0] != (v1alpha1.SecretKeyProperty{Key: caKey, Property: "ssl.ca.pem"}) {
 				return fmt.Errorf("status.resolvedKafka.secrets: %s is mounted with other keys than %s", s.Name, caKey)
 			}

@@ -1,15 +1,23 @@
 package strimzi
 
 import (
-	"github.com/kafka-replay/kafka-replay/runner/config"
-
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kafka-replay/kafka-replay/runner/config"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
@@ -383,4 +391,105 @@ func propsOf(ps []v1alpha1.KafkaProperty) config.Properties {
 		p[kp.Name] = kp.Value
 	}
 	return p
+}
+
+// testCA is a self-signed certificate, PEM, as Strimzi publishes its
+// cluster CA in status.listeners[].certificates.
+func testCA(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cluster-ca v0"}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Unix(0, 0), NotAfter: time.Unix(0, 0).Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// A Kafka of another namespace (ref.Namespace set: the launcher clears it
+// for the request's own): its TLS listener's trust is the certificates its
+// status publishes, not the CA Secret, which the runner pod could not
+// mount; the user's Secret is still mounted. Empty certificates wait for
+// the operator; anything but PEM certificates is refused.
+func TestResolveOtherNamespace(t *testing.T) {
+	ca := testCA(t)
+	ref := v1alpha1.StrimziClusterRef{Name: "my-cluster", Namespace: "kafka", Listener: "tls", User: "my-user"}
+	withCerts := func(certs ...any) func(map[string]any) {
+		return func(o map[string]any) {
+			ls, _, _ := unstructured.NestedSlice(o, "status", "listeners")
+			for _, l := range ls {
+				if m := l.(map[string]any); m["name"] == "tls" {
+					m["certificates"] = certs
+				}
+			}
+			_ = unstructured.SetNestedSlice(o, ls, "status", "listeners")
+		}
+	}
+	res, err := Resolve(ref, kafka(withCerts(ca, ca)), user("scram-sha-512"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Namespace != "kafka" || res.CACertificates != ca+ca || len(res.Secrets) != 1 || res.Secrets[0].Name != "my-user" || res.UserSecret != "my-user" {
+		t.Fatalf("resolved %+v", res)
+	}
+	if err := Check(res); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	// The plain listener needs no CA.
+	plain := ref
+	plain.Listener, plain.User = "plain", ""
+	if res, err := Resolve(plain, kafka(), nil); err != nil || res.CACertificates != "" || len(res.Secrets) != 0 {
+		t.Fatalf("plain: %+v, %v", res, err)
+	}
+
+	for _, tc := range []struct {
+		name     string
+		kafka    *unstructured.Unstructured
+		want     string
+		notReady bool
+	}{
+		{"no certificates yet", kafka(), "status.listeners[tls].certificates is empty", true},
+		{"not PEM", kafka(withCerts("not a certificate")), "status.listeners[tls].certificates[0]: not PEM CERTIFICATE blocks", false},
+		{"a key among them", kafka(withCerts(ca + "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")), "certificates[0]: not PEM CERTIFICATE blocks", false},
+		{"not X.509", kafka(withCerts("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")), "certificates[0]: not an X.509 certificate", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Resolve(ref, tc.kafka, user("scram-sha-512"))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrNotResolvable) || errors.Is(err, ErrNotReady) != tc.notReady {
+				t.Fatalf("error %v, want %q (waits: %v)", err, tc.want, tc.notReady)
+			}
+		})
+	}
+	if _, err := Resolve(ref, nil, nil); err == nil || !strings.Contains(err.Error(), "kafka.clusterRef.name: Kafka my-cluster does not exist in namespace kafka") {
+		t.Fatalf("missing Kafka: %v", err)
+	}
+
+	// Check: CA certificates only for another namespace, only PEM
+	// certificates, and never the CA Secret there.
+	for _, tc := range []struct {
+		name string
+		edit func(*v1alpha1.ResolvedKafka)
+		want string
+	}{
+		{"certificates for the request's namespace", func(r *v1alpha1.ResolvedKafka) { r.Namespace = "" }, "caCertificates: only for a Kafka of another namespace"},
+		{"a key for a certificate", func(r *v1alpha1.ResolvedKafka) {
+			r.CACertificates = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
+		}, "caCertificates: not PEM"},
+		{"the CA Secret too", func(r *v1alpha1.ResolvedKafka) {
+			r.Secrets = append(r.Secrets, v1alpha1.ResolvedSecret{Name: "my-cluster-cluster-ca-cert", Keys: []v1alpha1.SecretKeyProperty{{Key: "ca.crt", Property: "ssl.ca.pem"}}})
+		}, "my-cluster-cluster-ca-cert is neither"},
+	} {
+		t.Run("Check/"+tc.name, func(t *testing.T) {
+			r := res
+			r.Secrets = slices.Clone(res.Secrets)
+			tc.edit(&r)
+			if err := Check(r); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
 }
