@@ -50,6 +50,11 @@ import (
 // docFiles are the docs whose commands run, in the order they run.
 var docFiles = []string{"README.md", "docs/usage.md", "docs/kubectl-replay.md"}
 
+// strimziDocFile's commands run in TestStrimziSinkConnectorOverSCRAM, on
+// the Strimzi objects its walk-through names; its blocks are held to the
+// same rules (TestDocBlocksAreMarked).
+const strimziDocFile = "docs/strimzi.md"
+
 // docSubstitutions are the only changes made to a documented command: the
 // docs' example host names become this cluster's Kafka. Longer first.
 func docSubstitutions(bootstrap string) []string {
@@ -152,7 +157,7 @@ func TestDocBlocksAreMarked(t *testing.T) {
 	}
 	written := map[string]bool{}
 	schema := requestSchema(t, root)
-	for _, file := range docFiles {
+	for _, file := range append(docFiles, strimziDocFile) {
 		blocks, err := docBlocks(root, file)
 		if err != nil {
 			t.Error(err)
@@ -502,6 +507,30 @@ func TestDocsRunAsWritten(t *testing.T) {
 	}
 }
 
+// docTools is the environment documented commands run in: helm and
+// kubectl replay (built as `make build` builds it) on PATH beside kubectl,
+// and helm's own directories in a temporary home. helm's path goes to
+// *helm.
+func docTools(t *testing.T, ctx context.Context, f *flowEnv, root string, helm *string) []string {
+	t.Helper()
+	h, err := cluster.Helm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	*helm = h
+	bin, home := t.TempDir(), t.TempDir()
+	if err := os.Symlink(h, filepath.Join(bin, "helm")); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "kubectl-replay"), "./cmd/kubectl-replay")
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build kubectl-replay: %v\n%s", err, out)
+	}
+	return []string{"PATH=" + bin + ":" + f.c.BinDir() + ":" + os.Getenv("PATH"),
+		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
+}
+
 // docEnv prepares what the documented commands assume besides the cluster:
 // the repository's root as the working directory (the tests run the
 // commands in dir, where the walk-through writes its files, with the
@@ -516,22 +545,8 @@ func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []s
 	if err := os.Symlink(filepath.Join(root, "charts"), filepath.Join(dir, "charts")); err != nil {
 		t.Fatal(err)
 	}
-	helm, err := cluster.Helm()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, home := t.TempDir(), t.TempDir()
-	if err := os.Symlink(helm, filepath.Join(bin, "helm")); err != nil {
-		t.Fatal(err)
-	}
-	// kubectl replay, as `make build` builds it.
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "kubectl-replay"), "./cmd/kubectl-replay")
-	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build kubectl-replay: %v\n%s", err, out)
-	}
-	env := []string{"PATH=" + bin + ":" + f.c.BinDir() + ":" + os.Getenv("PATH"),
-		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
+	helm := ""
+	env := docTools(t, ctx, f, root, &helm)
 	// Group billing committed where its consumer starts, as the dev
 	// cluster's seed commits it: the pause example's shift has offsets to
 	// shift from whenever it runs, however far the consumer has read.

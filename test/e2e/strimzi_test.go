@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,31 +25,36 @@ import (
 )
 
 // Issue 31 on the real cluster, on Apache Kafka with SCRAM-SHA-512 turned
-// on (its SASL_PLAINTEXT listener): Strimzi's CRDs only, no Strimzi
-// operator. The test writes, as Strimzi's operators would, a Kafka whose
-// status lists a plain listener and a SCRAM one, a KafkaUser whose Secret
-// holds the password Kafka knows the user by, a KafkaConnect on the plain
-// listener and a sink KafkaConnector on it; and it plays the operator's
-// part in spec.state: a stand-in Deployment that consumes as the
-// connector's group connect-<name> is scaled to 0 while spec.state is
-// stopped, and back to 1 otherwise. A request names the connector
-// (consumerRef), the Kafka, its SCRAM listener and the user (clusterRef)
-// and the connector among its consumers: it resolves the group and the
-// topic, stops the connector, moves the group over SASL/SCRAM and puts the
-// connector back as it was.
+// on (its SASL_PLAINTEXT listener): Strimzi's own CRDs (make strimzi-crds),
+// no Strimzi operator. The test writes, as Strimzi's operators would, in
+// namespace kafka, the objects docs/strimzi.md's walk-through names: a
+// Kafka my-cluster whose status lists a plain listener and the SCRAM one,
+// a KafkaUser my-user whose Secret holds the password Kafka knows the user
+// by, a KafkaConnect my-connect on the plain listener and the sink
+// KafkaConnector orders-sink on it; and it plays the operator's part in
+// spec.state: a stand-in Deployment that consumes as the connector's group
+// connect-orders-sink is scaled to 0 while spec.state is stopped, and back
+// to 1 otherwise. Then it runs the walk-through's commands as written
+// (strimziDocFile: kubectl replay create with --consumer-ref,
+// --cluster, --user and --consumers, then kubectl replay undo), and checks
+// what they did: the group and topic resolved from the connector, the
+// connector stopped and put back as it was (twice), the group moved over
+// SASL/SCRAM by 7 a partition, and the undo applied.
 func TestStrimziSinkConnectorOverSCRAM(t *testing.T) {
 	t.Run(onApache, func(t *testing.T) { strimziSinkConnectorOverSCRAM(t, needApacheFlow(t)) })
 }
 
 func strimziSinkConnectorOverSCRAM(t *testing.T, f *flowEnv) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	ns := f.ns("team-strimzi")
+	// The walk-through's names (docs/strimzi.md); the test runs only on
+	// Apache Kafka, so the namespace is the docs' own.
 	const (
+		ns        = "kafka"
 		connector = "orders-sink"
 		group     = "connect-" + connector
-		user      = "replayer"
-		password  = "replayer-e2e-scram-password"
+		user      = "my-user"
+		password  = "my-user-e2e-scram-password"
 		deploy    = "sink-stand-in"
 		rewind    = 7
 		image     = "localhost/kafka-replay-e2e-consumer:1"
@@ -161,22 +165,38 @@ func strimziSinkConnectorOverSCRAM(t *testing.T, f *flowEnv) {
 	defer stopOperator()
 	go playConnectOperator(opCtx, f, ns, connector, deploy, states)
 
-	f.apply(t, ctx, fmt.Sprintf(`apiVersion: kafkareplay.dev/v1alpha1
-kind: ReplayRequest
-metadata:
-  name: rewind-sink
-  namespace: %s
-spec:
-  kafka:
-    clusterRef: {name: my-cluster, listener: scram, user: %s}
-  consumerRef: {kind: KafkaConnector, name: %s}
-  consumers:
-  - {kind: KafkaConnector, name: %s}
-  whenGroupActive: Wait
-  waitTimeout: 5m
-  target:
-    shiftBy: -%d
-`, ns, user, connector, connector, rewind))
+	// The walk-through, as written: only the example host names would be
+	// replaced (it names none).
+	root, err := cluster.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := docBlocks(root, strimziDocFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var helm string
+	env := docTools(t, ctx, f, root, &helm)
+	dir := t.TempDir()
+	ran := 0
+	for _, b := range blocks {
+		if !b.run {
+			t.Logf("%s: not run here, as marked: %s", b.file, b.first)
+			continue
+		}
+		cmd := f.c.Command(ctx, "sh", "-ec", b.text)
+		cmd.Env = append(cmd.Env, env...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		t.Logf("%s: ran %q:\n%s", b.file, b.first, out)
+		if err != nil {
+			t.Fatalf("%s: the documented commands starting %q failed: %v\n%s", b.file, b.first, err, out)
+		}
+		ran++
+	}
+	if ran != 3 {
+		t.Fatalf("ran %d of docs/strimzi.md's blocks, want its 3 (grant, replay, undo)", ran)
+	}
 	rr := f.waitFinal(t, ctx, ns, "rewind-sink")
 	if st, reason := condition(rr, v1alpha1.ConditionSucceeded); st != "True" || reason != "Applied" {
 		t.Fatalf("Succeeded %s %s: %s", st, reason, rr.Status.Message)
@@ -200,21 +220,21 @@ spec:
 			t.Errorf("partition %d: the record moved %d -> %d, want %d -> %d", p, prev[p], next[p], perPart, perPart-rewind)
 		}
 	}
-	// Running (no spec.state) before, stopped for the replay, then put
-	// back as it was.
+	// Running (no spec.state) before, stopped for the replay, put back as
+	// it was, and the same again for the undo.
 	var seen []string
-	for len(seen) < 3 {
+	for len(seen) < 5 {
 		select {
 		case s := <-states:
 			if len(seen) == 0 || seen[len(seen)-1] != s {
 				seen = append(seen, s)
 			}
 		case <-ctx.Done():
-			t.Fatalf("the connector's spec.state went %v, want (absent), stopped, (absent)", seen)
+			t.Fatalf("the connector's spec.state went %v, want (absent), stopped, (absent), stopped, (absent)", seen)
 		}
 	}
-	if strings.Join(seen, " ") != "(absent) stopped (absent)" {
-		t.Fatalf("the connector's spec.state went %v, want (absent), stopped, (absent)", seen)
+	if strings.Join(seen, " ") != "(absent) stopped (absent) stopped (absent)" {
+		t.Fatalf("the connector's spec.state went %v, want (absent), stopped, (absent), stopped, (absent)", seen)
 	}
 	// Its tasks run again and consume the replayed records to the end.
 	f.waitCommitted(t, ctx, ns, group, perPart)
@@ -224,6 +244,14 @@ spec:
 	}
 	if st, reason := condition(&after, v1alpha1.ConditionConsumersRestored); st != "True" {
 		t.Fatalf("ConsumersRestored %s %s", st, reason)
+	}
+	// The undo: the same group, on the cluster of the same ID, Applied.
+	undo := f.waitFinal(t, ctx, ns, "rewind-sink-undo")
+	if st, reason := condition(undo, v1alpha1.ConditionSucceeded); st != "True" || reason != "Applied" {
+		t.Fatalf("the undo: Succeeded %s %s: %s", st, reason, undo.Status.Message)
+	}
+	if undo.Status.Group != group || undo.Status.ResolvedKafka == nil || undo.Status.ResolvedKafka.ClusterID != md.Cluster {
+		t.Fatalf("the undo: group %q, status.resolvedKafka %+v", undo.Status.Group, undo.Status.ResolvedKafka)
 	}
 }
 
