@@ -301,6 +301,13 @@ func playConnectOperator(ctx context.Context, f *flowEnv, ns, connector, deploy 
 					_ = f.cl.Update(ctx, &d)
 				}
 			}
+			// Then, as Strimzi's operator does once it has reconciled a
+			// spec change, status.observedGeneration catches up (the
+			// launcher refuses a connector whose status is behind).
+			if og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); og < u.GetGeneration() {
+				_ = unstructured.SetNestedField(u.Object, u.GetGeneration(), "status", "observedGeneration")
+				_ = f.cl.Status().Update(ctx, u)
+			}
 			if st != last {
 				last = st
 				select {
