@@ -26,6 +26,7 @@ var WaitingReasons = []string{
 	state.ReasonJobCreateFailed,      // the API server refuses the Job for now (a quota, a webhook)
 	state.ReasonPodWaiting,           // the runner pod has not started (an image pull, a missing Secret, no node)
 	state.ReasonWaitingForCluster,    // Strimzi's operator has not reconciled the request's Kafka or KafkaUser
+	state.ReasonWaitingForConnector,  // nor its KafkaConnector consumerRef's latest spec
 }
 
 // waitingReason says why an unfinished request waits, one of WaitingReasons,
@@ -50,7 +51,7 @@ func waitingReason(rr *v1alpha1.ReplayRequest) string {
 	}
 	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionAccepted); c != nil {
 		switch c.Reason {
-		case state.ReasonWaitingForGroup, state.ReasonEarlierRunInProgress, state.ReasonWaitingForCluster:
+		case state.ReasonWaitingForGroup, state.ReasonEarlierRunInProgress, state.ReasonWaitingForCluster, state.ReasonWaitingForConnector:
 			return c.Reason
 		}
 	}

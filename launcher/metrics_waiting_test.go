@@ -37,6 +37,7 @@ func TestUnitWaitingReason(t *testing.T) {
 		{"waiting for group", waitingRequest("a", false, [3]string{acc, "True", state.ReasonWaitingForGroup}), state.ReasonWaitingForGroup},
 		{"earlier run", waitingRequest("a", false, [3]string{acc, "True", state.ReasonEarlierRunInProgress}), state.ReasonEarlierRunInProgress},
 		{"waiting for its Strimzi cluster", waitingRequest("a", false, [3]string{acc, "Unknown", state.ReasonWaitingForCluster}), state.ReasonWaitingForCluster},
+		{"waiting for its KafkaConnector", waitingRequest("a", false, [3]string{acc, "Unknown", state.ReasonWaitingForConnector}), state.ReasonWaitingForConnector},
 		{"job refused", waitingRequest("a", false, [3]string{acc, "True", state.ReasonWaitingForGroup}, [3]string{run, "False", state.ReasonJobCreateFailed}), state.ReasonJobCreateFailed},
 		{"pod waits", waitingRequest("a", true, [3]string{acc, "True", state.ReasonAccepted}, [3]string{run, "True", state.ReasonPodWaiting}), state.ReasonPodWaiting},
 		{"pod runs", waitingRequest("a", true, [3]string{acc, "True", state.ReasonAccepted}, [3]string{run, "True", state.ReasonPodRunning}), ""},
@@ -75,10 +76,11 @@ func TestUnitRequestsWaitingGauge(t *testing.T) {
 		waitingRequest("c", true, [3]string{acc, "True", state.ReasonAccepted}, [3]string{v1alpha1.ConditionRunning, "True", state.ReasonPodWaiting}),
 		waitingRequest("d", true, [3]string{acc, "True", state.ReasonAccepted}),
 		waitingRequest("e", false, [3]string{acc, "Unknown", state.ReasonWaitingForCluster}),
+		waitingRequest("f", false, [3]string{acc, "Unknown", state.ReasonWaitingForConnector}),
 	}
 	jobs := []batchv1.Job{runbookJob("waits", true), runbookJob("runs", false)}
 	got := countWaiting(rrs, jobs)
-	want := map[string]int{state.ReasonWaitingForGroup: 3, state.ReasonEarlierRunInProgress: 0, state.ReasonJobCreateFailed: 0, state.ReasonPodWaiting: 1, state.ReasonWaitingForCluster: 1}
+	want := map[string]int{state.ReasonWaitingForGroup: 3, state.ReasonEarlierRunInProgress: 0, state.ReasonJobCreateFailed: 0, state.ReasonPodWaiting: 1, state.ReasonWaitingForCluster: 1, state.ReasonWaitingForConnector: 1}
 	if len(got) != len(want) {
 		t.Fatalf("CountWaiting = %v, want %v", got, want)
 	}

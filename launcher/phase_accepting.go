@@ -52,15 +52,20 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
 		return false, r.finish(ctx, p, nil, record.Outcome{Reason: reason, Message: msg})
 	}
+	// What status.resolvedKafka held before this pass: a request that goes
+	// on waiting keeps it, so that a resolution of this pass is never
+	// stored without Accepted (a later pass would take it for someone
+	// else's and refuse the request once the Kafka changed).
+	heldKafka := rr.Status.ResolvedKafka
 	if replay.UsesClusterRef(rr) {
 		// Resolved once, here, and kept in status with Accepted
 		// (strimzi.go). First, so that a KafkaConnector consumerRef is
 		// resolved against a Kafka that is ready: until Strimzi's
 		// operator has reconciled the Kafka and the KafkaUser, the
-		// request waits for them (waitForCluster).
+		// request waits for them (waitForStrimzi).
 		res, err := r.acceptClusterRef(ctx, rr)
 		if errors.Is(err, strimzi.ErrNotReady) {
-			return false, r.waitForCluster(ctx, p, err)
+			return false, r.waitForStrimzi(ctx, p, err, state.ReasonWaitingForCluster, state.ReasonClusterRefNotResolved)
 		}
 		if errors.Is(err, strimzi.ErrNotResolvable) {
 			return false, r.refuseUnresolved(ctx, p, state.ReasonClusterRefNotResolved, err)
@@ -75,6 +80,11 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 		// status.resolved someone else wrote first is refused, not
 		// trusted.
 		res, err := r.acceptConsumerRef(ctx, rr)
+		if errors.Is(err, strimzi.ErrNotReady) {
+			// A KafkaConnector whose status is behind its spec.
+			rr.Status.ResolvedKafka = heldKafka
+			return false, r.waitForStrimzi(ctx, p, err, state.ReasonWaitingForConnector, state.ReasonConsumerRefNotResolved)
+		}
 		if errors.Is(err, knative.ErrNotResolvable) {
 			return false, r.refuseUnresolved(ctx, p, state.ReasonConsumerRefNotResolved, err)
 		}
@@ -106,25 +116,31 @@ func (r *ReplayRequestReconciler) accepting(ctx context.Context, p *pass) (next 
 	return true, nil
 }
 
-// waitForCluster keeps a clusterRef request Pending while Strimzi's
-// operator has not reconciled its Kafka or KafkaUser (strimzi.ErrNotReady),
-// saying what it waits for in its Accepted condition (Unknown,
-// WaitingForCluster). Changes to those objects wake it (watchStrimzi), and
-// nothing polls: its one timer is the deadline, the launcher's start
-// timeout counted from the request's creation, after which it fails
-// ClusterRefNotResolved with the last thing it waited for.
-func (r *ReplayRequestReconciler) waitForCluster(ctx context.Context, p *pass, err error) error {
+// waitForStrimzi keeps a request Pending while Strimzi's operator has not
+// reconciled what it names (strimzi.ErrNotReady): its clusterRef's Kafka or
+// KafkaUser (WaitingForCluster, then ClusterRefNotResolved), or its
+// KafkaConnector consumerRef (WaitingForConnector, then
+// ConsumerRefNotResolved), saying what it waits for in its Accepted
+// condition (Unknown, reason wait). Changes to those objects wake it
+// (watchStrimzi), and nothing polls: its one timer is the deadline, the
+// launcher's start timeout counted from the request's creation, after
+// which it fails with reason fail and the last thing it waited for.
+func (r *ReplayRequestReconciler) waitForStrimzi(ctx context.Context, p *pass, err error, wait, fail string) error {
 	rr := p.rr
 	what := strings.TrimPrefix(err.Error(), strimzi.ErrNotResolvable.Error()+": ")
 	deadline := rr.CreationTimestamp.Add(r.Options.StartTimeout)
 	if !p.now.Before(deadline) {
-		return r.refuseUnresolved(ctx, p, state.ReasonClusterRefNotResolved,
-			fmt.Errorf("%w: %s; waited %s from the request's creation (the launcher's --start-timeout) for Strimzi's operator", strimzi.ErrNotResolvable, what, r.Options.StartTimeout))
+		sentinel := strimzi.ErrNotResolvable
+		if fail == state.ReasonConsumerRefNotResolved {
+			sentinel = knative.ErrNotResolvable
+		}
+		return r.refuseUnresolved(ctx, p, fail,
+			fmt.Errorf("%w: %s; waited %s from the request's creation (the launcher's --start-timeout) for Strimzi's operator", sentinel, what, r.Options.StartTimeout))
 	}
 	msg := fmt.Sprintf("waiting for Strimzi's operator: %s; until %s (the launcher's --start-timeout from the request's creation), then it fails %s",
-		what, deadline.UTC().Format(time.RFC3339), state.ReasonClusterRefNotResolved)
-	if state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionUnknown, state.ReasonWaitingForCluster, state.Truncate(msg, 1024)) {
-		p.event(nil, corev1.EventTypeNormal, state.ReasonWaitingForCluster, "Resolve", state.Truncate(msg, 1024))
+		what, deadline.UTC().Format(time.RFC3339), fail)
+	if state.SetCondition(rr, v1alpha1.ConditionAccepted, metav1.ConditionUnknown, wait, state.Truncate(msg, 1024)) {
+		p.event(nil, corev1.EventTypeNormal, wait, "Resolve", state.Truncate(msg, 1024))
 	}
 	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
 	rr.Status.ObservedGeneration = rr.Generation

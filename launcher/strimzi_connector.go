@@ -102,8 +102,9 @@ func (r *ReplayRequestReconciler) readConnector(ctx context.Context, ns, name st
 // resolveConnectorRef resolves a KafkaConnector consumerRef: the connector,
 // its KafkaConnect and the clusterRef's Kafka, read past the cache, and
 // resolved by strimzi.ResolveConnector. A refusal is the consumerRef's
-// (knative.ErrNotResolvable, ConsumerRefNotResolved); the Kafka's own
-// refusals are the clusterRef's, resolved (and waited for) before it.
+// (knative.ErrNotResolvable, ConsumerRefNotResolved), but a connector whose
+// status is not current yet is strimzi.ErrNotReady, waited for; the Kafka's
+// own refusals are the clusterRef's, resolved (and waited for) before it.
 func (r *ReplayRequestReconciler) resolveConnectorRef(ctx context.Context, rr *v1alpha1.ReplayRequest) (*v1alpha1.ResolvedConsumer, error) {
 	name, ns := rr.Spec.ConsumerRef.Name, rr.Namespace
 	ref := rr.Spec.Kafka.ClusterRef
@@ -114,6 +115,9 @@ func (r *ReplayRequestReconciler) resolveConnectorRef(ctx context.Context, rr *v
 		return nil, knative.Unresolvable("consumerRef: Strimzi support is turned off in this launcher (--strimzi=false)")
 	}
 	asConsumerRef := func(err error) error {
+		if errors.Is(err, strimzi.ErrNotReady) {
+			return err // waited for (waitForStrimzi)
+		}
 		if errors.Is(err, strimzi.ErrNotResolvable) {
 			return knative.Unresolvable("%s", strings.TrimPrefix(err.Error(), strimzi.ErrNotResolvable.Error()+": "))
 		}

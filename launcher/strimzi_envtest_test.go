@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -638,10 +639,17 @@ func setStrimziStatus(t *testing.T, gvk schema.GroupVersionKind, ns, name string
 // with a message that has want, Pending, with no Job.
 func waitWaitingForCluster(t *testing.T, rr *v1alpha1.ReplayRequest, want string) {
 	t.Helper()
-	eventually(t, 30*time.Second, "waiting for the cluster: "+want, func() error {
+	waitWaitingFor(t, rr, state.ReasonWaitingForCluster, want)
+}
+
+// waitWaitingFor waits for a request to wait with reason, with a message
+// that has want, Pending, with no Job and nothing resolved in status.
+func waitWaitingFor(t *testing.T, rr *v1alpha1.ReplayRequest, reason, want string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "waiting ("+reason+"): "+want, func() error {
 		cur := getRR(t, rr)
 		c := condition(cur, v1alpha1.ConditionAccepted)
-		if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != state.ReasonWaitingForCluster || !strings.Contains(c.Message, want) ||
+		if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != reason || !strings.Contains(c.Message, want) || cur.Status.Resolved != nil ||
 			cur.Status.Phase != v1alpha1.PhasePending || cur.Status.JobName != "" || cur.Status.ResolvedKafka != nil {
 			return fmt.Errorf("status %+v", cur.Status)
 		}
@@ -805,5 +813,98 @@ func TestEnvtestStrimziClusterInAnotherNamespace(t *testing.T) {
 		if msg := waitClusterRefNotResolved(t, rr); !strings.Contains(msg, tc.want) {
 			t.Errorf("%s: refusal says %q, want %q", tc.name, msg, tc.want)
 		}
+	}
+}
+
+// connectorBehind makes a sink KafkaConnector whose spec has changed since
+// Strimzi's operator last wrote its status (generation 2, status of 1), as
+// right after a replay restored its spec.state.
+func connectorBehind(t *testing.T, ns, name, typ string) {
+	t.Helper()
+	strimziConnector(t, ns, name, "my-connect", map[string]any{"class": "org.example.Sink", "state": "paused", "config": map[string]any{"topics": "orders"}}, typ, "PAUSED")
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(strimzi.KafkaConnectorGVK)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	if err := k8s.Patch(context.Background(), u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"state":"running"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	if u.GetGeneration() != 2 {
+		t.Fatalf("%s: generation %d after a spec change, want 2", name, u.GetGeneration())
+	}
+}
+
+// A KafkaConnector consumerRef whose status is behind its spec waits
+// (Accepted Unknown, WaitingForConnector), saying for what, and goes on
+// when the operator writes its status: the status write is a watch event
+// that wakes the request (the only timer is the 5m deadline, far beyond
+// the test's waits). A source connector, even behind, is refused at once.
+func TestEnvtestStrimziWaitsForConnector(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	opts := testOptions()
+	opts.StartTimeout = 5 * time.Minute
+	startLauncher(t, opts, 2)
+	strimziCluster(t, ns)
+	strimziUser(t, ns, "my-user", "my-cluster", "scram-sha-512")
+	grantSecret(t, ns, "bob", "my-user")
+	strimziConnect(t, ns, "my-connect", "my-cluster-kafka-bootstrap."+ns+".svc:9092", true)
+	connectorBehind(t, ns, "orders-sink", "sink")
+
+	rr := connectorRequest(ns, "after-restore", "orders-sink")
+	create(t, rr)
+	waitWaitingFor(t, rr, state.ReasonWaitingForConnector, "waiting for Strimzi's operator: KafkaConnector orders-sink: status.observedGeneration 1 is behind metadata.generation 2")
+	if cur := getRR(t, rr); cur.Status.ResolvedKafka != nil {
+		t.Fatalf("status.resolvedKafka stored while waiting, before Accepted: %+v", cur.Status.ResolvedKafka)
+	}
+	if m := waitingGauge(t)[state.ReasonWaitingForConnector]; m < 1 {
+		t.Errorf("kafkareplay_requests_waiting{reason=WaitingForConnector} = %v while a request waits for its connector", m)
+	}
+	setStrimziStatus(t, strimzi.KafkaConnectorGVK, ns, "orders-sink", map[string]any{"connectorStatus": map[string]any{
+		"name": "orders-sink", "type": "sink", "connector": map[string]any{"state": "RUNNING", "worker_id": "10.0.0.1:8083"},
+	}})
+	job := waitJob(t, rr)
+	if env := testutil.RunnerEnv(job); env[config.EnvGroup] != "connect-orders-sink" || env[config.EnvTopics] != "orders" {
+		t.Fatalf("Job env %v", env)
+	}
+	if c := condition(getRR(t, rr), v1alpha1.ConditionAccepted); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Accepted %+v", c)
+	}
+
+	connectorBehind(t, ns, "source-behind", "source")
+	src := connectorRequest(ns, "source", "source-behind")
+	create(t, src)
+	if msg := waitRefused(t, src, state.ReasonConsumerRefNotResolved); !strings.Contains(msg, "KafkaConnector source-behind is a source connector") {
+		t.Fatalf("refusal says %q", msg)
+	}
+	missing := connectorRequest(ns, "missing", "nope")
+	create(t, missing)
+	if msg := waitRefused(t, missing, state.ReasonConsumerRefNotResolved); !strings.Contains(msg, "KafkaConnector nope does not exist") {
+		t.Fatalf("refusal says %q", msg)
+	}
+}
+
+// The connector's wait is bounded by the launcher's start timeout from the
+// request's creation: then it fails ConsumerRefNotResolved with what it
+// waited for, nothing run.
+func TestEnvtestStrimziConnectorWaitTimesOut(t *testing.T) {
+	env(t)
+	installStrimzi(t)
+	ns := newNamespace(t, nil)
+	opts := testOptions()
+	opts.StartTimeout = 2 * time.Second
+	startLauncher(t, opts, 2)
+	strimziCluster(t, ns)
+	strimziUser(t, ns, "my-user", "my-cluster", "scram-sha-512")
+	grantSecret(t, ns, "bob", "my-user")
+	strimziConnect(t, ns, "my-connect", "my-cluster-kafka-bootstrap."+ns+".svc:9092", true)
+	connectorBehind(t, ns, "orders-sink", "sink")
+	rr := connectorRequest(ns, "never-current", "orders-sink")
+	create(t, rr)
+	msg := waitRefused(t, rr, state.ReasonConsumerRefNotResolved)
+	if !strings.Contains(msg, "KafkaConnector orders-sink: status.observedGeneration 1 is behind metadata.generation 2") ||
+		!strings.Contains(msg, "waited 2s from the request's creation (the launcher's --start-timeout) for Strimzi's operator") {
+		t.Fatalf("refusal says %q", msg)
 	}
 }

@@ -167,3 +167,38 @@ func TestUnitClusterRefSpec(t *testing.T) {
 		t.Fatalf("ValidateSpec: %v", err)
 	}
 }
+
+// strimziWaitKeys: a request not yet accepted is indexed by its Kafka (of
+// clusterRef.namespace when given), its KafkaUser and its KafkaConnector
+// consumerRef, in the request's namespace; an accepted or finished one, or
+// one without a clusterRef, by nothing.
+func TestUnitStrimziWaitKeys(t *testing.T) {
+	mk := func(user, connector, kafkaNS string) *v1alpha1.ReplayRequest {
+		rr := &v1alpha1.ReplayRequest{}
+		rr.Namespace = "team"
+		rr.Spec.Kafka.ClusterRef = &v1alpha1.StrimziClusterRef{Name: "my-cluster", Listener: "tls", User: user, Namespace: kafkaNS}
+		if connector != "" {
+			rr.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: v1alpha1.ConsumerRefKafkaConnector, Name: connector}
+		}
+		return rr
+	}
+	accepted := mk("u", "sink", "")
+	accepted.Status.ResolvedTarget = "2026-01-01T00:00:00Z"
+	noRef := mk("", "", "")
+	noRef.Spec.Kafka.ClusterRef = nil
+	for _, tc := range []struct {
+		name string
+		rr   *v1alpha1.ReplayRequest
+		want string
+	}{
+		{"kafka", mk("", "", ""), "Kafka/team/my-cluster"},
+		{"kafka elsewhere and user", mk("u", "", "kafka"), "Kafka/kafka/my-cluster KafkaUser/team/u"},
+		{"connector", mk("u", "sink", ""), "Kafka/team/my-cluster KafkaUser/team/u KafkaConnector/team/sink"},
+		{"accepted", accepted, ""},
+		{"no clusterRef", noRef, ""},
+	} {
+		if got := strings.Join(strimziWaitKeys(tc.rr), " "); got != tc.want {
+			t.Errorf("%s: keys %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

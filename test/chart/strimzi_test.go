@@ -9,8 +9,8 @@ import (
 )
 
 // launcher.strimzi: on by default, the ClusterRole grants get on Strimzi's
-// kinds, list and watch on kafkas and kafkausers, and patch on
-// kafkaconnectors only; enabled false leaves out every
+// kinds, list and watch on kafkas, kafkausers and kafkaconnectors, and
+// patch on kafkaconnectors only; enabled false leaves out every
 // Strimzi rule and only those, and the launcher is told.
 func TestRenderStrimziSwitch(t *testing.T) {
 	render2 := launcherRulesAndArgs
@@ -25,10 +25,18 @@ func TestRenderStrimziSwitch(t *testing.T) {
 		if isStrimzi(r) && slices.Contains(r.Verbs, "patch") && !slices.Equal(r.Resources, []string{"kafkaconnectors"}) {
 			t.Errorf("a Strimzi rule patches more than kafkaconnectors: %+v", r)
 		}
-		// The watches that wake a request waiting for its Kafka or
-		// KafkaUser (metadata only), and no more.
-		if isStrimzi(r) && (slices.Contains(r.Verbs, "list") || slices.Contains(r.Verbs, "watch")) && !slices.Equal(r.Resources, []string{"kafkas", "kafkausers"}) {
-			t.Errorf("a Strimzi rule lists or watches more than kafkas and kafkausers: %+v", r)
+		// The watches that wake a request waiting for its Kafka,
+		// KafkaUser or KafkaConnector (metadata only), and no more.
+		if isStrimzi(r) && (slices.Contains(r.Verbs, "list") || slices.Contains(r.Verbs, "watch")) &&
+			slices.ContainsFunc(r.Resources, func(s string) bool { return s != "kafkas" && s != "kafkausers" && s != "kafkaconnectors" }) {
+			t.Errorf("a Strimzi rule lists or watches more than kafkas, kafkausers and kafkaconnectors: %+v", r)
+		}
+	}
+	for _, want := range []string{"kafkas", "kafkausers", "kafkaconnectors"} {
+		if !slices.ContainsFunc(on, func(r rbacv1.PolicyRule) bool {
+			return isStrimzi(r) && slices.Contains(r.Resources, want) && slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch")
+		}) {
+			t.Errorf("default: no list and watch on %s", want)
 		}
 	}
 	if !slices.Contains(onArgs, "--strimzi=true") || slices.ContainsFunc(onArgs, func(a string) bool { return strings.HasPrefix(a, "--strimzi-cluster-namespaces") }) {

@@ -302,8 +302,9 @@ func playConnectOperator(ctx context.Context, f *flowEnv, ns, connector, deploy 
 				}
 			}
 			// Then, as Strimzi's operator does once it has reconciled a
-			// spec change, status.observedGeneration catches up (the
-			// launcher refuses a connector whose status is behind).
+			// spec change, status.observedGeneration catches up (until
+			// then the launcher holds a consumerRef to it,
+			// WaitingForConnector, up to its --start-timeout).
 			if og, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); og < u.GetGeneration() {
 				_ = unstructured.SetNestedField(u.Object, u.GetGeneration(), "status", "observedGeneration")
 				_ = f.cl.Status().Update(ctx, u)

@@ -36,6 +36,12 @@ const ReasonClusterRefNotResolved = "ClusterRefNotResolved"
 // reconciled yet: it waits for them, up to the launcher's start timeout.
 const ReasonWaitingForCluster = "WaitingForCluster"
 
+// ReasonWaitingForConnector is the Accepted condition's reason (Unknown) of
+// a request whose consumerRef is a KafkaConnector whose status Strimzi's
+// operator has not written for its current generation yet: it waits for
+// it, up to the launcher's start timeout.
+const ReasonWaitingForConnector = "WaitingForConnector"
+
 // Reasons of the Applying phase.
 const (
 	// ReasonPodWaiting: the runner pod has not started yet; the message

@@ -68,13 +68,22 @@ func ResolveConnector(name string, connector, connect, kafka *unstructured.Unstr
 	if connect.GetAnnotations()[UseConnectorResources] != "true" {
 		return res, unresolvable("%s: KafkaConnect %s does not have the annotation %s: \"true\", so the Strimzi operator manages no KafkaConnector of it (and could not stop this one for the replay)", what, cluster, UseConnectorResources)
 	}
-	if err := ready(connector, what); err != nil {
+	// A source connector is refused whatever its status's age: its type
+	// follows its class, which a replay would not change. Otherwise a
+	// status not yet written, or of an older generation (as right after a
+	// replay restored spec.state), is waited for; a current one that is
+	// not Ready is refused.
+	if typ, _, _ := unstructured.NestedString(connector.Object, "status", "connectorStatus", "type"); typ == "source" {
+		return res, unresolvable("%s is a source connector: its offsets are positions in the system it reads, kept by Kafka Connect, not a consumer group's; use Strimzi's own offsets management (Strimzi 0.44 and later): spec.alterOffsets or the %s annotation on the KafkaConnector (list, alter, reset)", what, connectorOffsetsAnnotation)
+	}
+	if err := current(connector, what); err != nil {
 		return res, err
+	}
+	if err := ready(connector, what); err != nil {
+		return res, unresolvable("%s", strings.TrimPrefix(err.Error(), ErrNotResolvable.Error()+": "))
 	}
 	switch typ, _, _ := unstructured.NestedString(connector.Object, "status", "connectorStatus", "type"); typ {
 	case "sink":
-	case "source":
-		return res, unresolvable("%s is a source connector: its offsets are positions in the system it reads, kept by Kafka Connect, not a consumer group's; use Strimzi's own offsets management (Strimzi 0.44 and later): spec.alterOffsets or the %s annotation on the KafkaConnector (list, alter, reset)", what, connectorOffsetsAnnotation)
 	case "":
 		return res, unresolvable("%s: status.connectorStatus.type is empty: Kafka Connect has not reported whether it is a sink connector yet", what)
 	default:

@@ -75,3 +75,38 @@ func TestResolveConnector(t *testing.T) {
 		})
 	}
 }
+
+// A connector whose status Strimzi's operator has not written yet, or
+// wrote for an older generation, is ErrNotReady (the launcher waits); a
+// source connector, whatever its status's age, and a current status that is
+// not Ready, are refused at once (ErrNotResolvable alone).
+func TestResolveConnectorNotCurrent(t *testing.T) {
+	sink := map[string]any{"topics": "orders"}
+	behind := func(typ string) *unstructured.Unstructured {
+		u := connectorObj(map[string]any{"config": sink}, map[string]any{"connectorStatus": map[string]any{"type": typ}})
+		u.SetGeneration(3)
+		u.Object["status"].(map[string]any)["observedGeneration"] = int64(2)
+		return u
+	}
+	noStatus := connectorObj(map[string]any{"config": sink}, nil)
+	delete(noStatus.Object, "status")
+	notReady := connectorObj(map[string]any{"config": sink}, map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "False", "reason": "Failed"}}})
+	for _, tc := range []struct {
+		name  string
+		obj   *unstructured.Unstructured
+		wait  bool
+		error string
+	}{
+		{"behind", behind("sink"), true, "status.observedGeneration 2 is behind metadata.generation 3"},
+		{"no status", noStatus, true, "KafkaConnector sink has no status yet"},
+		{"a source connector behind", behind("source"), false, "is a source connector"},
+		{"current, not ready", notReady, false, "KafkaConnector sink is not ready (status.conditions Ready is False: Failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ResolveConnector("sink", tc.obj, connectObj("my-cluster-kafka-bootstrap.kafka.svc:9092"), kafka(), "my-cluster")
+			if !errors.Is(err, ErrNotResolvable) || errors.Is(err, ErrNotReady) != tc.wait || !strings.Contains(err.Error(), tc.error) {
+				t.Fatalf("error %v (ErrNotReady %v), want wait=%v with %q", err, errors.Is(err, ErrNotReady), tc.wait, tc.error)
+			}
+		})
+	}
+}

@@ -75,7 +75,8 @@ func unresolvable(format string, args ...any) error {
 // ErrNotReady marks the clusterRef refusals that the Strimzi operator mends
 // by itself: a Kafka or KafkaUser not Ready yet, or of an older generation,
 // or without the status values it writes once it has reconciled (the
-// cluster's ID, the listener's servers, the user's Secret and name). Such an
+// cluster's ID, the listener's servers, the user's Secret and name), and a
+// KafkaConnector whose status is absent or of an older generation. Such an
 // error is also ErrNotResolvable, so that a caller that does not wait
 // refuses it as before; the launcher waits for the objects to change
 // instead, up to its start timeout.
@@ -369,6 +370,21 @@ func ready(obj *unstructured.Unstructured, what string) error {
 		reason, _ := m["reason"].(string)
 		msg, _ := m["message"].(string)
 		return notReady("%s is not ready (status.conditions Ready is %v: %s %s)", what, m["status"], reason, state.Truncate(msg, 256))
+	}
+	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	if observed < obj.GetGeneration() {
+		return notReady("%s: status.observedGeneration %d is behind metadata.generation %d: the Strimzi operator has not reconciled its latest spec yet", what, observed, obj.GetGeneration())
+	}
+	return nil
+}
+
+// current is ErrNotReady while a Strimzi resource's status is absent or
+// of an older generation than its spec: its operator has not reconciled
+// its latest spec yet.
+func current(obj *unstructured.Unstructured, what string) error {
+	st, ok, _ := unstructured.NestedMap(obj.Object, "status")
+	if !ok || len(st) == 0 {
+		return notReady("%s has no status yet: the Strimzi operator has not reconciled it", what)
 	}
 	observed, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
 	if observed < obj.GetGeneration() {
