@@ -55,6 +55,11 @@ MVN           ?= mvn
 STRIMZI_VERSION ?= 1.2.0
 STRIMZI_DIR     := $(CACHE_DIR)/strimzi-$(STRIMZI_VERSION)
 STRIMZI_CRDS    := $(STRIMZI_DIR)/crds
+# A real Kafka Streams application (test/kafka/streamsapp): kafka-streams and
+# its dependencies from Maven, and the application compiled with javac, into
+# one directory keyed by version; remade when its pom or source changes.
+STREAMS_APP_DIR := $(CACHE_DIR)/streams-app-$(KAFKA_VERSION)
+STREAMS_APP     := $(STREAMS_APP_DIR)/classes/ReplayStreamsApp.class
 # make demo runs on embedded kfake; KAFKA=apache runs it on Apache Kafka
 # (the tests' harness, from KAFKA_LIBS).
 KAFKA ?= kfake
@@ -105,9 +110,9 @@ test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no clus
 # The second run is the same suite on Apache Kafka; -p 1 because each test
 # binary starts its own JVM brokers, one binary at a time on 2 cores.
 .PHONY: test-runner
-test-runner: $(KAFKA_JARS) ## Runner: unit tests and the integration suite through real librdkafka, on a 3-broker kfake cluster and then on a 3-node Apache Kafka 4.4 (with the differential test against kafka-consumer-groups.sh); the Apache Kafka harness.
+test-runner: $(KAFKA_JARS) $(STREAMS_APP) ## Runner: unit tests and the integration suite through real librdkafka, on a 3-broker kfake cluster and then on a 3-node Apache Kafka 4.4 (with the differential tests against Kafka's tools, and a real Kafka Streams application); the Apache Kafka harness.
 	$(GO) test -count=1 -timeout 15m ./runner/... ./test/kafka/...
-	KAFKA_REPLAY_TEST_APACHE=$(KAFKA_LIBS) $(GO) test -count=1 -p 1 -timeout 25m ./runner/ ./test/kafka/
+	KAFKA_REPLAY_TEST_APACHE=$(KAFKA_LIBS) KAFKA_REPLAY_TEST_STREAMS_APP=$(STREAMS_APP_DIR) $(GO) test -count=1 -p 1 -timeout 25m ./runner/ ./test/kafka/
 
 .PHONY: kafka-jars
 kafka-jars: $(KAFKA_JARS) ## Fetch (once, cached) Apache Kafka's broker and tools jars from Maven Central into KAFKA_LIBS.
@@ -116,6 +121,13 @@ kafka-jars: $(KAFKA_JARS) ## Fetch (once, cached) Apache Kafka's broker and tool
 # never leaves a classpath that looks complete.
 $(KAFKA_JARS):
 	rm -rf $(KAFKA_LIBS).tmp && $(MVN) -q -B -Dstyle.color=never -f test/kafka/apache/pom.xml -Dkafka.version=$(KAFKA_VERSION) -Dmaven.repo.local=$(CACHE_DIR)/m2 dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(KAFKA_LIBS).tmp && rm -rf $(KAFKA_LIBS) && mv $(KAFKA_LIBS).tmp $(KAFKA_LIBS)
+
+.PHONY: kafka-streams-app
+kafka-streams-app: $(STREAMS_APP) ## Fetch kafka-streams from Maven Central and compile the tests' Kafka Streams application with javac (once, cached) into STREAMS_APP_DIR.
+
+# Built in a fresh directory then renamed, as KAFKA_LIBS is.
+$(STREAMS_APP): test/kafka/streamsapp/pom.xml test/kafka/streamsapp/ReplayStreamsApp.java
+	rm -rf $(STREAMS_APP_DIR).tmp && $(MVN) -q -B -Dstyle.color=never -f test/kafka/streamsapp/pom.xml -Dkafka.version=$(KAFKA_VERSION) -Dmaven.repo.local=$(CACHE_DIR)/m2 dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(STREAMS_APP_DIR).tmp/libs && javac -Xlint:all -Werror -d $(STREAMS_APP_DIR).tmp/classes -cp '$(STREAMS_APP_DIR).tmp/libs/*' test/kafka/streamsapp/ReplayStreamsApp.java && rm -rf $(STREAMS_APP_DIR) && mv $(STREAMS_APP_DIR).tmp $(STREAMS_APP_DIR)
 
 .PHONY: bench
 bench: $(KAFKA_JARS) ## Benchmarks: plan+commit for 1,000 and 10,000 partitions on kfake; then on Apache Kafka the runner against kafka-consumer-groups and a franz-go tool, in alternating rounds; requests by kind, wall time, CPU, peak memory.

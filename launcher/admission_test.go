@@ -153,6 +153,14 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 		{"groupSelector without include", []edit{{"group", nil}, {"groupSelector", map[string]any{"include": []any{}}}}, "spec.groupSelector.include", "at least 1 items"},
 		{"groups listed twice", []edit{{"group", nil}, {"groups", []any{"a", "a"}}}, "spec.groups[1]", "Duplicate value"},
 		{"groups over 500", []edit{{"group", nil}, {"groups", manyGroups(501)}}, "spec.groups", "at most 500 items"},
+		// Deleting internal topics: a streams group's, stated or found.
+		{"deleteAllInternalTopics of a classic group", []edit{{"groupType", "Classic"}, {"deleteAllInternalTopics", true}}, "spec.deleteAllInternalTopics", "only a streams group has internal topics to delete"},
+		{"deleteAllInternalTopics of a consumer group", []edit{{"groupType", "Consumer"}, {"deleteAllInternalTopics", true}}, "spec.deleteAllInternalTopics", "only a streams group has internal topics to delete"},
+		{"deleteAllInternalTopics of a share group", []edit{{"groupType", "Share"}, {"deleteAllInternalTopics", true}}, "spec.deleteAllInternalTopics", "only a streams group has internal topics to delete"},
+		{"deleteAllInternalTopics in an undo", []edit{{"topics", nil}, {"target", map[string]any{"undoOf": "app-reset"}}, {"deleteAllInternalTopics", true}}, "spec.deleteAllInternalTopics", "cannot recreate deleted topics"},
+		{"deleteAllInternalTopics of a consumerRef", []edit{{"kafka", nil}, {"group", nil}, {"topics", nil}, {"consumerRef", map[string]any{"kind": "Trigger", "name": "orders"}}, {"deleteAllInternalTopics", true}}, "spec.deleteAllInternalTopics", "never a streams group"},
+		{"deleteAllInternalTopics of several groups", []edit{{"group", nil}, {"groups", []any{"a", "b"}}, {"deleteAllInternalTopics", true}}, "spec.deleteAllInternalTopics", "deletes the internal topics of one streams group"},
+		{"deleteAllInternalTopics not a bool", []edit{{"deleteAllInternalTopics", "yes"}}, "spec.deleteAllInternalTopics", "must be of type boolean"},
 	}
 	if len(cases) < 25 {
 		t.Fatalf("only %d cases", len(cases))
@@ -185,6 +193,32 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 				t.Fatalf("error does not name %q with %q:\n%s", c.field, c.msg, msg)
 			}
 		})
+	}
+}
+
+// deleteAllInternalTopics is admitted with groupType Streams, Auto or
+// unset, in a dry run and with approval: Manual too: a dry run lists the
+// topics and deletes none, and a Manual request shows them in its plan.
+func TestEnvtestAdmissionDeleteAllInternalTopics(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+	for i, edits := range []map[string]any{
+		{"groupType": "Streams"},
+		{"groupType": "Auto"},
+		{},
+		{"groupType": "Streams", "dryRun": true},
+		{"groupType": "Streams", "approval": "Manual"},
+	} {
+		m := manifest(ns, fmt.Sprintf("deleting-%d", i))
+		set(m, "deleteAllInternalTopics", true)
+		for k, v := range edits {
+			set(m, k, v)
+		}
+		obj := &unstructured.Unstructured{Object: m}
+		if err := k8s.Create(ctx, obj, clientStrict()); err != nil {
+			t.Errorf("%v refused: %v", edits, err)
+		}
 	}
 }
 

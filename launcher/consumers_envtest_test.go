@@ -633,3 +633,48 @@ func TestEnvtestConsumersKEDAOff(t *testing.T) {
 	waitRestored(t, viaScale, state.ReasonRestored)
 	waitReplicas(t, dep, 2)
 }
+
+// A way of pausing that cannot be a member of the stated kind of group
+// (pauseKindErrors) fails the request when the launcher accepts it, with
+// reason InvalidInput naming the field and the kind, before anything is
+// paused or run: a KafkaSource and a KafkaConnector among the consumers of
+// a streams or share group, and a Knative consumerRef of one. The
+// Deployment listed beside them keeps its replicas.
+func TestEnvtestPauseKindRefusedAtAcceptance(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	startLauncher(t, testOptions(), 2)
+	dep := makeDeployment(t, ns, "app", 3, nil)
+	source := consumerRequest(ns, "streams-source", "app", deploymentRef("app"), v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerKafkaSource, Name: "src"})
+	source.Spec.GroupType = v1alpha1.GroupType("Streams")
+	connector := consumerRequest(ns, "share-connector", "shared", v1alpha1.ConsumerRef{Kind: v1alpha1.ConsumerKafkaConnector, Name: "sink"})
+	connector.Spec.GroupType = v1alpha1.GroupType("Share")
+	ref := testutil.MakeRequest(ns, "share-trigger").ShiftBy(-10).Obj()
+	ref.Spec.Kafka, ref.Spec.Group, ref.Spec.Topics = v1alpha1.KafkaConnection{}, "", nil
+	ref.Spec.ConsumerRef = &v1alpha1.KnativeRef{Kind: "Trigger", Name: "orders"}
+	ref.Spec.GroupType = v1alpha1.GroupType("Share")
+	for _, tc := range []struct {
+		rr   *v1alpha1.ReplayRequest
+		says string
+	}{
+		{source, "consumers[1]: KafkaSource src consumes through a consumer group, never a Streams group (groupType: Streams)"},
+		{connector, "consumers[0]: KafkaConnector sink consumes through a consumer group, never a Share group (groupType: Share)"},
+		{ref, "consumerRef: a Knative Trigger consumes through a consumer group, never a Share group (groupType: Share)"},
+	} {
+		create(t, tc.rr)
+		cur := waitPhase(t, tc.rr, v1alpha1.PhaseFailed)
+		c := condition(cur, v1alpha1.ConditionSucceeded)
+		if c.Reason != string(report.ReasonInvalidInput) || !strings.Contains(c.Message, tc.says) {
+			t.Errorf("%s: Succeeded %s %q, want InvalidInput saying %q", tc.rr.Name, c.Reason, c.Message, tc.says)
+		}
+		if a := condition(cur, v1alpha1.ConditionAccepted); a.Status != metav1.ConditionFalse {
+			t.Errorf("%s: Accepted %+v", tc.rr.Name, a)
+		}
+		if cur.Status.JobName != "" || len(cur.Status.Consumers) != 0 {
+			t.Errorf("%s: something ran: job %q, consumers %+v", tc.rr.Name, cur.Status.JobName, cur.Status.Consumers)
+		}
+	}
+	if n := replicasOf(t, dep); n != 3 {
+		t.Errorf("the Deployment beside the refused KafkaSource has %d replicas, want 3", n)
+	}
+}

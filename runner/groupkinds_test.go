@@ -1,8 +1,10 @@
 package runner_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -340,46 +342,9 @@ func TestStreamsGroupDeletesInternalTopics(t *testing.T) {
 	}
 	c := seeded(t)
 	ctx := testCtx(t)
-	internal := []string{"-agg-changelog", "-rekey-repartition", "-store-changelog"}
-	decoy := "-other-changelog"
-	setup := func(t *testing.T, g string) {
-		t.Helper()
-		for _, s := range append(internal, decoy) {
-			if err := c.CreateTopic(ctx, g+s, partitions); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// As a Kafka Streams application describes a topology that
-		// re-keys its input into a repartition topic and aggregates it:
-		// the repartition topic is a repartition source, not a source
-		// topic, of the subtopology that reads it.
-		// A changelog's partition count is the broker's to derive.
-		changelog := func(topic string) kmsg.TopicInfo { return kmsg.TopicInfo{Topic: topic} }
-		repartition := func(topic string) kmsg.TopicInfo { return kmsg.TopicInfo{Topic: topic, NumPartitions: partitions} }
-		m, err := c.JoinStreamsTopology(ctx, g, g+"-app", []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{
-			{SubtopologyID: "0", SourceTopics: []string{topic}, RepartitionSinkTopics: []string{g + "-rekey-repartition"}, StateChangelogTopics: []kmsg.TopicInfo{changelog(g + "-store-changelog")}},
-			{SubtopologyID: "1", RepartitionSourceTopics: []kmsg.TopicInfo{repartition(g + "-rekey-repartition")}, StateChangelogTopics: []kmsg.TopicInfo{changelog(g + "-agg-changelog")}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Leave()
-		commitAll(t, c, g, topic, partitions, committed)
-	}
-	left := func(t *testing.T, g string) []string {
-		t.Helper()
-		all, err := c.Topics(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, s := range append(internal, decoy) {
-			if all[g+s] {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
+	internal, decoy := streamsInternal, streamsDecoy
+	setup := func(t *testing.T, g string) { setupStreamsApp(t, c, g) }
+	left := func(t *testing.T, g string) []string { return internalLeft(t, c, g) }
 	tool, runner := "streams-del-tool", "streams-del-runner"
 	setup(t, tool)
 	setup(t, runner)
@@ -437,4 +402,182 @@ func TestStreamsGroupDeletesInternalTopics(t *testing.T) {
 	if !strings.Contains(o.result.Error, "--delete-all-internal-topics") || !strings.Contains(o.result.Error, "not a streams group") {
 		t.Errorf("on a consumer group: %q", o.result.Error)
 	}
+}
+
+// The internal topics (after the group's name) of the topology
+// setupStreamsApp describes, and a topic named like one that it does not
+// name.
+var (
+	streamsInternal = []string{"-agg-changelog", "-rekey-repartition", "-store-changelog"}
+	streamsDecoy    = "-other-changelog"
+)
+
+// setupStreamsApp makes streams group g as a Kafka Streams application
+// that re-keys the input topic into a repartition topic and aggregates it
+// describes it, creates its internal topics and the decoy, and commits on
+// the input topic once the member has left.
+func setupStreamsApp(t *testing.T, c *kafkatest.Cluster, g string) {
+	t.Helper()
+	ctx := testCtx(t)
+	for _, s := range append(slices.Clone(streamsInternal), streamsDecoy) {
+		if err := c.CreateTopic(ctx, g+s, partitions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The repartition topic is a repartition source, not a source topic,
+	// of the subtopology that reads it. A changelog's partition count is
+	// the broker's to derive.
+	changelog := func(topic string) kmsg.TopicInfo { return kmsg.TopicInfo{Topic: topic} }
+	repartition := func(topic string) kmsg.TopicInfo { return kmsg.TopicInfo{Topic: topic, NumPartitions: partitions} }
+	m, err := c.JoinStreamsTopology(ctx, g, g+"-app", []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{
+		{SubtopologyID: "0", SourceTopics: []string{topic}, RepartitionSinkTopics: []string{g + "-rekey-repartition"}, StateChangelogTopics: []kmsg.TopicInfo{changelog(g + "-store-changelog")}},
+		{SubtopologyID: "1", RepartitionSourceTopics: []kmsg.TopicInfo{repartition(g + "-rekey-repartition")}, StateChangelogTopics: []kmsg.TopicInfo{changelog(g + "-agg-changelog")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Leave()
+	commitAll(t, c, g, topic, partitions, committed)
+}
+
+// internalLeft are the internal topics and the decoy of g's topology that
+// exist, by their suffixes.
+func internalLeft(t *testing.T, c *kafkatest.Cluster, g string) []string {
+	t.Helper()
+	all, err := c.Topics(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range append(slices.Clone(streamsInternal), streamsDecoy) {
+		if all[g+s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestStreamsGroupPlanDeletesInternalTopics: a dry run with
+// --delete-all-internal-topics lists the topics in its plan, whose digest
+// binds them (it differs from the digest of the same plan without them),
+// and that plan applied with plan: deletes exactly those, as Kafka's tool
+// deletes them for a group of the same topology. The plan is refused
+// without the flag and the flag without such a plan; a plan whose list
+// was edited (the input topic added) is refused with nothing deleted; and
+// a plan made before the application changed its topology (one more
+// changelog) is PlanStale, with nothing committed or deleted.
+func TestStreamsGroupPlanDeletesInternalTopics(t *testing.T) {
+	libs := os.Getenv(kafkatest.ApacheEnv)
+	if testing.Short() || libs == "" {
+		t.Skip("needs Apache Kafka's tools (" + kafkatest.ApacheEnv + ")")
+	}
+	c := seeded(t)
+	ctx := testCtx(t)
+	tool, g := "streams-plan-tool", "streams-plan-runner"
+	setupStreamsApp(t, c, tool)
+	setupStreamsApp(t, c, g)
+	var planned []string
+	for _, s := range streamsInternal {
+		planned = append(planned, g+s)
+	}
+
+	base := []string{"--group", g, "--to", "earliest", "--dry-run"}
+	keeping := run(t, c, base...).mustCode(t, report.ExitOK)
+	deleting := run(t, c, append(base, "--delete-all-internal-topics")...).mustCode(t, report.ExitOK)
+	if it := deleting.result.InternalTopics; it == nil || !slices.Equal(it.Planned, planned) {
+		t.Fatalf("the plan's internal topics %+v, want %q", deleting.result.InternalTopics, planned)
+	}
+	if deleting.result.Plan == keeping.result.Plan || deleting.result.Plan != deleting.result.Digest() {
+		t.Fatalf("digests: keeping %s, deleting %s (recomputed %s): the deletion is not bound", keeping.result.Plan, deleting.result.Plan, deleting.result.Digest())
+	}
+	if !hasWarning(deleting.result, "cannot recreate deleted topics") {
+		t.Errorf("the plan does not say an undo cannot bring the topics back: %q", deleting.result.Warnings)
+	}
+	plan, keepPlan := saveResult(t, deleting, true), saveResult(t, keeping, false)
+
+	for name, args := range map[string][]string{
+		"the plan without the flag":       {"--group", g, "--to", "plan:" + plan},
+		"the flag with a plan without it": {"--group", g, "--to", "plan:" + keepPlan, "--delete-all-internal-topics"},
+	} {
+		o := run(t, c, args...).mustCode(t, report.ExitInvalidInput)
+		if !strings.Contains(o.result.Error, "--delete-all-internal-topics") {
+			t.Errorf("%s: %q does not name the flag", name, o.result.Error)
+		}
+	}
+	// An edited list: the input topic added, the digest kept.
+	var edited report.Result
+	if err := json.Unmarshal([]byte(deleting.resultRaw), &edited); err != nil {
+		t.Fatal(err)
+	}
+	edited.InternalTopics.Planned = append(edited.InternalTopics.Planned, topic)
+	b, err := json.Marshal(&edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := run(t, c, "--group", g, "--to", "plan:"+writeTemp(t, b), "--delete-all-internal-topics").mustCode(t, report.ExitInvalidInput)
+	if !strings.Contains(o.result.Error, "do not match its plan digest") {
+		t.Errorf("an edited list: %q", o.result.Error)
+	}
+	if all, err := c.Topics(ctx); err != nil || !all[topic] || len(internalLeft(t, c, g)) != len(streamsInternal)+1 {
+		t.Fatalf("refused runs deleted topics: %v, %q left", err, internalLeft(t, c, g))
+	}
+
+	code, out := groupTool(t, libs, streamsGroupCommand, "--bootstrap-server", c.Bootstrap(), "--group", tool, "--reset-offsets", "--to-earliest", "--all-input-topics", "--execute", "--delete-all-internal-topics")
+	if code != 0 {
+		t.Fatalf("Kafka's tool: exit %d\n%s", code, out)
+	}
+	applied := run(t, c, "--group", g, "--to", "plan:"+plan, "--delete-all-internal-topics", "--run-id", "apply-deleting").mustCode(t, report.ExitOK)
+	if it := applied.result.InternalTopics; it == nil || !slices.Equal(it.Planned, planned) || !slices.Equal(it.Deleted, planned) || applied.result.Plan != deleting.result.Plan {
+		t.Fatalf("applied: internal topics %+v, plan %s; want %q deleted under plan %s", applied.result.InternalTopics, applied.result.Plan, planned, deleting.result.Plan)
+	}
+	assertMatchesKafka(t, c, applied.result)
+	for {
+		byTool, byRunner := internalLeft(t, c, tool), internalLeft(t, c, g)
+		if slices.Equal(byTool, byRunner) && slices.Equal(byRunner, []string{streamsDecoy}) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("left after Kafka's tool %q, after the plan %q; want only %q", byTool, byRunner, streamsDecoy)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if a, b := offsetsOf(t, c, tool), offsetsOf(t, c, g); !equalMaps(a, b) {
+		t.Errorf("offsets: Kafka's tool %v, the plan %v", a, b)
+	}
+
+	// Stale: planned, then the application's topology changes (a third
+	// subtopology with a changelog of its own) before the apply.
+	stale := "streams-plan-stale"
+	setupStreamsApp(t, c, stale)
+	dry := run(t, c, "--group", stale, "--to", "earliest", "--dry-run", "--delete-all-internal-topics").mustCode(t, report.ExitOK)
+	before := offsetsOf(t, c, stale)
+	m, err := c.JoinStreamsTopologyAt(ctx, stale, stale+"-app", 1, []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{
+		{SubtopologyID: "0", SourceTopics: []string{topic}, RepartitionSinkTopics: []string{stale + "-rekey-repartition"}, StateChangelogTopics: []kmsg.TopicInfo{{Topic: stale + "-store-changelog"}}},
+		{SubtopologyID: "1", RepartitionSourceTopics: []kmsg.TopicInfo{{Topic: stale + "-rekey-repartition", NumPartitions: partitions}}, StateChangelogTopics: []kmsg.TopicInfo{{Topic: stale + "-agg-changelog"}}},
+		{SubtopologyID: "2", SourceTopics: []string{topic}, StateChangelogTopics: []kmsg.TopicInfo{{Topic: stale + "-count-changelog"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Leave()
+	o = run(t, c, "--group", stale, "--to", "plan:"+saveResult(t, dry, false), "--delete-all-internal-topics").mustCode(t, report.ExitRefused)
+	if o.result.Reason != report.ReasonPlanStale || !strings.Contains(o.result.Error, stale+"-count-changelog") || !strings.Contains(o.result.Error, "nothing was committed or deleted") {
+		t.Errorf("a plan of the old topology: %s %q, want PlanStale naming the new changelog", o.result.Reason, o.result.Error)
+	}
+	if got := offsetsOf(t, c, stale); !equalMaps(got, before) {
+		t.Errorf("a stale plan moved offsets: %v, were %v", got, before)
+	}
+	if got := internalLeft(t, c, stale); len(got) != len(streamsInternal)+1 {
+		t.Errorf("a stale plan deleted topics: %q left", got)
+	}
+}
+
+func writeTemp(t *testing.T, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

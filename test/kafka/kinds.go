@@ -70,6 +70,13 @@ func (c *Cluster) JoinStreams(ctx context.Context, group, clientID string, topic
 // its topology (repartition and changelog topics included), as a Kafka
 // Streams application describes its own.
 func (c *Cluster) JoinStreamsTopology(ctx context.Context, group, clientID string, subs []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) (*Member, error) {
+	return c.JoinStreamsTopologyAt(ctx, group, clientID, 0, subs)
+}
+
+// JoinStreamsTopologyAt is JoinStreamsTopology with the topology's epoch:
+// an application whose topology changed describes it with a higher epoch,
+// and the coordinator then replaces the group's.
+func (c *Cluster) JoinStreamsTopologyAt(ctx context.Context, group, clientID string, epoch int32, subs []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) (*Member, error) {
 	coord, err := c.coordinator(ctx, group)
 	if err != nil {
 		return nil, err
@@ -89,7 +96,7 @@ func (c *Cluster) JoinStreamsTopology(ctx context.Context, group, clientID strin
 	req.ProcessID = &process
 	// Joining, the broker wants the tasks as empty lists, not absent.
 	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	req.Topology = &kmsg.StreamsGroupHeartbeatRequestTopology{Subtopologies: subs}
+	req.Topology = &kmsg.StreamsGroupHeartbeatRequestTopology{Epoch: epoch, Subtopologies: subs}
 	resp, err := beat(ctx, b, req)
 	if err != nil {
 		cl.Close()

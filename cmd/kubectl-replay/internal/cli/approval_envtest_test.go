@@ -1,18 +1,23 @@
 package cli_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
 	"github.com/kafka-replay/kafka-replay/launcher"
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
+	"github.com/kafka-replay/kafka-replay/runner/config"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
@@ -179,4 +184,115 @@ func TestEnvtestManualApproveApplyUndo(t *testing.T) {
 	contains(t, "reject --wait", r.errOut, "replayrequest other failed: Rejected")
 	r = plugin(t, ns, operator, "approve", "other")
 	wantCode(t, "approve of a rejected request", r, exit.WrongState)
+}
+
+// TestEnvtestDeleteAllInternalTopics: create --delete-all-internal-topics
+// on a streams group, approval Manual. The planning Job runs with the
+// setting, and its plan's internal topics show in status.plan, plan and
+// describe before anyone approves; the digest of the same partitions
+// without them approves nothing; the approved apply Job runs with the
+// setting and its plan (its ConfigMap) carries the list; describe says
+// what was deleted, and that an undo cannot recreate it; the undo does
+// not delete again.
+func TestEnvtestDeleteAllInternalTopics(t *testing.T) {
+	env(t)
+	ns := newNamespace(t)
+	logs := testutil.NewRunnerLogs()
+	startLauncher(t, ns, logs)
+	servers := "kafka." + ns + ".svc:9092"
+	topics := []string{"orders-app-counts-changelog", "orders-app-rekey-repartition"}
+
+	r := plugin(t, ns, operator, "create", "app", "--bootstrap-servers", servers, "--group", "orders-app", "--group-type", "Streams",
+		"--to", "shift:-100", "--approval", "Manual", "--delete-all-internal-topics")
+	wantCode(t, "create", r, exit.OK)
+	pj := planJob(t, ns, "app")
+	if v := testutil.RunnerEnv(pj)[config.EnvDeleteAllInternalTopics]; v != "true" {
+		t.Errorf("planning Job: %s=%q", config.EnvDeleteAllInternalTopics, v)
+	}
+	plan := planResult("orders-app", 100, 300)
+	keeping := plan.Plan
+	plan.GroupType = "Streams"
+	plan.InternalTopics = &report.InternalTopics{Planned: topics}
+	plan.Plan = plan.Digest()
+	runJob(t, logs, pj, plan)
+	rr := waitPhase(t, ns, "app", v1alpha1.PhaseAwaitingApproval)
+	if rr.Status.Plan.Digest != plan.Plan || strings.Join(rr.Status.Plan.InternalTopics, ",") != strings.Join(topics, ",") {
+		t.Fatalf("status.plan %+v", rr.Status.Plan)
+	}
+	r = plugin(t, ns, viewer, "plan", "app")
+	wantCode(t, "plan", r, exit.OK)
+	contains(t, "plan", r.out, "Deletes internal topics once the offsets are moved: orders-app-counts-changelog, orders-app-rekey-repartition (an undo cannot recreate them)")
+	r = plugin(t, ns, viewer, "describe", "app")
+	contains(t, "describe", r.out, "Internal:     topics the plan deletes once the offsets are moved: orders-app-counts-changelog, orders-app-rekey-repartition; an undo cannot recreate them")
+
+	// The reviewer of the same partitions without the deletion approves
+	// nothing.
+	r = plugin(t, ns, operator, "approve", "app", "--digest", keeping)
+	wantCode(t, "approve with the digest of the plan without the topics", r, exit.WrongState)
+	r = plugin(t, ns, operator, "approve", "app", "--digest", plan.Plan)
+	wantCode(t, "approve", r, exit.OK)
+	var apply *batchv1.Job
+	eventually(t, 30*time.Second, "the apply Job", func() error {
+		if getRR(t, ns, "app").Status.JobName == "" {
+			return errorf("no apply Job yet")
+		}
+		apply = waitJob(t, ns, "app")
+		return nil
+	})
+	if v := testutil.RunnerEnv(apply)[config.EnvDeleteAllInternalTopics]; v != "true" {
+		t.Errorf("apply Job: %s=%q", config.EnvDeleteAllInternalTopics, v)
+	}
+	in := jobInput(t, apply)
+	if in.InternalTopics == nil || strings.Join(in.InternalTopics.Planned, ",") != strings.Join(topics, ",") || in.Plan != plan.Plan || in.Digest() != plan.Plan {
+		t.Errorf("the apply's plan: internal topics %+v, digest %s (recomputed %s), want %q under %s", in.InternalTopics, in.Plan, in.Digest(), topics, plan.Plan)
+	}
+	applied := appliedResult(plan)
+	applied.InternalTopics = &report.InternalTopics{Planned: topics, Deleted: topics}
+	runJob(t, logs, apply, applied)
+	waitPhase(t, ns, "app", v1alpha1.PhaseSucceeded)
+	r = plugin(t, ns, viewer, "describe", "app")
+	contains(t, "describe", r.out, "Internal:     topics deleted: orders-app-counts-changelog, orders-app-rekey-repartition; an undo cannot recreate them")
+
+	r = plugin(t, ns, operator, "undo", "app")
+	wantCode(t, "undo", r, exit.OK)
+	undoJob := waitJob(t, ns, "app-undo")
+	if v, ok := testutil.RunnerEnv(undoJob)[config.EnvDeleteAllInternalTopics]; ok {
+		t.Errorf("the undo deletes topics: %s=%q", config.EnvDeleteAllInternalTopics, v)
+	}
+	if u := getRR(t, ns, "app-undo"); u.Spec.DeleteAllInternalTopics {
+		t.Errorf("the undo's spec deletes internal topics")
+	}
+	if undone := jobInput(t, undoJob); undone.InternalTopics == nil || strings.Join(undone.InternalTopics.Deleted, ",") != strings.Join(topics, ",") {
+		t.Errorf("the undo's input does not say what the run deleted (the runner warns from it): %+v", undone.InternalTopics)
+	}
+}
+
+// jobInput decodes the plan or undone result a Job's input ConfigMap
+// holds (the ConfigMap volume the launcher mounts).
+func jobInput(t *testing.T, job *batchv1.Job) *report.Result {
+	t.Helper()
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.ConfigMap == nil || len(v.ConfigMap.Items) != 1 {
+			continue
+		}
+		var cm corev1.ConfigMap
+		if err := k8s.Get(t.Context(), client.ObjectKey{Namespace: job.Namespace, Name: v.ConfigMap.Name}, &cm); err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[v.ConfigMap.Items[0].Key]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := report.Decode(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	t.Fatalf("Job %s mounts no input ConfigMap", job.Name)
+	return nil
 }
