@@ -464,8 +464,9 @@ func internalLeft(t *testing.T, c *kafkatest.Cluster, g string) []string {
 // deletes them for a group of the same topology. The plan is refused
 // without the flag and the flag without such a plan; a plan whose list
 // was edited (the input topic added) is refused with nothing deleted; and
-// a plan made before the application changed its topology (one more
-// changelog) is PlanStale, with nothing committed or deleted.
+// a plan made before the application was deployed again with another
+// topology (one more changelog) is PlanStale, with nothing committed or
+// deleted.
 func TestStreamsGroupPlanDeletesInternalTopics(t *testing.T) {
 	libs := os.Getenv(kafkatest.ApacheEnv)
 	if testing.Short() || libs == "" {
@@ -546,13 +547,19 @@ func TestStreamsGroupPlanDeletesInternalTopics(t *testing.T) {
 		t.Errorf("offsets: Kafka's tool %v, the plan %v", a, b)
 	}
 
-	// Stale: planned, then the application's topology changes (a third
-	// subtopology with a changelog of its own) before the apply.
+	// Stale: planned, then the application is deployed again with another
+	// topology (one more changelog). Kafka 4.4 refuses a topology update
+	// of an existing streams group ("Topology updates are not supported
+	// yet"), so the group is deleted and made again under the same name,
+	// with the same committed offsets: only the internal topics differ.
 	stale := "streams-plan-stale"
 	setupStreamsApp(t, c, stale)
 	dry := run(t, c, "--group", stale, "--to", "earliest", "--dry-run", "--delete-all-internal-topics").mustCode(t, report.ExitOK)
 	before := offsetsOf(t, c, stale)
-	m, err := c.JoinStreamsTopologyAt(ctx, stale, stale+"-app", 1, []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{
+	if err := c.DeleteGroup(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.JoinStreamsTopology(ctx, stale, stale+"-app", []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{
 		{SubtopologyID: "0", SourceTopics: []string{topic}, RepartitionSinkTopics: []string{stale + "-rekey-repartition"}, StateChangelogTopics: []kmsg.TopicInfo{{Topic: stale + "-store-changelog"}}},
 		{SubtopologyID: "1", RepartitionSourceTopics: []kmsg.TopicInfo{{Topic: stale + "-rekey-repartition", NumPartitions: partitions}}, StateChangelogTopics: []kmsg.TopicInfo{{Topic: stale + "-agg-changelog"}}},
 		{SubtopologyID: "2", SourceTopics: []string{topic}, StateChangelogTopics: []kmsg.TopicInfo{{Topic: stale + "-count-changelog"}}},
@@ -561,6 +568,7 @@ func TestStreamsGroupPlanDeletesInternalTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Leave()
+	commitAll(t, c, stale, topic, partitions, committed)
 	o = run(t, c, "--group", stale, "--to", "plan:"+saveResult(t, dry, false), "--delete-all-internal-topics").mustCode(t, report.ExitRefused)
 	if o.result.Reason != report.ReasonPlanStale || !strings.Contains(o.result.Error, stale+"-count-changelog") || !strings.Contains(o.result.Error, "nothing was committed or deleted") {
 		t.Errorf("a plan of the old topology: %s %q, want PlanStale naming the new changelog", o.result.Reason, o.result.Error)

@@ -70,13 +70,6 @@ func (c *Cluster) JoinStreams(ctx context.Context, group, clientID string, topic
 // its topology (repartition and changelog topics included), as a Kafka
 // Streams application describes its own.
 func (c *Cluster) JoinStreamsTopology(ctx context.Context, group, clientID string, subs []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) (*Member, error) {
-	return c.JoinStreamsTopologyAt(ctx, group, clientID, 0, subs)
-}
-
-// JoinStreamsTopologyAt is JoinStreamsTopology with the topology's epoch:
-// an application whose topology changed describes it with a higher epoch,
-// and the coordinator then replaces the group's.
-func (c *Cluster) JoinStreamsTopologyAt(ctx context.Context, group, clientID string, epoch int32, subs []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) (*Member, error) {
 	coord, err := c.coordinator(ctx, group)
 	if err != nil {
 		return nil, err
@@ -96,7 +89,7 @@ func (c *Cluster) JoinStreamsTopologyAt(ctx context.Context, group, clientID str
 	req.ProcessID = &process
 	// Joining, the broker wants the tasks as empty lists, not absent.
 	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	req.Topology = &kmsg.StreamsGroupHeartbeatRequestTopology{Epoch: epoch, Subtopologies: subs}
+	req.Topology = &kmsg.StreamsGroupHeartbeatRequestTopology{Subtopologies: subs}
 	resp, err := beat(ctx, b, req)
 	if err != nil {
 		cl.Close()
@@ -230,4 +223,14 @@ func (c *Cluster) Topics(ctx context.Context) (map[string]bool, error) {
 		out[t] = true
 	}
 	return out, nil
+}
+
+// DeleteGroup deletes an empty group of any kind, its committed offsets
+// with it (kafka-streams-groups.sh --delete does this for a streams group).
+func (c *Cluster) DeleteGroup(ctx context.Context, group string) error {
+	resp, err := c.admin.DeleteGroup(ctx, group)
+	if err != nil {
+		return err
+	}
+	return resp.Err
 }
