@@ -212,15 +212,22 @@ func (c *Cluster) SetShareStartOffsets(ctx context.Context, group string, offs O
 	return resp.Error()
 }
 
-// Topics lists the cluster's topics (internal ones left out).
+// Topics lists the cluster's topics (internal ones left out), as a
+// broker knows them now. Not kadm's ListTopics: it answers from the
+// client's cached metadata (RequestCachedMetadata, up to MetadataMinAge
+// old), which leaves out a topic created a moment ago and keeps one just
+// deleted, so a test would see topics vanish that nobody deleted.
 func (c *Cluster) Topics(ctx context.Context) (map[string]bool, error) {
-	td, err := c.admin.ListTopics(ctx)
+	req := kmsg.NewPtrMetadataRequest() // nil Topics: all of them
+	resp, err := req.RequestWith(ctx, c.client)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]bool{}
-	for _, t := range td.Names() {
-		out[t] = true
+	for _, t := range resp.Topics {
+		if t.Topic != nil && !t.IsInternal && t.ErrorCode == 0 {
+			out[*t.Topic] = true
+		}
 	}
 	return out, nil
 }
@@ -233,4 +240,20 @@ func (c *Cluster) DeleteGroup(ctx context.Context, group string) error {
 		return err
 	}
 	return resp.Err
+}
+
+// LogEnds reads the log end offset of every partition of topic.
+func (c *Cluster) LogEnds(ctx context.Context, topic string) (map[int32]int64, error) {
+	ends, err := c.admin.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	if err := ends.Error(); err != nil {
+		return nil, err
+	}
+	out := map[int32]int64{}
+	for _, o := range ends[topic] {
+		out[o.Partition] = o.Offset
+	}
+	return out, nil
 }
