@@ -41,7 +41,7 @@ func TestBothGroupProtocols(t *testing.T) {
 			commitAll(t, c, g, topic, partitions, committed)
 			m := join(t, g, g+"-worker", "")
 			defer m.Leave()
-			refusedUnchanged(t, c, g, g+"-worker")
+			refusedUnchanged(t, c, g, g+"-worker", proto)
 		})
 		t.Run(proto+"/--wait-for-empty applies once the member leaves", func(t *testing.T) {
 			g := proto + "-wait"
@@ -69,7 +69,7 @@ func TestBothGroupProtocols(t *testing.T) {
 			if got := offsetsOf(t, c, g); got[topic+"/1"] != 0 {
 				t.Errorf("the member's group lost the runner's offsets: %v\ncommitted %+v\n%s", got, committedOf(t, c, g), o.resultRaw)
 			}
-			refusedUnchanged(t, c, g, g+"-worker")
+			refusedUnchanged(t, c, g, g+"-worker", proto)
 			m.Leave()
 			o = runWaiting(t, c, nil, "--group", g, "--topic", topic, "--to", "latest", "--allow-skip", "--wait-for-empty", "2m").mustCode(t, report.ExitOK)
 			assertMatchesKafka(t, c, o.result)
@@ -89,7 +89,7 @@ func TestBothGroupProtocols(t *testing.T) {
 			if info := groupOf(t, c, g); info.Type != proto {
 				t.Fatalf("the group did not convert: %+v", info)
 			}
-			refusedUnchanged(t, c, g, g+"-worker")
+			refusedUnchanged(t, c, g, g+"-worker", proto)
 			o := runWaiting(t, c, m.Leave, "--group", g, "--topic", topic, "--to", "earliest", "--wait-for-empty", "2m").mustCode(t, report.ExitOK)
 			assertMatchesKafka(t, c, o.result)
 		})
@@ -122,13 +122,17 @@ func TestBothGroupProtocols(t *testing.T) {
 
 // refusedUnchanged runs a replay of group, which has the live member
 // clientID, and wants it refused (exit 3, naming the member) with the
-// group's offsets as they were.
-func refusedUnchanged(t *testing.T, c *kafkatest.Cluster, group, clientID string) {
+// group's offsets as they were, and the result naming the group's kind
+// (the refusal comes before planning, where the kind was once set).
+func refusedUnchanged(t *testing.T, c *kafkatest.Cluster, group, clientID, kind string) {
 	t.Helper()
 	before := offsetsOf(t, c, group)
 	o := run(t, c, "--group", group, "--topic", topic, "--to", "latest").mustCode(t, report.ExitGroupActive)
 	if !strings.Contains(o.result.Error, clientID) {
 		t.Errorf("error %q does not name the member %s", o.result.Error, clientID)
+	}
+	if !strings.EqualFold(o.result.GroupType, kind) || o.result.GroupType == "" {
+		t.Errorf("a live %s group refused: groupType %q", kind, o.result.GroupType)
 	}
 	if got := offsetsOf(t, c, group); !equalMaps(got, before) {
 		t.Errorf("offsets changed: %v → %v", before, got)

@@ -240,6 +240,15 @@ func (r *run) executeOn(sigCtx context.Context, client *kafkaClient, res *report
 		}
 	}
 	snap, err := r.snapshot(ctx, client)
+	if active := (*groupActiveError)(nil); errors.As(err, &active) {
+		// A live classic or consumer group is refused before it is
+		// planned: the result still names its kind, from the members
+		// librdkafka described and the kind check.
+		if info, kerr := kind.wait(); kerr == nil {
+			res.GroupType = foundType(info, active.info)
+		}
+		return r.failCtx(sigCtx, res, err)
+	}
 	if err != nil {
 		return r.failCtx(sigCtx, res, kind.explain(err, cfg.Scope.Empty()))
 	}
