@@ -102,9 +102,12 @@ func TestCheckFileType(t *testing.T) {
 	}
 }
 
-// TestStreamsScope: a streams group's scope is its topology's input
-// topics, repartition topics included; a named topic outside them is
-// refused, one from the group's own offsets left out with a warning.
+// TestStreamsScope: a streams group's scope is its topology's source
+// topics, as kafka-streams-groups.sh --all-input-topics takes them: the
+// offsets on its repartition topics are left out with a warning (the
+// expectation until now kept them: that was the bug), and moved only when
+// named, as --input-topic moves them; a named topic outside the topology
+// is refused, one from the group's own offsets left out with a warning.
 func TestStreamsScope(t *testing.T) {
 	info := groupkind.Info{Kind: groupkind.Streams, SourceTopics: []string{"orders"}, RepartitionTopics: []string{"app-agg-repartition"}}
 	tps := func(topics ...string) []TP {
@@ -122,8 +125,11 @@ func TestStreamsScope(t *testing.T) {
 		kept      int
 		warn, err string
 	}{
-		{"input and repartition", info, tps("orders", "app-agg-repartition"), false, 4, "", ""},
+		{"input, repartition left out", info, tps("orders", "app-agg-repartition"), false, 2, "left out: the group's committed offsets on its repartition topics app-agg-repartition, as kafka-streams-groups.sh --all-input-topics leaves them", ""},
 		{"named input", info, tps("orders"), true, 2, "", ""},
+		{"named repartition", info, tps("app-agg-repartition"), true, 2, "", ""},
+		{"named input and repartition", info, tps("orders", "app-agg-repartition"), true, 4, "", ""},
+		{"only repartition offsets", info, tps("app-agg-repartition"), false, 0, "", "no committed offset on its input topics (orders)"},
 		{"the group's other offsets", info, tps("orders", "audit"), false, 2, "left out: the group's committed offsets on audit", ""},
 		{"named outside", info, tps("orders", "audit"), true, 0, "", "--topic: audit: not an input topic of streams group app, whose topology reads orders and its repartition topics app-agg-repartition"},
 		{"nothing left", info, tps("audit"), false, 0, "", "no committed offset on its input topics"},

@@ -17,7 +17,7 @@ import (
 
 // A streams group (KIP-1071) keeps committed offsets as a consumer group
 // does, on the partitions of its topology's source topics (the
-// application's input topics and its repartition topics), and Kafka takes
+// application's input topics) and of its repartition topics, and Kafka takes
 // an admin's OffsetCommit to it while it has no members: what
 // kafka-streams-groups.sh --reset-offsets does (AlterStreamsGroupOffsets).
 // So the runner moves it through the consumer-group path, run IDs,
@@ -26,9 +26,9 @@ import (
 //   - the members are the coordinator's (StreamsGroupDescribe): librdkafka
 //     sees no member in a streams group, and a live group is refused, or
 //     waited for with --wait-for-empty, as Kafka's tool requires it empty;
-//   - the scope is the topology's input topics, as --all-input-topics
-//     (the repartition topics among them), and a named topic outside the
-//     topology is refused, as --input-topic refuses one;
+//   - the scope is the topology's source topics, as --all-input-topics
+//     (its repartition topics only when named, as --input-topic), and a
+//     named topic outside the topology is refused (streamsScope);
 //   - the result warns that the application's local state and its
 //     internal topics are not reset by moving offsets.
 
@@ -87,46 +87,70 @@ func groupInfoOf(info groupkind.Info) GroupInfo {
 }
 
 // streamsScope keeps the partitions of parts that are on the streams
-// group's input topics: its topology's source topics, repartition topics
-// included (kafka-streams-groups.sh --all-input-topics). A topic the user
-// named (named: --topic, or an offsets file, which field names) outside
-// them is refused; one the group's own committed offsets brought in is
-// left out, with a warning.
+// group's input topics, as kafka-streams-groups.sh --reset-offsets takes
+// them (StreamsGroupCommand, Kafka 4.4): without a named topic, its
+// topology's source topics only (--all-input-topics reads the
+// subtopologies' sourceTopics, never their repartitionSourceTopics), so
+// the committed offsets on its repartition topics stay where they are,
+// with a warning; a named topic (named: --topic, or an offsets file,
+// which field names) may be a source topic or a repartition topic, as
+// --input-topic takes any topic the group has committed on. A named
+// topic the topology does not read is refused (Kafka's tool would take
+// it: the runner holds a streams group to its topology); one the group's
+// own committed offsets brought in is left out, with a warning.
 func streamsScope(parts []TP, info groupkind.Info, group, field string, named bool) ([]TP, string, error) {
 	input := map[string]bool{}
 	for _, t := range info.SourceTopics {
 		input[t] = true
 	}
-	for _, t := range info.RepartitionTopics {
-		input[t] = true
-	}
-	if len(input) == 0 {
+	if len(input) == 0 && len(info.RepartitionTopics) == 0 {
 		return nil, "", &inputError{field, fmt.Sprintf("streams group %s has no topology yet (no member has described it to the coordinator), so its input topics are not known; nothing was planned or changed", group)}
 	}
+	if named {
+		for _, t := range info.RepartitionTopics {
+			input[t] = true
+		}
+	}
 	var kept []TP
-	var outside []string
+	var outside, repartition []string
 	for _, tp := range parts {
-		if input[tp.Topic] {
+		switch {
+		case input[tp.Topic]:
 			kept = append(kept, tp)
-		} else if !slices.Contains(outside, tp.Topic) {
+		case slices.Contains(info.RepartitionTopics, tp.Topic):
+			if !slices.Contains(repartition, tp.Topic) {
+				repartition = append(repartition, tp.Topic)
+			}
+		case !slices.Contains(outside, tp.Topic):
 			outside = append(outside, tp.Topic)
 		}
 	}
-	reads := strings.Join(info.SourceTopics, ", ")
+	reads := orNoSource(info.SourceTopics)
 	if len(info.RepartitionTopics) > 0 {
 		reads += " and its repartition topics " + strings.Join(info.RepartitionTopics, ", ")
 	}
-	var w string
-	switch {
-	case len(outside) > 0 && named:
+	if len(outside) > 0 && named {
 		return nil, "", &inputError{field, fmt.Sprintf("%s: not an input topic of streams group %s, whose topology reads %s; nothing was planned or changed", strings.Join(capNames(outside), ", "), group, reads)}
-	case len(outside) > 0:
-		w = fmt.Sprintf("left out: the group's committed offsets on %s, which are not input topics of its topology (it reads %s)", strings.Join(capNames(outside), ", "), reads)
+	}
+	var w []string
+	if len(repartition) > 0 {
+		w = append(w, fmt.Sprintf("left out: the group's committed offsets on its repartition topics %s, as kafka-streams-groups.sh --all-input-topics leaves them (the application reads on from them what it writes there again); name them with %s to move them too, as --input-topic does", strings.Join(capNames(repartition), ", "), config.Ref(config.FlagTopic)))
+	}
+	if len(outside) > 0 {
+		w = append(w, fmt.Sprintf("left out: the group's committed offsets on %s, which are not input topics of its topology (it reads %s)", strings.Join(capNames(outside), ", "), reads))
 	}
 	if len(kept) == 0 {
-		return nil, "", &inputError{field, fmt.Sprintf("streams group %s has no committed offset on its input topics (%s): name them", group, reads)}
+		return nil, "", &inputError{field, fmt.Sprintf("streams group %s has no committed offset on its input topics (%s): name them", group, orNoSource(info.SourceTopics))}
 	}
-	return kept, w, nil
+	return kept, strings.Join(w, "; "), nil
+}
+
+// orNoSource names a topology's source topics, or says it has none.
+func orNoSource(topics []string) string {
+	if len(topics) == 0 {
+		return "no source topic"
+	}
+	return strings.Join(topics, ", ")
 }
 
 // streamsNote is the result's word on what moving a streams group's
@@ -145,7 +169,7 @@ func streamsNote(group string, info groupkind.Info, parts []TP, deleting bool) s
 		n += fmt.Sprintf("its internal topics (changelogs, and the records of its repartition topics) are kept: %s deletes them, as kafka-streams-groups.sh --delete-all-internal-topics does", config.Ref(config.FlagDeleteAllInternalTopics))
 	}
 	if len(moved) > 0 {
-		n += fmt.Sprintf("; the repartition topics %s are moved like the input topics, as kafka-streams-groups.sh --all-input-topics moves them", strings.Join(capNames(moved), ", "))
+		n += fmt.Sprintf("; the repartition topics %s are moved as named, as kafka-streams-groups.sh --input-topic moves them (--all-input-topics leaves them)", strings.Join(capNames(moved), ", "))
 	}
 	return n
 }

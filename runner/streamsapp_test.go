@@ -51,21 +51,35 @@ func startApp(t *testing.T, ctx context.Context, c *kafkatest.Cluster, dir, id, 
 }
 
 // waitCommitted waits until group g has committed offset n on every
-// partition of the input topic.
+// partition of the input topic, and has caught up with its repartition
+// topic (committed at the log end of each partition that has records):
+// then the application has nothing left to process, and its committed
+// offsets hold still while it runs.
 func waitCommitted(t *testing.T, ctx context.Context, c *kafkatest.Cluster, g string, n int64, app *kafkatest.StreamsApp) {
 	t.Helper()
+	repartition := g + "-rekey-repartition"
 	for {
 		got := offsetsOf(t, c, g)
 		done := true
 		for p := range partitions {
 			done = done && got[fmt.Sprintf("%s/%d", topic, p)] == n
 		}
+		var ends map[int32]int64
+		if done {
+			var err error
+			if ends, err = c.LogEnds(ctx, repartition); err != nil {
+				t.Fatal(err)
+			}
+			for p, end := range ends {
+				done = done && (end == 0 || got[fmt.Sprintf("%s/%d", repartition, p)] == end)
+			}
+		}
 		if done {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("group %s committed %v, want %d on every partition of %s\n%s", g, got, n, topic, app.Output())
+			t.Fatalf("group %s committed %v, want %d on every partition of %s and the log ends %v of %s\n%s", g, got, n, topic, ends, repartition, app.Output())
 		case <-time.After(300 * time.Millisecond):
 		}
 	}
@@ -104,7 +118,9 @@ func byApp(offs map[string]int64, g string) map[string]int64 {
 // Streams) and its dry run plans and warns. Once both have stopped
 // (closed, leaving their groups), the runner's dry run plans what
 // kafka-streams-groups.sh --reset-offsets --all-input-topics --dry-run
-// plans (the input topic and the repartition topic); then one group is
+// plans (the input topic: the repartition topic's offsets are left, with
+// a warning), and named with --topic the repartition topic is planned as
+// --input-topic plans it; then one group is
 // reset by Kafka's tool with --execute --delete-all-internal-topics and
 // the other by the runner with --delete-all-internal-topics: the same
 // offsets, the same internal topics deleted (the repartition topic and the
@@ -159,8 +175,31 @@ func TestKafkaStreamsApplication(t *testing.T) {
 	if !equalMaps(got, want) {
 		t.Errorf("the runner plans %v, Kafka's tool %v\n%s", got, want, out)
 	}
-	if _, ok := got[g+"-rekey-repartition/0"]; !ok {
-		t.Errorf("the plan leaves out the repartition topic: %v", got)
+	for k := range got {
+		if strings.HasPrefix(k, g+"-rekey-repartition/") {
+			t.Errorf("the plan moves the repartition topic, which --all-input-topics leaves: %v", got)
+			break
+		}
+	}
+	if !hasWarning(plan.result, "left out: the group's committed offsets on its repartition topics "+g+"-rekey-repartition") {
+		t.Errorf("the plan does not say the repartition topic's offsets are left: %q", plan.result.Warnings)
+	}
+	// Named, the repartition topic is planned as --input-topic plans it.
+	code, out = groupTool(t, libs, streamsGroupCommand, "--bootstrap-server", c.Bootstrap(), "--group", g, "--reset-offsets", "--to-earliest", "--input-topic", g+"-rekey-repartition", "--dry-run")
+	if code != 0 {
+		t.Fatalf("Kafka's tool, --input-topic of the repartition topic: exit %d\n%s", code, out)
+	}
+	want = toolPlan(t, out, g)
+	named := run(t, c, "--group", g, "--topic", g+"-rekey-repartition", "--to", "earliest", "--dry-run").mustCode(t, report.ExitOK)
+	got = map[string]int64{}
+	for _, p := range named.result.Partitions {
+		got[fmt.Sprintf("%s/%d", p.Topic, p.Partition)] = p.NewOffset
+	}
+	if len(want) == 0 || !equalMaps(got, want) {
+		t.Errorf("the repartition topic named: the runner plans %v, Kafka's tool %v\n%s", got, want, out)
+	}
+	if !hasWarning(named.result, "--input-topic moves them") {
+		t.Errorf("the repartition topic named: warnings %q", named.result.Warnings)
 	}
 	var planned []string
 	for _, s := range internal {
