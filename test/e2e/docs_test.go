@@ -386,6 +386,24 @@ func TestDocsRunAsWritten(t *testing.T) {
 		}
 	}
 
+	// The many-groups section's request applied both groups once
+	// approved, and its undo undid both: each group's own request
+	// succeeded (TestManyGroupsApprovedThenUndone reads the offsets).
+	for _, name := range []string{"incident-42", "incident-42-undo"} {
+		var rr v1alpha1.ReplayRequest
+		if err := f.cl.Get(ctx, client.ObjectKey{Namespace: "shop", Name: name}, &rr); err != nil {
+			t.Fatalf("the documented request over several groups %s: %v", name, err)
+		}
+		if rr.Status.Phase != v1alpha1.PhaseSucceeded || len(rr.Status.Groups) != 2 {
+			t.Fatalf("the documented request over several groups %s: phase %s, groups %+v: %s", name, rr.Status.Phase, rr.Status.Groups, rr.Status.Message)
+		}
+		for _, g := range rr.Status.Groups {
+			if g.Phase != v1alpha1.GroupPhase(v1alpha1.PhaseSucceeded) {
+				t.Errorf("%s: group %s is %s %s", name, g.Group, g.Phase, g.Reason)
+			}
+		}
+	}
+
 	// The runbook the section started succeeded: the documented wait
 	// returned on its recorded outcome, in the namespace the docs name.
 	var jobs batchv1.JobList
