@@ -554,8 +554,9 @@ func docTools(t *testing.T, ctx context.Context, f *flowEnv, root string, helm *
 // commands in dir, where the walk-through writes its files, with the
 // chart linked in), helm and kubectl replay on PATH beside kubectl, and
 // what `make dev-cluster` adds (test/devsample): the Kafka credentials
-// Secret the runbook section names, the metrics scraper, and the live
-// consumer of group billing, the Deployment the pause example pauses.
+// Secret the runbook section names, the metrics scraper, the live
+// consumer of group billing, the Deployment the pause example pauses, and
+// the idle group audit.
 // The runbook section's helm upgrade replaces the chart's runbooks, so the
 // release is rolled back to its values when the test ends.
 func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []string {
@@ -573,6 +574,11 @@ func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []s
 		start[topic][p] = perPart
 	}
 	if err := f.kafka.Commit(ctx, devsample.LiveGroup, start, "consumer"); err != nil {
+		t.Fatal(err)
+	}
+	// Group audit, the dev cluster's idle group (no members), committed
+	// too: docs/kubectl-replay.md's many-groups request names it.
+	if err := f.kafka.Commit(ctx, devsample.IdleGroup, start, "consumer"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { // the consumer leaves group billing; the namespace goes
