@@ -302,13 +302,15 @@ func (c *Cluster) waitTopics(ctx context.Context, done func(map[string]int32) bo
 			return err
 		}
 		all := true
+		var last map[string]int32
+		var lastID int32
 		for _, id := range ids {
 			known, err := c.brokerTopics(ctx, id)
 			if err != nil {
 				return err
 			}
 			if !done(known) {
-				all = false
+				all, last, lastID = false, known, id
 				break
 			}
 		}
@@ -317,7 +319,7 @@ func (c *Cluster) waitTopics(ctx context.Context, done func(map[string]int32) bo
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("brokers disagree on the topics: %w", ctx.Err())
+			return fmt.Errorf("brokers disagree on the topics (broker %d knows %v): %w", lastID, last, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -72,52 +72,58 @@ func apacheFor(libs string, nodes int) (a *Apache, own bool, err error) {
 // empty deletes every topic and every group, so that the next test finds
 // the cluster as a fresh one. A group that still has members (a static
 // member that left keeps its place until its session expires) has them
-// removed first.
+// removed first. It deletes until every broker reports no topic and no
+// group is left, not once: a topic can come back after its deletion (a
+// streams group's coordinator creates the internal topics its last
+// heartbeat asked for asynchronously, so a creation requested by the
+// previous test may land after this deletion), and the next test would
+// then find topics nobody made for it.
 func (c *Cluster) empty(ctx context.Context) error {
-	// Every broker's list: one that lags may not know a topic another has.
-	ids, err := brokerIDs(ctx, c.client)
-	if err != nil {
-		return err
-	}
-	topics := map[string]bool{}
-	for _, id := range ids {
-		known, err := c.brokerTopics(ctx, id)
+	for {
+		// Every broker's list: one that lags may not know a topic another has.
+		ids, err := brokerIDs(ctx, c.client)
 		if err != nil {
 			return err
 		}
-		for t := range known {
-			topics[t] = true
+		topics := map[string]bool{}
+		for _, id := range ids {
+			known, err := c.brokerTopics(ctx, id)
+			if err != nil {
+				return err
+			}
+			for t := range known {
+				topics[t] = true
+			}
 		}
-	}
-	if len(topics) > 0 {
 		names := make([]string, 0, len(topics))
 		for t := range topics {
 			names = append(names, t)
 		}
-		resp, err := c.admin.DeleteTopics(ctx, names...)
-		if err != nil {
-			return fmt.Errorf("delete topics: %w", err)
-		}
-		for _, r := range resp.Sorted() {
-			if r.Err != nil && !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
-				return fmt.Errorf("delete topic %s: %w", r.Topic, r.Err)
+		sort.Strings(names)
+		if len(names) > 0 {
+			resp, err := c.admin.DeleteTopics(ctx, names...)
+			if err != nil {
+				return fmt.Errorf("delete topics: %w", err)
+			}
+			for _, r := range resp.Sorted() {
+				if r.Err != nil && !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
+					return fmt.Errorf("delete topic %s: %w", r.Topic, r.Err)
+				}
 			}
 		}
-	}
-	if err := c.waitTopics(ctx, func(known map[string]int32) bool { return len(known) == 0 }); err != nil {
-		return err
-	}
-	for {
 		left, err := c.deleteGroups(ctx)
 		if err != nil {
 			return err
 		}
-		if len(left) == 0 {
+		if len(names) == 0 && len(left) == 0 {
 			return nil
+		}
+		for _, t := range names {
+			left = append(left, "topic "+t)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("groups still there: %s: %w", strings.Join(left, ", "), ctx.Err())
+			return fmt.Errorf("still there: %s: %w", strings.Join(left, ", "), ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
