@@ -147,6 +147,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, workers int) err
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  rec,
+		Options:   opts,
+		Logs:      logs,
 		Now:       now,
 	}).SetupWithManager(mgr, workers); err != nil {
 		return err

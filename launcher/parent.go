@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +28,8 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/fanout"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
@@ -52,6 +55,12 @@ type ParentReconciler struct {
 	// cache does not show yet, before deciding it was deleted.
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
+	// Options are the runner Jobs' settings, for a groupSelector's list
+	// Job (parent_list.go).
+	Options Options
+	// Logs reads a list Job's pod log, for a listing too long for its
+	// termination message.
+	Logs record.LogFetcher
 	// Now is the clock; tests may stop it.
 	Now func() time.Time
 }
@@ -86,9 +95,23 @@ func (r *ParentReconciler) reconcile(ctx context.Context, req reconcile.Request)
 	now := metav1.NewTime(r.now())
 	var events []pendingEvent
 
-	if meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionAccepted) == nil {
+	if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionAccepted); c == nil || c.Status == metav1.ConditionUnknown {
 		p.Status.RequestedBy = p.Requester()
-		groups, left, err := r.resolve(ctx, &p)
+		groups, left, listing, err := r.resolve(ctx, &p)
+		if err == nil && listing != "" {
+			// A groupSelector's list Job runs; its changes wake the parent.
+			p.Status.ObservedGeneration = p.Generation
+			p.Status.Message = listing
+			changed := state.SetCondition(&p, v1alpha1.ConditionAccepted, metav1.ConditionUnknown, state.ReasonListingGroups, listing)
+			p.Status.Phase = state.PhaseFor(p.Status.Conditions)
+			if err := r.writeStatus(ctx, &p, before); err != nil {
+				return reconcile.Result{}, err
+			}
+			if changed {
+				r.Recorder.Eventf(&p, nil, corev1.EventTypeNormal, state.ReasonListingGroups, "Accept", "%s", listing)
+			}
+			return reconcile.Result{}, nil
+		}
 		if err == nil && len(p.Status.ResolvedGroups) > 0 && !slices.Equal(p.Status.ResolvedGroups, groups) {
 			err = fmt.Errorf("%w: status.resolvedGroups was written before the launcher accepted the request, and is not what it resolves to", errRefused)
 		}
@@ -98,6 +121,9 @@ func (r *ParentReconciler) reconcile(ctx context.Context, req reconcile.Request)
 			reason := string(report.ReasonInvalidInput)
 			if fanout.IsUndoParent(&p) {
 				reason = state.ReasonUndoRefused
+			}
+			if rf := (*refusal)(nil); errors.As(err, &rf) {
+				reason = rf.reason
 			}
 			state.SetCondition(&p, v1alpha1.ConditionAccepted, metav1.ConditionFalse, reason, msg)
 			r.finish(&p, now, false, reason, msg)
@@ -376,20 +402,26 @@ func (r *ParentReconciler) decideChild(ctx context.Context, child *v1alpha1.Repl
 var errRefused = errors.New("refused")
 
 // resolve is, at acceptance, the parent's groups in start order: spec.groups
-// as given; for the undo of a parent, the undone parent's groups and of
-// them those left alone, each with why (fanout.UndoGroups over the undone
-// parent and the children it made, read from the cache).
-func (r *ParentReconciler) resolve(ctx context.Context, p *v1alpha1.ReplayRequest) ([]string, map[string]string, error) {
+// as given; spec.groupSelector's over its list Job's listing, or while that
+// runs, what the parent waits for (listing); for the undo of a parent, the
+// undone parent's groups and of them those left alone, each with why
+// (fanout.UndoGroups over the undone parent and the children it made, read
+// from the cache).
+func (r *ParentReconciler) resolve(ctx context.Context, p *v1alpha1.ReplayRequest) (groups []string, left map[string]string, listing string, err error) {
+	if p.Spec.GroupSelector != nil {
+		groups, listing, err = r.resolveSelector(ctx, p)
+		return groups, nil, listing, err
+	}
 	if !fanout.IsUndoParent(p) {
-		return slices.Clone(p.Spec.Groups), nil, nil
+		return slices.Clone(p.Spec.Groups), nil, "", nil
 	}
 	name := *p.Spec.Target.UndoOf
 	var undone v1alpha1.ReplayRequest
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, &undone); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil, fmt.Errorf("%w: target.undoOf: no request %s in namespace %s", errRefused, name, p.Namespace)
+			return nil, nil, "", fmt.Errorf("%w: target.undoOf: no request %s in namespace %s", errRefused, name, p.Namespace)
 		}
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	children := map[string]*v1alpha1.ReplayRequest{}
 	for _, g := range fanout.Groups(&undone) {
@@ -399,18 +431,18 @@ func (r *ParentReconciler) resolve(ctx context.Context, p *v1alpha1.ReplayReques
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		// Only the undone parent's own child speaks for its group.
 		if fanout.CheckAdopted(&undone, &c, g) == nil {
 			children[g] = &c
 		}
 	}
-	groups, left, err := fanout.UndoGroups(&undone, children)
+	groups, left, err = fanout.UndoGroups(&undone, children)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: target.undoOf: %w", errRefused, err)
+		return nil, nil, "", fmt.Errorf("%w: target.undoOf: %w", errRefused, err)
 	}
-	return groups, left, nil
+	return groups, left, "", nil
 }
 
 func eventType(ok bool) string {
@@ -520,13 +552,19 @@ var isParent = predicate.NewPredicateFuncs(func(o client.Object) bool {
 	return ok && fanout.IsParent(rr)
 })
 
-// SetupWithManager watches parents, and the children each controls: a
-// child's every status change is a pass of its parent, so no parent polls.
+// SetupWithManager watches parents, the children each controls and its
+// list Job: a child's every status change, and the list Job's, is a pass
+// of its parent, so no parent polls.
 func (r *ParentReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("replayrequest-parent").
 		For(&v1alpha1.ReplayRequest{}, builder.WithPredicates(isParent)).
 		Watches(&v1alpha1.ReplayRequest{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.ReplayRequest{}, handler.OnlyControllerOwner())).
+		// A groupSelector's list Job: its end is the parent's acceptance.
+		Watches(&batchv1.Job{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.ReplayRequest{}, handler.OnlyControllerOwner()),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+				return o.GetLabels()[v1alpha1.LabelStage] == string(runnerjob.StageList)
+			}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
 		Complete(r)
 }

@@ -69,6 +69,37 @@ func (w *RequestWrapper) Groups(gs ...string) *RequestWrapper {
 	return w
 }
 
+// Select sets spec.groupSelector to include the groups with these
+// prefixes, instead of group.
+func (w *RequestWrapper) Select(prefixes ...string) *RequestWrapper {
+	w.Spec.Group = ""
+	sel := &v1alpha1.GroupSelector{}
+	for _, p := range prefixes {
+		sel.Include = append(sel.Include, v1alpha1.GroupPattern{Prefix: p})
+	}
+	w.Spec.GroupSelector = sel
+	return w
+}
+
+// Listing is a runner's --list of consumer groups with these names, as
+// its termination message holds it (report.CompactGroups), and the whole
+// listing as the runner writes it to stdout (REPLAY_OUTPUT=json).
+func Listing(groups ...string) (message, stdout string) {
+	var g report.Groups
+	for _, name := range groups {
+		g.Groups = append(g.Groups, report.Group{Group: name, GroupType: "Consumer", ProtocolType: "consumer", State: "Empty", Topics: []string{"orders"}, Committed: []string{"orders"}})
+	}
+	short, err := report.CompactGroups(g, report.MaxTerminationMessageBytes)
+	if err != nil {
+		panic(err)
+	}
+	full, err := report.MarshalGroups(g)
+	if err != nil {
+		panic(err)
+	}
+	return string(short), string(full)
+}
+
 // Topic adds a topic, with optional partitions.
 func (w *RequestWrapper) Topic(name string, partitions ...int32) *RequestWrapper {
 	w.Spec.Topics = append(w.Spec.Topics, v1alpha1.TopicSelector{Name: name, Partitions: partitions})

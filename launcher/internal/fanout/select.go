@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
@@ -93,16 +94,11 @@ func matchAny(ms []matcher, group string) bool {
 }
 
 // Reasons a selector's resolution refuses a parent with (its Finished
-// reason).
+// reason; state says what each means).
 const (
-	// ReasonNoGroupsMatched: the selector matches no listed group.
-	ReasonNoGroupsMatched = "NoGroupsMatched"
-	// ReasonTooManyGroups: the selector matches more than MaxGroups.
-	ReasonTooManyGroups = "TooManyGroups"
-	// ReasonListingIncomplete: the listing cannot decide the selector (cut
-	// short, or a group whose commits could not be read when withOffsetsOn
-	// asks about them).
-	ReasonListingIncomplete = "ListingIncomplete"
+	ReasonNoGroupsMatched   = state.ReasonNoGroupsMatched
+	ReasonTooManyGroups     = state.ReasonTooManyGroups
+	ReasonListingIncomplete = state.ReasonListingIncomplete
 )
 
 // MaxGroups bounds a parent's groups, a selector's as spec.groups's
@@ -162,4 +158,34 @@ func nameSome(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:some], ", "), len(names)-some)
+}
+
+// Replayable is the listing without the groups a selector never chooses,
+// as the runner's --all-groups leaves them out: the groups of another
+// kind than spec.groupType, which for Auto (or unset) means the consumer
+// groups (classic groups of the consumer protocol or of none, and KIP-848
+// consumer groups; not share, streams or Connect groups), and a
+// target.fromGroup's source group. Omitted is kept: Resolve refuses a
+// listing cut short whatever was left out. It is pure.
+func Replayable(listing report.Groups, spec *v1alpha1.ReplayRequestSpec) report.Groups {
+	out := listing
+	out.Groups = nil
+	for _, g := range listing.Groups {
+		// The kinds are the listing's words, which spec.groupType takes.
+		kind := g.GroupType
+		if kind == "" {
+			kind = "Classic" // a broker before KIP-848
+		}
+		keep := kind == string(spec.GroupType)
+		if spec.GroupType == "" || spec.GroupType == "Auto" {
+			keep = kind == "Consumer" || kind == "Classic" && (g.ProtocolType == "consumer" || g.ProtocolType == "")
+		}
+		if from := spec.Target.FromGroup; from != nil && *from == g.Group {
+			keep = false
+		}
+		if keep {
+			out.Groups = append(out.Groups, g)
+		}
+	}
+	return out
 }

@@ -111,3 +111,38 @@ func TestNameSome(t *testing.T) {
 		t.Errorf("nameSome = %q", got)
 	}
 }
+
+func TestReplayable(t *testing.T) {
+	listing := report.Groups{Omitted: 3, Groups: []report.Group{
+		{Group: "classic", GroupType: "Classic", ProtocolType: "consumer"},
+		{Group: "offsets-only", GroupType: "Classic"},
+		{Group: "old-broker"},
+		{Group: "connect", GroupType: "Classic", ProtocolType: "connect"},
+		{Group: "kip848", GroupType: "Consumer", ProtocolType: "consumer"},
+		{Group: "share", GroupType: "Share"},
+		{Group: "streams", GroupType: "Streams"},
+	}}
+	from := "kip848"
+	for _, tc := range []struct {
+		name string
+		spec v1alpha1.ReplayRequestSpec
+		want []string
+	}{
+		{"unset: consumer groups, as --all-groups", v1alpha1.ReplayRequestSpec{}, []string{"classic", "offsets-only", "old-broker", "kip848"}},
+		{"Auto", v1alpha1.ReplayRequestSpec{GroupType: "Auto"}, []string{"classic", "offsets-only", "old-broker", "kip848"}},
+		{"Streams", v1alpha1.ReplayRequestSpec{GroupType: "Streams"}, []string{"streams"}},
+		{"Classic: every classic group", v1alpha1.ReplayRequestSpec{GroupType: "Classic"}, []string{"classic", "offsets-only", "old-broker", "connect"}},
+		{"without the source group", v1alpha1.ReplayRequestSpec{Target: v1alpha1.Target{FromGroup: &from}}, []string{"classic", "offsets-only", "old-broker"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Replayable(listing, &tc.spec)
+			var names []string
+			for _, g := range got.Groups {
+				names = append(names, g.Group)
+			}
+			if !slices.Equal(names, tc.want) || got.Omitted != 3 {
+				t.Fatalf("%v (omitted %d), want %v", names, got.Omitted, tc.want)
+			}
+		})
+	}
+}

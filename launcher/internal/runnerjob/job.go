@@ -114,10 +114,12 @@ func RunID(rr *v1alpha1.ReplayRequest) string {
 // request's UID. A plan changes nothing, so planning again is safe, and a
 // request re-created after a rejection or an expiry must plan afresh rather
 // than find the earlier incarnation's plan (its apply Job keeps the
-// request's key, so an approved replay still never runs twice).
+// request's key, so an approved replay still never runs twice). So is the
+// list Job (StageList), for the same reasons: a re-created request lists
+// the groups afresh.
 func Name(rr *v1alpha1.ReplayRequest, stage Stage) string {
 	key := rr.Name + "/" + SpecDigest(&rr.Spec) + "/" + string(stage)
-	if stage == StagePlan {
+	if stage == StagePlan || stage == StageList {
 		key += "/" + string(rr.UID)
 	}
 	sum := sha256.Sum256([]byte(key))

@@ -30,6 +30,7 @@ var outcomeReasons = func() map[string]bool {
 		ReasonAlreadyRan, ReasonJobConflict, ReasonInvalidTarget,
 		ReasonConsumerRefNotResolved, ReasonClusterRefNotResolved, ReasonUndoRefused, ReasonPauseFailed,
 		ReasonRejected, ReasonExpired, ReasonPlanNotRecorded, ReasonChildTampered, ReasonChildDeleted,
+		ReasonListFailed, ReasonNoGroupsMatched, ReasonTooManyGroups, ReasonListingIncomplete,
 	} {
 		m[r] = true
 	}

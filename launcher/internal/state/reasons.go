@@ -166,4 +166,19 @@ const (
 	ReasonNothingToUndo = "NothingToUndo"
 	// ReasonGroupsRunning: the parent's children are running.
 	ReasonGroupsRunning = "GroupsRunning"
+	// ReasonListingGroups: a parent with spec.groupSelector waits for its
+	// list Job, whose listing it resolves once (Accepted Unknown).
+	ReasonListingGroups = "ListingGroups"
+	// ReasonListFailed: the list Job of a groupSelector failed; nothing
+	// was changed.
+	ReasonListFailed = "ListFailed"
+	// ReasonNoGroupsMatched: spec.groupSelector matches no listed group.
+	ReasonNoGroupsMatched = "NoGroupsMatched"
+	// ReasonTooManyGroups: spec.groupSelector matches more groups than a
+	// request takes.
+	ReasonTooManyGroups = "TooManyGroups"
+	// ReasonListingIncomplete: the listing cannot decide the selector (cut
+	// short, unreadable, or a group whose commits could not be read when
+	// withOffsetsOn asks about them).
+	ReasonListingIncomplete = "ListingIncomplete"
 )
