@@ -153,6 +153,9 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 		{"groupSelector without include", []edit{{"group", nil}, {"groupSelector", map[string]any{"include": []any{}}}}, "spec.groupSelector.include", "at least 1 items"},
 		{"groups listed twice", []edit{{"group", nil}, {"groups", []any{"a", "a"}}}, "spec.groups[1]", "Duplicate value"},
 		{"groups over 500", []edit{{"group", nil}, {"groups", manyGroups(501)}}, "spec.groups", "at most 500 items"},
+		{"maxTotalMessagesToReconsume with one group", []edit{{"limits", map[string]any{"maxTotalMessagesToReconsume": 10}}}, "spec.limits.maxTotalMessagesToReconsume", "only applies to a request over several groups"},
+		{"maxTotalMessagesToReconsume in a one-group undo", []edit{{"topics", nil}, {"target", map[string]any{"undoOf": "earlier"}}, {"limits", map[string]any{"maxTotalMessagesToReconsume": 10}}}, "spec.limits.maxTotalMessagesToReconsume", "only applies to a request over several groups"},
+		{"maxTotalMessagesToReconsume negative", []edit{{"group", nil}, {"groups", []any{"a", "b"}}, {"limits", map[string]any{"maxTotalMessagesToReconsume": -1}}}, "spec.limits.maxTotalMessagesToReconsume", "greater than or equal to 0"},
 		// Deleting internal topics: a streams group's, stated or found.
 		{"deleteAllInternalTopics of a classic group", []edit{{"groupType", "Classic"}, {"deleteAllInternalTopics", true}}, "spec.deleteAllInternalTopics", "only a streams group has internal topics to delete"},
 		{"deleteAllInternalTopics of a consumer group", []edit{{"groupType", "Consumer"}, {"deleteAllInternalTopics", true}}, "spec.deleteAllInternalTopics", "only a streams group has internal topics to delete"},
@@ -212,6 +215,29 @@ func TestEnvtestAdmissionDeleteAllInternalTopics(t *testing.T) {
 	} {
 		m := manifest(ns, fmt.Sprintf("deleting-%d", i))
 		set(m, "deleteAllInternalTopics", true)
+		for k, v := range edits {
+			set(m, k, v)
+		}
+		obj := &unstructured.Unstructured{Object: m}
+		if err := k8s.Create(ctx, obj, clientStrict()); err != nil {
+			t.Errorf("%v refused: %v", edits, err)
+		}
+	}
+}
+
+// limits.maxTotalMessagesToReconsume is admitted on a request over
+// several groups, and on the undo of one (target.undoOf, no group), beside
+// the per-group limit.
+func TestEnvtestAdmissionMaxTotalMessagesToReconsume(t *testing.T) {
+	env(t)
+	ns := newNamespace(t, nil)
+	ctx := context.Background()
+	for i, edits := range []map[string]any{
+		{"group": nil, "groups": []any{"a", "b"}, "limits": map[string]any{"maxTotalMessagesToReconsume": 0}},
+		{"group": nil, "groups": []any{"a", "b"}, "approval": "Manual", "limits": map[string]any{"maxMessagesToReconsume": 5, "maxTotalMessagesToReconsume": 8}},
+		{"group": nil, "topics": nil, "target": map[string]any{"undoOf": "incident"}, "limits": map[string]any{"maxTotalMessagesToReconsume": 8}},
+	} {
+		m := manifest(ns, fmt.Sprintf("total-%d", i))
 		for k, v := range edits {
 			set(m, k, v)
 		}

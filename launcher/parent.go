@@ -172,14 +172,17 @@ func (r *ParentReconciler) reconcile(ctx context.Context, req reconcile.Request)
 		children[i], rows[i] = child, row
 	}
 
-	manual := p.Spec.Approval == v1alpha1.ApprovalManual
+	// manual: the children plan before any applies (fanout.PlansFirst):
+	// approval Manual, or a guard over the total of their plans.
+	manual := fanout.PlansFirst(&p)
 	var requeue time.Duration
 	// ended: the parent ends now, though children may not have (a
 	// decision against the plan, a failed plan): the reason and message.
 	var ended *parentEnd
 
 	// A Manual parent whose children have all planned: its plan, then the
-	// decision on it (approval.Decide, as for one group's plan).
+	// decision on it (the total guard, then approval.Decide, as for one
+	// group's plan).
 	if tampered == nil && manual && !state.Approved(&p) && p.Status.Approval == nil {
 		ended, requeue, events = r.decide(ctx, &p, rows, children, now, events)
 	}
@@ -218,7 +221,7 @@ func (r *ParentReconciler) reconcile(ctx context.Context, req reconcile.Request)
 						rows[i].Phase, rows[i].Reason = v1alpha1.GroupPhase(v1alpha1.PhaseFailed), string(report.ReasonPlanStale)
 						continue
 					}
-					if err := r.decideChild(ctx, children[i], rows[i].Plan, "", approval.Decider(&p)); err != nil {
+					if err := r.decideChild(ctx, children[i], rows[i].Plan, "", p.Status.Approval.By); err != nil {
 						startErr = err
 					}
 					continue
@@ -261,6 +264,10 @@ func (r *ParentReconciler) reconcile(ctx context.Context, req reconcile.Request)
 			}
 		}
 		ok, reason, msg := fanout.Overall(results, fanout.NotAttemptedGroups(rows), p.Spec.DryRun)
+		if v, over := fanout.JudgeTotal(&p, fanout.Contributions(&p, rows, children)); ok && p.Spec.DryRun && v == fanout.TotalRefused {
+			// A dry run fails as the real run would, as for one group.
+			ok, reason, msg = false, string(report.ReasonLimitExceeded), over
+		}
 		r.finish(&p, now, ok, reason, msg)
 		events = append(events, pendingEvent{eventType: eventType(ok), reason: reason, action: "Finish", message: state.Truncate(msg, 1024)})
 	case manual && p.Status.Plan != nil && !state.Approved(&p):
@@ -305,6 +312,23 @@ func (r *ParentReconciler) decide(ctx context.Context, p *v1alpha1.ReplayRequest
 		if err != nil || !ok {
 			return nil, 0, events
 		}
+		switch verdict, total := fanout.JudgeTotal(p, fanout.Contributions(p, rows, children)); verdict {
+		case fanout.TotalRefused:
+			// As a one-group plan a guard refused: no plan to approve,
+			// and every planned child is told so.
+			reason := string(report.ReasonLimitExceeded)
+			r.rejectPlanned(ctx, rows, children, fmt.Sprintf("%s of %s: %s", reason, p.Name, total), EventSource)
+			return &parentEnd{reason: reason, message: total}, 0, events
+		case fanout.TotalApproved:
+			// An Automatic parent planned only for its guard: the launcher
+			// approves, and the pass approves its children in order.
+			p.Status.Plan = plan
+			p.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: EventSource, At: &now, Digest: plan.Digest}
+			msg := fmt.Sprintf("plan %s approved by %s: %s", plan.Digest, EventSource, total)
+			state.SetCondition(p, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonApproved, msg)
+			p.Status.Message = msg
+			return nil, 0, append(events, pendingEvent{eventType: corev1.EventTypeNormal, reason: state.ReasonApproved, action: "Approve", message: msg})
+		}
 		p.Status.Plan = plan
 		msg := planReadyMessage(p, plan)
 		state.SetCondition(p, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, state.ReasonPlanReady, msg)
@@ -329,15 +353,7 @@ func (r *ParentReconciler) decide(ctx context.Context, p *v1alpha1.ReplayRequest
 			p.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalRejected, By: v.By, At: &now, Digest: plan.Digest, Reason: v.Value}
 		}
 		state.SetCondition(p, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, reason, msg)
-		var errs error
-		for i := range rows {
-			if fanout.Planned(children[i]) {
-				errs = errors.Join(errs, r.decideChild(ctx, children[i], "", fmt.Sprintf("%s of %s: %s", reason, p.Name, msg), state.ValueOrString(v.By, EventSource)))
-			}
-		}
-		if errs != nil {
-			log.FromContext(ctx).Error(errs, "reject the children of a decided parent; each expires on its own")
-		}
+		r.rejectPlanned(ctx, rows, children, fmt.Sprintf("%s of %s: %s", reason, p.Name, msg), state.ValueOrString(v.By, EventSource))
 		return &parentEnd{reason: reason, message: msg}, 0, events
 	}
 	msg := planReadyMessage(p, plan)
@@ -349,6 +365,20 @@ func (r *ParentReconciler) decide(ctx context.Context, p *v1alpha1.ReplayRequest
 	}
 	p.Status.Message = msg
 	return nil, max(approval.PlanExpiry(p).Sub(now.Time), time.Millisecond), events
+}
+
+// rejectPlanned rejects every child awaiting its decision, in the name of
+// by, when the parent's plan will not be applied.
+func (r *ParentReconciler) rejectPlanned(ctx context.Context, rows []v1alpha1.GroupStatus, children []*v1alpha1.ReplayRequest, reason, by string) {
+	var errs error
+	for i := range rows {
+		if fanout.Planned(children[i]) {
+			errs = errors.Join(errs, r.decideChild(ctx, children[i], "", reason, by))
+		}
+	}
+	if errs != nil {
+		log.FromContext(ctx).Error(errs, "reject the children of a decided parent; each expires on its own")
+	}
 }
 
 // planFailed ends a Manual parent that has no plan to approve: its groups

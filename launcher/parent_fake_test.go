@@ -311,6 +311,12 @@ func TestUnitOneGroupReconcilerSkipsParents(t *testing.T) {
 // its plan in status, awaiting a decision.
 func (f *fakeParents) planned(p *v1alpha1.ReplayRequest, group, digest string) {
 	f.t.Helper()
+	f.plannedWith(p, group, digest, 7)
+}
+
+// plannedWith is planned, with the plan re-consuming msgs messages.
+func (f *fakeParents) plannedWith(p *v1alpha1.ReplayRequest, group, digest string, msgs int64) {
+	f.t.Helper()
 	c := f.children(p)[group]
 	if c == nil {
 		f.t.Fatalf("no child for %s", group)
@@ -318,7 +324,7 @@ func (f *fakeParents) planned(p *v1alpha1.ReplayRequest, group, digest string) {
 	at := metav1.NewTime(f.clock.Now())
 	exp := metav1.NewTime(at.Add(24 * time.Hour))
 	c.Status.Plan = &v1alpha1.PlanSummary{Digest: digest, JobName: c.Name + "-plan", PlannedAt: &at, ExpiresAt: &exp,
-		Totals: v1alpha1.ResultTotals{Partitions: 2, Moved: 2, MessagesToReconsume: 7}}
+		Totals: v1alpha1.ResultTotals{Partitions: 2, Moved: 2, MessagesToReconsume: msgs}}
 	meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionAwaitingApproval, Status: metav1.ConditionTrue, Reason: "PlanReady"})
 	if err := f.c.Status().Update(context.Background(), c); err != nil {
 		f.t.Fatal(err)
@@ -600,5 +606,130 @@ func TestUnitParentRefusesAnUnlabelledChild(t *testing.T) {
 	}
 	if n := len(f.children(p)); n != 0 {
 		t.Fatalf("the parent made %d children", n)
+	}
+}
+
+// limits.maxTotalMessagesToReconsume, judged by the parent over its
+// children's plans before any applies (fanout.JudgeTotal): over it,
+// nothing is approved and every planned child is rejected; within it, a
+// Manual parent waits for its approval as without a guard, and an
+// Automatic one approves its children itself.
+func TestUnitParentTotalGuard(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		manual bool
+		limit  int64
+		// want: the parent's end (LimitExceeded), or "" while it goes on.
+		want string
+	}{
+		{"Manual, over", true, 20, "LimitExceeded"},
+		{"Manual, within", true, 21, ""},
+		{"Automatic, over", false, 20, "LimitExceeded"},
+		{"Automatic, within", false, 21, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := testutil.MakeRequest("shop", "incident").Groups("a", "b", "c")
+			if tc.manual {
+				w = w.Manual()
+			}
+			p := w.Obj()
+			p.UID, p.Spec.Limits = "parent-uid", &v1alpha1.Limits{MaxTotalMessagesToReconsume: &tc.limit}
+			f := newFakeParents(t, p)
+			// The children plan one after the other (parallelism 1), an
+			// Automatic parent's too: each child is Manual.
+			for _, g := range []string{"a", "b", "c"} {
+				f.pass(p)
+				c := f.children(p)[g]
+				if c == nil || c.Spec.Approval != v1alpha1.ApprovalManual || c.Spec.Limits != nil {
+					t.Fatalf("%s's child %+v", g, c)
+				}
+				if len(f.children(p)) > 1 && f.get(p).Status.Plan != nil {
+					t.Fatal("a plan before every group planned")
+				}
+				f.plannedWith(p, g, strings.Repeat(g, 16), map[string]int64{"a": 5, "b": 9, "c": 7}[g])
+			}
+			f.pass(p)
+			got, cs := f.get(p), f.children(p)
+			for g, c := range cs {
+				// Only the launcher's own approval of an Automatic
+				// parent's first child may be there; never before the
+				// total was judged within.
+				if _, ok := c.Annotations[v1alpha1.AnnotationApprove]; ok && (tc.want != "" || tc.manual || g != "a") {
+					t.Errorf("%s approved: %v", g, c.Annotations)
+				}
+			}
+			if tc.want != "" {
+				if finishedAs(got) != tc.want || got.Status.Phase != v1alpha1.PhaseFailed || got.Status.Plan != nil || got.Status.Approval != nil {
+					t.Fatalf("finished %q, phase %s, plan %+v, approval %+v", finishedAs(got), got.Status.Phase, got.Status.Plan, got.Status.Approval)
+				}
+				msg := "would re-consume 21 message(s), more than the 20 spec.limits.maxTotalMessagesToReconsume allows, over 3 group(s), largest first: b 9, c 7, a 5; nothing was applied"
+				if got.Status.Message != msg {
+					t.Fatalf("message %q", got.Status.Message)
+				}
+				for g, c := range cs {
+					if r := c.Annotations[v1alpha1.AnnotationReject]; !strings.Contains(r, "LimitExceeded of incident") || c.Annotations[v1alpha1.AnnotationApprovedBy] != EventSource {
+						t.Errorf("%s not rejected by the launcher: %v", g, c.Annotations)
+					}
+				}
+				return
+			}
+			if got.Status.Plan == nil || got.Status.Plan.Totals.MessagesToReconsume != 21 {
+				t.Fatalf("plan %+v", got.Status.Plan)
+			}
+			if tc.manual {
+				if got.Status.Phase != v1alpha1.PhaseAwaitingApproval || got.Status.Approval != nil {
+					t.Fatalf("phase %s, approval %+v", got.Status.Phase, got.Status.Approval)
+				}
+				return
+			}
+			if a := got.Status.Approval; a == nil || a.By != EventSource || a.Digest != got.Status.Plan.Digest || got.Status.Phase == v1alpha1.PhaseAwaitingApproval {
+				t.Fatalf("approval %+v, phase %s", a, got.Status.Phase)
+			}
+			if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionAwaitingApproval); c == nil || c.Status != metav1.ConditionFalse || c.Reason != state.ReasonApproved ||
+				!strings.Contains(c.Message, "21 message(s) to consume again over 3 group(s), within the 21 spec.limits.maxTotalMessagesToReconsume allows") {
+				t.Errorf("AwaitingApproval %+v", c)
+			}
+			// In order under parallelism, each with its own digest, in
+			// the launcher's name.
+			if a := cs["a"].Annotations; a[v1alpha1.AnnotationApprove] != strings.Repeat("a", 16) || a[v1alpha1.AnnotationApprovedBy] != EventSource {
+				t.Fatalf("a's annotations %v", a)
+			}
+			f.end(p, "a", true, "Applied", 1)
+			f.pass(p)
+			if b := f.children(p)["b"].Annotations; b[v1alpha1.AnnotationApprove] != strings.Repeat("b", 16) {
+				t.Fatalf("b not approved after a ended: %v", b)
+			}
+		})
+	}
+}
+
+// A dry run with a total guard runs its groups as dry runs (nothing to
+// approve) and fails LimitExceeded, as the real run would, when their
+// plans together re-consume more than it allows.
+func TestUnitParentTotalGuardDryRun(t *testing.T) {
+	for _, tc := range []struct {
+		limit int64
+		want  string
+	}{{30, "LimitExceeded"}, {40, "DryRun"}} {
+		p := testutil.MakeRequest("shop", fmt.Sprintf("rehearsal-%d", tc.limit)).Groups("a", "b").Obj()
+		p.UID, p.Spec.DryRun, p.Spec.Parallelism = "parent-uid", true, 2
+		p.Spec.Limits = &v1alpha1.Limits{MaxTotalMessagesToReconsume: &tc.limit}
+		f := newFakeParents(t, p)
+		f.pass(p)
+		for g, c := range f.children(p) {
+			if c.Spec.Approval == v1alpha1.ApprovalManual || !c.Spec.DryRun {
+				t.Fatalf("%s's child plans for approval: %+v", g, c.Spec)
+			}
+		}
+		f.end(p, "a", true, "DryRun", 2) // 20 messages each
+		f.end(p, "b", true, "DryRun", 2)
+		f.pass(p)
+		got := f.get(p)
+		if finishedAs(got) != tc.want {
+			t.Fatalf("limit %d: finished %q: %s", tc.limit, finishedAs(got), got.Status.Message)
+		}
+		if tc.want == "LimitExceeded" && (got.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(got.Status.Message, "would re-consume 40 message(s), more than the 30")) {
+			t.Fatalf("phase %s: %s", got.Status.Phase, got.Status.Message)
+		}
 	}
 }

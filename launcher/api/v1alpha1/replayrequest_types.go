@@ -49,6 +49,7 @@ type ReplayRequest struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.groupSelector)",message="groupSelector is not built yet, so the API refuses it rather than accept what the launcher cannot run: list the groups in groups, or run the runner with --all-groups (docs/groups.md)",fieldPath=".groupSelector"
 // +kubebuilder:validation:XValidation:rule="!has(self.continueOnError) || !self.continueOnError || has(self.groups) || has(self.groupSelector) || (has(self.target.undoOf) && !has(self.group) && !has(self.consumerRef))",message="continueOnError only applies to a request over several groups (groups, groupSelector, or the undo of such a request)",fieldPath=".continueOnError"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || has(self.groups) || has(self.groupSelector) || (has(self.target.undoOf) && !has(self.group) && !has(self.consumerRef))",message="parallelism only applies to a request over several groups (groups, groupSelector, or the undo of such a request)",fieldPath=".parallelism"
+// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.limits.maxTotalMessagesToReconsume) || has(self.groups) || has(self.groupSelector) || (has(self.target.undoOf) && !has(self.group) && !has(self.consumerRef))",message="limits.maxTotalMessagesToReconsume only applies to a request over several groups (groups, groupSelector, or the undo of such a request); for one group, limits.maxMessagesToReconsume is its total",fieldPath=".limits.maxTotalMessagesToReconsume"
 // +kubebuilder:validation:XValidation:rule="!(has(self.groups) || has(self.groupSelector)) || !has(self.consumerRef)",message="consumerRef names one resource's group: not with groups or groupSelector",fieldPath=".consumerRef"
 // +kubebuilder:validation:XValidation:rule="!(has(self.groups) || has(self.groupSelector)) || !has(self.target.undoOf)",message="target.undoOf names the request to undo, with its groups: not with groups or groupSelector (the undo of a request over several groups names it alone, without group)",fieldPath=".target.undoOf"
 // +kubebuilder:validation:XValidation:rule="!has(self.groups) || !has(self.target.fromGroup) || !(self.target.fromGroup in self.groups)",message="target.fromGroup must name a group that groups does not list",fieldPath=".target.fromGroup"
@@ -326,6 +327,18 @@ type Limits struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxMessagesToReconsume *int64 `json:"maxMessagesToReconsume,omitempty"`
+
+	// maxTotalMessagesToReconsume, for a request over several groups, bounds
+	// the messages to consume again over all its groups together, as their
+	// plans say, while maxMessagesToReconsume bounds each group on its own.
+	// The launcher checks it before any group applies: the groups plan
+	// first (with approval: Automatic too, and the launcher then approves
+	// them itself when the total is within it), and a total above it fails
+	// the request with reason LimitExceeded, nothing applied. A dryRun
+	// fails the same way once its groups have run.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxTotalMessagesToReconsume *int64 `json:"maxTotalMessagesToReconsume,omitempty"`
 
 	// allowSkip lets the plan move a partition ahead of its committed
 	// offset, past messages the consumers never handled (they are lost to

@@ -77,6 +77,18 @@ func ChildSpec(parent *v1alpha1.ReplayRequest, group string) v1alpha1.ReplayRequ
 	s := *parent.Spec.DeepCopy()
 	s.Group = group
 	s.Groups, s.GroupSelector, s.ContinueOnError, s.Parallelism = nil, nil, false, 0
+	if s.Limits != nil && s.Limits.MaxTotalMessagesToReconsume != nil {
+		// The total is the parent's to judge, over every child's plan: so
+		// each child plans first and waits for the parent's decision,
+		// whatever the parent's approval.
+		s.Limits.MaxTotalMessagesToReconsume = nil
+		if !s.DryRun {
+			s.Approval = v1alpha1.ApprovalManual
+		}
+		if *s.Limits == (v1alpha1.Limits{}) {
+			s.Limits = nil
+		}
+	}
 	if u := parent.Spec.Target.UndoOf; u != nil {
 		// The undo of a parent undoes each group's child request.
 		child := ChildName(*u, group)
@@ -216,7 +228,7 @@ func ParentPlan(rows []v1alpha1.GroupStatus, children []*v1alpha1.ReplayRequest)
 	out := &v1alpha1.PlanSummary{}
 	for i, r := range rows {
 		c := children[i]
-		if r.Plan == "" || c == nil || c.Status.Plan == nil || c.Status.Plan.Digest != r.Plan {
+		if !covered(r, c) {
 			continue
 		}
 		plans = append(plans, ChildPlan{Group: r.Group, Plan: r.Plan})
@@ -224,8 +236,9 @@ func ParentPlan(rows []v1alpha1.GroupStatus, children []*v1alpha1.ReplayRequest)
 		t := &out.Totals
 		t.Partitions += cp.Totals.Partitions
 		t.Moved += cp.Totals.Moved
-		t.MessagesToReconsume += cp.Totals.MessagesToReconsume
-		t.MessagesSkipped += cp.Totals.MessagesSkipped
+		// Saturating, as the runner sums: the total guard reads these.
+		t.MessagesToReconsume = report.AddCounts(t.MessagesToReconsume, cp.Totals.MessagesToReconsume)
+		t.MessagesSkipped = report.AddCounts(t.MessagesSkipped, cp.Totals.MessagesSkipped)
 		t.Clamped += cp.Totals.Clamped
 		t.NoPreviousOffset += cp.Totals.NoPreviousOffset
 		if cp.PlannedAt != nil && (out.PlannedAt == nil || cp.PlannedAt.Before(out.PlannedAt)) {
@@ -247,6 +260,12 @@ func ParentPlan(rows []v1alpha1.GroupStatus, children []*v1alpha1.ReplayRequest)
 	}
 	out.Digest = d
 	return out, true, nil
+}
+
+// covered reports whether the parent's plan covers a row: its child has
+// the plan the row recorded.
+func covered(r v1alpha1.GroupStatus, c *v1alpha1.ReplayRequest) bool {
+	return r.Plan != "" && c != nil && c.Status.Plan != nil && c.Status.Plan.Digest == r.Plan
 }
 
 // Restoring reports whether a finished child still holds the consumers
