@@ -420,3 +420,64 @@ func TestEnvtestParentUndo(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// limits.maxTotalMessagesToReconsume on an Automatic parent: its children
+// plan first (each a Manual request), and the launcher approves them only
+// when their plans together are within the guard. Within, each applies its
+// own plan, approved in the launcher's name; over, nothing is applied and
+// every child is rejected, the parent failing LimitExceeded as one group's
+// plan over maxMessagesToReconsume does.
+func TestEnvtestParentTotalGuard(t *testing.T) {
+	e := newApprovalEnv(t)
+	for _, tc := range []struct {
+		name  string
+		limit int64 // each group's plan re-consumes 60 (planOf)
+	}{{"within", 120}, {"over", 119}} {
+		t.Run(tc.name, func(t *testing.T) {
+			groups := []string{tc.name + "-a", tc.name + "-b"}
+			p := testutil.MakeRequest(e.ns, "total-"+tc.name).Groups(groups...).Topic("orders").ShiftBy(-10).Obj()
+			p.Spec.Parallelism, p.Spec.Limits = 2, &v1alpha1.Limits{MaxTotalMessagesToReconsume: &tc.limit}
+			create(t, p)
+			plans := map[string]*report.Result{}
+			for _, g := range groups {
+				c := childOf(t, p, g)
+				if c.Spec.Approval != v1alpha1.ApprovalManual || c.Spec.Limits != nil {
+					t.Fatalf("%s's child spec %+v", g, c.Spec)
+				}
+				plans[g] = planOf(g)
+				e.playPlan(t, planJobOf(t, c), plans[g])
+			}
+			if tc.name == "over" {
+				done := waitPhase(t, p, v1alpha1.PhaseFailed)
+				if f := condition(done, v1alpha1.ConditionFinished); f.Reason != string(report.ReasonLimitExceeded) ||
+					!strings.Contains(f.Message, "would re-consume 120 message(s), more than the 119 spec.limits.maxTotalMessagesToReconsume allows, over 2 group(s)") {
+					t.Fatalf("Finished %+v", f)
+				}
+				if done.Status.Plan != nil || done.Status.Approval != nil {
+					t.Fatalf("plan %+v, approval %+v", done.Status.Plan, done.Status.Approval)
+				}
+				for _, g := range groups {
+					c := waitPhase(t, childOf(t, p, g), v1alpha1.PhaseFailed)
+					if f := condition(c, v1alpha1.ConditionFinished); f.Reason != state.ReasonRejected {
+						t.Errorf("%s's child finished %+v", g, f)
+					}
+					noApplyJob(t, c)
+				}
+				return
+			}
+			for _, g := range groups {
+				c := childOf(t, p, g)
+				job := waitJob(t, c)
+				if job.Annotations[v1alpha1.AnnotationApprovedBy] != "kafka-replay-launcher" || job.Annotations[v1alpha1.AnnotationPlanDigest] != plans[g].Plan {
+					t.Fatalf("%s's apply Job %v", g, job.Annotations)
+				}
+				attempt(t, e.logs, job, job.Name+"-0", 0, appliedOf(plans[g]), time.Now())
+				finishJob(t, job, "")
+			}
+			done := waitPhase(t, p, v1alpha1.PhaseSucceeded)
+			if a := done.Status.Approval; a == nil || a.By != "kafka-replay-launcher" || done.Status.Plan == nil || a.Digest != done.Status.Plan.Digest || done.Status.Plan.Totals.MessagesToReconsume != 120 {
+				t.Fatalf("approval %+v, plan %+v", a, done.Status.Plan)
+			}
+		})
+	}
+}

@@ -122,7 +122,7 @@ func TestContributions(t *testing.T) {
 	rows := []v1alpha1.GroupStatus{
 		{Group: "a", Plan: "pa", MessagesToReconsume: 3},
 		{Group: "b", Phase: v1alpha1.GroupPhase(v1alpha1.PhaseFailed), MessagesToReconsume: 0}, // failed to plan
-		{Group: "c", Plan: "pc", MessagesToReconsume: 9},                                         // planned again since: not covered
+		{Group: "c", Plan: "pc", MessagesToReconsume: 9},                                       // planned again since: not covered
 		{Group: "d", Phase: v1alpha1.GroupNotAttempted},
 	}
 	children := []*v1alpha1.ReplayRequest{planned("pa", 3), {}, planned("pc2", 9), nil}

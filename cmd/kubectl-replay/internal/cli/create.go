@@ -28,7 +28,7 @@ func (w *waitFlags) add(cmd *cobra.Command) {
 
 func (a *app) createCommand() *cobra.Command {
 	var o request.Options
-	var maxReconsume int64
+	var maxReconsume, maxTotal int64
 	var output string
 	var w waitFlags
 	cmd := &cobra.Command{
@@ -79,6 +79,9 @@ record and undo), under one plan and one approval of this request.`,
 			o.Name = args[0]
 			if cmd.Flags().Changed(request.FlagMaxMessagesToReconsume) {
 				o.MaxMessagesToReconsume = &maxReconsume
+			}
+			if cmd.Flags().Changed(request.FlagMaxTotalMessagesToReconsume) {
+				o.MaxTotalMessagesToReconsume = &maxTotal
 			}
 			if output != "" && w.wait {
 				return exit.Errorf(exit.Usage, "--output prints the request without creating it; it does not go with --wait")
@@ -138,7 +141,8 @@ record and undo), under one plan and one approval of this request.`,
 	f.StringVar(&o.Cluster, request.FlagCluster, "", "a Strimzi Kafka and one of its listeners, KAFKA/LISTENER such as my-cluster/tls, instead of --bootstrap-servers and --secret (spec.kafka.clusterRef)")
 	f.StringVar(&o.User, request.FlagUser, "", "with --cluster, the KafkaUser to connect as; its Secret holds the credentials (spec.kafka.clusterRef.user)")
 	f.StringArrayVar(&o.Consumers, request.FlagConsumers, nil, "workloads to pause meanwhile, KIND/NAME: deploy/x, sts/x, scaledobject/x; repeatable or comma-separated (spec.consumers; needs --wait-for-empty)")
-	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the plan (LimitExceeded) if it re-consumes more messages than this (spec.limits.maxMessagesToReconsume)")
+	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the plan (LimitExceeded) if it re-consumes more messages than this (spec.limits.maxMessagesToReconsume); with several groups, per group")
+	f.Int64Var(&maxTotal, request.FlagMaxTotalMessagesToReconsume, 0, "with several groups, refuse the plan (LimitExceeded, nothing applied) if all groups together re-consume more messages than this; the groups plan first, also without --approval Manual (spec.limits.maxTotalMessagesToReconsume)")
 	f.BoolVar(&o.AllowSkip, request.FlagAllowSkip, false, "allow moving partitions forward, past messages never consumed (spec.limits.allowSkip)")
 	f.StringVar(&o.CommitMode, request.FlagCommitMode, "", "Plain (the default: OffsetCommit), Atomic (one Kafka transaction that fences every other replay of the group; needs WRITE and DESCRIBE on TransactionalId kafka-replay.<group>) or Auto (Atomic where allowed) (spec.commitMode)")
 	f.StringVar(&o.RunnerImage, request.FlagRunnerImage, "", "runner image instead of the launcher's (spec.runner.image)")

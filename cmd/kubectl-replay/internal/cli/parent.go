@@ -13,6 +13,8 @@ import (
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/progress"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/request"
+	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
@@ -82,6 +84,9 @@ type ParentPlan struct {
 	Groups    []render.GroupPlan       `json:"groups"`
 	Largest   []render.Move            `json:"largestMoves"`
 	Approval  *v1alpha1.ApprovalStatus `json:"approval,omitempty"`
+	// MaxTotalMessagesToReconsume is the parent's guard over all its
+	// groups (spec.limits), which the launcher judges over this plan.
+	MaxTotalMessagesToReconsume *int64 `json:"maxTotalMessagesToReconsume,omitempty"`
 }
 
 // largestMoves is how many of the largest moves across groups plan shows:
@@ -92,6 +97,9 @@ const largestMoves = 10
 // It is pure.
 func ParentPlanOf(parent *v1alpha1.ReplayRequest, children map[string]*v1alpha1.ReplayRequest) *ParentPlan {
 	pl := &ParentPlan{Request: parent.Name, Namespace: parent.Namespace, Target: parent.Status.ResolvedTarget, Approval: parent.Status.Approval}
+	if l := parent.Spec.Limits; l != nil {
+		pl.MaxTotalMessagesToReconsume = l.MaxTotalMessagesToReconsume
+	}
 	if p := parent.Status.Plan; p != nil {
 		pl.Digest, pl.PlannedAt, pl.ExpiresAt = p.Digest, p.PlannedAt, p.ExpiresAt
 		if p.Target != "" {
@@ -131,8 +139,9 @@ func ParentPlanOf(parent *v1alpha1.ReplayRequest, children map[string]*v1alpha1.
 }
 
 func (a *app) loadParentPlan(ctx context.Context, rr *v1alpha1.ReplayRequest) (*ParentPlan, error) {
-	if rr.Spec.Approval != v1alpha1.ApprovalManual && !rr.Spec.DryRun {
-		return nil, exit.Errorf(exit.WrongState, "%s has no plan: it is neither --approval Manual nor a dry run (%s shows what it did)", rr.Name, render.ReplayCommand("describe", rr.Name, rr.Namespace))
+	// A parent with a total guard plans first whatever its approval.
+	if rr.Spec.Approval != v1alpha1.ApprovalManual && !rr.Spec.DryRun && (rr.Spec.Limits == nil || rr.Spec.Limits.MaxTotalMessagesToReconsume == nil) {
+		return nil, exit.Errorf(exit.WrongState, "%s has no plan: it is neither --approval Manual, nor a dry run, nor bound by --%s (%s shows what it did)", rr.Name, request.FlagMaxTotalMessagesToReconsume, render.ReplayCommand("describe", rr.Name, rr.Namespace))
 	}
 	children, err := a.children(ctx, rr)
 	if err != nil {
@@ -156,6 +165,9 @@ func printParentPlan(w interface{ Write([]byte) (int, error) }, p render.Palette
 	}
 	fmt.Fprintln(w)
 	fmt.Fprint(w, render.GroupPlanTable(p, pl.Groups))
+	if limit := pl.MaxTotalMessagesToReconsume; limit != nil {
+		fmt.Fprintln(w, totalGuardLine(p, pl.Groups, *limit))
+	}
 	if len(pl.Largest) > 0 {
 		fmt.Fprintf(w, "\nLargest moves across the groups:\n")
 		fmt.Fprint(w, render.MovesTable(p, pl.Largest))
@@ -167,6 +179,23 @@ func printParentPlan(w interface{ Write([]byte) (int, error) }, p render.Palette
 	case pl.Digest != "":
 		fmt.Fprintf(w, "\napprove: %s\nreject:  %s\n", render.ReplayCommand("approve", pl.Request, pl.Namespace), render.ReplayCommand("reject", pl.Request, pl.Namespace, `--reason "..."`))
 	}
+}
+
+// totalGuardLine says how the planned groups' total stands against the
+// guard over all groups, which the launcher judges before any applies.
+func totalGuardLine(p render.Palette, groups []render.GroupPlan, limit int64) string {
+	var total int64
+	for _, g := range groups {
+		if g.Digest != "" {
+			total = report.AddCounts(total, g.Totals.MessagesToReconsume)
+		}
+	}
+	field := request.InPluginWords("(spec.limits.maxTotalMessagesToReconsume)")
+	if total > limit {
+		return fmt.Sprintf("%s %d messages re-consumed over the groups, %s the %d allowed %s: the launcher refuses the plan (LimitExceeded) and applies nothing",
+			p.Bold("total guard"), total, p.Red("more than"), limit, field)
+	}
+	return fmt.Sprintf("%s %d messages re-consumed over the groups, within the %d allowed %s", p.Bold("total guard"), total, limit, field)
 }
 
 func orDash(s string) string {

@@ -105,6 +105,36 @@ func TestParentPlanOf(t *testing.T) {
 	}
 }
 
+// plan shows the guard over all groups against the planned groups' total,
+// which the launcher judges before any group applies.
+func TestParentPlanTotalGuard(t *testing.T) {
+	p := parentOf(v1alpha1.PhaseAwaitingApproval, row("billing", "incident-42-a", "AwaitingApproval", "", 3, 420), row("audit", "incident-42-b", "AwaitingApproval", "", 2, 900))
+	children := map[string]*v1alpha1.ReplayRequest{
+		"incident-42-a": childOf(p, "incident-42-a", "0123456789abcdef", 420, 300, 100, 20),
+		"incident-42-b": childOf(p, "incident-42-b", "fedcba9876543210", 900, 900),
+	}
+	var b strings.Builder
+	printParentPlan(&b, render.Palette{}, ParentPlanOf(p, children))
+	if strings.Contains(b.String(), "total guard") {
+		t.Errorf("a guard shown without one:\n%s", b.String())
+	}
+	for limit, want := range map[int64]string{
+		1320: "total guard 1320 messages re-consumed over the groups, within the 1320 allowed (--max-total-messages-to-reconsume (spec.limits.maxTotalMessagesToReconsume))\n",
+		1319: "total guard 1320 messages re-consumed over the groups, more than the 1319 allowed (--max-total-messages-to-reconsume (spec.limits.maxTotalMessagesToReconsume)): the launcher refuses the plan (LimitExceeded) and applies nothing\n",
+	} {
+		p.Spec.Limits = &v1alpha1.Limits{MaxTotalMessagesToReconsume: &limit}
+		pl := ParentPlanOf(p, children)
+		if pl.MaxTotalMessagesToReconsume == nil || *pl.MaxTotalMessagesToReconsume != limit {
+			t.Fatalf("plan's guard %v", pl.MaxTotalMessagesToReconsume)
+		}
+		b.Reset()
+		printParentPlan(&b, render.Palette{}, pl)
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("limit %d: plan has no %q:\n%s", limit, want, b.String())
+		}
+	}
+}
+
 // --wait's display of a parent: a line per group, the approval while it
 // waits; on a terminal at most limit groups, those under way first.
 func TestParentLines(t *testing.T) {

@@ -40,13 +40,16 @@ const (
 	FlagCluster                = "cluster"                   // spec.kafka.clusterRef.name and .listener
 	FlagUser                   = "user"                      // spec.kafka.clusterRef.user
 	FlagMaxMessagesToReconsume = "max-messages-to-reconsume" // spec.limits.maxMessagesToReconsume
-	FlagAllowSkip              = "allow-skip"                // spec.limits.allowSkip
-	FlagForce                  = "force"                     // spec.force (undo only)
-	FlagCommitMode             = config.FlagCommitMode       // spec.commitMode
-	FlagRunnerImage            = "runner-image"              // spec.runner.image
-	FlagServiceAccount         = "service-account"           // spec.runner.serviceAccountName
-	FlagActiveDeadline         = "active-deadline"           // spec.runner.activeDeadlineSeconds
-	FlagGroupType              = config.FlagGroupType        // spec.groupType
+	// FlagMaxTotalMessagesToReconsume is the guard over all groups of a
+	// request over several, beside the per-group one.
+	FlagMaxTotalMessagesToReconsume = "max-total-messages-to-reconsume" // spec.limits.maxTotalMessagesToReconsume
+	FlagAllowSkip                   = "allow-skip"                      // spec.limits.allowSkip
+	FlagForce                       = "force"                           // spec.force (undo only)
+	FlagCommitMode                  = config.FlagCommitMode             // spec.commitMode
+	FlagRunnerImage                 = "runner-image"                    // spec.runner.image
+	FlagServiceAccount              = "service-account"                 // spec.runner.serviceAccountName
+	FlagActiveDeadline              = "active-deadline"                 // spec.runner.activeDeadlineSeconds
+	FlagGroupType                   = config.FlagGroupType              // spec.groupType
 	// --group given more than once is spec.groups, as the runner and
 	// Kafka's tool take it; the selector has no runner flag (the runner
 	// takes --all-groups, the launcher a selector), so its flags are
@@ -105,7 +108,9 @@ type Options struct {
 	User    string
 	// MaxMessagesToReconsume is nil when the flag was not given.
 	MaxMessagesToReconsume *int64
-	AllowSkip              bool
+	// MaxTotalMessagesToReconsume is nil when the flag was not given.
+	MaxTotalMessagesToReconsume *int64
+	AllowSkip                   bool
 	// CommitMode is "" when the flag was not given: the runner's default.
 	CommitMode     string
 	RunnerImage    string
@@ -198,6 +203,9 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		if o.Parallelism != 0 {
 			add(FlagParallelism, fmt.Errorf("applies to a request over several groups (--%s given more than once, or --%s)", FlagGroup, FlagGroupInclude))
 		}
+		if o.MaxTotalMessagesToReconsume != nil {
+			add(FlagMaxTotalMessagesToReconsume, fmt.Errorf("applies to a request over several groups (--%s given more than once, or --%s)", FlagGroup, FlagGroupInclude))
+		}
 	}
 	spec.Kafka.BootstrapServers = o.BootstrapServers
 	if o.ConfigMap != "" {
@@ -289,7 +297,7 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		add(FlagConsumers, fmt.Errorf("need --%s: the runner waits, bounded by it, for the paused consumers to leave the group", FlagWaitForEmpty))
 	}
 
-	if o.MaxMessagesToReconsume != nil || o.AllowSkip {
+	if o.MaxMessagesToReconsume != nil || o.MaxTotalMessagesToReconsume != nil || o.AllowSkip {
 		spec.Limits = &v1alpha1.Limits{AllowSkip: o.AllowSkip}
 		if o.MaxMessagesToReconsume != nil {
 			if *o.MaxMessagesToReconsume < 0 {
@@ -297,6 +305,13 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 			}
 			n := *o.MaxMessagesToReconsume
 			spec.Limits.MaxMessagesToReconsume = &n
+		}
+		if o.MaxTotalMessagesToReconsume != nil {
+			if *o.MaxTotalMessagesToReconsume < 0 {
+				add(FlagMaxTotalMessagesToReconsume, fmt.Errorf("%d is negative", *o.MaxTotalMessagesToReconsume))
+			}
+			n := *o.MaxTotalMessagesToReconsume
+			spec.Limits.MaxTotalMessagesToReconsume = &n
 		}
 	}
 	if skips(spec.Target) && !o.AllowSkip {
@@ -345,6 +360,9 @@ func groups(o Options, spec *v1alpha1.ReplayRequestSpec, add func(string, error)
 		}
 		if o.Parallelism != 0 {
 			add(FlagParallelism, fmt.Errorf("applies to a request over several groups; this one has one --%s", FlagGroup))
+		}
+		if o.MaxTotalMessagesToReconsume != nil {
+			add(FlagMaxTotalMessagesToReconsume, fmt.Errorf("applies to a request over several groups; this one has one --%s, whose total --%s bounds", FlagGroup, FlagMaxMessagesToReconsume))
 		}
 		return
 	case len(o.Groups) > maxGroups:

@@ -180,11 +180,13 @@ func TestBuildGroups(t *testing.T) {
 	o := base()
 	o.Groups = []string{"billing", "audit", "search"}
 	o.ContinueOnError, o.Parallelism = true, 2
+	o.MaxMessagesToReconsume, o.MaxTotalMessagesToReconsume = ptr.To[int64](50), ptr.To[int64](120)
 	several, err := Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustYAML(t, several.Spec); !strings.Contains(got, "continueOnError: true\ngroups:\n- billing\n- audit\n- search\n") || !strings.Contains(got, "parallelism: 2\n") || several.Spec.Group != "" {
+	if got := mustYAML(t, several.Spec); !strings.Contains(got, "continueOnError: true\ngroups:\n- billing\n- audit\n- search\n") || !strings.Contains(got, "parallelism: 2\n") || several.Spec.Group != "" ||
+		!strings.Contains(got, "limits:\n  maxMessagesToReconsume: 50\n  maxTotalMessagesToReconsume: 120\n") {
 		t.Errorf("three --group:\n%s", got)
 	}
 
@@ -334,6 +336,12 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 			o.ConsumerRef, o.Groups, o.BootstrapServers, o.ContinueOnError = "trigger/t", nil, "", true
 		}, []string{"--continue-on-error: applies to a request over several groups"}},
 		{"parallelism with one group", func(o *Options) { o.Parallelism = 2 }, []string{"--parallelism: applies to a request over several groups; this one has one --group"}},
+		{"a total with one group", func(o *Options) { o.MaxTotalMessagesToReconsume = ptr.To[int64](5) }, []string{"--max-total-messages-to-reconsume: applies to a request over several groups; this one has one --group, whose total --max-messages-to-reconsume bounds"}},
+		{"a negative total", func(o *Options) { o.Groups, o.MaxTotalMessagesToReconsume = []string{"a", "b"}, ptr.To[int64](-1) }, []string{"--max-total-messages-to-reconsume: -1 is negative"}},
+		{"a total with consumer-ref", func(o *Options) {
+			o.ConsumerRef, o.Groups, o.BootstrapServers = "trigger/t", nil, ""
+			o.MaxTotalMessagesToReconsume = ptr.To[int64](5)
+		}, []string{"--max-total-messages-to-reconsume: applies to a request over several groups"}},
 		{"parallelism out of bounds", func(o *Options) { o.Groups, o.Parallelism = []string{"a", "b"}, 11 }, []string{"--parallelism: 11 must be from 1 to 10"}},
 		{"parallelism with consumers", func(o *Options) {
 			o.Groups, o.Parallelism, o.Consumers, o.WaitForEmpty = []string{"a", "b"}, 2, []string{"deploy/x"}, time.Minute
