@@ -31,6 +31,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
@@ -87,7 +88,7 @@ func (r *ParentReconciler) reconcile(ctx context.Context, req reconcile.Request)
 	}
 	// A finished parent changes no more; a deleted one takes its children
 	// with it (their owner reference), each stopping its own Job.
-	if !fanout.IsParent(&p) || p.DeletionTimestamp != nil || state.IsFinished(&p) {
+	if !replay.IsParent(&p) || p.DeletionTimestamp != nil || state.IsFinished(&p) {
 		return reconcile.Result{}, nil
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("requestedBy", p.Requester()))
@@ -119,7 +120,7 @@ func (r *ParentReconciler) reconcile(ctx context.Context, req reconcile.Request)
 			// Nothing was made: the request ends here, saying why.
 			msg := state.Truncate(strings.TrimPrefix(err.Error(), errRefused.Error()+": "), 1024)
 			reason := string(report.ReasonInvalidInput)
-			if fanout.IsUndoParent(&p) {
+			if replay.IsUndoParent(&p) {
 				reason = state.ReasonUndoRefused
 			}
 			if rf := (*refusal)(nil); errors.As(err, &rf) {
@@ -172,9 +173,9 @@ func (r *ParentReconciler) reconcile(ctx context.Context, req reconcile.Request)
 		children[i], rows[i] = child, row
 	}
 
-	// manual: the children plan before any applies (fanout.PlansFirst):
+	// manual: the children plan before any applies (replay.PlansFirst):
 	// approval Manual, or a guard over the total of their plans.
-	manual := fanout.PlansFirst(&p)
+	manual := replay.PlansFirst(&p)
 	var requeue time.Duration
 	// ended: the parent ends now, though children may not have (a
 	// decision against the plan, a failed plan): the reason and message.
@@ -442,7 +443,7 @@ func (r *ParentReconciler) resolve(ctx context.Context, p *v1alpha1.ReplayReques
 		groups, listing, err = r.resolveSelector(ctx, p)
 		return groups, nil, listing, err
 	}
-	if !fanout.IsUndoParent(p) {
+	if !replay.IsUndoParent(p) {
 		return slices.Clone(p.Spec.Groups), nil, "", nil
 	}
 	name := *p.Spec.Target.UndoOf
@@ -579,7 +580,7 @@ func (r *ParentReconciler) start(ctx context.Context, p *v1alpha1.ReplayRequest,
 // isParent selects the requests this controller runs.
 var isParent = predicate.NewPredicateFuncs(func(o client.Object) bool {
 	rr, ok := o.(*v1alpha1.ReplayRequest)
-	return ok && fanout.IsParent(rr)
+	return ok && replay.IsParent(rr)
 })
 
 // SetupWithManager watches parents, the children each controls and its

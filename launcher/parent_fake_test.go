@@ -20,6 +20,7 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/fanout"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -50,7 +51,7 @@ func newFakeParents(t *testing.T, objs ...client.Object) *fakeParents {
 				return c.Create(ctx, obj, opts...)
 			},
 			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-				if rr, ok := obj.(*v1alpha1.ReplayRequest); ok && fanout.IsParent(rr) {
+				if rr, ok := obj.(*v1alpha1.ReplayRequest); ok && replay.IsParent(rr) {
 					f.writes++
 				}
 				return c.SubResource(sub).Update(ctx, obj, opts...)
@@ -540,7 +541,7 @@ func TestUnitParentUndo(t *testing.T) {
 	undo := testutil.MakeRequest("shop", "incident-undo").UndoOf("incident").Obj()
 	undo.Spec.Group, undo.Spec.Topics = "", nil
 	undo.UID = "undo-uid"
-	if !fanout.IsUndoParent(undo) || fanout.IsUndoParent(applied) {
+	if !replay.IsUndoParent(undo) || replay.IsUndoParent(applied) {
 		t.Fatal("IsUndoParent")
 	}
 	f := newFakeParents(t, undone, applied, failed, undo)

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
-	"github.com/kafka-replay/kafka-replay/launcher/internal/fanout"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
@@ -117,7 +116,7 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 	// A request over several groups has no group and no Job of its own:
 	// ParentReconciler runs it, through child requests, which are runs
 	// like any other here.
-	if fanout.IsParent(&rr) {
+	if replay.IsParent(&rr) {
 		return reconcile.Result{}, nil
 	}
 	// Every log line of the pass says who asked.

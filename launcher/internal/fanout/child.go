@@ -15,19 +15,6 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
-// IsParent reports whether rr is a request over several groups, which the
-// parent reconciler runs (and the one-group reconciler leaves alone).
-func IsParent(rr *v1alpha1.ReplayRequest) bool {
-	return len(rr.Spec.Groups) > 0 || rr.Spec.GroupSelector != nil || IsUndoParent(rr)
-}
-
-// IsUndoParent reports whether rr is the undo of a parent: target.undoOf
-// without a group of its own (a one-group undo names its group, or its
-// consumerRef does).
-func IsUndoParent(rr *v1alpha1.ReplayRequest) bool {
-	return rr.Spec.Target.UndoOf != nil && rr.Spec.Group == "" && rr.Spec.ConsumerRef == nil && len(rr.Spec.Groups) == 0 && rr.Spec.GroupSelector == nil
-}
-
 // UndoGroups are, for the undo of parent undone, its groups in their order
 // and, of them, those left alone, each with why: a group is undone only
 // if its child request committed something to undo (replay.Undoable, the
@@ -35,7 +22,7 @@ func IsUndoParent(rr *v1alpha1.ReplayRequest) bool {
 // finished, or with no group to undo, is an error naming it.
 func UndoGroups(undone *v1alpha1.ReplayRequest, children map[string]*v1alpha1.ReplayRequest) (groups []string, left map[string]string, err error) {
 	switch {
-	case !IsParent(undone):
+	case !replay.IsParent(undone):
 		return nil, nil, fmt.Errorf("%s is not a request over several groups: undo it with its group (spec.group)", undone.Name)
 	case !state.IsFinished(undone):
 		return nil, nil, fmt.Errorf("%s has not finished yet (phase %s); undo it once it has", undone.Name, undone.Status.Phase)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 )
 
@@ -40,7 +41,7 @@ func TestChildIsTheParentsSpecForOneGroup(t *testing.T) {
 	if c.Spec.Kafka.SecretRef == nil || c.Spec.Kafka.SecretRef.Name != "creds" {
 		t.Errorf("child spec lost the parent's kafka: %+v", c.Spec.Kafka)
 	}
-	if IsParent(c) || !IsParent(p) {
+	if replay.IsParent(c) || !replay.IsParent(p) {
 		t.Error("IsParent")
 	}
 	if c.Annotations[v1alpha1.AnnotationRequestedBy] != "alice" || c.Annotations[v1alpha1.AnnotationRequestedByGroups] != "team-orders" || c.Annotations["note"] != "" {

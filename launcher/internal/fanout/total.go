@@ -25,15 +25,6 @@ func TotalLimit(parent *v1alpha1.ReplayRequest) *int64 {
 	return parent.Spec.Limits.MaxTotalMessagesToReconsume
 }
 
-// PlansFirst reports whether a parent's groups all plan before any
-// applies: with approval: Manual, for a person to approve the plan; and
-// with a total guard, which can only be judged over every group's plan,
-// and must be before any offset moves. A dry run moves nothing: its
-// groups run as dry runs, and the guard is judged over their results.
-func PlansFirst(parent *v1alpha1.ReplayRequest) bool {
-	return parent.Spec.Approval == v1alpha1.ApprovalManual || (TotalLimit(parent) != nil && !parent.Spec.DryRun)
-}
-
 // Contribution is one group's messages to consume again: its plan's, or
 // a dry run's result's (which are the plan's too).
 type Contribution struct {

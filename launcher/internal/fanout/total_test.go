@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/launcher/testutil"
 )
 
@@ -87,7 +88,7 @@ func TestPlansFirstAndTheChildsApproval(t *testing.T) {
 			p := w.Obj()
 			p.Spec.DryRun = tt.dryRun
 			p.Spec.Limits.MaxTotalMessagesToReconsume = tt.limit
-			if got := PlansFirst(p); got != tt.plansFirst {
+			if got := replay.PlansFirst(p); got != tt.plansFirst {
 				t.Fatalf("PlansFirst = %v", got)
 			}
 			// Each child plans, and waits for the parent's decision,

@@ -20,6 +20,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // parentDigestPrefix starts the plan digest of a request over several
@@ -162,7 +163,7 @@ func (a *app) decide(ctx context.Context, name, verb string, annotate func(*v1al
 		p := palette(a.streams.Out)
 		pl := rr.Status.Plan
 		switch {
-		case verb == "approve" && render.IsParent(rr):
+		case verb == "approve" && replay.IsParent(rr):
 			fmt.Fprintf(a.streams.Out, "%s plan %s of %s/%s: %s, %d partitions, %d messages re-consumed, %d skipped, target %s\n",
 				p.Green("approved"), render.Clean(pl.Digest), ns, name, render.Groups(len(GroupRows(rr))), pl.Totals.Partitions, pl.Totals.MessagesToReconsume, pl.Totals.MessagesSkipped, render.Clean(orDash(pl.Target)))
 			if children, err := a.children(ctx, rr); err == nil {

@@ -59,7 +59,7 @@ func (a *app) describe(ctx context.Context, name string) (*render.Description, e
 		return nil, err
 	}
 	d := &render.Description{Request: rr}
-	if render.IsParent(rr) {
+	if replay.IsParent(rr) {
 		// Its partitions are its children's: describe REQUEST shows them.
 		d.Groups = GroupRows(rr)
 		return d, nil

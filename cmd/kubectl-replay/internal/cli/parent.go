@@ -14,6 +14,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/progress"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/request"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 	"github.com/kafka-replay/kafka-replay/runner/report"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -139,8 +140,7 @@ func ParentPlanOf(parent *v1alpha1.ReplayRequest, children map[string]*v1alpha1.
 }
 
 func (a *app) loadParentPlan(ctx context.Context, rr *v1alpha1.ReplayRequest) (*ParentPlan, error) {
-	// A parent with a total guard plans first whatever its approval.
-	if rr.Spec.Approval != v1alpha1.ApprovalManual && !rr.Spec.DryRun && (rr.Spec.Limits == nil || rr.Spec.Limits.MaxTotalMessagesToReconsume == nil) {
+	if !replay.PlansFirst(rr) && !rr.Spec.DryRun {
 		return nil, exit.Errorf(exit.WrongState, "%s has no plan: it is neither --approval Manual, nor a dry run, nor bound by --%s (%s shows what it did)", rr.Name, request.FlagMaxTotalMessagesToReconsume, render.ReplayCommand("describe", rr.Name, rr.Namespace))
 	}
 	children, err := a.children(ctx, rr)

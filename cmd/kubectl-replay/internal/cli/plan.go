@@ -66,7 +66,7 @@ request shows that group's every partition.`,
 			if err != nil {
 				return err
 			}
-			if render.IsParent(rr) {
+			if replay.IsParent(rr) {
 				pl, err := a.loadParentPlan(cmd.Context(), rr)
 				if err != nil {
 					return err

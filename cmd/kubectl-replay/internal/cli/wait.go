@@ -148,7 +148,7 @@ func (a *app) outcome(rr *v1alpha1.ReplayRequest) error {
 	p := palette(a.streams.Out)
 	_, succeeded := progress.Finished(rr)
 	reason, msg := progress.Outcome(rr)
-	if render.IsParent(rr) {
+	if replay.IsParent(rr) {
 		return a.parentOutcome(p, rr, succeeded, reason, msg)
 	}
 	if !succeeded {
@@ -239,13 +239,13 @@ func (d *display) width() int {
 }
 
 func (d *display) show(rr *v1alpha1.ReplayRequest, elapsed time.Duration) {
-	if render.IsParent(rr) && !d.live {
+	if replay.IsParent(rr) && !d.live {
 		d.showGroups(rr)
 		return
 	}
 	if d.live {
 		lines := Lines(d.p, rr, elapsed)
-		if render.IsParent(rr) {
+		if replay.IsParent(rr) {
 			lines = ParentLines(d.p, rr, elapsed, maxLiveGroups)
 		}
 		if w := d.width(); w > 0 {

@@ -31,16 +31,6 @@ type Description struct {
 	Groups []GroupRow `json:"groups,omitempty"`
 }
 
-// IsParent reports whether rr is a request over several groups, whose
-// groups are replayed by child requests of their own: spec.groups, a
-// selector, or the undo of such a request (target.undoOf without a group
-// or consumerRef of its own). It is the launcher's rule
-// (launcher/internal/fanout.IsParent), which the plugin cannot import.
-func IsParent(rr *v1alpha1.ReplayRequest) bool {
-	undoOfParent := rr.Spec.Target.UndoOf != nil && rr.Spec.Group == "" && rr.Spec.ConsumerRef == nil
-	return len(rr.Spec.Groups) > 0 || rr.Spec.GroupSelector != nil || undoOfParent
-}
-
 func ts(t *metav1.Time) string {
 	if t == nil {
 		return ""
@@ -63,7 +53,7 @@ func Describe(p Palette, d Description) string {
 	if ref := rr.Spec.ConsumerRef; ref != nil {
 		field("Consumer ref", string(ref.Kind)+"/"+ref.Name)
 	}
-	parent := IsParent(rr)
+	parent := replay.IsParent(rr)
 	if parent {
 		field("Groups", fmt.Sprintf("%d, %s", len(d.Groups), Selection(&rr.Spec)))
 		if rr.Spec.ContinueOnError {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // sampleGroups are a three-group parent's rows as status.groups has them
@@ -63,11 +64,11 @@ func TestGoldenDescribeParent(t *testing.T) {
 // The undo of a parent is one too: its groups are the undone parent's.
 func TestUndoOfAParentIsAParent(t *testing.T) {
 	undo := &v1alpha1.ReplayRequest{Spec: v1alpha1.ReplayRequestSpec{Target: v1alpha1.Target{UndoOf: ptr.To("incident-42")}}}
-	if !IsParent(undo) || Selection(&undo.Spec) != "those of incident-42, which it undoes" {
-		t.Errorf("the undo of a parent: IsParent %v, %q", IsParent(undo), Selection(&undo.Spec))
+	if !replay.IsParent(undo) || Selection(&undo.Spec) != "those of incident-42, which it undoes" {
+		t.Errorf("the undo of a parent: IsParent %v, %q", replay.IsParent(undo), Selection(&undo.Spec))
 	}
 	undo.Spec.Group = "billing"
-	if IsParent(undo) {
+	if replay.IsParent(undo) {
 		t.Error("the undo of one group's request is a parent")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
-	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
@@ -43,7 +42,7 @@ func UndoName(name string) string {
 // judges it (replay.Undoable; an undo of anything else fails UndoRefused),
 // so that the plugin says so before creating anything.
 func CanUndo(rr *v1alpha1.ReplayRequest) error {
-	if render.IsParent(rr) {
+	if replay.IsParent(rr) {
 		return canUndoParent(rr)
 	}
 	err := replay.Undoable(rr)
