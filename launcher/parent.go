@@ -302,6 +302,9 @@ type parentEnd struct{ reason, message string }
 func (r *ParentReconciler) decide(ctx context.Context, p *v1alpha1.ReplayRequest, rows []v1alpha1.GroupStatus, children []*v1alpha1.ReplayRequest, now metav1.Time, events []pendingEvent) (*parentEnd, time.Duration, []pendingEvent) {
 	if p.Status.Plan == nil {
 		for i := range rows {
+			if fanout.PlanApproved(children[i]) {
+				continue // approved by a pass whose status was lost: planned
+			}
 			if s := fanout.ManualState(rows[i], children[i], false); s == fanout.Waiting || s == fanout.Running {
 				return nil, 0, events // still planning
 			}

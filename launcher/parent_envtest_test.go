@@ -481,3 +481,46 @@ func TestEnvtestParentTotalGuard(t *testing.T) {
 		})
 	}
 }
+
+// A Manual parent across launcher restarts: one while its groups plan,
+// one while it awaits approval (approved while no launcher runs), one
+// while a group applies. Each new launcher carries on from the cluster:
+// every group planned once and applied once, no child made twice.
+func TestEnvtestParentManualSurvivesLauncherRestarts(t *testing.T) {
+	e := newApprovalEnv(t)
+	groups := []string{"restart-a", "restart-b"}
+	p := testutil.MakeRequest(e.ns, "restarted").Groups(groups...).Topic("orders").ShiftBy(-10).Manual().Obj()
+	create(t, p)
+	a := childOf(t, p, groups[0])
+	aPlan := planJobOf(t, a)
+	e.restart(t, func() { e.playPlan(t, aPlan, planOf(groups[0])) })
+	b := childOf(t, p, groups[1])
+	e.playPlan(t, planJobOf(t, b), planOf(groups[1]))
+	cur := awaiting(t, p)
+	digest := cur.Status.Plan.Digest
+	e.restart(t, func() { annotate(t, p, v1alpha1.AnnotationApprove, digest, v1alpha1.AnnotationApprovedBy, "bob") })
+	aJob := waitJob(t, a)
+	e.restart(t, func() {
+		attempt(t, e.logs, aJob, aJob.Name+"-0", 0, appliedOf(planOf(groups[0])), time.Now())
+		finishJob(t, aJob, "")
+	})
+	bJob := waitJob(t, b)
+	attempt(t, e.logs, bJob, bJob.Name+"-0", 0, appliedOf(planOf(groups[1])), time.Now())
+	finishJob(t, bJob, "")
+	done := waitPhase(t, p, v1alpha1.PhaseSucceeded)
+	if got := rows(done); got != "restart-a=Succeeded/Applied restart-b=Succeeded/Applied" {
+		t.Fatalf("rows %s", got)
+	}
+	if ap := done.Status.Approval; ap == nil || ap.By != "bob" || ap.Digest != digest || done.Status.Plan.Digest != digest {
+		t.Fatalf("approval %+v, plan %+v", ap, done.Status.Plan)
+	}
+	if n := len(children(t, p)); n != 2 {
+		t.Fatalf("%d children", n)
+	}
+	for _, g := range groups {
+		// One planning Job and one apply Job per group.
+		if n := len(jobsOf(t, e.ns, map[string]string{v1alpha1.LabelGroup: g})); n != 2 {
+			t.Errorf("%d Jobs of %s", n, g)
+		}
+	}
+}

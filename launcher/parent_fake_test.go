@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -36,6 +37,9 @@ type fakeParents struct {
 	r      *ParentReconciler
 	uids   int
 	writes int // status writes of parents
+	// failStatus fails every status write of a parent: a launcher that
+	// dies before its pass's one write.
+	failStatus bool
 }
 
 func newFakeParents(t *testing.T, objs ...client.Object) *fakeParents {
@@ -52,6 +56,9 @@ func newFakeParents(t *testing.T, objs ...client.Object) *fakeParents {
 			},
 			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 				if rr, ok := obj.(*v1alpha1.ReplayRequest); ok && replay.IsParent(rr) {
+					if f.failStatus {
+						return errors.New("the launcher died before its status write")
+					}
 					f.writes++
 				}
 				return c.SubResource(sub).Update(ctx, obj, opts...)
@@ -733,4 +740,109 @@ func TestUnitParentTotalGuardDryRun(t *testing.T) {
 			t.Fatalf("phase %s: %s", got.Status.Phase, got.Status.Message)
 		}
 	}
+}
+
+// A launcher restarted in the middle carries on from the cluster alone: a
+// new ParentReconciler, after a pass whose status write never landed (the
+// launcher died after making or deciding children), makes no child twice
+// and says what the children did.
+func TestUnitParentCarriesOnAfterALostPass(t *testing.T) {
+	lost := func(f *fakeParents, p *v1alpha1.ReplayRequest) {
+		t.Helper()
+		f.failStatus = true
+		if _, err := f.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err == nil {
+			t.Fatal("the lost pass reported no error")
+		}
+		f.failStatus = false
+		// The next launcher: a new reconciler over the same cluster.
+		f.r = &ParentReconciler{Client: f.c, APIReader: f.c, Recorder: events.NewFakeRecorder(100), Now: f.clock.Now}
+	}
+	t.Run("a child made, status lost", func(t *testing.T) {
+		p := testutil.MakeRequest("shop", "incident").Groups("a", "b").Obj()
+		p.UID = "parent-uid"
+		f := newFakeParents(t, p)
+		lost(f, p)
+		if got := f.get(p); len(got.Status.Conditions) != 0 || len(f.children(p)) != 1 {
+			t.Fatalf("after the lost pass: status %+v, %d children", got.Status, len(f.children(p)))
+		}
+		f.pass(p)
+		if got := f.get(p); rowsOf(got) != "a=Pending/ b=Waiting/" || len(f.children(p)) != 1 {
+			t.Fatalf("rows %s, %d children", rowsOf(got), len(f.children(p)))
+		}
+		f.end(p, "a", true, "Applied", 1)
+		f.pass(p)
+		f.end(p, "b", true, "Applied", 1)
+		f.pass(p)
+		if got := f.get(p); finishedAs(got) != "Applied" || f.uids != 2 {
+			t.Fatalf("finished %q, %d objects created: %s", finishedAs(got), f.uids, got.Status.Message)
+		}
+	})
+	// The pass that approved the parent approved its first child and
+	// died before recording the approval; the child ran and failed
+	// meanwhile. The parent must not say nothing was applied.
+	t.Run("approval lost, its child failed meanwhile", func(t *testing.T) {
+		p := testutil.MakeRequest("shop", "incident").Groups("a", "b").Manual().Obj()
+		p.UID = "parent-uid"
+		f := newFakeParents(t, p)
+		f.pass(p)
+		f.planned(p, "a", strings.Repeat("a", 16))
+		f.pass(p)
+		f.planned(p, "b", strings.Repeat("b", 16))
+		f.pass(p)
+		digest := f.get(p).Status.Plan.Digest
+		f.annotate(p, v1alpha1.AnnotationApprove, digest, v1alpha1.AnnotationApprovedBy, "bob")
+		lost(f, p)
+		if a := f.children(p)["a"].Annotations[v1alpha1.AnnotationApprove]; a != strings.Repeat("a", 16) {
+			t.Fatalf("a not approved by the lost pass: %q", a)
+		}
+		// a's own reconciler took the approval, ran its Job, and failed.
+		c := f.children(p)["a"]
+		c.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: c.Status.Plan.Digest}
+		if err := f.c.Status().Update(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		f.end(p, "a", false, "KafkaError", 0)
+		f.pass(p)
+		got := f.get(p)
+		if finishedAs(got) != "KafkaError" && finishedAs(got) != "PartiallyApplied" {
+			t.Fatalf("finished %q: %s", finishedAs(got), got.Status.Message)
+		}
+		if strings.Contains(got.Status.Message, "nothing applied") || got.Status.Approval == nil || got.Status.Approval.By != "bob" {
+			t.Fatalf("after a's apply failed: approval %+v, message %q", got.Status.Approval, got.Status.Message)
+		}
+		if rowsOf(got) != "a=Failed/KafkaError b=NotAttempted/NotAttempted" {
+			t.Fatalf("rows %s", rowsOf(got))
+		}
+		if _, ok := f.children(p)["b"].Annotations[v1alpha1.AnnotationApprove]; ok {
+			t.Fatal("b approved after a failed without continueOnError")
+		}
+	})
+	// An Automatic parent with a total guard plans, judges and approves
+	// in one pass: that pass lost, its plan and approval are made again
+	// from the children, even after the first approved child failed.
+	t.Run("a total guard's approval lost, its child failed meanwhile", func(t *testing.T) {
+		p := testutil.MakeRequest("shop", "incident").Groups("a", "b").Obj()
+		limit := int64(100)
+		p.UID, p.Spec.Limits = "parent-uid", &v1alpha1.Limits{MaxTotalMessagesToReconsume: &limit}
+		f := newFakeParents(t, p)
+		f.pass(p)
+		f.planned(p, "a", strings.Repeat("a", 16))
+		f.pass(p)
+		f.planned(p, "b", strings.Repeat("b", 16))
+		lost(f, p)
+		c := f.children(p)["a"]
+		if c.Annotations[v1alpha1.AnnotationApprove] != strings.Repeat("a", 16) {
+			t.Fatalf("a not approved by the lost pass: %v", c.Annotations)
+		}
+		c.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: EventSource, Digest: c.Status.Plan.Digest}
+		if err := f.c.Status().Update(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		f.end(p, "a", false, "KafkaError", 0)
+		f.pass(p)
+		got := f.get(p)
+		if strings.Contains(got.Status.Message, "nothing applied") || got.Status.Approval == nil || rowsOf(got) != "a=Failed/KafkaError b=NotAttempted/NotAttempted" {
+			t.Fatalf("finished %q, approval %+v, rows %s: %s", finishedAs(got), got.Status.Approval, rowsOf(got), got.Status.Message)
+		}
+	})
 }

@@ -185,6 +185,15 @@ func Planned(child *v1alpha1.ReplayRequest) bool {
 	return child != nil && child.Status.Plan != nil && child.Status.Approval == nil && !state.IsFinished(child)
 }
 
+// PlanApproved reports whether a child's plan was approved: its approve
+// annotation names its plan's digest. Before the parent records its own
+// approval, such a child means the pass that approved it never wrote
+// status (the launcher died, or the write conflicted): it has done its
+// planning, whatever it did since, and its plan is still the parent's.
+func PlanApproved(child *v1alpha1.ReplayRequest) bool {
+	return child != nil && child.Status.Plan != nil && child.Annotations[v1alpha1.AnnotationApprove] == child.Status.Plan.Digest
+}
+
 // ManualState is a row's state as Next reads it for a Manual parent.
 // Before the parent's approval its children plan: one that planned has
 // done its part (Succeeded, so it frees its place under parallelism).
