@@ -13,7 +13,7 @@ import (
 
 func (a *app) undoCommand() *cobra.Command {
 	var o request.UndoOptions
-	var maxReconsume int64
+	var maxReconsume, maxTotal int64
 	var output string
 	var w waitFlags
 	cmd := &cobra.Command{
@@ -44,6 +44,9 @@ left, and its describe says why.`,
 			if cmd.Flags().Changed(request.FlagMaxMessagesToReconsume) {
 				o.MaxMessagesToReconsume = &maxReconsume
 			}
+			if cmd.Flags().Changed(request.FlagMaxTotalMessagesToReconsume) {
+				o.MaxTotalMessagesToReconsume = &maxTotal
+			}
 			undone, err := a.getRequest(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -73,7 +76,8 @@ left, and its describe says why.`,
 	f.BoolVar(&o.Force, request.FlagForce, false, "restore also the partitions the undo rules leave alone (spec.force)")
 	f.StringVar(&o.Name, "name", "", "name of the undo request (default NAME-undo)")
 	f.StringVar(&o.Approval, request.FlagApproval, "", "Manual: plan the undo and wait for an approval (spec.approval)")
-	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the undo if it re-consumes more than this (spec.limits.maxMessagesToReconsume)")
+	f.Int64Var(&maxReconsume, request.FlagMaxMessagesToReconsume, 0, "refuse the undo if it re-consumes more than this (spec.limits.maxMessagesToReconsume); of several groups, per group")
+	f.Int64Var(&maxTotal, request.FlagMaxTotalMessagesToReconsume, 0, "the undo of several groups: refuse it (nothing applied) if all groups together re-consume more than this; its groups plan first (spec.limits.maxTotalMessagesToReconsume)")
 	f.BoolVar(&o.AllowSkip, request.FlagAllowSkip, false, "let the undo move offsets forward where the group holds no run ID to vouch for them, as the undo of a share group's rewind does (spec.limits.allowSkip)")
 	f.StringVar(&o.CommitMode, request.FlagCommitMode, "", "Plain, Atomic or Auto instead of NAME's commit mode (spec.commitMode)")
 	outputFlag(cmd, &output, "the undo request without creating it")

@@ -428,6 +428,9 @@ func TestUndo(t *testing.T) {
 	if _, err := Undo(done, UndoOptions{CommitMode: "plain"}); err == nil || exit.CodeOf(err) != exit.Usage || !strings.Contains(err.Error(), `--commit-mode: "plain" is not one of Atomic, Plain, Auto`) {
 		t.Errorf("undo --commit-mode plain: %v", err)
 	}
+	if _, err := Undo(done, UndoOptions{MaxTotalMessagesToReconsume: ptr.To[int64](3)}); err == nil || exit.CodeOf(err) != exit.Usage || !strings.Contains(err.Error(), "--max-total-messages-to-reconsume: applies to the undo of a request over several groups") {
+		t.Errorf("undo of one group with a total: %v", err)
+	}
 	if u, _ := Undo(done, UndoOptions{Name: "again", Approval: "Manual", MaxMessagesToReconsume: ptr.To[int64](3)}); u.Name != "again" || u.Spec.Approval != v1alpha1.ApprovalManual || *u.Spec.Limits.MaxMessagesToReconsume != 3 || u.Spec.Force {
 		t.Errorf("undo with options = %+v", u)
 	}
@@ -596,8 +599,14 @@ func TestUndoParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if u.Name != "orders-rewind-undo" || *u.Spec.Target.UndoOf != "orders-rewind" || u.Spec.Group != "" || u.Spec.Groups != nil || u.Spec.GroupSelector != nil ||
-		u.Spec.Kafka.SecretRef == nil || u.Spec.Kafka.BootstrapServers != "kafka-0.kafka:9092" || u.Spec.Parallelism != 2 || !u.Spec.ContinueOnError {
+		u.Spec.Kafka.SecretRef == nil || u.Spec.Kafka.BootstrapServers != "kafka-0.kafka:9092" || u.Spec.Parallelism != 2 || !u.Spec.ContinueOnError || u.Spec.Limits != nil {
 		t.Errorf("undo of a parent: %+v", u.Spec)
+	}
+	if u, err := Undo(mk(func(*v1alpha1.ReplayRequest) {}), UndoOptions{MaxTotalMessagesToReconsume: ptr.To[int64](500)}); err != nil || u.Spec.Limits == nil || *u.Spec.Limits.MaxTotalMessagesToReconsume != 500 {
+		t.Errorf("undo of a parent with a total: %+v, %v", u, err)
+	}
+	if _, err := Undo(mk(func(*v1alpha1.ReplayRequest) {}), UndoOptions{MaxTotalMessagesToReconsume: ptr.To[int64](-1)}); err == nil || !strings.Contains(err.Error(), "--max-total-messages-to-reconsume: -1 is negative") {
+		t.Errorf("a negative total: %v", err)
 	}
 	for name, c := range map[string]struct {
 		edit func(*v1alpha1.ReplayRequest)

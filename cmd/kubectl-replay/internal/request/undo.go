@@ -21,6 +21,9 @@ type UndoOptions struct {
 	Approval string
 	// MaxMessagesToReconsume bounds the undo like any request.
 	MaxMessagesToReconsume *int64
+	// MaxTotalMessagesToReconsume bounds the undo of a request over
+	// several groups, all groups together.
+	MaxTotalMessagesToReconsume *int64
 	// AllowSkip lets the undo move offsets forward past messages the
 	// undone run's commit cannot vouch for: a share group's start
 	// offsets carry no run ID, so the undo of its rewind needs it.
@@ -144,6 +147,19 @@ func Undo(undone *v1alpha1.ReplayRequest, o UndoOptions) (*v1alpha1.ReplayReques
 			rr.Spec.Limits = &v1alpha1.Limits{}
 		}
 		rr.Spec.Limits.AllowSkip = true
+	}
+	if o.MaxTotalMessagesToReconsume != nil {
+		switch {
+		case !replay.IsUndoParent(rr):
+			return nil, exit.Errorf(exit.Usage, "--%s: applies to the undo of a request over several groups; %s has one group, whose total --%s bounds", FlagMaxTotalMessagesToReconsume, undone.Name, FlagMaxMessagesToReconsume)
+		case *o.MaxTotalMessagesToReconsume < 0:
+			return nil, exit.Errorf(exit.Usage, "--%s: %d is negative", FlagMaxTotalMessagesToReconsume, *o.MaxTotalMessagesToReconsume)
+		}
+		if rr.Spec.Limits == nil {
+			rr.Spec.Limits = &v1alpha1.Limits{}
+		}
+		n := *o.MaxTotalMessagesToReconsume
+		rr.Spec.Limits.MaxTotalMessagesToReconsume = &n
 	}
 	return rr, nil
 }
