@@ -135,10 +135,9 @@ func TestEnvtestAdmissionRejectsInvalidManifests(t *testing.T) {
 		{"deadline zero", []edit{{"runner", map[string]any{"activeDeadlineSeconds": 0}}}, "spec.runner.activeDeadlineSeconds", "greater than or equal to 1"},
 		{"service account bad name", []edit{{"runner", map[string]any{"serviceAccountName": "Bad Name"}}}, "spec.runner.serviceAccountName", "should match"},
 		{"unknown field", []edit{{"replayEverything", true}}, "spec.replayEverything", "unknown field"},
-		// Many groups in one request (issue 30): the selector is not built
-		// yet, so the API server refuses it; what a parent cannot pass on
-		// to its children is refused too.
-		{"groupSelector not built yet", []edit{{"group", nil}, {"groupSelector", map[string]any{"include": []any{map[string]any{"prefix": "team-"}}}}}, "spec.groupSelector", "groupSelector is not built yet"},
+		// Many groups in one request (issue 30): what a parent cannot pass
+		// on to its children, or list its groups with, is refused.
+		{"groupSelector with clusterRef", []edit{{"group", nil}, {"kafka", map[string]any{"clusterRef": map[string]any{"name": "my-cluster", "listener": "tls"}}}, {"groupSelector", map[string]any{"include": []any{map[string]any{"prefix": "team-"}}}}}, "spec.groupSelector", "groupSelector with kafka.clusterRef is not built"},
 		{"groups with a control character", []edit{{"group", nil}, {"groups", []any{"a", "b\tc"}}}, "spec.groups", "no leading or trailing spaces and no control characters"},
 		{"groups with a trailing space", []edit{{"group", nil}, {"groups", []any{"a "}}}, "spec.groups", "no leading or trailing spaces"},
 		{"parallelism over 10", []edit{{"group", nil}, {"groups", []any{"a", "b"}}, {"parallelism", 11}}, "spec.parallelism", "less than or equal to 10"},

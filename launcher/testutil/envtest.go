@@ -111,6 +111,13 @@ func (l *RunnerLogs) Put(ns, pod string, r *report.Result) error {
 	return nil
 }
 
+// PutText stores a pod's log as it is (a list runner's JSON on stdout).
+func (l *RunnerLogs) PutText(ns, pod, log string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.logs[ns+"/"+pod] = log
+}
+
 // Get is a pod's stored log, or the API server's not-found words.
 func (l *RunnerLogs) Get(ns, pod string) (string, error) {
 	l.mu.Lock()

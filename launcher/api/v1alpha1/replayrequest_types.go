@@ -46,7 +46,7 @@ type ReplayRequest struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.target.fromGroup) || !has(self.group) || self.target.fromGroup != self.group",message="target.fromGroup must name a different group than group",fieldPath=".target.fromGroup"
 // +kubebuilder:validation:XValidation:rule="has(self.consumerRef) || (has(self.kafka) && (has(self.group) || has(self.groups) || has(self.groupSelector) || has(self.target.undoOf)))",message="set kafka and group, or consumerRef to take them from a Knative resource or a KafkaConnector"
 // +kubebuilder:validation:XValidation:rule="(has(self.group) ? 1 : 0) + (has(self.groups) ? 1 : 0) + (has(self.groupSelector) ? 1 : 0) <= 1",message="set exactly one of group, groups and groupSelector"
-// +kubebuilder:validation:XValidation:rule="!has(self.groupSelector)",message="groupSelector is not built yet, so the API refuses it rather than accept what the launcher cannot run: list the groups in groups, or run the runner with --all-groups (docs/groups.md)",fieldPath=".groupSelector"
+// +kubebuilder:validation:XValidation:rule="!has(self.groupSelector) || !has(self.kafka) || !has(self.kafka.clusterRef)",message="groupSelector with kafka.clusterRef is not built: give kafka.bootstrapServers (and secretRef), or list the groups in groups",fieldPath=".groupSelector"
 // +kubebuilder:validation:XValidation:rule="!has(self.continueOnError) || !self.continueOnError || has(self.groups) || has(self.groupSelector) || (has(self.target.undoOf) && !has(self.group) && !has(self.consumerRef))",message="continueOnError only applies to a request over several groups (groups, groupSelector, or the undo of such a request)",fieldPath=".continueOnError"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || has(self.groups) || has(self.groupSelector) || (has(self.target.undoOf) && !has(self.group) && !has(self.consumerRef))",message="parallelism only applies to a request over several groups (groups, groupSelector, or the undo of such a request)",fieldPath=".parallelism"
 // +kubebuilder:validation:XValidation:rule="!has(self.limits) || !has(self.limits.maxTotalMessagesToReconsume) || has(self.groups) || has(self.groupSelector) || (has(self.target.undoOf) && !has(self.group) && !has(self.consumerRef))",message="limits.maxTotalMessagesToReconsume only applies to a request over several groups (groups, groupSelector, or the undo of such a request); for one group, limits.maxMessagesToReconsume is its total",fieldPath=".limits.maxTotalMessagesToReconsume"
@@ -234,10 +234,11 @@ type ReplayRequestSpec struct {
 	// +kubebuilder:validation:XValidation:rule=`self.all(g, g.matches('^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$'))`,message="each of groups must be a group name as group is: no leading or trailing spaces and no control characters"
 	Groups []string `json:"groups,omitempty"`
 
-	// groupSelector chooses the groups by name instead of group or groups,
-	// resolved once, when the request is accepted, into a list that status
-	// shows; groups that appear later are not added. NOT BUILT YET: the
-	// API refuses a request that sets it (docs/groups.md).
+	// groupSelector chooses the groups by name instead of group or groups:
+	// the consumer groups (or those of groupType) the cluster lists,
+	// resolved once, when the request is accepted, by a list Job, into
+	// status.resolvedGroups; groups that appear later are not added
+	// (docs/groups.md).
 	// +optional
 	GroupSelector *GroupSelector `json:"groupSelector,omitempty"`
 
@@ -832,8 +833,9 @@ type ReplayRequestStatus struct {
 
 	// resolvedGroups are, for a request over several groups (a parent),
 	// the groups it replays, in the order their child requests start:
-	// spec.groups as given, or for the undo of a parent the undone
-	// parent's groups. Written once, when the request is accepted.
+	// spec.groups as given, spec.groupSelector's groups in name order, or
+	// for the undo of a parent the undone parent's groups. Written once,
+	// when the request is accepted.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=500
