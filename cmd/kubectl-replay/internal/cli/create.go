@@ -48,8 +48,9 @@ the runner's target grammar:
 latest and a positive shift skip messages the consumers never handled and need
 --allow-skip. -o yaml prints the request without creating it.
 
-Several groups: --group repeated, or --group-include (with --group-exclude and
---group-with-offsets-on) to select them by name when the request is accepted.
+Several groups: --group repeated, or --group-include or --all-groups (with
+--group-exclude and --group-with-offsets-on) to select them by name when the
+request is accepted; groups that appear later are not added.
 Each group is moved by a child request of its own (its own lock, run ID,
 record and undo), under one plan and one approval of this request.`,
 		Example: `  # Rewind orders-service's offsets on orders partitions 0 and 1 to 09:30 CET
@@ -125,6 +126,7 @@ record and undo), under one plan and one approval of this request.`,
 	f.StringVar(&o.Secret, request.FlagSecret, "", "Secret of credential properties in the namespace (spec.kafka.secretRef)")
 	f.StringArrayVar(&o.Groups, request.FlagGroup, nil, "consumer group to move (spec.group); repeat it for several, each moved on its own under one plan and one approval (spec.groups)")
 	f.StringArrayVar(&o.GroupInclude, request.FlagGroupInclude, nil, "instead of --group, every group whose name starts with this prefix, or matches regex:RE (RE2, the whole name); repeatable; resolved once, when the request is accepted (spec.groupSelector.include)")
+	f.BoolVar(&o.AllGroups, request.FlagAllGroups, false, "instead of --group, every consumer group the cluster lists when the request is accepted (Kafka's --all-groups; spec.groupSelector.include regex .*), narrowed by --group-exclude and --group-with-offsets-on")
 	f.StringArrayVar(&o.GroupExclude, request.FlagGroupExclude, nil, "with --group-include, leave out the groups with this prefix or matching regex:RE; repeatable (spec.groupSelector.exclude)")
 	f.StringArrayVar(&o.GroupWithOffsetsOn, request.FlagGroupWithOffsetsOn, nil, "with --group-include, keep only the groups with committed offsets on this topic (or another given); repeatable (spec.groupSelector.withOffsetsOn)")
 	f.Int32Var(&o.Parallelism, request.FlagParallelism, 0, "with several groups, how many groups' requests may run at once, each still waiting for its own group (spec.parallelism; 1 when unset, at most 10; 1 with --consumers)")

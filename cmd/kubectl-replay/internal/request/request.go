@@ -54,11 +54,14 @@ const (
 	// Kafka's tool take it; the selector has no runner flag (the runner
 	// takes --all-groups, the launcher a selector), so its flags are
 	// named after the field, under --group.
-	FlagGroupInclude       = "group-include"            // spec.groupSelector.include
-	FlagGroupExclude       = "group-exclude"            // spec.groupSelector.exclude
-	FlagGroupWithOffsetsOn = "group-with-offsets-on"    // spec.groupSelector.withOffsetsOn
-	FlagContinueOnError    = config.FlagContinueOnError // spec.continueOnError
-	FlagParallelism        = "parallelism"              // spec.parallelism
+	FlagGroupInclude       = "group-include"         // spec.groupSelector.include
+	FlagGroupExclude       = "group-exclude"         // spec.groupSelector.exclude
+	FlagGroupWithOffsetsOn = "group-with-offsets-on" // spec.groupSelector.withOffsetsOn
+	// FlagAllGroups is Kafka's flag name (KIP-379), and the runner's: a
+	// selector including every group (allGroupsPattern).
+	FlagAllGroups       = config.FlagAllGroups       // spec.groupSelector.include: [{regex: ".*"}]
+	FlagContinueOnError = config.FlagContinueOnError // spec.continueOnError
+	FlagParallelism     = "parallelism"              // spec.parallelism
 	// FlagDeleteAllInternalTopics is kafka-streams-groups.sh's flag name,
 	// and the runner's.
 	FlagDeleteAllInternalTopics = config.FlagDeleteAllInternalTopics // spec.deleteAllInternalTopics
@@ -84,7 +87,9 @@ type Options struct {
 	Groups []string
 	// GroupInclude, GroupExclude and GroupWithOffsetsOn are the
 	// selector's flags (spec.groupSelector), instead of --group.
-	GroupInclude       []string
+	GroupInclude []string
+	// AllGroups is --all-groups: include every group.
+	AllGroups          bool
 	GroupExclude       []string
 	GroupWithOffsetsOn []string
 	ContinueOnError    bool
@@ -152,7 +157,7 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		for _, f := range []struct {
 			flag  string
 			given bool
-		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, len(o.Groups) > 0}, {FlagGroupInclude, len(o.GroupInclude) > 0}, {FlagTopic, len(o.Topics) > 0}} {
+		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, len(o.Groups) > 0}, {FlagGroupInclude, len(o.GroupInclude) > 0}, {FlagAllGroups, o.AllGroups}, {FlagTopic, len(o.Topics) > 0}} {
 			if f.given {
 				add(f.flag, fmt.Errorf("must not be given with --%s %s, which takes it from the connector, or from --%s", FlagConsumerRef, o.ConsumerRef, FlagCluster))
 			}
@@ -165,7 +170,7 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 		for _, f := range []struct {
 			flag  string
 			given bool
-		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, len(o.Groups) > 0}, {FlagGroupInclude, len(o.GroupInclude) > 0}, {FlagTopic, len(o.Topics) > 0}, {FlagCluster, o.Cluster != ""}, {FlagUser, o.User != ""}} {
+		}{{FlagBootstrapServers, o.BootstrapServers != ""}, {FlagConfigMap, o.ConfigMap != ""}, {FlagSecret, o.Secret != ""}, {FlagGroup, len(o.Groups) > 0}, {FlagGroupInclude, len(o.GroupInclude) > 0}, {FlagAllGroups, o.AllGroups}, {FlagTopic, len(o.Topics) > 0}, {FlagCluster, o.Cluster != ""}, {FlagUser, o.User != ""}} {
 			if f.given {
 				add(f.flag, fmt.Errorf("must not be given with --%s, which takes it from the Knative resource", FlagConsumerRef))
 			}
@@ -344,13 +349,13 @@ func Build(o Options) (*v1alpha1.ReplayRequest, error) {
 // groups maps --group (once: spec.group; more: spec.groups), the
 // selector's flags (spec.groupSelector) and --continue-on-error.
 func groups(o Options, spec *v1alpha1.ReplayRequestSpec, add func(string, error)) {
-	selecting := len(o.GroupInclude) > 0 || len(o.GroupExclude) > 0 || len(o.GroupWithOffsetsOn) > 0
+	selecting := len(o.GroupInclude) > 0 || len(o.GroupExclude) > 0 || len(o.GroupWithOffsetsOn) > 0 || o.AllGroups
 	switch {
 	case len(o.Groups) > 0 && selecting:
-		add(FlagGroup, fmt.Errorf("conflicts with --%s, --%s and --%s: name the groups, or select them", FlagGroupInclude, FlagGroupExclude, FlagGroupWithOffsetsOn))
+		add(FlagGroup, fmt.Errorf("conflicts with --%s, --%s, --%s and --%s: name the groups, or select them", FlagGroupInclude, FlagAllGroups, FlagGroupExclude, FlagGroupWithOffsetsOn))
 		return
 	case len(o.Groups) == 0 && !selecting:
-		add(FlagGroup, fmt.Errorf("is required (or --%s, or --%s): the consumer group to move; repeat it for several", FlagGroupInclude, FlagConsumerRef))
+		add(FlagGroup, fmt.Errorf("is required (or --%s, --%s, or --%s): the consumer group to move; repeat it for several", FlagGroupInclude, FlagAllGroups, FlagConsumerRef))
 		return
 	case len(o.Groups) == 1:
 		add(FlagGroup, config.ValidateGroup(o.Groups[0]))
@@ -393,9 +398,20 @@ func groups(o Options, spec *v1alpha1.ReplayRequestSpec, add func(string, error)
 	if !selecting {
 		return
 	}
+	if o.Cluster != "" {
+		add(FlagCluster, fmt.Errorf("selecting the groups (--%s, --%s) with --%s is not built: give --%s and --%s, or name the groups with --%s", FlagGroupInclude, FlagAllGroups, FlagCluster, FlagBootstrapServers, FlagSecret, FlagGroup))
+	}
 	sel := &v1alpha1.GroupSelector{}
-	if len(o.GroupInclude) == 0 {
-		add(FlagGroupInclude, fmt.Errorf("is required with --%s and --%s: the groups they narrow", FlagGroupExclude, FlagGroupWithOffsetsOn))
+	switch {
+	case o.AllGroups && len(o.GroupInclude) > 0:
+		add(FlagAllGroups, fmt.Errorf("conflicts with --%s: --%s includes every group", FlagGroupInclude, FlagAllGroups))
+	case o.AllGroups:
+		// Every consumer group the cluster lists when the request is
+		// accepted, as the runner's --all-groups takes them; the
+		// exclusions and withOffsetsOn narrow it as any selector.
+		sel.Include = []v1alpha1.GroupPattern{{Regex: AllGroupsPattern}}
+	case len(o.GroupInclude) == 0:
+		add(FlagGroupInclude, fmt.Errorf("is required with --%s and --%s (or --%s): the groups they narrow", FlagGroupExclude, FlagGroupWithOffsetsOn, FlagAllGroups))
 	}
 	for _, f := range []struct {
 		flag string
@@ -426,6 +442,9 @@ func groups(o Options, spec *v1alpha1.ReplayRequestSpec, add func(string, error)
 	sel.WithOffsetsOn = o.GroupWithOffsetsOn
 	spec.GroupSelector = sel
 }
+
+// AllGroupsPattern is --all-groups's include: every name.
+const AllGroupsPattern = ".*"
 
 // GroupPattern maps one --group-include or --group-exclude value onto a
 // spec.groupSelector pattern: regex:RE is a regular expression (RE2, as

@@ -213,6 +213,29 @@ func TestBuildGroups(t *testing.T) {
 	if got := mustYAML(t, sel.Spec); !strings.Contains(got, want) || sel.Spec.Group != "" || sel.Spec.Groups != nil {
 		t.Errorf("a selector:\n%s\nwant it to hold\n%s", got, want)
 	}
+
+	// --all-groups (Kafka's flag) is a selector including every name,
+	// which the exclusions narrow as any selector's.
+	o = base()
+	o.Groups, o.AllGroups, o.ContinueOnError = nil, true, true
+	o.GroupExclude = []string{"orders-canary"}
+	all, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `groupSelector:
+  exclude:
+  - prefix: orders-canary
+  include:
+  - regex: .*
+`
+	if got := mustYAML(t, all.Spec); !strings.Contains(got, want) || all.Spec.Group != "" || !all.Spec.ContinueOnError {
+		t.Errorf("--all-groups:\n%s\nwant it to hold\n%s", got, want)
+	}
+	p, err := GroupPattern("regex:" + AllGroupsPattern)
+	if err != nil || p != all.Spec.GroupSelector.Include[0] {
+		t.Errorf("--all-groups's pattern %+v is not what --group-include regex:.* gives (%+v, %v)", all.Spec.GroupSelector.Include[0], p, err)
+	}
 }
 
 // --delete-all-internal-topics is spec.deleteAllInternalTopics, with
@@ -347,6 +370,12 @@ func TestBuildErrorsNameTheFlag(t *testing.T) {
 			o.Groups, o.Parallelism, o.Consumers, o.WaitForEmpty = []string{"a", "b"}, 2, []string{"deploy/x"}, time.Minute
 		}, []string{"--parallelism: must be 1 with --consumers"}},
 		{"groups and a selector", func(o *Options) { o.GroupInclude = []string{"orders-"} }, []string{"--group: conflicts with --group-include"}},
+		{"groups and all groups", func(o *Options) { o.AllGroups = true }, []string{"--group: conflicts with --group-include, --all-groups"}},
+		{"all groups and include", func(o *Options) { o.Groups, o.AllGroups, o.GroupInclude = nil, true, []string{"a"} }, []string{"--all-groups: conflicts with --group-include"}},
+		{"all groups of a cluster", func(o *Options) { o.Groups, o.AllGroups, o.Cluster, o.BootstrapServers = nil, true, "c/tls", "" }, []string{"--cluster: selecting the groups (--group-include, --all-groups) with --cluster is not built"}},
+		{"all groups with consumer-ref", func(o *Options) {
+			o.ConsumerRef, o.Groups, o.BootstrapServers, o.AllGroups = "trigger/t", nil, "", true
+		}, []string{"--all-groups: must not be given with --consumer-ref"}},
 		{"exclude without include", func(o *Options) { o.Groups, o.GroupExclude = nil, []string{"x"} }, []string{"--group-include: is required with --group-exclude"}},
 		{"offsets-on without include", func(o *Options) { o.Groups, o.GroupWithOffsetsOn = nil, []string{"orders"} }, []string{"--group-include: is required"}},
 		{"bad regex", func(o *Options) { o.Groups, o.GroupInclude = nil, []string{"regex:orders-("} }, []string{`--group-include: "orders-(" is not a regular expression (RE2)`}},
