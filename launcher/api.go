@@ -29,6 +29,13 @@ const (
 	StagePlan  = runnerjob.StagePlan
 )
 
+// BuildListJob is the list Job of a request with spec.groupSelector
+// (runnerjob.BuildList), for the chart's tests of what the launcher may
+// create.
+func BuildListJob(rr *v1alpha1.ReplayRequest, opts Options) (*batchv1.Job, error) {
+	return runnerjob.BuildList(rr, opts.Defaults)
+}
+
 // Input is runnerjob.Input, a file a Job's runner reads its target from.
 type Input = runnerjob.Input
 

@@ -609,6 +609,18 @@ func TestAdmissionPolicies(t *testing.T) {
 		if err := launcherClient.Create(ctx, applyJob, client.DryRunAll); err != nil {
 			t.Errorf("the apply Job of an approved plan: %v", err)
 		}
+
+		// The list Job of a groupSelector, its Secret and ConfigMap mounted.
+		sel := testutil.MakeRequest(ns, "incident").Select("billing-").Secret("kafka-prod").ConfigMap("kafka-client").Obj()
+		sel.UID = rr.UID
+		listJob, err := launcher.BuildListJob(sel, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listJob.OwnerReferences = nil
+		if err := launcherClient.Create(ctx, listJob, client.DryRunAll); err != nil {
+			t.Errorf("the list Job of a groupSelector: %v", err)
+		}
 	})
 
 	t.Run("approval", func(t *testing.T) {
