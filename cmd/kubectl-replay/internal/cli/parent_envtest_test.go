@@ -194,3 +194,42 @@ func TestEnvtestParentManualApproveUndo(t *testing.T) {
 	wantCode(t, "history", r, exit.OK)
 	contains(t, "history", r.out, "request/inc (2 groups):", "request/inc-undo (2 groups):")
 }
+
+// create --max-total-messages-to-reconsume on an Automatic request over
+// two groups, with the launcher running it: both groups plan first; plan
+// shows their total against the guard; over it, the parent fails
+// LimitExceeded with nothing applied, and --wait says so in the plugin's
+// words.
+func TestEnvtestParentTotalGuard(t *testing.T) {
+	env(t)
+	ns := newNamespace(t)
+	logs := testutil.NewRunnerLogs()
+	startLauncher(t, ns, logs)
+	servers := "kafka." + ns + ".svc:9092"
+
+	var wg sync.WaitGroup
+	var waited result
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		waited = plugin(t, ns, operator, "create", "capped", "--bootstrap-servers", servers, "--group", "billing", "--group", "audit",
+			"--topic", "orders", "--to", "shift:-100", "--max-total-messages-to-reconsume", "400", "--wait", "--timeout", "5m")
+	}()
+	children := map[string]string{}
+	plans := map[string]*report.Result{"billing": planResult("billing", 100, 300, 20), "audit": planResult("audit", 50)}
+	for _, g := range []string{"billing", "audit"} {
+		children[g] = childOf(t, ns, "capped", g)
+		runJob(t, logs, planJob(t, ns, children[g]), plans[g])
+	}
+	wg.Wait()
+	wantCode(t, "create --wait over the total guard", waited, exit.Failed)
+	contains(t, "create --wait over the total guard", waited.errOut, "replayrequest capped failed: LimitExceeded: would re-consume 470 message(s), more than the 400 --max-total-messages-to-reconsume (spec.limits.maxTotalMessagesToReconsume) allows, over 2 group(s), largest first: billing 420, audit 50; nothing was applied")
+	for g, c := range children {
+		if rr := getRR(t, ns, c); rr.Status.JobName != "" || rr.Annotations[v1alpha1.AnnotationApprove] != "" {
+			t.Errorf("%s applied: job %q, annotations %v", g, rr.Status.JobName, rr.Annotations)
+		}
+	}
+	r := plugin(t, ns, viewer, "plan", "capped")
+	wantCode(t, "plan", r, exit.OK)
+	contains(t, "plan", r.out, "total guard 470 messages re-consumed over the groups, more than the 400 allowed")
+}
