@@ -276,9 +276,19 @@ func applyTyped(ctx context.Context, c client.Client, obj runtime.Object) error 
 func TestHelmInstall(t *testing.T) {
 	cfg := controlPlane(t)
 	kc := adminKubeconfig(t, cfg, "helm")
-	const ns = "kafka-replay-install"
-	out, err := helm(t, "install", "kafka-replay", chartDir(t), "--kubeconfig", kc, "--namespace", ns, "--create-namespace",
-		"--values", testdata(t, "all-on.yaml"), "--timeout", "60s")
+	// The release's admission policies are cluster-wide unless scoped, and
+	// the API server keeps enforcing them a moment after helm uninstall
+	// deletes them, the validating one sometimes after the mutating one:
+	// unscoped, that refused the next test's requests in other namespaces
+	// (TestLauncherWithChartRBAC: "requested-by ... set by the API
+	// server"). Scoped to this test's namespace, they judge only its own.
+	const ns, scope = "kafka-replay-install", "kafka-replay-install-test"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, _ := newClient(t, cfg)
+	scopedNamespace(ctx, t, admin, ns, scope)
+	out, err := helm(t, "install", "kafka-replay", chartDir(t), "--kubeconfig", kc, "--namespace", ns,
+		"--values", testdata(t, "all-on.yaml"), "--set-string", "admissionPolicies.namespaceSelector.matchLabels."+scope+"=true", "--timeout", "60s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,13 +331,12 @@ func TestHelmInstall(t *testing.T) {
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("sample request in NOTES does not decode: %v", err)
 	}
-	c, _ := newClient(t, cfg)
 	objs[0].SetNamespace(ns)
 	// The API server enforces the chart's admission policies a moment after
 	// helm creates them, and not all at once: until the mutating policy is
 	// enforced, the validating one refuses the requester it did not stamp.
 	eventuallyDo(t, time.Minute, "the sample request in NOTES", func() error {
-		return dryRunApply(context.Background(), c, objs[0])
+		return dryRunApply(ctx, admin, objs[0])
 	})
 
 	if out, err := helm(t, "status", "kafka-replay", "--kubeconfig", kc, "--namespace", ns); err != nil || !strings.Contains(out, "STATUS: deployed") {
