@@ -426,17 +426,20 @@ func TestAdmissionPolicies(t *testing.T) {
 	// requester and is adopted by the parent as what it approved; only the
 	// launcher makes one, as its ServiceAccount, and nobody makes a request
 	// a child afterwards.
-	t.Run("child requests", func(t *testing.T) {
-		var launcherSA string
-		for _, u := range byKind(objs, "ServiceAccount") {
-			if strings.HasSuffix(u.GetName(), "-launcher") {
-				launcherSA = u.GetName()
-			}
+	// The launcher's ServiceAccount, as the API server names it, with the
+	// right to create requests here (its chart role grants the rest).
+	var launcherSA string
+	for _, u := range byKind(objs, "ServiceAccount") {
+		if strings.HasSuffix(u.GetName(), "-launcher") {
+			launcherSA = u.GetName()
 		}
-		launcherClient := asUser(t, cfg, "system:serviceaccount:"+releaseNamespace+":"+launcherSA, "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace)
-		grant(ctx, t, admin, ns, "create-requests-launcher", "system:serviceaccount:"+releaseNamespace+":"+launcherSA, rbacv1.PolicyRule{
-			APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"replayrequests"}, Verbs: []string{"create"},
-		})
+	}
+	launcherClient := asUser(t, cfg, "system:serviceaccount:"+releaseNamespace+":"+launcherSA, "system:serviceaccounts", "system:serviceaccounts:"+releaseNamespace)
+	grant(ctx, t, admin, ns, "create-requests-launcher", "system:serviceaccount:"+releaseNamespace+":"+launcherSA, rbacv1.PolicyRule{
+		APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"replayrequests"}, Verbs: []string{"create"},
+	})
+
+	t.Run("child requests", func(t *testing.T) {
 		parent := testutil.MakeRequest(ns, "parent").Obj()
 		parent.Spec.Group, parent.Spec.Groups = "", []string{"billing", "audit"}
 		if err := alice.Create(ctx, parent); err != nil {
@@ -624,7 +627,7 @@ func TestAdmissionPolicies(t *testing.T) {
 	})
 
 	t.Run("approval", func(t *testing.T) {
-		approval(ctx, t, cfg, admin, objs, ns, alice, user)
+		approval(ctx, t, cfg, admin, objs, ns, alice, user, launcherClient)
 	})
 }
 
@@ -633,8 +636,10 @@ func TestAdmissionPolicies(t *testing.T) {
 // lacks; bob, bound to the chart's approver ClusterRole, has it, and is
 // stamped as the approver whatever he writes; dave, with approve on one
 // request by resourceNames, may approve that one only. Nobody writes
-// approved-by without deciding, not even an admin.
-func approval(ctx context.Context, t *testing.T, cfg *rest.Config, admin client.Client, objs []*unstructured.Unstructured, ns string, alice client.Client, user string) {
+// approved-by without deciding, not even an admin. A child request's plan
+// is decided by the launcher alone: bob, alice and an admin are refused,
+// told to decide its parent, which bob may.
+func approval(ctx context.Context, t *testing.T, cfg *rest.Config, admin client.Client, objs []*unstructured.Unstructured, ns string, alice client.Client, user string, launcherClient client.Client) {
 	group := []string{v1alpha1.GroupVersion.Group}
 	grant(ctx, t, admin, ns, "patch-requests", user, rbacv1.PolicyRule{
 		APIGroups: group, Resources: []string{"replayrequests"}, Verbs: []string{"get", "patch"},
@@ -724,6 +729,94 @@ func approval(ctx context.Context, t *testing.T, cfg *rest.Config, admin client.
 	})
 	if err := annotate(dave, b.DeepCopy(), map[string]any{v1alpha1.AnnotationApprove: digest}); err == nil || !strings.Contains(err.Error(), "verb approve") {
 		t.Errorf("dave approving scoped-b: %v", err)
+	}
+
+	childDecisions(ctx, t, admin, ns, alice, bob, launcherClient, annotate)
+}
+
+// childDecisions: a decision on a child request (one group of a parent,
+// docs/groups.md) is the launcher's alone, on behalf of the parent's one
+// approval; whoever else sets, changes or removes one, even with the verb
+// approve (bob) or as an admin, is refused and told to decide the parent.
+// The child is found by its label or by its owner reference alike.
+func childDecisions(ctx context.Context, t *testing.T, admin client.Client, ns string, alice, bob, launcherClient client.Client, annotate func(client.Client, *v1alpha1.ReplayRequest, map[string]any) error) {
+	parent := testutil.MakeRequest(ns, "decided-parent").ShiftBy(-10).Manual().Obj()
+	parent.Spec.Group, parent.Spec.Groups = "", []string{"billing", "audit"}
+	if err := alice.Create(ctx, parent); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Delete(context.Background(), parent) })
+	ctrl := true
+	owner := metav1.OwnerReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest", Name: parent.Name, UID: parent.UID, Controller: &ctrl}
+	child := func(name string, labelled, owned bool) *v1alpha1.ReplayRequest {
+		rr := testutil.MakeRequest(ns, name).ShiftBy(-10).Manual().Obj()
+		if labelled {
+			rr.Labels = map[string]string{v1alpha1.LabelParent: parent.Name}
+		}
+		if owned {
+			rr.OwnerReferences = []metav1.OwnerReference{owner}
+		}
+		rr.Annotations = map[string]string{annotationRequestedBy: parent.Annotations[annotationRequestedBy], annotationRequestedByGroups: parent.Annotations[annotationRequestedByGroups]}
+		if err := launcherClient.Create(ctx, rr); err != nil {
+			t.Fatalf("the launcher creating child %s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = admin.Delete(context.Background(), rr) })
+		return rr
+	}
+	const digest = "fedcba9876543210"
+	want := "may not approve or reject ReplayRequest %s: it is a child of " + parent.Name + ", whose one plan covers all its groups; approve or reject " + parent.Name + " instead (kubectl replay approve " + parent.Name + " -n " + ns + ")"
+	for _, rr := range []*v1alpha1.ReplayRequest{child("decided-both", true, true), child("decided-label", true, false), child("decided-owner", false, true)} {
+		for _, tc := range []struct {
+			who    string
+			c      client.Client
+			change map[string]any
+		}{
+			{"bob (verb approve) approves", bob, map[string]any{v1alpha1.AnnotationApprove: digest}},
+			{"bob rejects", bob, map[string]any{v1alpha1.AnnotationReject: "no"}},
+			{"alice (no verb approve) approves", alice, map[string]any{v1alpha1.AnnotationApprove: digest}},
+			{"an admin approves", admin, map[string]any{v1alpha1.AnnotationApprove: digest}},
+			{"an admin rejects", admin, map[string]any{v1alpha1.AnnotationReject: "no"}},
+		} {
+			err := annotate(tc.c, rr.DeepCopy(), tc.change)
+			if w := fmt.Sprintf(want, rr.Name); err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s child %s: %v, want a refusal saying %q", tc.who, rr.Name, err, w)
+			}
+		}
+	}
+	// The launcher decides, in the parent's approver's name; nobody else
+	// changes or removes its decision.
+	rr := child("decided-by-launcher", true, true)
+	got := rr.DeepCopy()
+	if err := annotate(launcherClient, got, map[string]any{v1alpha1.AnnotationApprove: digest, v1alpha1.AnnotationApprovedBy: "bob"}); err != nil {
+		t.Fatalf("the launcher approving a child: %v", err)
+	}
+	if by := got.Annotations[v1alpha1.AnnotationApprovedBy]; by != "bob" {
+		t.Errorf("the child's approver is %q, want the parent's approver bob", by)
+	}
+	for _, tc := range []struct {
+		who    string
+		c      client.Client
+		change map[string]any
+	}{
+		{"bob removes the launcher's approval", bob, map[string]any{v1alpha1.AnnotationApprove: nil}},
+		{"bob changes the approved digest", bob, map[string]any{v1alpha1.AnnotationApprove: "0000000000000000"}},
+		{"an admin rejects the approved child", admin, map[string]any{v1alpha1.AnnotationReject: "no"}},
+	} {
+		err := annotate(tc.c, got.DeepCopy(), tc.change)
+		if w := fmt.Sprintf(want, rr.Name); err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: %v, want a refusal saying %q", tc.who, err, w)
+		}
+	}
+	if err := annotate(launcherClient, got.DeepCopy(), map[string]any{v1alpha1.AnnotationReject: "rejected with its parent", v1alpha1.AnnotationApprovedBy: "bob"}); err != nil {
+		t.Errorf("the launcher rejecting a child: %v", err)
+	}
+	// The parent is decided as any request: bob approves it, stamped.
+	p := parent.DeepCopy()
+	if err := annotate(bob, p, map[string]any{v1alpha1.AnnotationApprove: "sha256:" + strings.Repeat("0", 64)}); err != nil {
+		t.Fatalf("bob approving the parent: %v", err)
+	}
+	if by := p.Annotations[v1alpha1.AnnotationApprovedBy]; by != "bob" {
+		t.Errorf("the parent's approver is %q, want bob", by)
 	}
 }
 
