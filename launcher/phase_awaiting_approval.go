@@ -6,13 +6,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/approval"
+	"github.com/kafka-replay/kafka-replay/launcher/internal/fanout"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // awaitingApproval waits for a decision on a ready plan: an approval moves
@@ -32,6 +36,22 @@ func (r *ReplayRequestReconciler) awaitingApproval(ctx context.Context, p *pass)
 		state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonExpired, msg)
 		return false, r.finish(ctx, p, nil, record.Outcome{Reason: state.ReasonExpired, Message: msg})
 	case approval.VerdictApproved:
+		parent, waits, err := r.parentApproval(ctx, rr)
+		if err != nil {
+			return false, err
+		}
+		if waits != "" {
+			// Not an approval yet, and no refusal: the launcher sets a
+			// child's annotation in the pass where the parent records its
+			// approval, before that status write, which wakes the child
+			// (a watch of parents).
+			msg := fmt.Sprintf("%s=%q (set by %s) applies nothing yet: %s is a child of %s, whose approval alone applies it, and %s; approve or reject %s (kubectl replay approve %s)", v1alpha1.AnnotationApprove, v.Value, v.By, rr.Name, parent, waits, parent, parent)
+			state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionTrue, state.ReasonPlanReady, msg)
+			rr.Status.Message = msg
+			rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
+			p.requeueAfter(approval.PlanExpiry(rr).Sub(p.now))
+			return false, nil
+		}
 		rr.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: v.By, At: &metav1.Time{Time: p.now}, Digest: plan.Digest}
 		msg := fmt.Sprintf("plan %s approved by %s", plan.Digest, v.By)
 		state.SetCondition(rr, v1alpha1.ConditionAwaitingApproval, metav1.ConditionFalse, state.ReasonApproved, msg)
@@ -91,4 +111,29 @@ func checkApproved(rr *v1alpha1.ReplayRequest, stage runnerjob.Stage, in *runner
 		return fmt.Errorf("approval: Manual applies only its approved plan")
 	}
 	return nil
+}
+
+// parentApproval is, for a child request (one group of a parent), its
+// parent's name and why its approval is not the parent's yet
+// (fanout.ParentApproved); waits is "" when it is, or when the request is
+// no child.
+func (r *ReplayRequestReconciler) parentApproval(ctx context.Context, rr *v1alpha1.ReplayRequest) (name, waits string, err error) {
+	if !replay.IsChild(rr) {
+		return "", "", nil
+	}
+	name = rr.Labels[v1alpha1.LabelParent]
+	var parent *v1alpha1.ReplayRequest
+	if o := metav1.GetControllerOf(rr); o != nil && o.Kind == "ReplayRequest" {
+		name, parent = o.Name, &v1alpha1.ReplayRequest{}
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: rr.Namespace, Name: o.Name}, parent)
+		if apierrors.IsNotFound(err) {
+			parent = nil
+		} else if err != nil {
+			return name, "", fmt.Errorf("read the parent of request %s: %w", rr.Name, err)
+		}
+	}
+	if err := fanout.ParentApproved(parent, rr); err != nil {
+		return name, err.Error(), nil
+	}
+	return name, "", nil
 }

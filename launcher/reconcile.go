@@ -424,7 +424,8 @@ func (r *ReplayRequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 		Watches(&corev1.Pod{}, toRequest).
 		Watches(&batchv1.Job{}, wake).
 		Watches(&corev1.Pod{}, wake).
-		Watches(&v1alpha1.ReplayRequest{}, wake)
+		Watches(&v1alpha1.ReplayRequest{}, wake).
+		Watches(&v1alpha1.ReplayRequest{}, wakeChildrenOnApproval())
 	return watchStrimzi(mgr, b, r.Options).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(workers, 1)}).
 		Complete(r)

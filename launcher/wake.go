@@ -16,6 +16,7 @@ import (
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/grouplock"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // holdsGroup reports whether an object, in this version, may hold its group:
@@ -109,4 +110,25 @@ func wakeWaiting(c client.Client, kind grouplock.EntryKind) handler.TypedEventHa
 			enqueue(ctx, e.Object, q)
 		},
 	}
+}
+
+// wakeChildrenOnApproval wakes a parent's children when its status first
+// records its approval. The launcher sets an approved child's annotation
+// in the pass where the parent records its approval, before that pass's
+// status write; a child reconciled in between waits (parentApproval), and
+// this wakes it. Only the transition: a parent's later status writes wake
+// nobody.
+func wakeChildrenOnApproval() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	return handler.Funcs{UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		old, ok := e.ObjectOld.(*v1alpha1.ReplayRequest)
+		p, okNew := e.ObjectNew.(*v1alpha1.ReplayRequest)
+		if !ok || !okNew || !replay.IsParent(p) || state.Approved(old) || !state.Approved(p) {
+			return
+		}
+		for _, row := range p.Status.Groups {
+			if row.Child != "" {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: row.Child}})
+			}
+		}
+	}}
 }

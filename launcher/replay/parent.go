@@ -1,6 +1,10 @@
 package replay
 
-import v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+import (
+	"strings"
+
+	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+)
 
 // IsParent reports whether rr is a request over several groups (a parent,
 // docs/groups.md), whose groups are replayed by child requests of their
@@ -27,4 +31,20 @@ func IsUndoParent(rr *v1alpha1.ReplayRequest) bool {
 func PlansFirst(parent *v1alpha1.ReplayRequest) bool {
 	total := parent.Spec.Limits != nil && parent.Spec.Limits.MaxTotalMessagesToReconsume != nil
 	return parent.Spec.Approval == v1alpha1.ApprovalManual || (total && !parent.Spec.DryRun)
+}
+
+// IsChild reports whether rr is a child request, one group of a parent
+// (docs/groups.md): the parent label, or an owner reference to a
+// ReplayRequest. The chart's admission policy reads a child the same way,
+// and lets only the launcher make one or decide its plan.
+func IsChild(rr *v1alpha1.ReplayRequest) bool {
+	if _, ok := rr.Labels[v1alpha1.LabelParent]; ok {
+		return true
+	}
+	for _, o := range rr.OwnerReferences {
+		if o.Kind == "ReplayRequest" && strings.HasPrefix(o.APIVersion, v1alpha1.GroupVersion.Group+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,8 @@ package replay
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 )
 
@@ -47,5 +49,29 @@ func TestUnitWhatARequestReplays(t *testing.T) {
 				t.Fatalf("got %+v, want %+v", got, c.want)
 			}
 		})
+	}
+}
+
+// A child is what the chart's admission policy calls one: the parent
+// label, or an owner reference to a ReplayRequest (controller or not).
+func TestIsChild(t *testing.T) {
+	owner := func(apiVersion, kind string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "incident", UID: "p-uid"}}
+	}
+	for _, tc := range []struct {
+		name string
+		meta metav1.ObjectMeta
+		want bool
+	}{
+		{"a plain request", metav1.ObjectMeta{Name: "a"}, false},
+		{"the parent label", metav1.ObjectMeta{Name: "a", Labels: map[string]string{v1alpha1.LabelParent: "incident"}}, true},
+		{"an owner reference to a ReplayRequest", metav1.ObjectMeta{Name: "a", OwnerReferences: owner(v1alpha1.GroupVersion.String(), "ReplayRequest")}, true},
+		{"another version of the API", metav1.ObjectMeta{Name: "a", OwnerReferences: owner("kafkareplay.dev/v1", "ReplayRequest")}, true},
+		{"owned by a Deployment", metav1.ObjectMeta{Name: "a", OwnerReferences: owner("apps/v1", "Deployment")}, false},
+		{"a ReplayRequest kind of another API group", metav1.ObjectMeta{Name: "a", OwnerReferences: owner("example.com/v1", "ReplayRequest")}, false},
+	} {
+		if got := IsChild(&v1alpha1.ReplayRequest{ObjectMeta: tc.meta}); got != tc.want {
+			t.Errorf("%s: IsChild = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

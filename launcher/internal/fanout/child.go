@@ -179,6 +179,50 @@ func RowOf(group string, child *v1alpha1.ReplayRequest, last *v1alpha1.GroupStat
 	return row
 }
 
+// ParentApproved says whether a child's approval of its plan is its
+// parent's (docs/groups.md, "Only the launcher decides a child"): nil when
+// parent, the child's controller, records in status its approval of its
+// own plan, and its row of this child covers the child's plan digest;
+// else why not. The child waits meanwhile: an approval that anyone but
+// the launcher set (possible only without the chart's admission
+// policies) applies nothing ahead of the parent's one approval and its
+// guard over all groups' total. It is pure.
+func ParentApproved(parent, child *v1alpha1.ReplayRequest) error {
+	owner := metav1.GetControllerOf(child)
+	switch {
+	case owner == nil || owner.Kind != "ReplayRequest":
+		return fmt.Errorf("it is controlled by no ReplayRequest, so no parent's approval covers it")
+	case parent == nil:
+		return fmt.Errorf("%s does not exist", owner.Name)
+	case parent.UID != owner.UID:
+		return fmt.Errorf("%s (uid %s) is not its parent (uid %s)", parent.Name, parent.UID, owner.UID)
+	}
+	a, plan := parent.Status.Approval, parent.Status.Plan
+	if a == nil || a.Decision != v1alpha1.ApprovalApproved || plan == nil || a.Digest != plan.Digest {
+		return fmt.Errorf("%s's status records no approval of its plan", parent.Name)
+	}
+	if child.Status.Plan == nil {
+		return fmt.Errorf("it has no plan")
+	}
+	for _, row := range parent.Status.Groups {
+		if row.Child != child.Name {
+			continue
+		}
+		if row.Plan != child.Status.Plan.Digest {
+			return fmt.Errorf("the approved plan %s of %s covers %s for it, not its plan %s", plan.Digest, parent.Name, orNone(row.Plan), child.Status.Plan.Digest)
+		}
+		return nil
+	}
+	return fmt.Errorf("the approved plan %s of %s does not cover it (no group of %s is %s)", plan.Digest, parent.Name, parent.Name, child.Name)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no plan of it"
+	}
+	return s
+}
+
 // Planned reports whether a Manual child has its plan and awaits a
 // decision.
 func Planned(child *v1alpha1.ReplayRequest) bool {

@@ -179,3 +179,64 @@ func TestRowOfAndOverall(t *testing.T) {
 		})
 	}
 }
+
+// A child's approval is applied only when its parent (its controller, by
+// UID) records its approval of its own plan and the parent's row of the
+// child covers the child's plan digest; anything else says why, naming
+// the parent.
+func TestParentApproved(t *testing.T) {
+	const childPlan, parentPlan = "0123456789abcdef", "sha256:parent"
+	approved := func() (*v1alpha1.ReplayRequest, *v1alpha1.ReplayRequest) {
+		p := parent()
+		c := Child(p, "audit")
+		c.Status.Plan = &v1alpha1.PlanSummary{Digest: childPlan}
+		p.Status.Plan = &v1alpha1.PlanSummary{Digest: parentPlan}
+		p.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalApproved, By: "bob", Digest: parentPlan}
+		p.Status.Groups = []v1alpha1.GroupStatus{
+			{Group: "billing", Child: Child(p, "billing").Name, Plan: "fedcba9876543210"},
+			{Group: "audit", Child: c.Name, Plan: childPlan},
+		}
+		return p, c
+	}
+	if p, c := approved(); ParentApproved(p, c) != nil {
+		t.Fatalf("the parent's approval covering the child's plan: %v", ParentApproved(p, c))
+	}
+	tests := []struct {
+		name   string
+		change func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest
+		want   string
+	}{
+		{"no parent", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest { return nil }, "incident-42 does not exist"},
+		{"no controller", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest { c.OwnerReferences = nil; return p }, "controlled by no ReplayRequest"},
+		{"a request of the parent's name made again", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest { p.UID = "other"; return p }, "is not its parent"},
+		{"the parent undecided", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest { p.Status.Approval = nil; return p }, "incident-42's status records no approval of its plan"},
+		{"the parent rejected", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest {
+			p.Status.Approval.Decision = v1alpha1.ApprovalRejected
+			return p
+		}, "records no approval"},
+		{"the parent approved another plan", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest {
+			p.Status.Approval.Digest = "sha256:older"
+			return p
+		}, "records no approval"},
+		{"the parent has no plan", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest { p.Status.Plan = nil; return p }, "records no approval"},
+		{"the child planned again", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest {
+			c.Status.Plan.Digest = "1111111111111111"
+			return p
+		}, "covers " + childPlan + " for it, not its plan 1111111111111111"},
+		{"the row has no plan", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest { p.Status.Groups[1].Plan = ""; return p }, "covers no plan of it"},
+		{"no row of the child", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest {
+			p.Status.Groups = p.Status.Groups[:1]
+			return p
+		}, "does not cover it"},
+		{"the child has no plan", func(p, c *v1alpha1.ReplayRequest) *v1alpha1.ReplayRequest { c.Status.Plan = nil; return p }, "no plan"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, c := approved()
+			err := ParentApproved(tt.change(p, c), c)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ParentApproved = %v, want a refusal saying %q", err, tt.want)
+			}
+		})
+	}
+}
