@@ -546,6 +546,17 @@ func TestDecidable(t *testing.T) {
 			r.Status.Phase = v1alpha1.PhaseFailed
 			r.Status.Approval = &v1alpha1.ApprovalStatus{Decision: v1alpha1.ApprovalRejected}
 		}), "already rejected by unknown"},
+		{"a child, awaiting: its parent is decided", manual(func(r *v1alpha1.ReplayRequest) {
+			r.Namespace, r.Name = "shop", "incident-0a1b2c3d4e"
+			r.Labels = map[string]string{v1alpha1.LabelParent: "incident"}
+			r.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest", Name: "incident", UID: "p-uid", Controller: ptr.To(true)}}
+		}), "cannot approve incident-0a1b2c3d4e: it is a child of incident, whose one plan covers all its groups; approve incident instead (kubectl replay approve incident -n shop)"},
+		{"a child by its owner reference alone", manual(func(r *v1alpha1.ReplayRequest) {
+			r.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "ReplayRequest", Name: "incident", UID: "p-uid", Controller: ptr.To(true)}}
+		}), "it is a child of incident"},
+		{"a child by its label alone", manual(func(r *v1alpha1.ReplayRequest) {
+			r.Labels = map[string]string{v1alpha1.LabelParent: "incident"}
+		}), "it is a child of incident"},
 	}
 	for _, c := range cases {
 		err := Decidable(c.rr, "approve")

@@ -165,8 +165,18 @@ func Undo(undone *v1alpha1.ReplayRequest, o UndoOptions) (*v1alpha1.ReplayReques
 }
 
 // Decidable says whether a request's plan can be approved or rejected now:
-// it must await approval with a plan in status.
+// it must await approval with a plan in status, and be no child request
+// (one group of a parent, whose one approval the launcher carries to each
+// child: docs/groups.md, "Only the launcher decides a child").
 func Decidable(rr *v1alpha1.ReplayRequest, verb string) error {
+	if replay.IsChild(rr) {
+		parent := rr.Labels[v1alpha1.LabelParent]
+		if o := metav1.GetControllerOf(rr); o != nil && o.Kind == "ReplayRequest" {
+			parent = o.Name
+		}
+		return exit.Errorf(exit.WrongState, "cannot %s %s: it is a child of %s, whose one plan covers all its groups; %s %s instead (kubectl replay %s %s -n %s), and the launcher decides each child",
+			verb, rr.Name, parent, verb, parent, verb, parent, rr.Namespace)
+	}
 	if rr.Status.Phase == v1alpha1.PhaseAwaitingApproval && rr.Status.Plan != nil && rr.Status.Plan.Digest != "" {
 		return nil
 	}
