@@ -121,10 +121,10 @@ func (r *ReplayRequestReconciler) parentApproval(ctx context.Context, rr *v1alph
 	if !replay.IsChild(rr) {
 		return "", "", nil
 	}
-	name = rr.Labels[v1alpha1.LabelParent]
+	name = childParent(rr)
 	var parent *v1alpha1.ReplayRequest
 	if o := metav1.GetControllerOf(rr); o != nil && o.Kind == "ReplayRequest" {
-		name, parent = o.Name, &v1alpha1.ReplayRequest{}
+		parent = &v1alpha1.ReplayRequest{}
 		err := r.Client.Get(ctx, types.NamespacedName{Namespace: rr.Namespace, Name: o.Name}, parent)
 		if apierrors.IsNotFound(err) {
 			parent = nil
@@ -136,4 +136,14 @@ func (r *ReplayRequestReconciler) parentApproval(ctx context.Context, rr *v1alph
 		return name, err.Error(), nil
 	}
 	return name, "", nil
+}
+
+// childParent is the name of a child request's parent: its controller's,
+// or its parent label's value when it has none (a hash when the name is
+// long).
+func childParent(rr *v1alpha1.ReplayRequest) string {
+	if o := metav1.GetControllerOf(rr); o != nil && o.Kind == "ReplayRequest" {
+		return o.Name
+	}
+	return rr.Labels[v1alpha1.LabelParent]
 }

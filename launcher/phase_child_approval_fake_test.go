@@ -30,6 +30,10 @@ func TestUnitPhasesChildWaitsForItsParentsApproval(t *testing.T) {
 	cur, _ := f.planned(child)
 	digest := cur.Status.Plan.Digest
 	f.sent()
+	// The plan's message says to decide the parent, not this child.
+	if c := conditionOf(cur, v1alpha1.ConditionAwaitingApproval); !strings.Contains(c.Message, "the plan of incident covers it: approve or reject incident (kubectl replay approve incident -n shop)") || strings.Contains(c.Message, "kubectl annotate") {
+		t.Errorf("the child's plan-ready message %q, want it to name the parent to decide, and no command deciding the child", c.Message)
+	}
 
 	waits := func(what, want string) {
 		t.Helper()

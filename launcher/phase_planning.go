@@ -22,6 +22,7 @@ import (
 	"github.com/kafka-replay/kafka-replay/launcher/internal/lifecycle"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/record"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/state"
+	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
 
 // maxLargestDeltas is how many of a plan's largest moves status shows.
@@ -97,8 +98,15 @@ func rejectCommand(rr *v1alpha1.ReplayRequest) string {
 }
 
 // planReadyMessage is the AwaitingApproval condition's message: what the
-// plan does and the exact commands that decide it.
+// plan does and the exact commands that decide it; for a child, that its
+// parent is decided instead (only the launcher decides a child).
 func planReadyMessage(rr *v1alpha1.ReplayRequest, s *v1alpha1.PlanSummary) string {
+	if replay.IsChild(rr) {
+		parent := childParent(rr)
+		return fmt.Sprintf("plan %s ready: %d partitions, %d messages would be consumed again, %d skipped; the plan of %s covers it: approve or reject %s (kubectl replay approve %s -n %s), and the launcher decides this child; expires at %s",
+			s.Digest, s.Totals.Partitions, s.Totals.MessagesToReconsume, s.Totals.MessagesSkipped,
+			parent, parent, parent, rr.Namespace, planExpiryOf(rr, s).UTC().Format(time.RFC3339))
+	}
 	return fmt.Sprintf("plan %s ready: %d partitions, %d messages would be consumed again, %d skipped; approve with `%s`, or reject with `%s`; expires at %s",
 		s.Digest, s.Totals.Partitions, s.Totals.MessagesToReconsume, s.Totals.MessagesSkipped,
 		approveCommand(rr, s.Digest), rejectCommand(rr), planExpiryOf(rr, s).UTC().Format(time.RFC3339))
