@@ -6,12 +6,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 
-	"github.com/kafka-replay/kafka-replay/runner/config"
-
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
+	"github.com/kafka-replay/kafka-replay/launcher/clusterref"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/knative"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/runnerjob"
-	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/undo"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 )
@@ -49,11 +47,7 @@ func BuildJobWithInput(rr *v1alpha1.ReplayRequest, stage runnerjob.Stage, opts O
 	}
 	params := runnerjob.Params{Target: target, Input: in}
 	if params.SecretDir, params.SecretDirAnnotations = clusterSecretDir(rr); len(params.SecretDir) > 0 {
-		res := replay.ResolvedKafka(rr)
-		params.SecretDirDigest = strimzi.PropertiesDigest(res.Properties)
-		if res.CACertificates != "" {
-			params.SecretDirCADigest = config.CADigestOf(res.CACertificates)
-		}
+		params.SecretDirBinding = clusterref.Binding(replay.ResolvedKafka(rr))
 	}
 	job, err := runnerjob.Build(rr, stage, params, opts.Defaults)
 	if err != nil {

@@ -27,7 +27,7 @@ var mayImport = map[string][]string{
 	"launcher/internal/undo":      {"launcher/api/v1alpha1", "launcher/replay", "launcher/internal/state", "launcher/internal/record", "launcher/internal/runnerjob", "runner/report"},
 	"launcher/internal/state":     {"launcher/api/v1alpha1", "runner/report"},
 	"launcher/replay":             {"launcher/api/v1alpha1", "runner/report"},
-	"launcher/clusterref":         {"launcher/api/v1alpha1", "launcher/internal/strimzi"},
+	"launcher/clusterref":         {"launcher/api/v1alpha1", "launcher/internal/strimzi", "runner/config"},
 	"launcher/api/v1alpha1":       {},
 	"launcher/testutil":           {"launcher/api/v1alpha1", "runner/report", "test/cachedir"},
 }

@@ -54,6 +54,18 @@ func inspectMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, in.Conn.Timeout)
 	defer cancel()
+	if want := in.Conn.ClusterID; want != "" {
+		// Before any group is asked about, as a run checks it.
+		m, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+		if err != nil {
+			log.Error("could not read the cluster ID", "reason", report.ReasonKafkaError, "error", err)
+			return int(report.ExitKafkaError)
+		}
+		if err := checkSameCluster(m.Cluster, want); err != nil {
+			log.Error("invalid input", "reason", report.ReasonInvalidInput, "error", err)
+			return int(report.ExitInvalidInput)
+		}
+	}
 	groups, err := listGroups(ctx, cl, in)
 	if err != nil {
 		log.Error("could not list the groups", "reason", report.ReasonKafkaError, "error", err)

@@ -877,9 +877,16 @@ func (r *run) checkClusterID(ctx context.Context, k *kafkaClient) error {
 		}
 		return "", kafka.NewError(kafka.ErrTimedOut, "no metadata from the brokers yet", false)
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
+	}
+	return checkSameCluster(got, want)
+}
+
+// checkSameCluster refuses a cluster whose ID, got, is not want (the
+// --cluster-id of a run or of a --list or --describe).
+func checkSameCluster(got, want string) error {
+	switch {
 	case got == want:
 		return nil
 	case got == "":

@@ -13,6 +13,7 @@ import (
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
 	"github.com/kafka-replay/kafka-replay/launcher/internal/strimzi"
+	"github.com/kafka-replay/kafka-replay/runner/config"
 )
 
 const caProperty = "ssl.ca.pem"
@@ -80,8 +81,25 @@ func SecretDir(res *v1alpha1.ResolvedKafka) ([]corev1.VolumeProjection, map[stri
 	return sources, annotations
 }
 
-// PropertiesDigest is the digest the runner checks the directory's
-// properties against (--properties-digest).
-func PropertiesDigest(ps []v1alpha1.KafkaProperty) string {
-	return strimzi.PropertiesDigest(ps)
+// Binding is the runner's environment that binds it to the resolution
+// SecretDir mounts, for a request's Job and the plugin's groups pod alike:
+// the cluster's ID, so that servers reaching another cluster are refused
+// (the launcher's group lock is keyed by it too); the digest of the
+// properties, which come from pod annotations that whoever may patch pods
+// could change before the kubelet writes them; and, for a Kafka of another
+// namespace, the digest of its CA certificates, from annotations too. The
+// runner refuses, before it reads anything, a directory or a cluster that
+// is not these. Nothing for nil.
+func Binding(res *v1alpha1.ResolvedKafka) []corev1.EnvVar {
+	if res == nil {
+		return nil
+	}
+	env := []corev1.EnvVar{
+		{Name: config.EnvClusterID, Value: res.ClusterID},
+		{Name: config.EnvPropertiesDigest, Value: strimzi.PropertiesDigest(res.Properties)},
+	}
+	if res.CACertificates != "" {
+		env = append(env, corev1.EnvVar{Name: config.EnvCADigest, Value: config.CADigestOf(res.CACertificates)})
+	}
+	return env
 }

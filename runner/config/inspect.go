@@ -63,8 +63,12 @@ func IsInspect(args []string) bool {
 
 // inspectConnFlags are the run's flags a --list or --describe takes too,
 // with the same meaning and environment variables.
+// The binding's (--cluster-id, --properties-digest, --ca-digest) among
+// them: a listing of a clusterRef's Kafka (kubectl replay groups --cluster)
+// is refused on another cluster, or with other properties, as its run is.
 var inspectConnFlags = []string{FlagBootstrapServers, FlagBootstrapServerAlias, FlagKafkaConfigDir, FlagKafkaSecretDir,
-	FlagAllowUnsafeProperties, FlagAllowUnboundSecret, FlagTimeout, FlagOutput, FlagFieldNames, FlagResultFile}
+	FlagAllowUnsafeProperties, FlagAllowUnboundSecret, FlagClusterID, FlagPropertiesDigest, FlagCADigest,
+	FlagTimeout, FlagOutput, FlagFieldNames, FlagResultFile}
 
 // LoadInspect reads a --list or --describe from the environment (the
 // connection's REPLAY_* variables) and args. Every error names its flag.
@@ -108,6 +112,12 @@ func LoadInspect(args []string, stderr io.Writer) (*Inspect, error) {
 			fs.Var(&c.AllowUnsafeProperties, n, f.Usage)
 		case FlagAllowUnboundSecret:
 			fs.BoolVar(&c.AllowUnboundSecret, n, c.AllowUnboundSecret, f.Usage)
+		case FlagClusterID:
+			fs.StringVar(&c.ClusterID, n, c.ClusterID, f.Usage)
+		case FlagPropertiesDigest:
+			fs.StringVar(&c.PropertiesDigest, n, c.PropertiesDigest, f.Usage)
+		case FlagCADigest:
+			fs.StringVar(&c.CADigest, n, c.CADigest, f.Usage)
 		case FlagTimeout:
 			fs.DurationVar(&c.Timeout, n, c.Timeout, f.Usage)
 		case FlagOutput:

@@ -209,16 +209,12 @@ type Params struct {
 	Input *Input
 	// SecretDir and SecretDirAnnotations are the runner's secret directory
 	// for a clusterRef request and the pod annotations its downward API
-	// files read, and SecretDirDigest the digest of the properties in
-	// those annotations (REPLAY_PROPERTIES_DIGEST); empty for any other
-	// request.
+	// files read, and SecretDirBinding the runner's environment that binds
+	// it to the resolution (clusterref.Binding: the cluster's ID, the
+	// digests of what the annotations hold); empty for any other request.
 	SecretDir            []corev1.VolumeProjection
 	SecretDirAnnotations map[string]string
-	SecretDirDigest      string
-	// SecretDirCADigest is the digest of the CA certificates the
-	// annotations hold (REPLAY_CA_DIGEST), for a Kafka of another
-	// namespace; empty otherwise.
-	SecretDirCADigest string
+	SecretDirBinding     []corev1.EnvVar
 }
 
 // Build makes the Job that runs one stage of a request. It is pure: the
@@ -275,10 +271,6 @@ func Build(rr *v1alpha1.ReplayRequest, stage Stage, p Params, d Defaults) (*batc
 	env := []corev1.EnvVar{
 		{Name: config.EnvBootstrapServers, Value: replay.BootstrapServers(rr)},
 		{Name: config.EnvGroup, Value: replay.Group(rr)},
-	}
-	if id := replay.ClusterID(rr); id != "" {
-		// The runner refuses another cluster; the group lock is keyed by it.
-		env = append(env, corev1.EnvVar{Name: config.EnvClusterID, Value: id})
 	}
 	if entries := ScopeEntries(replay.Topics(rr)); len(entries) > 0 && in == nil {
 		env = append(env, corev1.EnvVar{Name: config.EnvTopics, Value: strings.Join(entries, " ")})
@@ -380,17 +372,8 @@ func Build(rr *v1alpha1.ReplayRequest, stage Stage, p Params, d Defaults) (*batc
 		// Bound by its own bootstrap.servers: never unbound.
 		volumes, mounts = withPropertyVolume(volumes, mounts, kafkaSecretVolume, kafkaSecretDir, sources...)
 		maps.Copy(podAnnotations, p.SecretDirAnnotations)
-		env = append(env,
-			corev1.EnvVar{Name: config.EnvKafkaSecretDir, Value: kafkaSecretDir},
-			// The properties come from pod annotations, which whoever may
-			// patch pods could change before the kubelet writes them: the
-			// runner refuses any others.
-			corev1.EnvVar{Name: config.EnvPropertiesDigest, Value: p.SecretDirDigest},
-		)
-		if p.SecretDirCADigest != "" {
-			// The CA certificates too (a Kafka of another namespace).
-			env = append(env, corev1.EnvVar{Name: config.EnvCADigest, Value: p.SecretDirCADigest})
-		}
+		env = append(env, corev1.EnvVar{Name: config.EnvKafkaSecretDir, Value: kafkaSecretDir})
+		env = append(env, p.SecretDirBinding...)
 	}
 
 	serviceAccount := d.RunnerServiceAccount

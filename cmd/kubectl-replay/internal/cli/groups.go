@@ -197,7 +197,10 @@ func (o groupsOptions) runnerArgs() ([]string, error) {
 // groupsPod is the pod that runs the runner's listing: the runner Job's
 // restrictions (non-root, read-only, no service account token, no
 // capabilities), the ConfigMap and the Secret mounted as the runner's
-// directories; no credential is in the pod's spec.
+// directories; no credential is in the pod's spec. A clusterRef's pod has
+// the Job's binding too (clusterref.Binding), so that its runner refuses
+// another cluster, or properties changed since the plugin resolved them,
+// as the Job's does.
 func groupsPod(ns, image string, args []string, o groupsOptions) *corev1.Pod {
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
@@ -241,6 +244,7 @@ func groupsPod(ns, image string, args []string, o groupsOptions) *corev1.Pod {
 				Name:         groupsContainer,
 				Image:        image,
 				Args:         args,
+				Env:          clusterref.Binding(o.resolved),
 				VolumeMounts: mounts,
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: ptr.To(false),
