@@ -33,7 +33,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -193,15 +192,9 @@ func up(dir, kubeconfig string) (err error) {
 			return err
 		}
 	}
-	// kubectl replay, as `make build` builds it, for its groups verb.
-	root, err := cluster.ModuleRoot()
-	if err != nil {
+	// kubectl replay and the runner, as `make build` builds them.
+	if err := devsample.BuildTools(ctx, filepath.Join(dir, binDir)); err != nil {
 		return err
-	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, binDir, "kubectl-replay"), "./cmd/kubectl-replay")
-	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build kubectl-replay: %w\n%s", err, out)
 	}
 	shell := filepath.Join(dir, shellFile)
 	if err := os.WriteFile(shell, []byte(shellScript(c.NetNS().Path(), kubeconfig, filepath.Join(dir, binDir), k.Bootstrap())), 0o700); err != nil {
@@ -230,12 +223,12 @@ func up(dir, kubeconfig string) (err error) {
 }
 
 // shellScript enters the cluster's network namespace, where the API server
-// and Kafka are, with kubectl and helm on PATH and KUBECONFIG set: a shell,
-// or the command given.
+// and Kafka are, with kubectl, helm, kubectl replay and the runner on PATH,
+// KUBECONFIG and KAFKA_BOOTSTRAP set: a shell, or the command given.
 func shellScript(netns, kubeconfig, bin, bootstrap string) string {
 	return fmt.Sprintf(`#!/bin/sh
 # Written by make dev-cluster: the cluster's network namespace, with
-# KUBECONFIG, kubectl and helm. Usage: %[1]s [command...]
+# KUBECONFIG, kubectl, helm, kubectl replay and the runner. Usage: %[1]s [command...]
 export KUBECONFIG=%[2]q PATH=%[3]q:"$PATH" KAFKA_BOOTSTRAP=%[4]q
 [ $# -gt 0 ] || set -- "${SHELL:-/bin/sh}"
 exec nsenter --net=%[5]q -- "$@"
@@ -248,7 +241,7 @@ func banner(dir, kubeconfig, bootstrap string) {
 		"",
 		fmt.Sprintf("dev cluster up in %s.", time.Since(t0).Round(time.Second)),
 		"",
-		"  shell (kubectl, helm):  " + shell,
+		"  shell:                 " + shell + "  (kubectl, helm, kubectl replay, the runner)",
 		"  one command:           " + shell + " kubectl get rr -A",
 		"  KUBECONFIG:            " + kubeconfig + "  (the API server is reachable only inside the shell's network namespace)",
 		"  Kafka bootstrap:       " + bootstrap + "  (from pods and the shell; also $KAFKA_BOOTSTRAP there)",

@@ -11,6 +11,8 @@ package devsample
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -228,6 +230,32 @@ func Apply(ctx context.Context, c *cluster.Cluster, manifest string) error {
 	cmd.Stdin = strings.NewReader(manifest)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("kubectl apply: %w\n%s\n%s", err, out, manifest)
+	}
+	return nil
+}
+
+// BuildTools builds, into bin, the programs the docs run from a shell
+// besides kubectl and helm, as `make build` builds them: kubectl replay
+// (CGO_ENABLED=0) and the runner (cgo, librdkafka linked in), so that the
+// runner's own examples run in the dev cluster's shell against its Kafka
+// as a reader runs them on a host against theirs.
+func BuildTools(ctx context.Context, bin string) error {
+	root, err := cluster.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	for _, b := range []struct {
+		name, pkg string
+		env       []string
+	}{
+		{"kubectl-replay", "./cmd/kubectl-replay", []string{"CGO_ENABLED=0"}},
+		{"runner", "./cmd/runner", []string{"CGO_ENABLED=1"}},
+	} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", "-s -w", "-o", filepath.Join(bin, b.name), b.pkg)
+		cmd.Dir, cmd.Env = root, append(os.Environ(), b.env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %w\n%s", b.name, err, out)
+		}
 	}
 	return nil
 }

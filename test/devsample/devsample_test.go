@@ -3,6 +3,8 @@ package devsample
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +128,21 @@ func TestManifests(t *testing.T) {
 	}
 	if !strings.Contains(ScraperManifest(), "name: "+Release+"-metrics-reader") {
 		t.Errorf("the scraper is not bound to the chart's metrics reader:\n%s", ScraperManifest())
+	}
+}
+
+// The dev cluster's shell and the e2e's run of the docs get the runner and
+// kubectl replay on their PATH (issue 32: the runner's own examples run
+// there as written): both build, and each runs and says what it is.
+func TestBuildTools(t *testing.T) {
+	bin := t.TempDir()
+	if err := BuildTools(context.Background(), bin); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"runner": "--bootstrap-servers", "kubectl-replay": "groups"} {
+		out, err := exec.Command(filepath.Join(bin, name), "--help").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("%s --help: %v, output lacks %q:\n%s", name, err, want, out)
+		}
 	}
 }

@@ -333,6 +333,12 @@ func unknownFields(path string, v, schema any) []string {
 	return out
 }
 
+// The docs' second topic, payments, in TestDocsRunAsWritten.
+const (
+	paymentsParts   = 3
+	paymentsPerPart = 50
+)
+
 func TestDocsRunAsWritten(t *testing.T) {
 	root, err := cluster.ModuleRoot()
 	if err != nil {
@@ -352,7 +358,7 @@ func TestDocsRunAsWritten(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	// The walk-through's second topic.
-	if err := f.kafka.Seed(ctx, "payments", 3, 50, base, time.Second); err != nil {
+	if err := f.kafka.Seed(ctx, "payments", paymentsParts, paymentsPerPart, base, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	sub := strings.NewReplacer(docSubstitutions(f.kafka.Bootstrap())...)
@@ -525,8 +531,9 @@ func TestDocsRunAsWritten(t *testing.T) {
 	}
 }
 
-// docTools is the environment documented commands run in: helm and
-// kubectl replay (built as `make build` builds it) on PATH beside kubectl,
+// docTools is the environment documented commands run in, as the dev
+// cluster's shell sets it: helm, kubectl replay and the runner (built as
+// `make build` builds them, devsample.BuildTools) on PATH beside kubectl,
 // and helm's own directories in a temporary home. helm's path goes to
 // *helm.
 func docTools(t *testing.T, ctx context.Context, f *flowEnv, root string, helm *string) []string {
@@ -540,10 +547,8 @@ func docTools(t *testing.T, ctx context.Context, f *flowEnv, root string, helm *
 	if err := os.Symlink(h, filepath.Join(bin, "helm")); err != nil {
 		t.Fatal(err)
 	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "kubectl-replay"), "./cmd/kubectl-replay")
-	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build kubectl-replay: %v\n%s", err, out)
+	if err := devsample.BuildTools(ctx, bin); err != nil {
+		t.Fatal(err)
 	}
 	return []string{"PATH=" + bin + ":" + f.c.BinDir() + ":" + os.Getenv("PATH"),
 		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
@@ -577,8 +582,14 @@ func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []s
 		t.Fatal(err)
 	}
 	// Group audit, the dev cluster's idle group (no members), committed
-	// too: docs/kubectl-replay.md's many-groups request names it.
-	if err := f.kafka.Commit(ctx, devsample.IdleGroup, start, "consumer"); err != nil {
+	// at the end of payments as the dev cluster's seed commits it: the
+	// README's runner examples plan, apply and undo it, and
+	// docs/kubectl-replay.md's many-groups request names it.
+	end := kafkatest.Offsets{"payments": {}}
+	for p := int32(0); p < paymentsParts; p++ {
+		end["payments"][p] = paymentsPerPart
+	}
+	if err := f.kafka.Commit(ctx, devsample.IdleGroup, end, "consumer"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { // the consumer leaves group billing; the namespace goes
