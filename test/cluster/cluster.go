@@ -404,6 +404,15 @@ func (c *Cluster) ImportImage(ctx context.Context, archivePath string) error {
 	return nil
 }
 
+// TagImage gives an image the node holds another name too (ctr images
+// tag), for a pod spec that names it so: nothing is pulled.
+func (c *Cluster) TagImage(ctx context.Context, src, dst string) error {
+	if err := c.ctr(ctx, "images", "tag", "--force", src, dst); err != nil {
+		return fmt.Errorf("tag %s as %s: %w", src, dst, err)
+	}
+	return nil
+}
+
 func (c *Cluster) ctr(ctx context.Context, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()

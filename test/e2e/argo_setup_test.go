@@ -24,7 +24,8 @@ import (
 // with the cluster's admin kubeconfig inside the cluster's network namespace,
 // and the real argoexec in an image imported into the node's containerd, so
 // every workflow pod runs argoexec's init and wait containers and the
-// emissary in the step's own container on the real kubelet. The binaries come
+// emissary in the step's own container on the real kubelet; the docs' argo
+// commands run with the real argo CLI (TestArgoDocBlocks). The binaries come
 // from test/tools/argo/build.sh (Argo Workflows' module on the Go module
 // proxy, built once and cached).
 
@@ -315,9 +316,10 @@ func (a *argoEnv) dumpControllerLog(lines int) {
 	log.Printf("--- last %d lines of %s:\n%s", len(ls), a.logPath, strings.Join(ls, "\n"))
 }
 
-// argoBinaries returns the directory with workflow-controller and argoexec:
-// $ARGO_BIN_DIR, else what test/tools/argo/build.sh prints (it builds them
-// the first time, then finds them cached).
+// argoBinaries returns the directory with workflow-controller, argoexec
+// and the argo CLI (TestArgoDocBlocks): $ARGO_BIN_DIR, else what
+// test/tools/argo/build.sh prints (it builds them the first time, then
+// finds them cached).
 func argoBinaries(ctx context.Context) (string, error) {
 	if d := os.Getenv("ARGO_BIN_DIR"); d != "" {
 		return d, nil

@@ -39,7 +39,9 @@ import (
 //	<!-- e2e: run -->                  run here, after docSubstitutions
 //	<!-- e2e: run later: <why> -->     run after every other block (a
 //	                                   command that needs what a later section sets up)
-//	<!-- e2e: not run: <why> -->       cannot run here, and why (Argo's CLI, ...)
+//	<!-- e2e: run with argo: <where> --> run by TestArgoDocBlocks, with
+//	                                   the argo CLI on the e2e's Argo
+//	<!-- e2e: not run: <why> -->       cannot run here, and why
 //
 // A block without one fails TestDocBlocksAreMarked, in a second and without
 // a cluster: nothing is skipped silently. A file the commands read (the
@@ -71,6 +73,9 @@ type docBlock struct {
 	// later is set for a block marked run later: it runs after every
 	// other block.
 	later bool
+	// argo is set for a block marked run with argo: TestArgoDocBlocks
+	// runs it, not TestDocsRunAsWritten.
+	argo bool
 	// write is the name of the file the block is written to, for a block
 	// marked <!-- e2e: file -->.
 	write string
@@ -78,7 +83,7 @@ type docBlock struct {
 }
 
 var (
-	docMarker  = regexp.MustCompile(`^<!-- e2e: (run|run later: .+|not run: .+|file) -->$`)
+	docMarker  = regexp.MustCompile(`^<!-- e2e: (run|run later: .+|run with argo: .+|not run: .+|file) -->$`)
 	fileMarker = regexp.MustCompile(`^# ([A-Za-z0-9._-]+)$`)
 	// shellLangs are the fence languages of commands.
 	shellLangs = map[string]bool{"sh": true, "bash": true, "shell": true, "console": true}
@@ -134,8 +139,9 @@ func docBlocks(root, file string) ([]docBlock, error) {
 			blk.write = f[1]
 			out = append(out, blk)
 		default:
-			blk.run = m[1] == "run" || strings.HasPrefix(m[1], "run later: ")
+			blk.run = m[1] == "run" || strings.HasPrefix(m[1], "run later: ") || strings.HasPrefix(m[1], "run with argo: ")
 			blk.later = strings.HasPrefix(m[1], "run later: ")
+			blk.argo = strings.HasPrefix(m[1], "run with argo: ")
 			out = append(out, blk)
 		}
 		i = j
@@ -333,7 +339,8 @@ func unknownFields(path string, v, schema any) []string {
 	return out
 }
 
-// The docs' second topic, payments, in TestDocsRunAsWritten.
+// The docs' second topic, payments, in TestDocsRunAsWritten and
+// TestArgoDocBlocks (seedPayments).
 const (
 	paymentsParts   = 3
 	paymentsPerPart = 50
@@ -358,7 +365,7 @@ func TestDocsRunAsWritten(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	// The walk-through's second topic.
-	if err := f.kafka.Seed(ctx, "payments", paymentsParts, paymentsPerPart, base, time.Second); err != nil {
+	if err := seedPayments(ctx, f); err != nil {
 		t.Fatal(err)
 	}
 	sub := strings.NewReplacer(docSubstitutions(f.kafka.Bootstrap())...)
@@ -377,7 +384,7 @@ func TestDocsRunAsWritten(t *testing.T) {
 			t.Logf("%s: wrote %s as documented", b.file, b.write)
 			continue
 		}
-		if !b.run {
+		if !b.run || b.argo {
 			t.Logf("%s: not run here, as marked: %s", b.file, b.first)
 			continue
 		}

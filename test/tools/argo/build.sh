@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds Argo Workflows' workflow-controller and argoexec (the executor:
-# init, wait and emissary) from the Go module proxy into a cache directory
-# keyed by version, and prints that directory. Existing binaries are not
-# rebuilt, so only the first run on a machine pays (~6 min cold on 2 cores
-# for both: they share most of their dependencies and build as one command).
+# Builds Argo Workflows' workflow-controller, argoexec (the executor:
+# init, wait and emissary) and the argo CLI from the Go module proxy into a
+# cache directory keyed by version, and prints that directory. Existing
+# binaries are not rebuilt, so only the first run on a machine pays (9 min
+# cold beside other work on 2 cores, 7 CPU-minutes, for the three: they
+# share most of their dependencies and build as one command).
 #
 #   test/tools/argo/build.sh      prints e.g. ~/.cache/kafka-replay/tools/argo-v4.0.5
 #
@@ -20,9 +21,17 @@
 # build does not run in the module cache: `go mod download` fetches the
 # module and checks it against the checksum database, and the build runs in
 # a scratch copy of that directory (deleted afterwards) as the main module.
-# Everything it compiles is the served module plus the one added file; its
-# dependencies come from its own go.sum. argoexec is rebuilt when the overlay
+# Everything it compiles is the served module plus the added file (and the
+# empty page below); its dependencies come from its own go.sum. argoexec is rebuilt when the overlay
 # file changes (its sha256 is kept beside the binary).
+#
+# The argo CLI embeds the UI of `argo server` (ui/embed.go: //go:embed
+# dist/app), which the module does not ship: it is built by yarn from
+# ui/src. The overlay adds an empty ui/dist/app/index.html, as Argo's own
+# Makefile does for a CLI built without the UI (STATIC_FILES=false). `argo
+# server` then serves an empty page; the commands the docs use (submit,
+# get, resume, stop) talk to the Kubernetes API with the kubeconfig when
+# ARGO_SERVER is unset, and never touch it.
 #
 # Both are static (CGO_ENABLED=0): argoexec copies itself into every
 # workflow pod and runs there inside the step's own image, which may be
@@ -40,6 +49,7 @@ overlay_sum=$(sha256sum "$overlay_src" | cut -d' ' -f1)
 missing() {
   need=()
   [ -x "$out/workflow-controller" ] || need+=(workflow-controller)
+  [ -x "$out/argo" ] || need+=(argo)
   if [ ! -x "$out/argoexec" ] || [ "$(cat "$out/argoexec.overlay-sha256" 2>/dev/null)" != "$overlay_sum" ]; then
     need+=(argoexec)
   fi
@@ -79,7 +89,14 @@ if [ -e "$dir/workflow/executor/osspecific/signal_linux.go" ]; then
 fi
 cp -r "$dir" "$work/src"
 chmod -R u+w "$work/src"
-printf '{"Replace":{"%s":"%s"}}\n' "$work/src/workflow/executor/osspecific/signal_linux.go" "$overlay_src" >"$work/overlay.json"
+if [ -e "$dir/ui/dist/app" ]; then
+  echo "argo/build.sh: $module@$ARGO_VERSION ships ui/dist/app; drop the empty index.html" >&2
+  exit 1
+fi
+: >"$work/index.html"
+printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' \
+  "$work/src/workflow/executor/osspecific/signal_linux.go" "$overlay_src" \
+  "$work/src/ui/dist/app/index.html" "$work/index.html" >"$work/overlay.json"
 
 # The version the binaries report, as Argo's own Makefile sets it; the
 # controller also derives its default executor image tag from it.
