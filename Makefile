@@ -99,11 +99,15 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 ##@ Test
 
 .PHONY: test
-test: test-build vet lint test-runner test-envtest test-plugin test-chart test-gitops test-plugin-release test-images e2e ## The whole suite CI runs (the README's test command).
+test: test-build test-harness vet lint test-runner test-envtest test-plugin test-chart test-gitops test-plugin-release test-images e2e ## The whole suite CI runs (the README's test command).
 
 .PHONY: test-build
 test-build: ## The Makefile itself: with an empty cache root, every target builds each tool before its first use (make -n).
 	$(GO) test -count=1 ./test/build/
+
+.PHONY: test-harness
+test-harness: ## The test harness's own tests: the dev cluster's state and shell script, the sample workload and the tools it builds for the docs, Argo's signal overlay.
+	$(GO) test -count=1 ./test/dev-cluster/... ./test/devsample/... ./test/tools/...
 
 .PHONY: test-fast
 test-fast: ## Unit tests only (go test -short): pure packages, no Kafka, no cluster.

@@ -245,3 +245,64 @@ func TestStrimziVersionAgrees(t *testing.T) {
 		t.Fatalf("no pinned sums for Strimzi %s: %v", mk, err)
 	}
 }
+
+// TestEveryTestPackageRuns: each package with tests is named by a `go test`
+// line of `make -n test`, the README's test command. A package left out runs
+// only in make test-fast, which CI never calls, so its tests could fail
+// unseen (test/dev-cluster and test/devsample were, until issue 32's second
+// round found it).
+func TestEveryTestPackageRuns(t *testing.T) {
+	dir := repoRoot(t)
+	home, root := emptyCache(t)
+	var patterns []string
+	for _, l := range dryRun(t, dir, os.Getenv("MAKEFILE_UNDER_TEST"), "test", home, root) {
+		_, args, ok := strings.Cut(l, "go test ")
+		if !ok {
+			continue
+		}
+		for _, a := range strings.Fields(args) {
+			if strings.HasPrefix(a, "./") {
+				patterns = append(patterns, a)
+			}
+		}
+	}
+	if len(patterns) == 0 {
+		t.Fatal("make -n test runs no go test")
+	}
+	run := map[string]bool{}
+	for _, p := range goList(t, dir, "{{.ImportPath}}", patterns...) {
+		run[p] = true
+	}
+	all := goList(t, dir, "{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}", "./...")
+	if len(all) < 10 {
+		t.Fatalf("go list found only %d packages with tests: %v", len(all), all)
+	}
+	for _, p := range all {
+		if !run[p] {
+			t.Errorf("package %s has tests, but no go test line of make -n test names it (patterns %v)", p, patterns)
+		}
+	}
+}
+
+// goList is `go list -f format patterns...` in dir, one line per package,
+// blank lines dropped.
+func goList(t *testing.T, dir, format string, patterns ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-f", format}, patterns...)...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go list %v: %v\n%s", patterns, err, stderr)
+	}
+	var pkgs []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			pkgs = append(pkgs, l)
+		}
+	}
+	return pkgs
+}
