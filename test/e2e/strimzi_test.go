@@ -35,8 +35,10 @@ import (
 // spec.state: a stand-in Deployment that consumes as the connector's group
 // connect-orders-sink is scaled to 0 while spec.state is stopped, and back
 // to 1 otherwise. Then it runs the walk-through's commands as written
-// (strimziDocFile: kubectl replay create with --consumer-ref,
-// --cluster, --user and --consumers, then kubectl replay undo), and checks
+// (strimziDocFile: kubectl replay groups with --cluster and --user, whose
+// runner is refused unless the resolution's binding holds, kubectl replay
+// create with --consumer-ref, --cluster, --user and --consumers, then
+// kubectl replay undo), and checks
 // what they did: the group and topic resolved from the connector, the
 // connector stopped and put back as it was (twice), the group moved over
 // SASL/SCRAM by 7 a partition, and the undo applied.
@@ -194,8 +196,8 @@ func strimziSinkConnectorOverSCRAM(t *testing.T, f *flowEnv) {
 		}
 		ran++
 	}
-	if ran != 3 {
-		t.Fatalf("ran %d of docs/strimzi.md's blocks, want its 3 (grant, replay, undo)", ran)
+	if ran != 4 {
+		t.Fatalf("ran %d of docs/strimzi.md's blocks, want its 4 (grant, groups, replay, undo)", ran)
 	}
 	rr := f.waitFinal(t, ctx, ns, "rewind-sink")
 	if st, reason := condition(rr, v1alpha1.ConditionSucceeded); st != "True" || reason != "Applied" {
