@@ -100,6 +100,15 @@ func demo(runnerBin string) error {
 	if err := show(ctx, c, "committed offsets after"); err != nil {
 		return err
 	}
+	// Ten minutes into twenty, one record a second: every partition's
+	// first record at or after the time is its 600th.
+	moved := kafkatest.Offsets{topic: {}}
+	for p := int32(0); p < partitions; p++ {
+		moved[topic][p] = 10 * 60
+	}
+	if err := expect(ctx, c, moved); err != nil {
+		return err
+	}
 	step("the same run again (a retried pod): recognised by its run ID, nothing applied twice")
 	if err := runner(runnerBin, 0, apply...); err != nil {
 		return err
@@ -125,26 +134,55 @@ func demo(runnerBin string) error {
 	if err := show(ctx, c, "committed offsets after the undo"); err != nil {
 		return err
 	}
+	undone := kafkatest.Offsets{topic: {}}
+	for p := int32(0); p < partitions; p++ {
+		undone[topic][p] = perPart
+	}
+	undone[topic][1] = 100
+	if err := expect(ctx, c, undone); err != nil {
+		return err
+	}
 	step("done: the group is back where it was, but for the partition the undo left alone")
 	return nil
 }
 
 func step(msg string) { fmt.Printf("\n==> %s\n", msg) }
 
-// runner runs the runner and expects exit code want.
+// runner runs the runner and expects exit code want: make test runs the
+// demo, so a refusal that did not happen fails it as a crash does.
 func runner(bin string, want int, args ...string) error {
 	fmt.Printf("$ runner %s\n", strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "REPLAY_TERMINATION_MESSAGE_PATH=")
 	err := cmd.Run()
+	code := 0
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == want {
-		fmt.Printf("(exit %d, as expected)\n", want)
-		return nil
-	}
-	if err != nil {
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
 		return fmt.Errorf("runner: %w", err)
+	}
+	if code != want {
+		return fmt.Errorf("runner exited %d, want %d", code, want)
+	}
+	if want != 0 {
+		fmt.Printf("(exit %d, as expected)\n", want)
+	}
+	return nil
+}
+
+// expect checks the group's committed offsets, read with an independent
+// client, against what the story says they are.
+func expect(ctx context.Context, c *kafkatest.Cluster, want kafkatest.Offsets) error {
+	got, err := c.Committed(ctx, group)
+	if err != nil {
+		return err
+	}
+	for p, o := range want[topic] {
+		if g := got[topic][p].Offset; g != o {
+			return fmt.Errorf("%s/%d committed at %d, want %d", topic, p, g, o)
+		}
 	}
 	return nil
 }
