@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -80,6 +82,89 @@ func TestNeverStartedRunnerReleasesTheGroup(t *testing.T) {
 	for p := int32(0); p < parts; p++ {
 		if got[p] != 5 {
 			t.Errorf("partition %d at %d, want 5", p, got[p])
+		}
+	}
+}
+
+// Friction 1 of issue 32 on a real kubelet, with the chart's RBAC: a
+// request whose kafka.secretRef names a Secret that does not exist fails
+// ConfigMissing, its message naming the Secret as the kubelet's FailedMount
+// event does, rather than PodNotStarted at the start timeout (the pod
+// itself only ever says ContainerCreating; the cause is in its events,
+// which the launcher may list). A request of the same group from another
+// namespace, made meanwhile, then runs. That ordinary run raises no Warning
+// event (friction 6: PodWaiting while a pod starts as every pod does is
+// Normal); the same query finds the failed request's Warning.
+func TestMissingSecretFailsEarly(t *testing.T) {
+	f := needFlow(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	const group, secret = "svc-no-secret", "no-such-secret"
+	nsX, nsY := "team-no-secret", "team-after-secret"
+	ensureNamespace(t, ctx, f, nsX)
+	ensureNamespace(t, ctx, f, nsY)
+	f.commitAtEnd(t, ctx, group)
+
+	f.apply(t, ctx, strings.Replace(rrManifest(nsX, "no-secret", group, f.kafka.Bootstrap(), "position: Earliest", ""),
+		"  kafka:\n", "  kafka:\n    secretRef:\n      name: "+secret+"\n", 1))
+	f.apply(t, ctx, rrManifest(nsY, "after", group, f.kafka.Bootstrap(), "offset: 5", ""))
+
+	bad := f.waitFinal(t, ctx, nsX, "no-secret")
+	want := fmt.Sprintf("secret %q not found", secret)
+	if _, reason := condition(bad, v1alpha1.ConditionSucceeded); reason != "ConfigMissing" || bad.Status.Phase != v1alpha1.PhaseFailed || !strings.Contains(bad.Status.Message, want) {
+		t.Fatalf("no-secret: %s (%s): %s; want Failed (ConfigMissing) with %s", bad.Status.Phase, reason, bad.Status.Message, want)
+	}
+	t.Logf("no-secret: %s", bad.Status.Message)
+	after := f.waitFinal(t, ctx, nsY, "after")
+	if after.Status.Phase != v1alpha1.PhaseSucceeded {
+		t.Fatalf("after: %s: %s", after.Status.Phase, after.Status.Message)
+	}
+	if after.Status.StartTime == nil || bad.Status.CompletionTime == nil || after.Status.StartTime.Before(bad.Status.CompletionTime) {
+		t.Fatalf("after started at %v, before no-secret ended at %v", after.Status.StartTime, bad.Status.CompletionTime)
+	}
+	got := f.committed(t, ctx, group)
+	for p := int32(0); p < parts; p++ {
+		if got[p] != 5 {
+			t.Errorf("partition %d at %d, want 5", p, got[p])
+		}
+	}
+
+	if w := requestEvents(t, ctx, f, nsX, "no-secret", corev1.EventTypeWarning); len(w) == 0 {
+		t.Errorf("no-secret: no Warning event, though it failed; the events query finds nothing")
+	}
+	if w := requestEvents(t, ctx, f, nsY, "after", corev1.EventTypeWarning); len(w) > 0 {
+		t.Errorf("after: an ordinary run raised Warning events: %v", w)
+	}
+}
+
+// requestEvents waits until the request's Finish event is written (the
+// launcher records events asynchronously, in order), then returns its
+// events of type typ as "Reason: note".
+func requestEvents(t *testing.T, ctx context.Context, f *flowEnv, ns, name, typ string) []string {
+	t.Helper()
+	for {
+		var list eventsv1.EventList
+		if err := f.cl.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		finished := false
+		var of []string
+		for _, e := range list.Items {
+			if e.Regarding.Kind != "ReplayRequest" || e.Regarding.Name != name {
+				continue
+			}
+			finished = finished || e.Action == "Finish"
+			if e.Type == typ {
+				of = append(of, e.Reason+": "+e.Note)
+			}
+		}
+		if finished {
+			return of
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s/%s: no Finish event", ns, name)
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
