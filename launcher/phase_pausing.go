@@ -42,7 +42,7 @@ func (r *ReplayRequestReconciler) recordConsumers(ctx context.Context, p *pass) 
 	state.SetCondition(rr, v1alpha1.ConditionConsumersPaused, metav1.ConditionFalse, state.ReasonPausing, "recorded, pausing: "+consumersList(recorded))
 	rr.Status.Message = "pausing the consumers"
 	rr.Status.Phase = state.PhaseFor(rr.Status.Conditions)
-	return r.Client.Status().Update(ctx, rr)
+	return r.updateStatus(ctx, rr)
 }
 
 // recordFailed reports consumers that could not be recorded. Nothing was

@@ -212,6 +212,7 @@ func (r *ReplayRequestReconciler) confirmCurrent(ctx context.Context, rr *v1alph
 		if err != nil {
 			return err
 		}
+		r.written.wrote(client.ObjectKeyFromObject(rr), rr.ResourceVersion, patched.ResourceVersion)
 		// The patch answered with the current request: keep the status
 		// this pass has made, on the new version.
 		rr.Finalizers, rr.ResourceVersion = patched.Finalizers, patched.ResourceVersion

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -91,6 +92,9 @@ type ReplayRequestReconciler struct {
 	// logReads is when each running runner's log was last read
 	// (followRunner).
 	logReads logReads
+	// written is what the cache may show of a request that the
+	// launcher's own writes have replaced.
+	written writtenOver
 }
 
 func (r *ReplayRequestReconciler) now() time.Time {
@@ -102,16 +106,24 @@ func (r *ReplayRequestReconciler) now() time.Time {
 
 // Reconcile moves one request through as many phases as it can, writes its
 // status once, then sends the events of what it did. A write that conflicts
-// with a newer version is retried quietly (quietConflict).
+// with a newer version is retried quietly (quietConflict); whatever it
+// requeues goes behind the passes that start requests (behindStarts).
 func (r *ReplayRequestReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := r.reconcile(ctx, req)
-	return quietConflict(ctx, res, err)
+	return behindStarts(quietConflict(ctx, res, err))
 }
 
 func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var rr v1alpha1.ReplayRequest
 	if err := r.Client.Get(ctx, req.NamespacedName, &rr); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.written.behind(req.NamespacedName, "")
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.written.behind(req.NamespacedName, rr.ResourceVersion) {
+		log.FromContext(ctx).V(1).Info("the cache is behind the launcher's own write; its event reconciles again")
+		return reconcile.Result{}, nil
 	}
 	// A request over several groups has no group and no Job of its own:
 	// ParentReconciler runs it, through child requests, which are runs
@@ -179,7 +191,7 @@ func (r *ReplayRequestReconciler) reconcile(ctx context.Context, req reconcile.R
 	}
 	// One status write per reconcile, whatever the phases did.
 	if !equality.Semantic.DeepEqual(before, &p.rr.Status) && p.rr.DeletionTimestamp == nil {
-		if uerr := r.Client.Status().Update(ctx, p.rr); uerr != nil {
+		if uerr := r.updateStatus(ctx, p.rr); uerr != nil {
 			if apierrors.IsNotFound(uerr) {
 				return reconcile.Result{}, nil // deleted meanwhile
 			}
@@ -287,6 +299,17 @@ func (r *ReplayRequestReconciler) findPlanJob(ctx context.Context, rr *v1alpha1.
 	return &job, nil
 }
 
+// updateStatus writes rr's status, and remembers the version it replaced
+// (writtenOver).
+func (r *ReplayRequestReconciler) updateStatus(ctx context.Context, rr *v1alpha1.ReplayRequest) error {
+	rv := rr.ResourceVersion
+	if err := r.Client.Status().Update(ctx, rr); err != nil {
+		return err
+	}
+	r.written.wrote(client.ObjectKeyFromObject(rr), rv, rr.ResourceVersion)
+	return nil
+}
+
 // removeFinalizer drops the launcher's finalizer, if the request has it.
 func (r *ReplayRequestReconciler) removeFinalizer(ctx context.Context, rr *v1alpha1.ReplayRequest) error {
 	if !controllerutil.ContainsFinalizer(rr, Finalizer) {
@@ -297,6 +320,7 @@ func (r *ReplayRequestReconciler) removeFinalizer(ctx context.Context, rr *v1alp
 	if err := r.Client.Patch(ctx, patched, client.MergeFrom(rr)); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	r.written.wrote(client.ObjectKeyFromObject(rr), rr.ResourceVersion, patched.ResourceVersion)
 	rr.Finalizers, rr.ResourceVersion = patched.Finalizers, patched.ResourceVersion
 	return nil
 }
@@ -419,7 +443,8 @@ func (r *ReplayRequestReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 	wake := wakeWaiting(mgr.GetClient(), grouplock.EntryRequest)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("replayrequest").
-		For(&v1alpha1.ReplayRequest{}).
+		For(&v1alpha1.ReplayRequest{}, builder.WithPredicates(notCreatedBeforeStart)).
+		Watches(&v1alpha1.ReplayRequest{}, startsFirst()).
 		Watches(&batchv1.Job{}, toRequest).
 		Watches(&corev1.Pod{}, toRequest).
 		Watches(&batchv1.Job{}, wake).

@@ -75,7 +75,7 @@ func (r *RunbookJobReconciler) now() time.Time {
 // version is retried quietly (quietConflict).
 func (r *RunbookJobReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := r.reconcile(ctx, req)
-	return quietConflict(ctx, res, err)
+	return behindStarts(quietConflict(ctx, res, err))
 }
 
 func (r *RunbookJobReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {

@@ -7,10 +7,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -96,7 +99,7 @@ func wakeWaiting(c client.Client, kind grouplock.EntryKind) handler.TypedEventHa
 		self := entryKindOf(o)
 		for _, w := range waiting {
 			if w.Kind == kind && (w.Kind != self || w.Namespace != o.GetNamespace() || w.Name != o.GetName()) {
-				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}})
+				addFirst(q, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: w.Namespace, Name: w.Name}})
 			}
 		}
 	}
@@ -127,8 +130,73 @@ func wakeChildrenOnApproval() handler.TypedEventHandler[client.Object, reconcile
 		}
 		for _, row := range p.Status.Groups {
 			if row.Child != "" {
-				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: row.Child}})
+				addFirst(q, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: row.Child}})
 			}
 		}
 	}}
+}
+
+// startPriority is the work queue priority of a pass on the way to a
+// Job: a new request's first, and every wake above. Each replay holds a
+// worker for about eight API calls in a row (finalizer, Job and status on
+// the way in; log, record, status, Job and finalizer on the way out), and
+// at a steady 25 requests a second all workers are busy nearly all the
+// time (make bench-launcher, launcher/README.md): in order of arrival, a
+// new request waited for the outcomes of earlier ones to be recorded
+// before its Job was created, most of its time from request to Job. A
+// priority above controller-runtime's default (0) takes it to the front
+// of the queue; the passes that follow running Jobs and record outcomes
+// keep their order behind it. A request's later changes, the launcher's
+// own writes among them, keep the default: run at once, such a pass would
+// read the cache before it has caught up with the write, and spend a call
+// on a conflict.
+const startPriority = 10
+
+// beforeStart says whether a request has neither started (no Job) nor
+// finished: its creation goes to startsFirst, not to the controller's own
+// handler.
+func beforeStart(o client.Object) bool {
+	rr, ok := o.(*v1alpha1.ReplayRequest)
+	return ok && !state.IsStarted(rr) && !state.IsFinished(rr)
+}
+
+// notCreatedBeforeStart lets the controller's own handler see every event
+// but the creation of a request that has not started.
+var notCreatedBeforeStart = predicate.Funcs{CreateFunc: func(e event.CreateEvent) bool { return !beforeStart(e.Object) }}
+
+// startsFirst enqueues a request that has not started, on its creation, at
+// startPriority; the listing of a (re)start keeps controller-runtime's low
+// priority.
+func startsFirst() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	return handler.Funcs{CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if !beforeStart(e.Object) {
+			return
+		}
+		r := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: e.Object.GetNamespace(), Name: e.Object.GetName()}}
+		if e.IsInInitialList {
+			q.Add(r)
+			return
+		}
+		addFirst(q, r)
+	}}
+}
+
+// addFirst adds r at startPriority when q is controller-runtime's priority
+// queue (its default), else in order.
+func addFirst(q workqueue.TypedRateLimitingInterface[reconcile.Request], r reconcile.Request) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(startPriority)}, r)
+		return
+	}
+	q.Add(r)
+}
+
+// behindStarts gives whatever a pass requeues (its timer, a retry after an
+// error) the default priority: controller-runtime would requeue it at the
+// priority of the pass, and a request first reconciled at startPriority
+// would then keep it for every later pass, its Job's outcome among them,
+// once an event brings its timer forward.
+func behindStarts(res reconcile.Result, err error) (reconcile.Result, error) {
+	res.Priority = ptr.To(0)
+	return res, err
 }
