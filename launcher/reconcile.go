@@ -419,10 +419,11 @@ func consumersStartSettled(ctx context.Context, c client.Client, api client.Read
 }
 
 // SetupWithManager registers the controller, its indexes and its watches:
-// requests; their Jobs and pods (mapped back through the request annotation,
-// which also works once a finished Job is no longer owned); and, so that a
-// replay that leaves its group lets the next one start, the waiting requests
-// of a group whenever one of its Jobs, pods or requests stops holding it.
+// requests (a new one ahead of other work, startsFirst); their Jobs and pods
+// (mapped back through the request annotation, which also works once a
+// finished Job is no longer owned); and, so that a replay that leaves its
+// group lets the next one start, the waiting requests of a group whenever
+// one of its Jobs, pods or requests stops holding it.
 //
 // It also registers the queue key indexes, which the runbook Job controller
 // uses too.
