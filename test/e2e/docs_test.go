@@ -175,6 +175,7 @@ func TestDocBlocksAreMarked(t *testing.T) {
 			}
 			if b.write == "" {
 				checkNamespaces(t, b)
+				checkWaits(t, b.file, b.line+1, b.text)
 			}
 			if b.run {
 				checkRequestServers(t, b, schema)
@@ -456,6 +457,16 @@ func TestDocsRunAsWritten(t *testing.T) {
 		}
 	}
 
+	// The documented waits return on every outcome (condition=Finished),
+	// so they do not fail a block on their own: the requests they waited
+	// for succeeded.
+	for _, r := range []client.ObjectKey{{Namespace: "shop", Name: "orders-rewind"}, {Namespace: "billing", Name: "billing-rewind-100"}, {Namespace: "shop", Name: "orders-rewind-reviewed"}} {
+		var rr v1alpha1.ReplayRequest
+		if err := f.cl.Get(ctx, r, &rr); err != nil || rr.Status.Phase != v1alpha1.PhaseSucceeded {
+			t.Errorf("the documented request %s: phase %q (%s), %v", r, rr.Status.Phase, rr.Status.Message, err)
+		}
+	}
+
 	// kubectl replay groups, as documented, described the group the
 	// walk-through replayed, with the lag Kafka has, and left no pod.
 	groupsJSON := f.c.Command(ctx, "kubectl-replay", "groups", "-n", "shop", "--bootstrap-servers", f.kafka.Bootstrap(), "--describe", "--group", "orders-service", "-o", "json")
@@ -623,4 +634,125 @@ func docEnv(t *testing.T, ctx context.Context, f *flowEnv, root, dir string) []s
 		}
 	})
 	return env
+}
+
+// waitFor is a kubectl wait's --for value (quoted or not, the flag's
+// "--for=" or "--for " form).
+var waitFor = regexp.MustCompile(`--for[= ]((?:'[^']*'|"[^"]*"|[^\s'"])+)`)
+
+// waitTarget is the kind a kubectl wait names (rr/NAME, job NAME, ...).
+var waitTarget = regexp.MustCompile(`\bwait\b.*?\s(rr|replayrequests?(?:\.kafkareplay\.dev)?|jobs?(?:\.batch)?)(?:/|\s)`)
+
+// hangingWait says why a kubectl wait command waits out its timeout when
+// what it waits on fails, or "" when it returns either way (issue 32,
+// friction 2: the documented wait hung on a failed run). kubectl wait ANDs
+// its --for conditions and has no OR, so a ReplayRequest's wait returns on
+// failure only for condition=Finished, True on every final outcome; a
+// Job's, only for the launcher's outcome annotation (condition=Complete
+// is never set on a failed Job).
+func hangingWait(cmd string) string {
+	if !regexp.MustCompile(`^kubectl\s(.*\s)?wait\s`).MatchString(cmd) {
+		return ""
+	}
+	t := waitTarget.FindStringSubmatch(cmd)
+	if t == nil {
+		return ""
+	}
+	kind := "ReplayRequest"
+	if strings.HasPrefix(t[1], "job") {
+		kind = "Job"
+	}
+	fors := waitFor.FindAllStringSubmatch(cmd, -1)
+	if len(fors) == 0 {
+		return "waits on a " + kind + " with no --for"
+	}
+	for _, f := range fors {
+		v := strings.NewReplacer("'", "", `"`, "").Replace(f[1])
+		switch {
+		case v == "delete" || v == "create":
+		case kind == "ReplayRequest" && regexp.MustCompile(`(?i)^condition=Finished(=True)?$`).MatchString(v):
+		case kind == "Job" && strings.Contains(v, `kafkareplay\.dev/outcome`) && !strings.Contains(v, "}="):
+			// Present on every finished runbook Job, whatever its outcome.
+		case kind == "ReplayRequest":
+			return fmt.Sprintf("waits for %s alone, which a failed request never reaches: wait for condition=Finished and read its REASON (or, for a plan, kubectl replay plan NAME --wait)", v)
+		default:
+			return fmt.Sprintf("waits for %s alone, which a failed Job never reaches: wait for the kafkareplay.dev/outcome annotation", v)
+		}
+	}
+	return ""
+}
+
+// checkWaits: no documented kubectl wait on a request or a Job hangs when
+// it fails; file:line of each that does.
+func checkWaits(t *testing.T, file string, firstLine int, text string) {
+	t.Helper()
+	for _, bad := range hangingWaits(text) {
+		t.Errorf("%s:%d: %q %s", file, firstLine+bad.offset, bad.cmd, bad.why)
+	}
+}
+
+type badWait struct {
+	offset   int // lines after the first
+	cmd, why string
+}
+
+// hangingWaits finds the hanging waits in shell text: comments are not
+// commands, and a line continued with a backslash is one command.
+func hangingWaits(text string) []badWait {
+	var out []badWait
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		start, line := i, lines[i]
+		for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
+			i++
+			line = strings.TrimSuffix(line, "\\") + " " + lines[i]
+		}
+		if c := strings.TrimSpace(line); strings.HasPrefix(c, "#") {
+			continue
+		}
+		if k := strings.Index(line, " #"); k >= 0 {
+			line = line[:k]
+		}
+		line = strings.TrimSpace(line) // NOTES indents its commands
+		for _, m := range kubectlCommand.FindAllStringSubmatch(line, -1) {
+			if why := hangingWait(strings.TrimSpace(m[1])); why != "" {
+				out = append(out, badWait{offset: start, cmd: strings.TrimSpace(m[1]), why: why})
+			}
+		}
+	}
+	return out
+}
+
+// The wait checker refuses each wait that a failure never ends, and only
+// those, naming the line of the command.
+func TestHangingWaits(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		bad  []int // offsets of the lines refused
+	}{
+		{"kubectl -n shop wait rr/orders-rewind --for=condition=Succeeded --timeout=10m\n", []int{0}},
+		{"kubectl -n shop wait rr/orders-rewind --for=condition=Finished --timeout=10m\n", nil},
+		{"kubectl wait --for=condition=finished=true replayrequest/x -n shop\n", nil},
+		{"kubectl -n shop get rr\nkubectl -n shop wait rr/orders-review --for=condition=AwaitingApproval --timeout=5m\n", []int{1}},
+		{"kubectl -n shop wait rr/incident-42 --for=jsonpath='{.status.phase}'=AwaitingApproval --timeout=5m\n", []int{0}},
+		{"kubectl -n shop wait \\\n  rr/x --for=jsonpath='{.status.phase}'=Succeeded\n", []int{0}},
+		{"kubectl -n demo wait --for=condition=Succeeded replayrequest/billing-rewind --timeout=3m\n", []int{0}},
+		{"kubectl -n kafka-replay-system wait job/$job --for=condition=Complete --timeout=10m\n", []int{0}},
+		{"kubectl -n kafka-replay-system wait job -l kafkareplay.dev/runbook=r --for=condition=Complete\n", []int{0}},
+		{"kubectl -n kafka-replay-system wait job/$job --for=jsonpath='{.metadata.annotations.kafkareplay\\.dev/outcome}' --timeout=10m\n", nil},
+		{"kubectl -n kafka-replay-system wait job/$job --for=jsonpath='{.metadata.annotations.kafkareplay\\.dev/outcome}'=Succeeded\n", []int{0}},
+		{"# (condition=Complete would wait out the timeout on a failed Job)\n", nil},
+		{"kubectl -n shop wait rr/x --for=delete --timeout=1m\n", nil},
+		{"kubectl -n billing wait pod -l app=billing --for=condition=Ready\n", nil},
+		{"true && kubectl -n shop wait rr/a --for=condition=Running   # comment\n", []int{0}},
+		{"     kubectl -n {{ $ns }} wait rr/orders-rewind --for=condition=Succeeded --timeout=10m   # NOTES\n", []int{0}},
+	} {
+		var got []int
+		for _, b := range hangingWaits(c.text) {
+			got = append(got, b.offset)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.bad) {
+			t.Errorf("%q: refused lines %v, want %v", c.text, got, c.bad)
+		}
+	}
 }

@@ -144,8 +144,9 @@ kubectl -n ns get jobs -l kafkareplay.dev/group=orders-service
 }
 
 // Every command the chart's NOTES print names its namespace (-n, or -A for
-// a listing over all): checked on the template, without helm (issue 32,
-// friction 3: the first command a reader typed ran in the wrong one).
+// a listing over all), and no wait of theirs hangs on a failure: checked
+// on the template, without helm (issue 32, friction 3: the first command a
+// reader typed ran in the wrong one; friction 2: its wait hung).
 func TestNotesCommandsNameTheirNamespace(t *testing.T) {
 	root, err := cluster.ModuleRoot()
 	if err != nil {
@@ -169,6 +170,7 @@ func TestNotesCommandsNameTheirNamespace(t *testing.T) {
 	if n < 10 {
 		t.Errorf("NOTES: %d kubectl commands; the template has more", n)
 	}
+	checkWaits(t, "charts/kafka-replay/templates/NOTES.txt", 1, string(b))
 	if !strings.Contains(string(b), "  namespace: {{ $ns }}\n") {
 		t.Error("NOTES: the sample request names no namespace")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/exit"
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/progress"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
 	"github.com/kafka-replay/kafka-replay/launcher/replay"
 
@@ -42,6 +43,7 @@ type Plan struct {
 
 func (a *app) planCommand() *cobra.Command {
 	var output string
+	var w waitFlags
 	cmd := &cobra.Command{
 		Use:   "plan NAME",
 		Short: "Show the plan of a request: every partition, largest move first, with totals",
@@ -54,8 +56,13 @@ status.plan.
 Of a request over several groups: the one digest an approval names, which
 covers every group's plan; per group its request, its plan's digest and
 totals; and the largest moves across the groups. plan REQUEST of a group's
-request shows that group's every partition.`,
+request shows that group's every partition.
+
+With --wait it first waits, showing the steps on stderr, until the plan is
+ready or the request has finished; a request that failed before its plan
+was ready (a guard refused it, say) exits with its reason at once.`,
 		Example: `  kubectl replay plan orders-rewind
+  kubectl replay plan orders-rewind --wait --timeout 5m
   kubectl replay plan orders-rewind -o json | jq '.totals'`,
 		Args: exactlyOneName,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,6 +72,14 @@ request shows that group's every partition.`,
 			rr, err := a.getRequest(cmd.Context(), args[0])
 			if err != nil {
 				return err
+			}
+			if w.wait {
+				if rr, err = a.watchUntil(cmd.Context(), rr.Namespace, rr.Name, w.timeout, PlanSettled, a.streams.ErrOut); err != nil {
+					return err
+				}
+				if finished, succeeded := progress.Finished(rr); finished && !succeeded {
+					return a.outcome(rr)
+				}
 			}
 			if replay.IsParent(rr) {
 				pl, err := a.loadParentPlan(cmd.Context(), rr)
@@ -89,7 +104,20 @@ request shows that group's every partition.`,
 		},
 	}
 	outputFlag(cmd, &output, "the plan")
+	cmd.Flags().BoolVar(&w.wait, "wait", false, "wait until the plan is ready or the request has finished (a failure exits with its reason), then show the plan")
+	cmd.Flags().DurationVar(&w.timeout, "timeout", 0, "with --wait, give up waiting after this long (exit 6; the request goes on); 0 waits as long as it takes")
 	return cmd
+}
+
+// PlanSettled reports whether plan --wait stops waiting: the plan awaits
+// a decision, or the request has finished (a dry run's plan, or a failure
+// that no plan will follow). Waiting for the plan alone would wait out the
+// timeout on a request whose planning failed.
+func PlanSettled(rr *v1alpha1.ReplayRequest) bool {
+	if finished, _ := progress.Finished(rr); finished {
+		return true
+	}
+	return rr.Status.Phase == v1alpha1.PhaseAwaitingApproval && rr.Status.Plan != nil
 }
 
 func (a *app) getRequest(ctx context.Context, name string) (*v1alpha1.ReplayRequest, error) {
@@ -120,7 +148,7 @@ func planRecord(rr *v1alpha1.ReplayRequest) (string, error) {
 	if phase == "" {
 		phase = v1alpha1.PhasePending
 	}
-	return "", exit.Errorf(exit.WrongState, "%s has no plan yet (phase %s); kubectl replay create --wait, or describe, shows when it is ready", rr.Name, phase)
+	return "", exit.Errorf(exit.WrongState, "%s has no plan yet (phase %s); %s waits for it", rr.Name, phase, render.ReplayCommand("plan", rr.Name, rr.Namespace, "--wait"))
 }
 
 func (a *app) loadPlan(ctx context.Context, name string) (*Plan, error) {

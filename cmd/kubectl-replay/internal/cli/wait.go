@@ -31,16 +31,26 @@ import (
 // steps are redrawn in place; elsewhere (a pipe, a CI log) each change is a
 // line of its own.
 func (a *app) follow(ctx context.Context, ns, name string, timeout time.Duration) error {
-	c, _, err := a.client()
+	cur, err := a.watchUntil(ctx, ns, name, timeout, progress.Over, a.streams.Out)
 	if err != nil {
 		return err
+	}
+	return a.outcome(cur)
+}
+
+// watchUntil watches a request, showing its steps on out, until done
+// holds for it, and returns it as it then is.
+func (a *app) watchUntil(ctx context.Context, ns, name string, timeout time.Duration, done func(*v1alpha1.ReplayRequest) bool, out io.Writer) (*v1alpha1.ReplayRequest, error) {
+	c, _, err := a.client()
+	if err != nil {
+		return nil, err
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimeout)
 		defer cancel()
 	}
-	d := newDisplay(a.streams.Out, isTerminal(a.streams.Out), palette(a.streams.Out))
+	d := newDisplay(out, isTerminal(out), palette(out))
 	key := client.ObjectKey{Namespace: ns, Name: name}
 	started := time.Now()
 	tick := time.NewTicker(time.Second)
@@ -52,35 +62,35 @@ func (a *app) follow(ctx context.Context, ns, name string, timeout time.Duration
 	var cur v1alpha1.ReplayRequest
 	if err := c.Get(ctx, key, &cur); err != nil {
 		if apierrors.IsNotFound(err) {
-			return deleted
+			return nil, deleted
 		}
-		return waitErr(ctx, apiError(err))
+		return nil, waitErr(ctx, apiError(err))
 	}
 	d.show(&cur, time.Since(started))
-	for !progress.Over(&cur) {
+	for !done(&cur) {
 		w, err := c.Watch(ctx, &v1alpha1.ReplayRequestList{}, client.InNamespace(ns),
 			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", name)},
 			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: cur.ResourceVersion}})
 		if err != nil {
 			if ctx.Err() != nil {
-				return waitErr(ctx, err)
+				return nil, waitErr(ctx, err)
 			}
 			// A watch from a compacted resourceVersion: read it again.
 			if err := c.Get(ctx, key, &cur); err != nil {
 				if apierrors.IsNotFound(err) {
-					return deleted
+					return nil, deleted
 				}
-				return waitErr(ctx, apiError(err))
+				return nil, waitErr(ctx, apiError(err))
 			}
 			continue
 		}
-		gone, stale, err := a.drain(ctx, w, &cur, d, started, tick.C)
+		gone, stale, err := a.drain(ctx, w, &cur, done, d, started, tick.C)
 		w.Stop()
 		if err != nil {
-			return waitErr(ctx, err)
+			return nil, waitErr(ctx, err)
 		}
 		if gone {
-			return deleted
+			return nil, deleted
 		}
 		if stale {
 			// The watch's resourceVersion is too old (410 Gone): read the
@@ -88,15 +98,15 @@ func (a *app) follow(ctx context.Context, ns, name string, timeout time.Duration
 			// the same way.
 			if err := c.Get(ctx, key, &cur); err != nil {
 				if apierrors.IsNotFound(err) {
-					return deleted
+					return nil, deleted
 				}
-				return waitErr(ctx, apiError(err))
+				return nil, waitErr(ctx, apiError(err))
 			}
 			d.show(&cur, time.Since(started))
 		}
 	}
 	d.show(&cur, time.Since(started))
-	return a.outcome(&cur)
+	return &cur, nil
 }
 
 var errTimeout = errors.New("--timeout ran out")
@@ -114,7 +124,7 @@ func waitErr(ctx context.Context, err error) error {
 
 // drain reads one watch until it closes (re-watch from the last version
 // seen), fails (stale: read again), or the request is done or deleted.
-func (a *app) drain(ctx context.Context, w watch.Interface, cur *v1alpha1.ReplayRequest, d *display, started time.Time, tick <-chan time.Time) (gone, stale bool, err error) {
+func (a *app) drain(ctx context.Context, w watch.Interface, cur *v1alpha1.ReplayRequest, done func(*v1alpha1.ReplayRequest) bool, d *display, started time.Time, tick <-chan time.Time) (gone, stale bool, err error) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -134,7 +144,7 @@ func (a *app) drain(ctx context.Context, w watch.Interface, cur *v1alpha1.Replay
 				if rr, ok := ev.Object.(*v1alpha1.ReplayRequest); ok {
 					*cur = *rr
 					d.show(cur, time.Since(started))
-					if progress.Over(cur) {
+					if done(cur) {
 						return false, false, nil
 					}
 				}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/progress"
 	"github.com/kafka-replay/kafka-replay/cmd/kubectl-replay/internal/render"
 
 	v1alpha1 "github.com/kafka-replay/kafka-replay/launcher/api/v1alpha1"
@@ -28,7 +29,7 @@ func TestDrain(t *testing.T) {
 		}
 		w.Stop()
 		var err error
-		gone, stale, err = a.drain(context.Background(), w, &cur, d, time.Now(), nil)
+		gone, stale, err = a.drain(context.Background(), w, &cur, progress.Over, d, time.Now(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,5 +53,37 @@ func TestDrain(t *testing.T) {
 		watch.Event{Type: watch.Modified, Object: done}, watch.Event{Type: watch.Modified, Object: later})
 	if gone || stale || cur.ResourceVersion != "7" {
 		t.Errorf("finished: gone %v stale %v at version %s", gone, stale, cur.ResourceVersion)
+	}
+}
+
+// plan --wait stops at a plan that awaits a decision and at every final
+// state, failed ones included: a planning run that fails never makes a
+// plan, so waiting for one would wait out --timeout.
+func TestPlanSettled(t *testing.T) {
+	finished := func(succeeded metav1.ConditionStatus, reason string) []metav1.Condition {
+		return []metav1.Condition{
+			{Type: v1alpha1.ConditionSucceeded, Status: succeeded, Reason: reason},
+			{Type: v1alpha1.ConditionFinished, Status: metav1.ConditionTrue, Reason: reason},
+		}
+	}
+	plan := &v1alpha1.PlanSummary{Digest: "01449e2dec61d69c"}
+	for _, c := range []struct {
+		name   string
+		status v1alpha1.ReplayRequestStatus
+		want   bool
+	}{
+		{"new", v1alpha1.ReplayRequestStatus{}, false},
+		{"planning", v1alpha1.ReplayRequestStatus{Phase: v1alpha1.PhaseRunning}, false},
+		{"awaiting approval, plan not yet in status", v1alpha1.ReplayRequestStatus{Phase: v1alpha1.PhaseAwaitingApproval}, false},
+		{"plan ready", v1alpha1.ReplayRequestStatus{Phase: v1alpha1.PhaseAwaitingApproval, Plan: plan}, true},
+		{"approved, applying", v1alpha1.ReplayRequestStatus{Phase: v1alpha1.PhaseRunning, Plan: plan}, false},
+		{"planning failed", v1alpha1.ReplayRequestStatus{Phase: v1alpha1.PhaseFailed, Conditions: finished(metav1.ConditionFalse, "GuardTripped")}, true},
+		{"rejected", v1alpha1.ReplayRequestStatus{Phase: v1alpha1.PhaseFailed, Plan: plan, Conditions: finished(metav1.ConditionFalse, "Rejected")}, true},
+		{"a dry run done", v1alpha1.ReplayRequestStatus{Phase: v1alpha1.PhaseSucceeded, Conditions: finished(metav1.ConditionTrue, "DryRun")}, true},
+	} {
+		rr := &v1alpha1.ReplayRequest{Status: c.status}
+		if got := PlanSettled(rr); got != c.want {
+			t.Errorf("%s: PlanSettled = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
