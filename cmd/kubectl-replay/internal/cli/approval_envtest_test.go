@@ -296,3 +296,33 @@ func jobInput(t *testing.T, job *batchv1.Job) *report.Result {
 	t.Fatalf("Job %s mounts no input ConfigMap", job.Name)
 	return nil
 }
+
+// TestEnvtestPlanWait: plan --wait returns with the plan once it is ready,
+// and with the reason, exit 1, when the planning run fails: a failure
+// never makes a plan, so it must not wait out --timeout (issue 32,
+// friction 2's class: the documented wait for AwaitingApproval did).
+func TestEnvtestPlanWait(t *testing.T) {
+	env(t)
+	ns := newNamespace(t)
+	logs := testutil.NewRunnerLogs()
+	startLauncher(t, ns, logs)
+	servers := "kafka." + ns + ".svc:9092"
+
+	for _, c := range []struct {
+		name    string
+		planned *report.Result
+		code    exit.Code
+		want    string
+	}{
+		{"ready", planResult("orders", 100, 300, 20), exit.OK, "total 3 partitions: 420 messages re-consumed, 0 skipped"},
+		{"refused", runResult("orders", report.ExitGroupActive, 5), exit.Failed, "replayrequest refused failed: GroupActive"},
+	} {
+		wantCode(t, "create "+c.name, plugin(t, ns, operator, "create", c.name, "--bootstrap-servers", servers, "--group", "orders", "--to", "shift:-100", "--approval", "Manual"), exit.OK)
+		done := make(chan result, 1)
+		go func() { done <- plugin(t, ns, viewer, "plan", c.name, "--wait", "--timeout", "5m") }()
+		runJob(t, logs, planJob(t, ns, c.name), c.planned)
+		r := <-done
+		wantCode(t, "plan --wait of "+c.name, r, c.code)
+		contains(t, "plan --wait of "+c.name, r.out+r.errOut, c.want)
+	}
+}
