@@ -144,12 +144,17 @@ spec:
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("kubectl apply: %w: %s", err, b)
 	}
-	if out, err := c.Kubectl(ctx, "-n", namespace, "wait", "--for=condition=Succeeded", "replayrequest/billing-rewind", "--timeout=3m"); err != nil {
+	// Finished returns on failure too (Succeeded alone would wait out the
+	// timeout on a failed run); Succeeded is then checked once.
+	waited, err := c.Kubectl(ctx, "-n", namespace, "wait", "--for=condition=Finished", "replayrequest/billing-rewind", "--timeout=3m")
+	if err == nil {
+		_, err = c.Kubectl(ctx, "-n", namespace, "wait", "--for=condition=Succeeded", "replayrequest/billing-rewind", "--timeout=0")
+	}
+	if err != nil {
 		o, _ := c.Kubectl(ctx, "-n", namespace, "get", "replayrequest/billing-rewind", "-o", "yaml")
 		return fmt.Errorf("%w\n%s", err, o)
-	} else {
-		fmt.Print(indent(out))
 	}
+	fmt.Print(indent(waited))
 	logf("kubectl apply -> Succeeded in %s", time.Since(applied).Round(10*time.Millisecond))
 
 	step("the result: kubectl get rr, per partition, and Kafka read by an independent client")
