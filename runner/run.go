@@ -886,10 +886,10 @@ func (r *run) checkClusterID(ctx context.Context, k *kafkaClient) error {
 // checkSameCluster refuses a cluster whose ID, got, is not want (the
 // --cluster-id of a run or of a --list or --describe).
 func checkSameCluster(got, want string) error {
-	switch {
-	case got == want:
+	switch got {
+	case want:
 		return nil
-	case got == "":
+	case "":
 		got = "one that gives no cluster ID"
 	}
 	return &inputError{config.Ref(config.FlagClusterID), fmt.Sprintf("the servers reach Kafka cluster %s, not %s; nothing was read or committed", got, want)}

@@ -7,6 +7,7 @@
 package build
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -293,7 +294,7 @@ func goList(t *testing.T, dir, format string, patterns ...string) []string {
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = ee.Stderr
 		}
 		t.Fatalf("go list %v: %v\n%s", patterns, err, stderr)
